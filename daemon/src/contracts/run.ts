@@ -1,0 +1,38 @@
+import { z } from "zod";
+
+export const RunStatus = z.enum([
+  "running",
+  "awaiting_approval",
+  "verifying",
+  "completed",
+  "failed",
+  "cancelled",
+  "budget_exhausted",
+  "interrupted",
+  "uncertain",
+]);
+export type RunStatus = z.infer<typeof RunStatus>;
+
+export const TERMINAL_STATUSES: readonly RunStatus[] = ["completed", "failed", "cancelled", "uncertain"];
+
+export const EVENT_TYPES = [
+  "run_created",
+  "model_requested",
+  "model_retry",
+  "plan_recorded",
+  "tool_proposed",
+  "tool_observed",
+  "approval_requested",
+  "approval_recorded",
+  "action_intent",
+  "action_written",
+  "action_receipt",
+  "verification_started",
+  "verification_passed",
+  "verification_failed",
+  "history_compaction",
+  "run_resumed",
+  "run_stopped",
+] as const;
+export const EventType = z.enum(EVENT_TYPES);
+export type EventType = z.infer<typeof EventType>;

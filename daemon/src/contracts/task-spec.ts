@@ -1,0 +1,59 @@
+import { z } from "zod";
+import { Id, SchemaVersion } from "./common.js";
+
+/**
+ * task.json: the same format for the shipped fixtures and for users' own tasks.
+ * Globs are picomatch globs relative to the workspace root.
+ */
+export const TestPreset = z.strictObject({
+  /** argv run inside the sandbox with /workspace as cwd. */
+  command: z.array(z.string().min(1).max(512)).min(1).max(64),
+  /**
+   * Test files expanded HOST-side and appended to argv. Node 20's `node --test DIR`
+   * skips `tests/test_x.js`, exiting 0 with 0 tests; naming files avoids that false green.
+   */
+  files: z.array(z.string().min(1).max(256)).max(32).default([]),
+  parser: z.enum(["node_test"]).default("node_test"),
+  timeout_seconds: z.int().min(1).max(3600).default(60),
+});
+export type TestPreset = z.infer<typeof TestPreset>;
+
+export const Acceptance = z.strictObject({
+  /** argv run in a fresh sandbox; control assets are visible read-only under /control. */
+  command: z.array(z.string().min(1).max(512)).min(1).max(64),
+  /** the exact case ids the acceptance output must report. */
+  cases: z.array(Id).min(1).max(256),
+  timeout_seconds: z.int().min(1).max(3600).default(60),
+});
+export type Acceptance = z.infer<typeof Acceptance>;
+
+export const Budgets = z.strictObject({
+  model_turns: z.int().min(1).max(1000).default(30),
+  tool_calls: z.int().min(1).max(1000).default(40),
+  total_seconds: z.int().min(1).max(86_400).default(900),
+  per_call_seconds: z.int().min(1).max(3600).default(120),
+  /** optional cap on prompt+completion tokens for live models */
+  tokens: z.int().min(1).optional(),
+});
+export type Budgets = z.infer<typeof Budgets>;
+
+export const TaskSpec = z.strictObject({
+  schema_version: SchemaVersion,
+  name: Id,
+  task: z.string().min(1).max(16_384),
+  /** paths the agent may modify (globs); every other path is protected. */
+  writable: z.array(z.string().min(1).max(256)).min(1).max(64),
+  /** globs where NEW files may be created (version=absent, old=""). */
+  creatable: z.array(z.string().min(1).max(256)).max(64).default([]),
+  /** extra forbidden-to-read globs on top of the built-in list. */
+  forbidden: z.array(z.string().min(1).max(256)).max(64).default([]),
+  test_presets: z.record(Id, TestPreset).refine((p) => Object.keys(p).length > 0, "at least one test preset"),
+  /** the preset the Verifier runs as the candidate tests. */
+  verify_preset: Id,
+  acceptance: Acceptance.optional(),
+  budgets: Budgets.default(Budgets.parse({})),
+}).refine((t) => t.verify_preset in t.test_presets, {
+  message: "verify_preset must name one of test_presets",
+  path: ["verify_preset"],
+});
+export type TaskSpec = z.infer<typeof TaskSpec>;

@@ -1,0 +1,78 @@
+import { z } from "zod";
+import { FileVersion, Id, RelPath } from "./common.js";
+import { ERROR_CODES } from "../errors.js";
+
+/**
+ * The one tool protocol. Argument schemas are strict: an unknown field is
+ * `invalid_fields`, never silently dropped. Tool descriptions sent to a
+ * model are generated from these schemas (see tools/descriptions.ts).
+ */
+export const ReadFileArgs = z
+  .strictObject({
+    path: RelPath,
+    start: z.int().min(1).max(1_000_000).optional().describe("first line, 1-based"),
+    end: z.int().min(1).max(1_000_000).optional().describe("last line, inclusive"),
+  })
+  .describe("Read a text file. Returns its lines, its SHA-256 version, total lines and the returned range.");
+
+export const SearchArgs = z
+  .strictObject({
+    query: z.string().min(1).max(256).describe("literal text to find"),
+    path: RelPath.optional().describe("restrict to this file or folder"),
+  })
+  .describe("Search the workspace for literal text. Returns path, line and snippet per hit.");
+
+export const ApplyPatchArgs = z
+  .strictObject({
+    path: RelPath,
+    version: FileVersion.describe("SHA-256 of the file as last read, or `absent` to create a new file"),
+    old: z.string().max(65_536).describe("exact text to replace; must occur exactly once (empty when creating)"),
+    new: z.string().max(65_536).describe("replacement text"),
+  })
+  .describe("Replace exactly one occurrence of `old` with `new` in a file whose current version is `version`. Needs approval.");
+
+export const RunTestsArgs = z
+  .strictObject({
+    preset: z.string().min(1).max(64).describe("a test preset named by the task"),
+  })
+  .describe("Run a test preset from the task spec inside the sandbox and report discovered/passed/failed.");
+
+export const ShowDiffArgs = z.strictObject({}).describe("Show the unified diff of the workspace against the run's baseline.");
+
+export const TOOL_ARGS = {
+  read_file: ReadFileArgs,
+  search: SearchArgs,
+  apply_patch: ApplyPatchArgs,
+  run_tests: RunTestsArgs,
+  show_diff: ShowDiffArgs,
+} as const;
+
+export type ToolName = keyof typeof TOOL_ARGS;
+export const TOOL_NAMES = Object.keys(TOOL_ARGS) as ToolName[];
+
+/** What a decision source proposes. Exactly these three fields. */
+export const ToolCall = z.strictObject({
+  call_id: Id,
+  name: z.string().min(1).max(64),
+  arguments: z.record(z.string(), z.unknown()),
+});
+export type ToolCall = z.infer<typeof ToolCall>;
+
+export type ToolArgs<N extends ToolName> = z.infer<(typeof TOOL_ARGS)[N]>;
+
+export const ToolErrorCode = z.enum(ERROR_CODES);
+
+export const ToolResult = z
+  .strictObject({
+    call_id: Id,
+    ok: z.boolean(),
+    data: z.unknown(),
+    error: z
+      .strictObject({ code: ToolErrorCode, message: z.string().max(2048) })
+      .nullable(),
+    truncated: z.boolean(),
+  })
+  .refine((r) => (r.ok ? r.error === null : r.error !== null), {
+    message: "ok=true requires error=null; ok=false requires an error code",
+  });
+export type ToolResult = z.infer<typeof ToolResult>;

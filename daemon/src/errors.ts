@@ -1,0 +1,70 @@
+/**
+ * One error base for the whole daemon. Callers branch on `code`, never on
+ * message text; `cause` keeps the underlying error for the log.
+ */
+export const ERROR_CODES = [
+  // tool protocol
+  "unknown_tool",
+  "invalid_fields",
+  "path_denied",
+  "not_writable",
+  "not_found",
+  "stale_version",
+  "non_unique_match",
+  "no_match",
+  "no_op",
+  "too_large",
+  "tests_failed",
+  "unknown_preset",
+  // policy
+  "approval_required",
+  "approval_stale",
+  "approval_unknown",
+  "approval_rejected",
+  // runtime
+  "budget_exhausted",
+  "cancelled",
+  "model_error",
+  "run_not_found",
+  "run_not_resumable",
+  "workspace_busy",
+  "binding_mismatch",
+  "uncertain_write",
+  "schema_version_unsupported",
+  "replay_untrusted",
+  "invalid_task_spec",
+  "invalid_replay",
+  "invalid_request",
+  "unauthorized",
+  "payload_too_large",
+  // sandbox and gate
+  "runtime_unavailable",
+  "image_missing",
+  "image_digest_mismatch",
+  "sandbox_error",
+  "isolation_unverified",
+  "backend_not_isolated",
+  // verifier
+  "verification_error",
+  "acceptance_protocol_error",
+  // anything else
+  "internal",
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+export class MiniAgentError extends Error {
+  readonly code: ErrorCode;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: ErrorCode, message: string, options: { cause?: unknown; details?: Record<string, unknown> } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "MiniAgentError";
+    this.code = code;
+    this.details = options.details;
+  }
+}
+
+export function isMiniAgentError(err: unknown, code?: ErrorCode): err is MiniAgentError {
+  return err instanceof MiniAgentError && (code === undefined || err.code === code);
+}

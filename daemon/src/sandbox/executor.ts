@@ -1,0 +1,20 @@
+import type { SandboxResult, SandboxRunRequest, Runtime } from "../contracts/sandbox.js";
+
+/**
+ * Runs one command against a copy of a workspace. The container implementation
+ * lives in sandbox/docker-executor.ts; `trusted_local` (host processes) is for the
+ * built-in replay only and never for a live model.
+ */
+export interface Executor {
+  readonly kind: "container" | "trusted_local";
+  /** A FRESH sandbox for this one command (verifier, acceptance, probes). */
+  run(req: SandboxRunRequest): Promise<SandboxResult>;
+  /** A warm sandbox kept for one agent run: workspace synced in before each exec. */
+  openSession(runId: string): Promise<SandboxSession>;
+  describe(): Promise<{ runtime: Runtime | "host"; imageDigest: string | null; engineVersion: string | null }>;
+}
+
+export interface SandboxSession {
+  exec(req: Omit<SandboxRunRequest, "runId">): Promise<SandboxResult>;
+  close(): Promise<void>;
+}
