@@ -1,0 +1,32 @@
+import path from "node:path";
+
+/**
+ * Where the daemon keeps its ledger, socket, logs, credentials, image lock and
+ * isolation reports. Resolved once at start-up from the environment passed in
+ * (never read from process.env deep inside logic).
+ *
+ * Order: explicit flag, MINI_AGENT_STATE_DIR, $XDG_STATE_HOME/mini-agent, ~/.local/state/mini-agent.
+ */
+export function resolveStateDir(env: NodeJS.ProcessEnv, explicit?: string, home = env.HOME ?? "/root"): string {
+  if (explicit) return path.resolve(explicit);
+  if (env.MINI_AGENT_STATE_DIR) return path.resolve(env.MINI_AGENT_STATE_DIR);
+  if (env.XDG_STATE_HOME) return path.resolve(env.XDG_STATE_HOME, "mini-agent");
+  return path.resolve(home, ".local", "state", "mini-agent");
+}
+
+/** Fixed names inside the state dir: one concept, one home. */
+export const STATE_FILES = {
+  socket: "daemon.sock",
+  lock: "daemon.lock",
+  ledger: "ledger.sqlite",
+  logs: "logs",
+  credentials: "credentials.json",
+  imageLock: "sandbox-image.lock.json",
+  reports: "isolation-reports",
+  controlRoot: "control",
+  liveRuns: "live-runs",
+} as const;
+
+export function statePath(stateDir: string, name: keyof typeof STATE_FILES): string {
+  return path.join(stateDir, STATE_FILES[name]);
+}
