@@ -1,0 +1,40 @@
+/**
+ * Lists (and with --remove, removes) every container and volume that mini-agent
+ * or its Testcontainers-based tests created. Exits 1 when anything was found,
+ * so a test run that leaks a sandbox fails even if its assertions passed.
+ */
+import Docker from "dockerode";
+
+const LABELS = ["mini-agent.owner=mini-agent", "org.testcontainers=true"];
+
+async function main(argv: string[]): Promise<number> {
+  const remove = argv.includes("--remove");
+  const docker = new Docker();
+  const found: string[] = [];
+  for (const label of LABELS) {
+    const containers = await docker.listContainers({ all: true, filters: { label: [label] } });
+    for (const c of containers) {
+      found.push(`container ${c.Id.slice(0, 12)} ${c.Image} ${c.State} (${label})`);
+      if (remove) await docker.getContainer(c.Id).remove({ force: true, v: true }).catch(() => undefined);
+    }
+    const { Volumes } = await docker.listVolumes({ filters: { label: [label] } });
+    for (const v of Volumes ?? []) {
+      found.push(`volume ${v.Name} (${label})`);
+      if (remove) await docker.getVolume(v.Name).remove({ force: true }).catch(() => undefined);
+    }
+  }
+  if (found.length === 0) {
+    console.log("leftovers: none");
+    return 0;
+  }
+  console.error(`leftovers: ${found.length} left behind${remove ? " (removed now)" : ""}:\n  ${found.join("\n  ")}`);
+  return 1;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(`leftovers: cannot ask the Docker engine: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(2);
+  },
+);

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The README's test command (`npm test`): works on a fresh clone.
+# 1. a reachable Docker engine (installed and started when we are root on Debian),
+# 2. dependencies exactly as locked, 3. the compiled bins, 4. the pinned sandbox image,
+# 5. every test tier, 6. proof that nothing labelled mini-agent was left behind.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export TESTCONTAINERS_RYUK_DISABLED=true
+
+bash scripts/docker-ensure.sh
+bash scripts/deps-ensure.sh
+npm run --silent build
+npm run --silent image:build
+
+status=0
+npx vitest run --reporter=default "$@" || status=$?
+
+# A test that leaks a container or volume is a failure even when its assertions passed.
+node --import tsx scripts/leftovers.ts --remove || status=$?
+exit "$status"
