@@ -44,6 +44,10 @@ export const ERROR_CODES = [
   "sandbox_error",
   "isolation_unverified",
   "backend_not_isolated",
+  // daemon: credentials and process
+  "credentials_missing",
+  "credentials_insecure",
+  "daemon_already_running",
   // verifier
   "verification_error",
   "acceptance_protocol_error",
