@@ -1,0 +1,113 @@
+import { createHash } from "node:crypto";
+import type { Dispatcher } from "undici";
+import type { CredentialSource } from "../../credentials/credential-source.js";
+import type { Model, ModelTurn, ModelUsage, ModelView } from "../model.js";
+import type { LiveModelConfig } from "./config.js";
+import { decodeJsonAction, decodeToolMessage } from "./decode.js";
+import { postChatCompletion } from "./http.js";
+import { jsonActionInstructions, toJsonActionMessages } from "./json-action.js";
+import type { ChatCompletionResponse } from "./wire.js";
+
+type Message = Record<string, unknown>;
+
+export interface LiveModelOptions {
+  config: LiveModelConfig;
+  /**
+   * Read lazily, on the first request only (never in the constructor), so that
+   * building a LiveModel for a run the gate then refuses cannot touch the key.
+   * null: the endpoint needs no key (a local llama.cpp / Ollama / vLLM).
+   */
+  credentials: Pick<CredentialSource, "read"> | null;
+  /** messages sent before the run's own view every turn: system prompt and project context (context/project-context.ts) */
+  preamble?: Message[];
+  /** undici dispatcher; default: undici's global one. Tests pass one that counts requests. */
+  dispatcher?: Dispatcher;
+}
+
+/**
+ * A live OpenAI-compatible Chat Completions endpoint as a decision source. It
+ * only PROPOSES: one Decision per call to decide(); the host validates it.
+ * It never retries: a transient failure is thrown with details.transient=true
+ * and the runtime retries at most twice (one home for the retry policy).
+ */
+export class LiveModel implements Model {
+  readonly name: string;
+  private readonly opts: LiveModelOptions;
+  private apiKey: string | null | undefined;
+
+  constructor(opts: LiveModelOptions) {
+    this.opts = opts;
+    this.name = `live:${opts.config.model}`;
+  }
+
+  async decide(view: ModelView, signal: AbortSignal): Promise<ModelTurn> {
+    const body = this.requestBody(view);
+    const response = await postChatCompletion({
+      config: this.opts.config,
+      body,
+      apiKey: this.key(),
+      dispatcher: this.opts.dispatcher,
+      signal,
+    });
+    const choice = response.choices[0]!;
+    // a stable seed: the same view gives the same derived call ids on a replayed turn
+    const seed = createHash("sha256").update(view.runId).update(JSON.stringify(view.messages)).digest("hex");
+    const decision =
+      this.opts.config.mode === "json"
+        ? decodeJsonAction(choice.message.content ?? "", seed)
+        : decodeToolMessage(choice.message, seed);
+    const usage = usageOf(response);
+    return usage === undefined ? { decision } : { decision, usage };
+  }
+
+  /** The key is fetched once, when the first request is about to be sent. */
+  private key(): string | null {
+    if (this.apiKey === undefined) this.apiKey = this.opts.credentials === null ? null : this.opts.credentials.read().value;
+    return this.apiKey;
+  }
+
+  private requestBody(view: ModelView): Record<string, unknown> {
+    const { config } = this.opts;
+    const base = { model: config.model, temperature: config.temperature, max_tokens: config.max_tokens, stream: false };
+    const preamble = this.opts.preamble ?? [];
+    if (config.mode === "json") {
+      const instructions: Message = { role: "system", content: jsonActionInstructions(view.tools) };
+      return { ...base, messages: mergeLeadingSystem([...preamble, instructions, ...toJsonActionMessages(view.messages)]) };
+    }
+    const messages = mergeLeadingSystem([...preamble, ...view.messages]);
+    if (view.tools.length === 0) return { ...base, messages };
+    // one call per turn: the Decision contract carries one call, and the paired
+    // assistant/tool messages rebuilt from the ledger must match what was sent
+    return { ...base, messages, tools: view.tools, tool_choice: "auto", parallel_tool_calls: false };
+  }
+}
+
+/**
+ * Several chat templates (llama.cpp, some vLLM models) accept ONE system message
+ * and only at the start; the protocol prompt, the run summary and a compaction
+ * marker are therefore joined into one.
+ */
+export function mergeLeadingSystem(messages: Message[]): Message[] {
+  const systems: string[] = [];
+  let i = 0;
+  for (; i < messages.length; i++) {
+    const m = messages[i]!;
+    if (m.role !== "system" || typeof m.content !== "string") break;
+    systems.push(m.content);
+  }
+  // system messages after the leading block (e.g. a compaction marker after project data) join it too
+  const rest = messages.slice(i).filter((m) => {
+    if (m.role === "system" && typeof m.content === "string") {
+      systems.push(m.content);
+      return false;
+    }
+    return true;
+  });
+  return systems.length === 0 ? rest : [{ role: "system", content: systems.join("\n\n") }, ...rest];
+}
+
+function usageOf(response: ChatCompletionResponse): ModelUsage | undefined {
+  const u = response.usage;
+  if (!u || (u.prompt_tokens == null && u.completion_tokens == null)) return undefined;
+  return { prompt_tokens: u.prompt_tokens ?? 0, completion_tokens: u.completion_tokens ?? 0 };
+}
