@@ -1,0 +1,34 @@
+import type { Runtime } from "../contracts/sandbox.js";
+
+/**
+ * What the live gate needs to know about the sandbox, behind a small interface
+ * so the gate's ORDER and verdicts can be tested with each fact wrong in turn.
+ * The real implementation (isolation-facts-sandbox.ts) asks the engine and the
+ * probes' report store; it never starts a container.
+ */
+export interface IsolationKey {
+  image_digest: string;
+  host_config_hash: string;
+  engine_version: string;
+  runtime: Runtime;
+}
+
+export type CurrentKeyResult =
+  | { ok: true; key: IsolationKey }
+  | { ok: false; reason: "runtime_unavailable" | "image_missing"; detail: string };
+
+/** The latest isolation report stored for one key, passing or not. */
+export interface IsolationReportSummary {
+  passed: boolean;
+  /** ISO-8601 time the probes ran */
+  generated_at: string;
+  /** ids of the probes that did not pass (empty when passed) */
+  failed_probe_ids: string[];
+}
+
+export interface IsolationFacts {
+  /** engine reachable? pinned image present? then the current key. Cheap: no container is run. */
+  currentKey(): Promise<CurrentKeyResult>;
+  /** the most recent report for exactly this key, or null when there is none */
+  latestReport(key: IsolationKey): Promise<IsolationReportSummary | null>;
+}
