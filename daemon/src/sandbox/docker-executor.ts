@@ -1,0 +1,101 @@
+import type Docker from "dockerode";
+import type { SandboxResult, SandboxRunRequest, Runtime } from "../contracts/sandbox.js";
+import { MiniAgentError } from "../errors.js";
+import { buildExecEnv, resolveSandboxConfig, type SandboxConfig } from "./config.js";
+import { createDockerClient } from "./docker-client.js";
+import type { Executor, SandboxSession } from "./executor.js";
+import { IN_IMAGE } from "./host-config.js";
+import { engineError, resolvePinnedImage } from "./image-pin.js";
+import { SandboxContainer } from "./sandbox-container.js";
+import { toResult } from "./result.js";
+import { WarmSession } from "./warm-session.js";
+import { packControl, packWorkspace } from "./workspace-tar.js";
+
+export interface DockerExecutorOptions {
+  /** path of the image lock: statePath(stateDir, "imageLock"). */
+  lockPath: string;
+  /** sandbox overrides; unknown keys are rejected (see SANDBOX_DEFAULTS). */
+  config?: unknown;
+  docker?: Docker;
+  now?: () => number;
+}
+
+/**
+ * Runs candidate code in Docker containers pinned by digest (Engine API via
+ * dockerode; the CLI is never used). `run` makes a FRESH container per call
+ * (verifier, acceptance, probes); `openSession` keeps one warm container per
+ * agent run. Both go through SandboxContainer, so they share one HostConfig.
+ */
+export class DockerExecutor implements Executor {
+  readonly kind = "container" as const;
+  readonly config: SandboxConfig;
+  readonly docker: Docker;
+  private readonly lockPath: string;
+  private readonly now: () => number;
+
+  constructor(opts: DockerExecutorOptions) {
+    const known = new Set(["lockPath", "config", "docker", "now"]);
+    for (const k of Object.keys(opts)) {
+      if (!known.has(k)) throw new MiniAgentError("invalid_fields", `unknown DockerExecutor option ${k}; known: ${[...known].join(", ")}`);
+    }
+    this.config = resolveSandboxConfig(opts.config ?? {});
+    this.docker = opts.docker ?? createDockerClient({});
+    this.lockPath = opts.lockPath;
+    this.now = opts.now ?? (() => performance.now());
+  }
+
+  /** The digest every container is created from; throws image_missing / image_digest_mismatch / runtime_unavailable. */
+  pinnedDigest(): Promise<string> {
+    return resolvePinnedImage(this.docker, this.config, this.lockPath);
+  }
+
+  async describe(): Promise<{ runtime: Runtime; imageDigest: string | null; engineVersion: string | null }> {
+    let engineVersion: string | null = null;
+    try {
+      engineVersion = (await this.docker.version()).Version ?? null;
+    } catch (err) {
+      throw engineError(err);
+    }
+    const imageDigest = await this.pinnedDigest().catch((err) => {
+      if (err instanceof MiniAgentError && (err.code === "image_missing" || err.code === "image_digest_mismatch")) return null;
+      throw err;
+    });
+    return { runtime: this.config.runtime, imageDigest, engineVersion };
+  }
+
+  /** Starts a fresh sandbox (no content yet); for probes that need the container itself. */
+  async startFresh(runId: string, purpose: SandboxRunRequest["purpose"], withControl: boolean): Promise<SandboxContainer> {
+    const digest = await this.pinnedDigest();
+    return SandboxContainer.start(this.docker, this.config, digest, runId, purpose, withControl);
+  }
+
+  async run(req: SandboxRunRequest): Promise<SandboxResult> {
+    const env = buildExecEnv(this.config, req.env);
+    const t0 = this.now();
+    const box = await this.startFresh(req.runId, req.purpose, req.controlDir !== undefined);
+    try {
+      await box.putArchive(packWorkspace(req.workspaceDir), IN_IMAGE.workspace);
+      if (req.controlDir !== undefined) await box.putArchive(packControl(req.controlDir), IN_IMAGE.control);
+      const outcome = await box.exec({
+        argv: req.argv,
+        env,
+        timeoutMs: req.timeoutMs,
+        capBytes: req.outputCapBytes ?? this.config.outputCapBytes,
+        signal: req.signal,
+        // a fresh sandbox is simply killed: SIGKILL to the whole container, then force-remove
+        onStop: () => box.kill(),
+      });
+      const oomKilled = await box.oomKilled();
+      return toResult({ ...outcome, oomKilled }, this.now() - t0, box.digest, this.config.runtime);
+    } finally {
+      await box.remove();
+    }
+  }
+
+  async openSession(runId: string): Promise<SandboxSession> {
+    const digest = await this.pinnedDigest();
+    const session = new WarmSession({ docker: this.docker, config: this.config, digest, runId, now: this.now });
+    await session.open();
+    return session;
+  }
+}

@@ -1,0 +1,113 @@
+import crypto from "node:crypto";
+import type Docker from "dockerode";
+import type { SandboxRunRequest } from "../contracts/sandbox.js";
+import type { SandboxConfig } from "./config.js";
+
+/** Paths baked into the image by sandbox-image/ (there is no shell to run anything else). */
+export const IN_IMAGE = {
+  keepalive: ["/usr/bin/node", "/opt/mini-agent/keepalive.mjs"],
+  reset: ["/usr/bin/node", "/opt/mini-agent/reset.mjs"],
+  probe: ["/usr/bin/node", "/opt/mini-agent/probe.mjs"],
+  syscallHelper: "/opt/mini-agent/syscall-probe",
+  workspace: "/workspace",
+  control: "/control",
+} as const;
+
+export const SANDBOX_USER = "65534:65534";
+export const OWNER_LABEL = "mini-agent.owner";
+export const OWNER_VALUE = "mini-agent";
+
+export type Purpose = SandboxRunRequest["purpose"] | "session";
+
+export function sandboxLabels(runId: string, purpose: Purpose): Record<string, string> {
+  return { [OWNER_LABEL]: OWNER_VALUE, "mini-agent.run": runId, "mini-agent.purpose": purpose };
+}
+
+/**
+ * The HostConfig every sandbox gets, without the per-container volume names.
+ * This template is what the isolation report's HostConfig hash covers, so
+ * probes, candidates, verifier and bench all prove and use the same thing.
+ */
+export function hostConfigTemplate(config: SandboxConfig): Record<string, unknown> {
+  return {
+    NetworkMode: "none",
+    ReadonlyRootfs: true,
+    Privileged: false,
+    CapDrop: ["ALL"],
+    CapAdd: null,
+    // default seccomp stays on because nothing here names a seccomp profile; never "unconfined".
+    SecurityOpt: ["no-new-privileges"],
+    PidsLimit: config.pidsLimit,
+    Memory: config.memoryBytes,
+    // equal to Memory: no swap
+    MemorySwap: config.memoryBytes,
+    NanoCpus: config.nanoCpus,
+    // /dev/shm would stay writable under a read-only root; no IPC namespace mounts at all.
+    IpcMode: "none",
+    Tmpfs: { "/tmp": `rw,nosuid,nodev,noexec,size=${config.tmpfsBytes},mode=1777` },
+    // PID 1 ignores signals without a handler; an init forwards them and reaps orphans.
+    Init: true,
+    Binds: null,
+    RestartPolicy: { Name: "no", MaximumRetryCount: 0 },
+    AutoRemove: false,
+    Runtime: config.runtime,
+    LogConfig: { Type: "none", Config: {} },
+    Ulimits: [{ Name: "core", Soft: 0, Hard: 0 }],
+  };
+}
+
+export function hostConfigHash(config: SandboxConfig): string {
+  const tmpl = { ...hostConfigTemplate(config), workspaceBytes: config.workspaceBytes, controlBytes: config.controlBytes, user: SANDBOX_USER };
+  return "sha256:" + crypto.createHash("sha256").update(canonicalJson(tmpl)).digest("hex");
+}
+
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
+
+export interface VolumePlan {
+  workspace: string;
+  control: string | null;
+}
+
+/** Size-capped tmpfs volumes: a candidate filling /workspace cannot eat host disk. */
+export function volumeSpec(name: string, labels: Record<string, string>, bytes: number, owner: "sandbox" | "root"): Docker.VolumeCreateOptions {
+  const ids = owner === "sandbox" ? "uid=65534,gid=65534,mode=0700" : "uid=0,gid=0,mode=0555";
+  return {
+    Name: name,
+    Driver: "local",
+    DriverOpts: { type: "tmpfs", device: "tmpfs", o: `size=${bytes},nosuid,nodev,${ids}` },
+    Labels: labels,
+  };
+}
+
+export function containerSpec(
+  config: SandboxConfig,
+  digest: string,
+  labels: Record<string, string>,
+  volumes: VolumePlan,
+): Docker.ContainerCreateOptions {
+  const mounts: Docker.MountSettings[] = [{ Type: "volume", Source: volumes.workspace, Target: IN_IMAGE.workspace, ReadOnly: false }];
+  if (volumes.control) mounts.push({ Type: "volume", Source: volumes.control, Target: IN_IMAGE.control, ReadOnly: false });
+  return {
+    Image: digest,
+    Cmd: [...IN_IMAGE.keepalive],
+    User: SANDBOX_USER,
+    WorkingDir: IN_IMAGE.workspace,
+    Env: Object.entries(config.baseEnv).map(([k, v]) => `${k}=${v}`),
+    Labels: labels,
+    NetworkDisabled: true,
+    Hostname: "sandbox",
+    AttachStdin: false,
+    AttachStdout: false,
+    AttachStderr: false,
+    Tty: false,
+    OpenStdin: false,
+    HostConfig: { ...(hostConfigTemplate(config) as Docker.HostConfig), Mounts: mounts },
+  };
+}

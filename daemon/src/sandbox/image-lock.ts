@@ -1,0 +1,54 @@
+import fs from "node:fs/promises";
+import path from "node:path";
+import { z } from "zod";
+import { describeZodError, SchemaVersion } from "../contracts/common.js";
+import { MiniAgentError } from "../errors.js";
+
+/** How the user rebuilds the image; every pinning error says it. */
+export const REBUILD_HINT = "rebuild it with `npm run image:build`";
+
+const LockedImage = z.strictObject({
+  tag: z.string().min(1),
+  digest: z.string().regex(/^sha256:[0-9a-f]{64}$/),
+  built_at: z.string(),
+});
+export type LockedImage = z.infer<typeof LockedImage>;
+
+export const ImageLock = z.strictObject({
+  schema_version: SchemaVersion,
+  images: z.record(z.string(), LockedImage),
+});
+export type ImageLock = z.infer<typeof ImageLock>;
+
+/** Reads the lock; a missing file is `null`, a corrupt one is an error that says how to recover. */
+export async function readImageLock(lockPath: string): Promise<ImageLock | null> {
+  let text: string;
+  try {
+    text = await fs.readFile(lockPath, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw new MiniAgentError("image_missing", `cannot read the image lock ${lockPath}; ${REBUILD_HINT}`, { cause: err });
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new MiniAgentError("image_missing", `the image lock ${lockPath} is not JSON; ${REBUILD_HINT}`, { cause: err });
+  }
+  const parsed = ImageLock.safeParse(json);
+  if (!parsed.success) {
+    throw new MiniAgentError("image_missing", `the image lock ${lockPath} is invalid (${describeZodError(parsed.error)}); ${REBUILD_HINT}`);
+  }
+  return parsed.data;
+}
+
+/** Records one family's digest, keeping the others; written atomically (tmp + rename). */
+export async function recordImage(lockPath: string, family: string, image: LockedImage): Promise<ImageLock> {
+  const current = (await readImageLock(lockPath).catch(() => null)) ?? { schema_version: 1 as const, images: {} };
+  const next: ImageLock = { schema_version: 1, images: { ...current.images, [family]: image } };
+  await fs.mkdir(path.dirname(lockPath), { recursive: true, mode: 0o700 });
+  const tmp = `${lockPath}.${process.pid}.tmp`;
+  await fs.writeFile(tmp, JSON.stringify(next, null, 2) + "\n", { mode: 0o600 });
+  await fs.rename(tmp, lockPath);
+  return next;
+}

@@ -1,0 +1,29 @@
+import type Docker from "dockerode";
+import { OWNER_LABEL, OWNER_VALUE } from "./host-config.js";
+import { engineError } from "./image-pin.js";
+
+/**
+ * Removes every container and volume carrying the owner label (optionally only
+ * one run's). The daemon calls it at start-up: whatever a crashed daemon left
+ * behind is gone before anything new runs.
+ */
+export async function reapLeftovers(docker: Docker, opts: { runId?: string } = {}): Promise<{ containers: number; volumes: number }> {
+  const label = [`${OWNER_LABEL}=${OWNER_VALUE}`];
+  if (opts.runId) label.push(`mini-agent.run=${opts.runId}`);
+  let containers = 0;
+  let volumes = 0;
+  try {
+    for (const c of await docker.listContainers({ all: true, filters: { label } })) {
+      await docker.getContainer(c.Id).remove({ force: true, v: true }).catch(() => undefined);
+      containers++;
+    }
+    const vols = (await docker.listVolumes({ filters: { label } })).Volumes ?? [];
+    for (const v of vols) {
+      await docker.getVolume(v.Name).remove({ force: true }).catch(() => undefined);
+      volumes++;
+    }
+  } catch (err) {
+    throw engineError(err);
+  }
+  return { containers, volumes };
+}

@@ -1,0 +1,194 @@
+import crypto from "node:crypto";
+import type Docker from "dockerode";
+import { MiniAgentError } from "../errors.js";
+import type { SandboxConfig } from "./config.js";
+import { containerSpec, IN_IMAGE, sandboxLabels, volumeSpec, type Purpose } from "./host-config.js";
+import { engineError } from "./image-pin.js";
+import { CappedOutput } from "./output.js";
+
+export interface ExecSpec {
+  argv: string[];
+  env: string[];
+  timeoutMs: number;
+  capBytes: number;
+  signal?: AbortSignal;
+  /** called once when the deadline passes or the signal aborts; must kill whatever runs. */
+  onStop: (why: "timeout" | "cancel") => Promise<void>;
+}
+
+export interface ExecOutcome {
+  exitCode: number | null;
+  timedOut: boolean;
+  cancelled: boolean;
+  truncated: boolean;
+  stdout: string;
+  stderr: string;
+}
+
+/** after a kill, how long the exec stream may take to end before it is cut. */
+const STOP_GRACE_MS = 5_000;
+
+function shortId(runId: string): string {
+  return `${runId.replace(/[^A-Za-z0-9_.-]/g, "_").slice(0, 40)}-${crypto.randomBytes(4).toString("hex")}`;
+}
+
+/**
+ * One started sandbox container with its own size-capped tmpfs volumes.
+ * Lifecycle: `start()` gives a running container (or removes everything it
+ * made and throws); `remove()` is idempotent and never throws.
+ */
+export class SandboxContainer {
+  private removed = false;
+  private constructor(
+    private readonly docker: Docker,
+    readonly container: Docker.Container,
+    readonly volumes: string[],
+    readonly digest: string,
+  ) {}
+
+  get id(): string {
+    return this.container.id;
+  }
+
+  static async start(
+    docker: Docker,
+    config: SandboxConfig,
+    digest: string,
+    runId: string,
+    purpose: Purpose,
+    withControl: boolean,
+  ): Promise<SandboxContainer> {
+    const base = `mini-agent-${shortId(runId)}`;
+    const labels = sandboxLabels(runId, purpose);
+    const made: string[] = [];
+    let container: Docker.Container | undefined;
+    try {
+      await docker.createVolume(volumeSpec(`${base}-ws`, labels, config.workspaceBytes, "sandbox"));
+      made.push(`${base}-ws`);
+      if (withControl) {
+        await docker.createVolume(volumeSpec(`${base}-ctl`, labels, config.controlBytes, "root"));
+        made.push(`${base}-ctl`);
+      }
+      const spec = containerSpec(config, digest, labels, { workspace: `${base}-ws`, control: withControl ? `${base}-ctl` : null });
+      container = await docker.createContainer({ ...spec, name: base });
+      // tmpfs volumes only hold data while mounted, so content goes in after start (putArchive).
+      await container.start();
+      return new SandboxContainer(docker, container, made, digest);
+    } catch (err) {
+      if (container) await container.remove({ force: true, v: true }).catch(() => undefined);
+      for (const v of made) await docker.getVolume(v).remove({ force: true }).catch(() => undefined);
+      throw engineError(err);
+    }
+  }
+
+  async putArchive(tarStream: NodeJS.ReadableStream, dest: string): Promise<void> {
+    try {
+      await this.container.putArchive(tarStream as never, { path: dest, noOverwriteDirNonDir: "true" });
+    } catch (err) {
+      throw engineError(err);
+    }
+  }
+
+  /**
+   * Runs argv via exec, draining both streams continuously into a capped
+   * buffer. On deadline/abort, `onStop` kills it; the stream then ends and
+   * the outcome keeps both flags.
+   */
+  async exec(spec: ExecSpec): Promise<ExecOutcome> {
+    const out = new CappedOutput(spec.capBytes);
+    let timedOut = false;
+    let cancelled = false;
+    let stopping: Promise<void> | null = null;
+    const stop = (why: "timeout" | "cancel") => {
+      if (why === "timeout") timedOut = true;
+      else cancelled = true;
+      stopping ??= spec.onStop(why).catch(() => undefined);
+    };
+    if (spec.signal?.aborted) {
+      return { exitCode: null, timedOut: false, cancelled: true, truncated: false, stdout: "", stderr: "" };
+    }
+    let exec: Docker.Exec;
+    let stream: NodeJS.ReadWriteStream;
+    try {
+      exec = await this.container.exec({
+        Cmd: spec.argv,
+        Env: spec.env,
+        WorkingDir: IN_IMAGE.workspace,
+        AttachStdout: true,
+        AttachStderr: true,
+        AttachStdin: false,
+        Tty: false,
+      });
+      stream = (await exec.start({ hijack: true, stdin: false })) as NodeJS.ReadWriteStream;
+    } catch (err) {
+      throw engineError(err);
+    }
+    const onAbort = () => stop("cancel");
+    spec.signal?.addEventListener("abort", onAbort, { once: true });
+    const timer = setTimeout(() => stop("timeout"), spec.timeoutMs);
+    try {
+      await new Promise<void>((resolve) => {
+        this.docker.modem.demuxStream(stream, out.stdout, out.stderr);
+        stream.on("end", resolve);
+        stream.on("close", resolve);
+        stream.on("error", resolve);
+        // once stopped, the stream must end soon; if something still holds it open, stop waiting.
+        const guard = () => {
+          void stopping?.then(() => setTimeout(() => (stream as unknown as { destroy(): void }).destroy(), STOP_GRACE_MS).unref());
+        };
+        spec.signal?.addEventListener("abort", guard, { once: true });
+        setTimeout(guard, spec.timeoutMs).unref();
+      });
+    } finally {
+      clearTimeout(timer);
+      spec.signal?.removeEventListener("abort", onAbort);
+    }
+    if (stopping) await stopping;
+    let exitCode: number | null = null;
+    if (!timedOut && !cancelled) {
+      const info = await exec.inspect().catch(() => null);
+      exitCode = info && !info.Running && typeof info.ExitCode === "number" ? info.ExitCode : null;
+    }
+    return { exitCode, timedOut, cancelled, truncated: out.truncated, stdout: out.text("stdout"), stderr: out.text("stderr") };
+  }
+
+  async oomKilled(): Promise<boolean> {
+    const info = await this.container.inspect().catch(() => null);
+    return info?.State?.OOMKilled === true;
+  }
+
+  async inspect(): Promise<Docker.ContainerInspectInfo> {
+    try {
+      return await this.container.inspect();
+    } catch (err) {
+      throw engineError(err);
+    }
+  }
+
+  async kill(): Promise<void> {
+    await this.container.kill({ signal: "SIGKILL" }).catch(() => undefined);
+  }
+
+  /** Force-removes the container and its volumes; safe to call twice; never throws. */
+  async remove(): Promise<void> {
+    if (this.removed) return;
+    this.removed = true;
+    await this.container.remove({ force: true, v: true }).catch(() => undefined);
+    for (const v of this.volumes) {
+      // the volume is released a moment after the container is gone
+      for (let i = 0; i < 20; i++) {
+        const ok = await this.docker
+          .getVolume(v)
+          .remove({ force: true })
+          .then(() => true)
+          .catch((e: { statusCode?: number }) => e?.statusCode === 404);
+        if (ok) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  }
+}
+
+export function sandboxFailure(message: string, cause?: unknown): MiniAgentError {
+  return new MiniAgentError("sandbox_error", message, { cause });
+}

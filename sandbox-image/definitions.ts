@@ -1,0 +1,63 @@
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const REPO = path.resolve(HERE, "..");
+
+/**
+ * One image family per test-preset family. A second family (e.g. Python with
+ * pytest) is another entry here: its interpreter binary, the extra trees it
+ * needs, and its env; the builder copies the binaries with exactly the shared
+ * libraries `ldd` lists, so nothing else is needed to add one.
+ */
+export interface ImageDefinition {
+  family: string;
+  /** local tag; the executor never runs by tag, only by the digest recorded at build time. */
+  tag: string;
+  /** host executables copied to the same path, with their `ldd` closure. */
+  binaries: string[];
+  /** extra host files or directories copied verbatim: [hostPath, imagePath]. */
+  trees: Array<[string, string]>;
+  /** files baked under /opt/mini-agent: [repoRelativeSource, imagePath, mode]. */
+  assets: Array<[string, string, number]>;
+  /** compile the static syscall helper into /opt/mini-agent/syscall-probe. */
+  syscallHelper: boolean;
+  env: Record<string, string>;
+  /** argv of the warm-sandbox main process (there is no shell in the image). */
+  keepalive: string[];
+}
+
+const NODE_RUNTIME_ASSETS: ImageDefinition["assets"] = [
+  ["sandbox-image/runtime/keepalive.mjs", "/opt/mini-agent/keepalive.mjs", 0o444],
+  ["sandbox-image/runtime/reset.mjs", "/opt/mini-agent/reset.mjs", 0o444],
+];
+
+export const IMAGE_DEFINITIONS = {
+  node: {
+    family: "node",
+    tag: "mini-agent/sandbox-node:local",
+    binaries: ["/usr/bin/node"],
+    trees: [],
+    assets: [...NODE_RUNTIME_ASSETS, ["probes/inside/probe.mjs", "/opt/mini-agent/probe.mjs", 0o444]],
+    syscallHelper: true,
+    env: { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: "/tmp", LANG: "C.UTF-8" },
+    keepalive: ["/usr/bin/node", "/opt/mini-agent/keepalive.mjs"],
+  },
+  /** The same Node runtime without the probe bits: a base to package the daemon on. */
+  "node-base": {
+    family: "node-base",
+    tag: "mini-agent/node-base:local",
+    binaries: ["/usr/bin/node"],
+    trees: [],
+    assets: NODE_RUNTIME_ASSETS,
+    syscallHelper: false,
+    env: { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: "/tmp", LANG: "C.UTF-8" },
+    keepalive: ["/usr/bin/node", "/opt/mini-agent/keepalive.mjs"],
+  },
+} satisfies Record<string, ImageDefinition>;
+
+export type ImageFamily = keyof typeof IMAGE_DEFINITIONS;
+
+export function repoPath(rel: string): string {
+  return path.join(REPO, rel);
+}

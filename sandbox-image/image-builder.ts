@@ -1,0 +1,85 @@
+import path from "node:path";
+import type Docker from "dockerode";
+import tar from "tar-fs";
+import { MiniAgentError } from "../daemon/src/errors.js";
+import { IMAGE_DEFINITIONS, repoPath, type ImageDefinition, type ImageFamily } from "./definitions.js";
+import { assembleContext, SANDBOX_UID } from "./rootfs.js";
+
+/** Every entry of the context gets this mtime so identical inputs give identical layer bytes. */
+const FIXED_MTIME = new Date(0);
+
+export interface BuiltImage {
+  family: string;
+  tag: string;
+  /** content digest (image ID); the only way the executor references the image. */
+  digest: string;
+}
+
+/**
+ * Tar stream of a build context with fixed owners, modes and mtimes. Root owns
+ * everything except /workspace, which belongs to the sandbox user; /control
+ * stays root-owned and read-only.
+ */
+export function packContext(contextDir: string): NodeJS.ReadableStream {
+  return tar.pack(contextDir, {
+    dereference: false,
+    map(header) {
+      header.mtime = FIXED_MTIME;
+      header.uid = 0;
+      header.gid = 0;
+      if (header.name === "rootfs/workspace") {
+        header.uid = SANDBOX_UID;
+        header.gid = SANDBOX_UID;
+        header.mode = 0o40700;
+      }
+      if (header.name === "rootfs/tmp") header.mode = 0o41777;
+      if (header.name === "rootfs/control") header.mode = 0o40555;
+      return header;
+    },
+  }) as unknown as NodeJS.ReadableStream;
+}
+
+/** Assembles and builds one image definition through the Engine API (no CLI, no registry). */
+export async function buildImageFromDefinition(
+  docker: Docker,
+  def: ImageDefinition,
+  opts: { contextDir?: string; onProgress?: (line: string) => void } = {},
+): Promise<BuiltImage> {
+  const contextDir = opts.contextDir ?? repoPath(path.join("sandbox-image/build", def.family));
+  await assembleContext(def, contextDir);
+  const stream = await docker.buildImage(packContext(contextDir) as never, {
+    t: def.tag,
+    rm: true,
+    forcerm: true,
+    pull: "",
+    nocache: false,
+  } as unknown as Docker.ImageBuildOptions);
+  const events = await new Promise<Array<Record<string, unknown>>>((resolve, reject) => {
+    docker.modem.followProgress(
+      stream,
+      (err: Error | null, res: Array<Record<string, unknown>>) => (err ? reject(err) : resolve(res)),
+      (ev: Record<string, unknown>) => {
+        if (typeof ev.stream === "string" && ev.stream.trim()) opts.onProgress?.(ev.stream.trim());
+      },
+    );
+  });
+  const failed = events.find((e) => e.error !== undefined || e.errorDetail !== undefined);
+  if (failed) {
+    throw new MiniAgentError("sandbox_error", `image build failed: ${String(failed.error ?? JSON.stringify(failed.errorDetail))}`);
+  }
+  const info = await docker.getImage(def.tag).inspect();
+  return { family: def.family, tag: def.tag, digest: info.Id };
+}
+
+export async function buildFamily(docker: Docker, family: ImageFamily, onProgress?: (line: string) => void): Promise<BuiltImage> {
+  return buildImageFromDefinition(docker, IMAGE_DEFINITIONS[family], { onProgress });
+}
+
+/**
+ * Builds the plain Node runtime base (`mini-agent/node-base:local`): the same
+ * root filesystem as the sandbox image without the probe bits, for packaging
+ * the daemon itself on top (`FROM mini-agent/node-base:local`).
+ */
+export async function buildNodeBaseImage(docker: Docker, onProgress?: (line: string) => void): Promise<BuiltImage> {
+  return buildFamily(docker, "node-base", onProgress);
+}
