@@ -1,0 +1,39 @@
+import type { HealthBody } from "../contracts/api.js";
+import type { Backend, Runtime } from "../contracts/sandbox.js";
+import type { RunService } from "../runtime/service.js";
+
+/**
+ * What the HTTP API needs besides the RunService. main.ts adapts the sandbox
+ * and probe parts to these, so the API does not know dockerode or the report
+ * file layout, and a test can pass small fakes.
+ */
+export interface IsolationService {
+  /** runs the probes now and stores the report; resolves with it (also when it failed) */
+  runProbes(runtime?: Runtime): Promise<Record<string, unknown>>;
+  /** latest stored report for the current key, or null */
+  latestReport(): Promise<Record<string, unknown> | null>;
+  /** engine and isolation part of GET /v1/health; must not throw (unreachable engine is data) */
+  health(): Promise<Pick<HealthBody, "engine" | "isolation">>;
+}
+
+export type GateVerdict =
+  | { ok: true }
+  | { ok: false; code: "isolation_unverified"; reason: string; refresh_command: string };
+
+/**
+ * The isolation gate for `--model live` (issue 6). Called FIRST on create-run:
+ * before the workspace is prepared, before the key is read, before any request.
+ */
+export interface LiveGate {
+  check(input: { backend: Backend }): Promise<GateVerdict>;
+}
+
+export interface ApiDeps {
+  runService: RunService;
+  isolation: IsolationService;
+  liveGate: LiveGate;
+  version: string;
+  pid: number;
+  maxBodyBytes: number;
+  maxWaitMs: number;
+}

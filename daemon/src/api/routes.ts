@@ -1,0 +1,163 @@
+import type { IncomingMessage } from "node:http";
+import {
+  ActionIdParam,
+  API_VERSION,
+  CreateRunRequest,
+  EmptyRequest,
+  EventsQuery,
+  ProbeRequest,
+  RejectRequest,
+  ResumeRequest,
+  RunIdParam,
+  type ApiResponse,
+} from "../contracts/api.js";
+import type { CreateRunInput } from "../runtime/service.js";
+import { apiError } from "./http-errors.js";
+import type { ApiDeps } from "./ports.js";
+import { parseJsonBody, parseParam, parseQuery, readBody } from "./request-body.js";
+
+/** A handler answers JSON from the shared union, or raw text (the JSONL trace). */
+export type RouteResult = { json: ApiResponse; status?: number } | { text: string; contentType: string };
+
+interface RouteCtx {
+  req: IncomingMessage;
+  params: string[];
+  query: URLSearchParams;
+  deps: ApiDeps;
+}
+
+interface Route {
+  method: "GET" | "POST";
+  pattern: RegExp;
+  handle(ctx: RouteCtx): Promise<RouteResult>;
+}
+
+const SEG = "([^/]+)";
+const route = (method: Route["method"], path: string, handle: Route["handle"]): Route => ({
+  method,
+  pattern: new RegExp(`^/${API_VERSION}${path.replace(/:\w+/g, SEG)}$`),
+  handle,
+});
+
+function noQuery(query: URLSearchParams): void {
+  for (const key of query.keys()) throw apiError("invalid_request", `unknown query parameter: ${key}`);
+}
+
+async function body<S extends Parameters<typeof parseJsonBody>[1]>(ctx: RouteCtx, schema: S, what: string) {
+  return parseJsonBody(await readBody(ctx.req, ctx.deps.maxBodyBytes), schema, what);
+}
+
+const runId = (ctx: RouteCtx) => parseParam(ctx.params[0] ?? "", RunIdParam, "run id");
+const actionId = (ctx: RouteCtx) => parseParam(ctx.params[1] ?? "", ActionIdParam, "action id");
+
+export const ROUTES: Route[] = [
+  route("POST", "/runs", async (ctx) => {
+    noQuery(ctx.query);
+    const r = await body(ctx, CreateRunRequest, "create run");
+    if (r.model === "live") {
+      // Issue 6: the gate fires before anything else, so a refused live run touches nothing.
+      const verdict = await ctx.deps.liveGate.check({ backend: r.backend });
+      if (!verdict.ok) {
+        throw apiError("isolation_unverified", `live model refused: isolation unverified (${verdict.reason}); refresh with: ${verdict.refresh_command}`, {
+          reason: verdict.reason,
+          refresh_command: verdict.refresh_command,
+        });
+      }
+    }
+    const input: CreateRunInput = {
+      workspace: r.workspace,
+      model: r.model,
+      trustReplayFile: r.trust_replay_file,
+      backend: r.backend,
+      ...(r.fixture_dir !== undefined && { fixtureDir: r.fixture_dir }),
+      ...(r.task_spec !== undefined && { taskSpec: r.task_spec }),
+      ...(r.control_dir !== undefined && { controlDir: r.control_dir }),
+      ...(r.replay_path !== undefined && { replayPath: r.replay_path }),
+      ...(r.budgets !== undefined && { budgets: r.budgets }),
+    };
+    return { json: { kind: "run", run: await ctx.deps.runService.createRun(input) }, status: 201 };
+  }),
+  route("GET", "/runs", async (ctx) => {
+    noQuery(ctx.query);
+    return { json: { kind: "runs", runs: ctx.deps.runService.listRuns() } };
+  }),
+  route("GET", "/runs/:id", async (ctx) => {
+    noQuery(ctx.query);
+    return { json: { kind: "run", run: ctx.deps.runService.getRun(runId(ctx)) } };
+  }),
+  route("POST", "/runs/:id/actions/:action/approve", async (ctx) => {
+    noQuery(ctx.query);
+    const [id, action] = [runId(ctx), actionId(ctx)];
+    await body(ctx, EmptyRequest, "approve");
+    return { json: { kind: "run", run: await ctx.deps.runService.approve(id, action) } };
+  }),
+  route("POST", "/runs/:id/actions/:action/reject", async (ctx) => {
+    noQuery(ctx.query);
+    const [id, action] = [runId(ctx), actionId(ctx)];
+    const r = await body(ctx, RejectRequest, "reject");
+    return { json: { kind: "run", run: await ctx.deps.runService.reject(id, action, r.reason) } };
+  }),
+  route("POST", "/runs/:id/resume", async (ctx) => {
+    noQuery(ctx.query);
+    const id = runId(ctx);
+    const r = await body(ctx, ResumeRequest, "resume");
+    return { json: { kind: "run", run: await ctx.deps.runService.resume(id, r.budgets) } };
+  }),
+  route("POST", "/runs/:id/cancel", async (ctx) => {
+    noQuery(ctx.query);
+    const id = runId(ctx);
+    await body(ctx, EmptyRequest, "cancel");
+    return { json: { kind: "run", run: await ctx.deps.runService.cancel(id) } };
+  }),
+  route("GET", "/runs/:id/events", async (ctx) => {
+    const id = runId(ctx);
+    const q = parseQuery(ctx.query, EventsQuery);
+    ctx.deps.runService.getRun(id); // 404 before waiting, not after
+    const events = await ctx.deps.runService.events(id, q.since, Math.min(q.wait_ms, ctx.deps.maxWaitMs));
+    return { json: { kind: "events", events, run: ctx.deps.runService.getRun(id) } };
+  }),
+  route("GET", "/runs/:id/trace", async (ctx) => {
+    noQuery(ctx.query);
+    return { text: ctx.deps.runService.traceJsonl(runId(ctx)), contentType: "application/x-ndjson" };
+  }),
+  route("GET", "/runs/:id/diff", async (ctx) => {
+    noQuery(ctx.query);
+    const id = runId(ctx);
+    return { json: { kind: "diff", run_id: id, diff: await ctx.deps.runService.diff(id) } };
+  }),
+  route("POST", "/probes", async (ctx) => {
+    noQuery(ctx.query);
+    const r = await body(ctx, ProbeRequest, "probes");
+    return { json: { kind: "isolation_report", report: await ctx.deps.isolation.runProbes(r.runtime) } };
+  }),
+  route("GET", "/isolation-report", async (ctx) => {
+    noQuery(ctx.query);
+    return { json: { kind: "isolation_report", report: await ctx.deps.isolation.latestReport() } };
+  }),
+  route("GET", "/health", async (ctx) => {
+    noQuery(ctx.query);
+    const h = await ctx.deps.isolation.health();
+    const ok = h.engine.reachable && h.engine.image_present && h.isolation.verdict === "passed";
+    return { json: { kind: "health", ok, daemon: { pid: ctx.deps.pid, version: ctx.deps.version, api: API_VERSION }, ...h } };
+  }),
+];
+
+/** Finds the route for a path; a known path with the wrong method is a 405, an unknown path a 404. */
+export function matchRoute(method: string, pathname: string): { route: Route; params: string[] } | { error: "not_found" | "method_not_allowed" } {
+  let pathKnown = false;
+  for (const r of ROUTES) {
+    const m = r.pattern.exec(pathname);
+    if (!m) continue;
+    pathKnown = true;
+    if (r.method === method) return { route: r, params: m.slice(1).map(decodeSegment) };
+  }
+  return { error: pathKnown ? "method_not_allowed" : "not_found" };
+}
+
+function decodeSegment(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return "\0invalid"; // fails the Id schema with a clear message
+  }
+}
