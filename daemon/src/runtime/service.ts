@@ -40,6 +40,8 @@ export interface VerificationEvidence {
   acceptance: { passed: string[]; failed: string[]; error: string | null } | null;
   passed: boolean;
   reason: string | null;
+  /** human-readable facts behind `reason` (e.g. which cases failed); optional, additive */
+  details?: string[];
 }
 
 export interface RunView {

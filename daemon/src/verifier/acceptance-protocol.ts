@@ -1,0 +1,64 @@
+import { z } from "zod";
+import { Id, describeZodError } from "../contracts/common.js";
+
+/**
+ * The hidden acceptance command prints exactly one JSON document on stdout:
+ *   {"schema_version":1,"cases":[{"id":"nested_missing","passed":true,"actual":...,"error":null}]}
+ * Parsing is strict on purpose (issue 4): a missing, extra or mistyped field, an
+ * unknown, missing or duplicate case id is a protocol error, never "best effort",
+ * because a lenient parser is exactly where a wrong "done" slips through.
+ *
+ *   parseAcceptanceOutput(stdout, expectedIds) -> AcceptanceParse
+ */
+export const AcceptanceCase = z.strictObject({
+  id: Id,
+  passed: z.boolean(),
+  /** what the case observed; any JSON value, but the key must be present */
+  actual: z.json(),
+  error: z.string().max(4096).nullable(),
+});
+export type AcceptanceCase = z.infer<typeof AcceptanceCase>;
+
+export const AcceptanceOutput = z.strictObject({
+  schema_version: z.literal(1),
+  cases: z.array(AcceptanceCase).min(1).max(256),
+});
+export type AcceptanceOutput = z.infer<typeof AcceptanceOutput>;
+
+export type AcceptanceParse =
+  | { ok: true; passed: string[]; failed: string[]; cases: AcceptanceCase[] }
+  | { ok: false; error: string };
+
+/** stdout beyond this is not a protocol answer but noise; refuse rather than scan it. */
+export const ACCEPTANCE_STDOUT_MAX_BYTES = 262_144;
+
+export function parseAcceptanceOutput(stdout: string, expectedIds: readonly string[]): AcceptanceParse {
+  if (Buffer.byteLength(stdout, "utf8") > ACCEPTANCE_STDOUT_MAX_BYTES) {
+    return { ok: false, error: `stdout is larger than ${ACCEPTANCE_STDOUT_MAX_BYTES} bytes` };
+  }
+  const text = stdout.trim();
+  if (text === "") return { ok: false, error: "stdout is empty; expected one JSON document" };
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return { ok: false, error: "stdout is not a single JSON document" };
+  }
+  const parsed = AcceptanceOutput.safeParse(raw);
+  if (!parsed.success) return { ok: false, error: describeZodError(parsed.error) };
+
+  const seen = new Set<string>();
+  const expected = new Set(expectedIds);
+  for (const c of parsed.data.cases) {
+    if (seen.has(c.id)) return { ok: false, error: `duplicate case id '${c.id}'` };
+    seen.add(c.id);
+    if (!expected.has(c.id)) return { ok: false, error: `unknown case id '${c.id}'` };
+    if (c.passed && c.error !== null) return { ok: false, error: `case '${c.id}' says passed but carries an error` };
+  }
+  const missing = expectedIds.filter((id) => !seen.has(id));
+  if (missing.length > 0) return { ok: false, error: `missing case id(s): ${missing.join(", ")}` };
+
+  const passed = parsed.data.cases.filter((c) => c.passed).map((c) => c.id).sort();
+  const failed = parsed.data.cases.filter((c) => !c.passed).map((c) => c.id).sort();
+  return { ok: true, passed, failed, cases: parsed.data.cases };
+}

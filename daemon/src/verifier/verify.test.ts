@@ -1,0 +1,147 @@
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { TaskSpec } from "../contracts/task-spec.js";
+import type { SandboxResult, SandboxRunRequest } from "../contracts/sandbox.js";
+import type { Executor } from "../sandbox/executor.js";
+import { MiniAgentError } from "../errors.js";
+import { computeManifest, type Manifest } from "../workspace/manifest.js";
+import { verify } from "./verify.js";
+
+/**
+ * The verdict logic against scripted runner outcomes. The same cases run
+ * against the real container sandbox in tests/verifier/; here the executor is
+ * a hand-built fake so each runner fact (exit code, counts, timeout) is exact.
+ */
+const task = TaskSpec.parse({
+  schema_version: 1,
+  name: "linkcheck",
+  task: "fix it",
+  writable: ["src/**"],
+  creatable: ["tests/test_agent_*.js"],
+  test_presets: { unit: { command: ["node", "--test"], files: ["tests/*.js"] } },
+  verify_preset: "unit",
+  acceptance: { command: ["node", "/control/accept.js"], cases: ["nested_missing", "root_ok"] },
+});
+
+const TAP = (tests: number, pass: number, fail: number) => `TAP version 13\n# tests ${tests}\n# suites 0\n# pass ${pass}\n# fail ${fail}\n# cancelled 0\n`;
+const ACCEPT_OK = JSON.stringify({ schema_version: 1, cases: [{ id: "nested_missing", passed: true, actual: [], error: null }, { id: "root_ok", passed: true, actual: [], error: null }] });
+
+function result(over: Partial<SandboxResult>): SandboxResult {
+  return { exit_code: 0, timed_out: false, cancelled: false, oom_killed: false, truncated: false, stdout: "", stderr: "", duration_ms: 1, image_digest: null, runtime: "runc", ...over };
+}
+
+class ScriptedExecutor implements Executor {
+  readonly kind = "container" as const;
+  readonly requests: SandboxRunRequest[] = [];
+  constructor(private readonly script: Partial<Record<SandboxRunRequest["purpose"], SandboxResult | Error>>) {}
+  async run(req: SandboxRunRequest): Promise<SandboxResult> {
+    this.requests.push(req);
+    const r = this.script[req.purpose];
+    if (r instanceof Error) throw r;
+    if (!r) throw new Error(`unexpected purpose ${req.purpose}`);
+    return r;
+  }
+  async openSession(): Promise<never> {
+    throw new Error("the verifier must never use a warm session");
+  }
+  async describe() {
+    return { runtime: "runc" as const, imageDigest: null, engineVersion: null };
+  }
+}
+
+let root: string;
+let ws: string;
+let control: string;
+let baseline: Manifest;
+
+beforeEach(async () => {
+  root = await fs.mkdtemp(path.join(os.tmpdir(), "verify-unit-"));
+  ws = path.join(root, "ws");
+  control = path.join(root, "control");
+  await fs.mkdir(path.join(ws, "src"), { recursive: true });
+  await fs.mkdir(path.join(ws, "tests"), { recursive: true });
+  await fs.mkdir(control);
+  await fs.writeFile(path.join(ws, "src", "check.js"), "export const x = 1;\n");
+  await fs.writeFile(path.join(ws, "tests", "check.test.js"), "// test\n");
+  await fs.writeFile(path.join(ws, "notes.txt"), "my unfinished work\n");
+  baseline = await computeManifest(ws);
+});
+afterEach(async () => {
+  await fs.rm(root, { recursive: true, force: true });
+});
+
+const run = (executor: Executor) => verify({ runId: "run-1", task, workspaceRoot: ws, baseline, controlDir: control, executor });
+
+describe("verify", () => {
+  it("passes when tests are green with exit 0 and every hidden case passes, with fresh containers only", async () => {
+    await fs.writeFile(path.join(ws, "src", "check.js"), "export const x = 2;\n");
+    await fs.writeFile(path.join(ws, "tests", "test_agent_nested.js"), "// new\n");
+    const ex = new ScriptedExecutor({ verifier: result({ stdout: TAP(3, 3, 0) }), acceptance: result({ stdout: ACCEPT_OK }) });
+    const ev = await run(ex);
+    expect(ev).toMatchObject({ passed: true, reason: null, protected_paths_changed: [], tests: { discovered: 3, passed: 3, failed: 0, exit_code: 0 } });
+    expect(ev.acceptance).toEqual({ passed: ["nested_missing", "root_ok"], failed: [], error: null });
+    expect(ev.workspace_digest).toBe((await computeManifest(ws)).digest);
+    expect(ex.requests.map((r) => r.purpose)).toEqual(["verifier", "acceptance"]);
+    expect(ex.requests[0]!.argv).toEqual(["node", "--test", "tests/check.test.js", "tests/test_agent_nested.js"]);
+    expect(ex.requests[1]!.controlDir).toBe(control);
+    expect(ex.requests[0]!.controlDir).toBeUndefined();
+  });
+
+  it("notes.txt changed -> protected_path_changed, listing it", async () => {
+    await fs.appendFile(path.join(ws, "notes.txt"), "edited\n");
+    const ev = await run(new ScriptedExecutor({ verifier: result({ stdout: TAP(3, 3, 0) }), acceptance: result({ stdout: ACCEPT_OK }) }));
+    expect(ev).toMatchObject({ passed: false, reason: "protected_path_changed", protected_paths_changed: ["notes.txt"] });
+  });
+
+  it("an added file outside writable/creatable and a removed protected file are both protected changes", async () => {
+    await fs.writeFile(path.join(ws, "tests", "sneaky.test.js"), "// added\n");
+    await fs.rm(path.join(ws, "tests", "check.test.js"));
+    const ev = await run(new ScriptedExecutor({ verifier: result({ stdout: TAP(1, 1, 0) }), acceptance: result({ stdout: ACCEPT_OK }) }));
+    expect(ev.reason).toBe("protected_path_changed");
+    expect(ev.protected_paths_changed).toEqual(["tests/check.test.js", "tests/sneaky.test.js"]);
+  });
+
+  it("regression: '0 tests passed' with exit 0 is a false green, not a pass", async () => {
+    const ev = await run(new ScriptedExecutor({ verifier: result({ stdout: TAP(0, 0, 0) }), acceptance: result({ stdout: ACCEPT_OK }) }));
+    expect(ev).toMatchObject({ passed: false, reason: "false_green", tests: { discovered: 0 } });
+  });
+
+  it("regression: '3 passed' printed with a non-zero exit is a failure", async () => {
+    const ev = await run(new ScriptedExecutor({ verifier: result({ stdout: TAP(3, 3, 0), exit_code: 1 }), acceptance: result({ stdout: ACCEPT_OK }) }));
+    expect(ev).toMatchObject({ passed: false, reason: "verification_failed", tests: { passed: 3, exit_code: 1 } });
+  });
+
+  it("timed out or truncated test runs are failures even when their summary is green", async () => {
+    for (const over of [{ timed_out: true }, { truncated: true }]) {
+      const ev = await run(new ScriptedExecutor({ verifier: result({ stdout: TAP(3, 3, 0), ...over }), acceptance: result({ stdout: ACCEPT_OK }) }));
+      expect(ev.reason).toBe("verification_failed");
+    }
+  });
+
+  it("a failed hidden case fails verification and is named", async () => {
+    const out = JSON.stringify({ schema_version: 1, cases: [{ id: "nested_missing", passed: false, actual: ["docs/x.md"], error: "broken link missed" }, { id: "root_ok", passed: true, actual: [], error: null }] });
+    const ev = await run(new ScriptedExecutor({ verifier: result({ stdout: TAP(3, 3, 0) }), acceptance: result({ stdout: out, exit_code: 1 }) }));
+    expect(ev).toMatchObject({ passed: false, reason: "verification_failed", acceptance: { passed: ["root_ok"], failed: ["nested_missing"], error: null } });
+  });
+
+  it("acceptance output with an extra field -> acceptance_protocol_error", async () => {
+    const out = JSON.stringify({ schema_version: 1, cases: [{ id: "nested_missing", passed: true, actual: [], error: null, extra: 1 }, { id: "root_ok", passed: true, actual: [], error: null }] });
+    const ev = await run(new ScriptedExecutor({ verifier: result({ stdout: TAP(3, 3, 0) }), acceptance: result({ stdout: out }) }));
+    expect(ev.reason).toBe("acceptance_protocol_error");
+    expect(ev.acceptance?.error).toMatch(/extra/);
+  });
+
+  it("an unreachable engine is verification_error:runtime_unavailable, never a pass", async () => {
+    const ev = await run(new ScriptedExecutor({ verifier: new MiniAgentError("runtime_unavailable", "no engine") }));
+    expect(ev).toMatchObject({ passed: false, reason: "verification_error:runtime_unavailable" });
+  });
+
+  it("a cancelled run is verification_error:cancelled and skips acceptance", async () => {
+    const ex = new ScriptedExecutor({ verifier: result({ cancelled: true, exit_code: null }), acceptance: result({ stdout: ACCEPT_OK }) });
+    const ev = await run(ex);
+    expect(ev.reason).toBe("verification_error:cancelled");
+    expect(ex.requests).toHaveLength(1);
+  });
+});

@@ -1,0 +1,231 @@
+/**
+ * The host Verifier: "done" is decided here, never by the model (issue 4).
+ *
+ *   verify(input: VerifyInput): Promise<VerificationEvidence>
+ *     input = { runId, task: TaskSpec, workspaceRoot, baseline: Manifest (run-start
+ *               manifest, e.g. (await loadBaseline(runControlDir)).manifest),
+ *               controlDir?: the TASK's control dir with the hidden acceptance assets
+ *               (fixtures/<name>/control), executor: Executor, signal?, excludeAbs?,
+ *               log?, deps? }
+ *
+ * Never throws for a verification outcome: every failure, including an
+ * unreachable engine, comes back as evidence with passed=false and a reason:
+ *   protected_path_changed | false_green | verification_failed |
+ *   acceptance_protocol_error | verification_error:<detail>
+ * The caller persists the evidence and sets completed / failed.
+ *
+ * Steps: (1) manifest vs baseline: non-writable paths unchanged; (2) the task's
+ * verify_preset in a FRESH container (executor.run, never a warm session);
+ * (3) the hidden acceptance command in a fresh container with the control dir
+ * at /control; (4) the manifest again, so the evidence names the exact workspace
+ * digest it applies to. All steps run (except after a cancel or an engine
+ * failure) so the evidence is complete; the reason is the first failure in order.
+ */
+import type { Logger } from "pino";
+import type { TaskSpec } from "../contracts/task-spec.js";
+import type { SandboxResult } from "../contracts/sandbox.js";
+import type { Executor } from "../sandbox/executor.js";
+import type { VerificationEvidence } from "../runtime/service.js";
+import { isMiniAgentError } from "../errors.js";
+import { computeManifest, type Manifest } from "../workspace/manifest.js";
+import { protectedChanges } from "./protected-paths.js";
+import { parseAcceptanceOutput } from "./acceptance-protocol.js";
+import { expandPresetFiles } from "./preset-files.js";
+import { parseNodeTestSummary, type TestCounts } from "./test-counts.js";
+
+export interface VerifierDeps {
+  computeManifest(root: string, opts: { excludeAbs?: readonly string[] }): Promise<Manifest>;
+  parseTestOutput(stdout: string, stderr: string): TestCounts;
+  /** test files appended to the preset command, expanded host-side from the manifest */
+  presetFiles(globs: readonly string[], manifest: Manifest): string[];
+}
+
+export const DEFAULT_VERIFIER_DEPS: VerifierDeps = {
+  computeManifest: (root, opts) => computeManifest(root, opts),
+  parseTestOutput: (stdout) => parseNodeTestSummary(stdout),
+  presetFiles: expandPresetFiles,
+};
+
+export const VERIFIER_DEFAULTS = {
+  /** runner output the verifier lets the executor capture; more is `truncated`, which fails */
+  outputCapBytes: 1_048_576,
+} as const;
+
+export interface VerifyInput {
+  runId: string;
+  task: TaskSpec;
+  workspaceRoot: string;
+  baseline: Manifest;
+  controlDir?: string | null;
+  executor: Executor;
+  signal?: AbortSignal;
+  excludeAbs?: readonly string[];
+  log?: Logger;
+  deps?: Partial<VerifierDeps>;
+}
+
+type Reason = string;
+
+class Stop extends Error {
+  constructor(readonly reason: Reason) {
+    super(reason);
+  }
+}
+
+/** Executor failures (engine gone, image missing) end verification as an error, not as a verdict. */
+async function runFresh(executor: Executor, req: Parameters<Executor["run"]>[0]): Promise<SandboxResult> {
+  try {
+    return await executor.run(req);
+  } catch (err) {
+    const code = isMiniAgentError(err) ? err.code : "internal";
+    throw new Stop(`verification_error:${code}`);
+  }
+}
+
+export async function verify(input: VerifyInput): Promise<VerificationEvidence> {
+  const deps: VerifierDeps = { ...DEFAULT_VERIFIER_DEPS, ...input.deps };
+  const log = input.log?.child({ runId: input.runId, part: "verifier" });
+  const { task, executor, signal } = input;
+  const manifestOpts = { excludeAbs: input.excludeAbs };
+  const details: string[] = [];
+  const reasons: Reason[] = [];
+  const evidence: VerificationEvidence = {
+    workspace_digest: "",
+    protected_paths_changed: [],
+    tests: { discovered: 0, passed: 0, failed: 0, exit_code: null, timed_out: false, truncated: false },
+    acceptance: null,
+    passed: false,
+    reason: null,
+    details,
+  };
+
+  try {
+    // (1) protected paths
+    const before = await deps.computeManifest(input.workspaceRoot, manifestOpts).catch((err: unknown) => {
+      log?.error({ err }, "manifest failed");
+      throw new Stop(`verification_error:${isMiniAgentError(err) ? err.code : "manifest_unreadable"}`);
+    });
+    evidence.workspace_digest = before.digest;
+    evidence.protected_paths_changed = protectedChanges(task, input.baseline, before);
+    if (evidence.protected_paths_changed.length > 0) {
+      reasons.push("protected_path_changed");
+      details.push(`protected paths changed: ${evidence.protected_paths_changed.join(", ")}`);
+    }
+
+    // (2) candidate tests in a fresh container
+    const preset = task.test_presets[task.verify_preset];
+    if (preset === undefined) throw new Stop("verification_error:unknown_preset");
+    const files = deps.presetFiles(preset.files, before);
+    if (preset.files.length > 0 && files.length === 0) {
+      reasons.push("false_green");
+      details.push("the preset's test files match nothing in the workspace");
+    } else {
+      const r = await runFresh(executor, {
+        runId: input.runId,
+        purpose: "verifier",
+        argv: [...preset.command, ...files],
+        workspaceDir: input.workspaceRoot,
+        timeoutMs: preset.timeout_seconds * 1000,
+        outputCapBytes: VERIFIER_DEFAULTS.outputCapBytes,
+        signal,
+      });
+      if (r.cancelled) throw new Stop("verification_error:cancelled");
+      const counts = deps.parseTestOutput(r.stdout, r.stderr);
+      evidence.tests = { ...counts, exit_code: r.exit_code, timed_out: r.timed_out, truncated: r.truncated };
+      const testReason = judgeTests(evidence.tests, details);
+      if (testReason) reasons.push(testReason);
+    }
+
+    // (3) hidden acceptance in a fresh container, control assets at /control
+    if (task.acceptance) {
+      if (!input.controlDir) throw new Stop("verification_error:acceptance_control_dir_missing");
+      const r = await runFresh(executor, {
+        runId: input.runId,
+        purpose: "acceptance",
+        argv: [...task.acceptance.command],
+        workspaceDir: input.workspaceRoot,
+        controlDir: input.controlDir,
+        timeoutMs: task.acceptance.timeout_seconds * 1000,
+        outputCapBytes: VERIFIER_DEFAULTS.outputCapBytes,
+        signal,
+      });
+      if (r.cancelled) throw new Stop("verification_error:cancelled");
+      const accReason = judgeAcceptance(r, task.acceptance.cases, evidence, details);
+      if (accReason) reasons.push(accReason);
+    }
+
+    // (4) the evidence must name the workspace it applies to
+    const after = await deps.computeManifest(input.workspaceRoot, manifestOpts);
+    if (after.digest !== before.digest) throw new Stop("verification_error:workspace_changed_during_verification");
+  } catch (err) {
+    if (err instanceof Stop) reasons.unshift(err.reason);
+    else {
+      log?.error({ err }, "verifier failed unexpectedly");
+      reasons.unshift("verification_error:internal");
+    }
+  }
+
+  evidence.reason = reasons[0] ?? null;
+  evidence.passed = reasons.length === 0;
+  log?.info({ passed: evidence.passed, reason: evidence.reason, digest: evidence.workspace_digest }, "verification finished");
+  return evidence;
+}
+
+/** discovered > 0, not timed out, not truncated, exit 0 AND the summary says every test passed. */
+function judgeTests(t: VerificationEvidence["tests"], details: string[]): Reason | null {
+  if (t.timed_out) {
+    details.push("candidate tests timed out");
+    return "verification_failed";
+  }
+  if (t.truncated) {
+    details.push("candidate test output was truncated; its summary cannot be trusted");
+    return "verification_failed";
+  }
+  if (t.discovered === 0) {
+    details.push(`0 tests discovered (exit code ${t.exit_code})`);
+    return t.exit_code === 0 ? "false_green" : "verification_failed";
+  }
+  if (t.exit_code !== 0) {
+    details.push(`test runner exited ${t.exit_code} (${t.passed}/${t.discovered} reported passed)`);
+    return "verification_failed";
+  }
+  if (t.failed > 0) {
+    details.push(`${t.failed} of ${t.discovered} tests failed despite exit code 0`);
+    return "verification_failed";
+  }
+  if (t.passed !== t.discovered) {
+    // skipped / todo tests exit 0 too: "0 tests passed" is a false green, a partial pass is a failure
+    details.push(`${t.passed}/${t.discovered} tests passed (the rest skipped or todo)`);
+    return t.passed === 0 ? "false_green" : "verification_failed";
+  }
+  return null;
+}
+
+function judgeAcceptance(r: SandboxResult, expected: readonly string[], evidence: VerificationEvidence, details: string[]): Reason | null {
+  if (r.timed_out) {
+    evidence.acceptance = { passed: [], failed: [], error: "acceptance timed out" };
+    details.push("acceptance timed out");
+    return "verification_failed";
+  }
+  if (r.truncated) {
+    evidence.acceptance = { passed: [], failed: [], error: "acceptance output was truncated" };
+    details.push("acceptance output was truncated");
+    return "acceptance_protocol_error";
+  }
+  const parsed = parseAcceptanceOutput(r.stdout, expected);
+  if (!parsed.ok) {
+    evidence.acceptance = { passed: [], failed: [], error: parsed.error };
+    details.push(`acceptance protocol error: ${parsed.error}`);
+    return "acceptance_protocol_error";
+  }
+  evidence.acceptance = { passed: parsed.passed, failed: parsed.failed, error: null };
+  if (parsed.failed.length > 0) {
+    details.push(`hidden acceptance case(s) failed: ${parsed.failed.join(", ")}`);
+    return "verification_failed";
+  }
+  if (r.exit_code !== 0) {
+    details.push(`acceptance reported every case passed but exited ${r.exit_code}`);
+    return "verification_failed";
+  }
+  return null;
+}
