@@ -25,6 +25,8 @@ export const STATE_FILES = {
   reports: "isolation-reports",
   controlRoot: "control",
   liveRuns: "live-runs",
+  /** HMAC key sealing approval records (policy/approval-key.ts) */
+  approvalKey: "approval.key",
 } as const;
 
 export function statePath(stateDir: string, name: keyof typeof STATE_FILES): string {

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { FileVersion, Id, RelPath } from "./common.js";
+import { FileVersion, Id, RelPath, Sha256Hex } from "./common.js";
 import { ERROR_CODES } from "../errors.js";
 
 /**
@@ -76,3 +76,43 @@ export const ToolResult = z
     message: "ok=true requires error=null; ok=false requires an error code",
   });
 export type ToolResult = z.infer<typeof ToolResult>;
+
+/**
+ * A prepared apply_patch: the contract an approval binds to and the record the
+ * ledger keeps between proposal, approval and write. Nothing is written when it
+ * is created; tools/apply-patch.ts commits it after re-checking the workspace.
+ */
+export const PreparedAction = z.strictObject({
+  schema_version: z.literal(1),
+  /** derived from the call's content (name, canonical arguments, workspace digest), never from call_id alone */
+  action_id: Id,
+  call_id: Id,
+  tool: z.literal("apply_patch"),
+  arguments: ApplyPatchArgs,
+  /** normalized workspace-relative path */
+  path: RelPath,
+  created: z.boolean(),
+  before_hash: FileVersion,
+  after_hash: Sha256Hex,
+  /** workspace manifest digest at proposal time */
+  manifest_digest: Sha256Hex,
+  /** SHA-256 of the canonical {name, arguments} */
+  args_digest: Sha256Hex,
+  /** the unified diff the write is expected to produce */
+  diff: z.string(),
+  new_content: z.string(),
+  /** file mode bits to write with (the existing file's, or 0644 for a new file) */
+  mode: z.int().min(0).max(0o7777),
+});
+export type PreparedAction = z.infer<typeof PreparedAction>;
+
+/** What a committed write leaves behind, for the ledger's receipt. */
+export const WriteReceipt = z.strictObject({
+  schema_version: z.literal(1),
+  action_id: Id,
+  path: RelPath,
+  before_hash: FileVersion,
+  after_hash: Sha256Hex,
+  created: z.boolean(),
+});
+export type WriteReceipt = z.infer<typeof WriteReceipt>;

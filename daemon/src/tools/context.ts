@@ -1,0 +1,29 @@
+import type { TaskSpec } from "../contracts/task-spec.js";
+import { createForbiddenMatcher, globMatcher, type Matcher } from "../workspace/forbidden.js";
+import { resolveLimits, type ToolLimits } from "./limits.js";
+
+/** What every tool needs to know about the run. Paths are host paths; they never appear in results. */
+export interface ToolContext {
+  task: TaskSpec;
+  workspaceRoot: string;
+  /** the run's control dir (state dir, outside the workspace): baseline, temp files for writes */
+  controlDir: string;
+  limits?: Partial<ToolLimits>;
+}
+
+export interface ToolEnv {
+  forbidden: Matcher;
+  writable: Matcher;
+  creatable: Matcher;
+  limits: ToolLimits;
+}
+
+/** Matchers and limits derived from the task, computed the same way for tools and policy. */
+export function toolEnv(ctx: Pick<ToolContext, "task" | "limits">): ToolEnv {
+  return {
+    forbidden: createForbiddenMatcher(ctx.task.forbidden),
+    writable: globMatcher(ctx.task.writable),
+    creatable: globMatcher(ctx.task.creatable),
+    limits: resolveLimits(ctx.limits),
+  };
+}

@@ -1,0 +1,156 @@
+import picomatch from "picomatch";
+import { isMiniAgentError } from "../errors.js";
+import type { SandboxResult } from "../contracts/sandbox.js";
+import type { TaskSpec } from "../contracts/task-spec.js";
+import type { ToolArgs, ToolResult } from "../contracts/tool-call.js";
+import type { Executor, SandboxSession } from "../sandbox/executor.js";
+import { createForbiddenMatcher } from "../workspace/forbidden.js";
+import { normalizeRel } from "../workspace/safe-path.js";
+import { walkTree } from "../workspace/walk.js";
+import { toolEnv, type ToolContext } from "./context.js";
+import type { ToolLimits } from "./limits.js";
+import { errorResult, okResult } from "./result.js";
+import { parseNodeTestOutput, type TestOutputSummary } from "./test-output.js";
+
+export interface RunTestsContext extends ToolContext {
+  /** a fresh-container Executor, or the run's warm SandboxSession */
+  runner: Executor | SandboxSession;
+  runId: string;
+  signal?: AbortSignal;
+  /** the budget's min(remaining, per-call cap); the preset's own timeout also applies */
+  timeoutMs: number;
+}
+
+export interface PresetInvocation {
+  preset: string;
+  argv: string[];
+  /** workspace-relative files the globs matched, in glob order then path order */
+  files: string[];
+  /** globs that matched nothing: reported, never silently skipped */
+  unmatched_globs: string[];
+  timeoutMs: number;
+}
+
+/**
+ * Expands a preset's `files` globs HOST-side over regular, non-forbidden,
+ * non-linked files. Node 20's `node --test DIR` would not find tests/test_x.js
+ * and exit 0 with 0 tests, so files are always named explicitly.
+ */
+export async function presetInvocation(
+  task: TaskSpec,
+  preset: string,
+  workspaceRoot: string,
+  controlDir?: string,
+): Promise<PresetInvocation | null> {
+  if (!Object.hasOwn(task.test_presets, preset)) return null;
+  const spec = task.test_presets[preset]!;
+  const forbidden = createForbiddenMatcher(task.forbidden);
+  const entries = await walkTree(workspaceRoot, {
+    skip: (rel, type) => forbidden(rel) || type === "symlink" || type === "other",
+    excludeAbs: controlDir === undefined ? [] : [controlDir],
+  });
+  const candidates = entries.filter((e) => e.type === "file" && e.nlink === 1).map((e) => e.rel);
+  const files: string[] = [];
+  const unmatched: string[] = [];
+  for (const glob of spec.files) {
+    // a glob reaching outside the workspace is never expanded
+    const safe = normalizeRel(glob);
+    const isMatch = picomatch(glob, { dot: false });
+    const hits = safe.ok ? candidates.filter((rel) => isMatch(rel)) : [];
+    if (hits.length === 0) unmatched.push(glob);
+    for (const h of hits) if (!files.includes(h)) files.push(h);
+  }
+  return {
+    preset,
+    argv: [...spec.command, ...files],
+    files,
+    unmatched_globs: unmatched,
+    timeoutMs: spec.timeout_seconds * 1000,
+  };
+}
+
+export interface TestRunReport extends Omit<TestOutputSummary, "failures"> {
+  exit_code: number | null;
+  timed_out: boolean;
+  cancelled_run: boolean;
+  truncated: boolean;
+  diagnostics: TestOutputSummary["failures"];
+  /** tail of stdout+stderr, capped */
+  output: string;
+  /** true only for: exit 0, not timed out/cancelled/truncated, summary found, discovered > 0, 0 failed, 0 cancelled */
+  green: boolean;
+  /** why not green, for the model and the log */
+  verdict: string;
+}
+
+function tail(text: string, maxBytes: number): { text: string; cut: boolean } {
+  const buf = Buffer.from(text, "utf8");
+  if (buf.length <= maxBytes) return { text, cut: false };
+  // drop a partial leading UTF-8 character rather than emit a replacement char
+  let start = buf.length - maxBytes;
+  while (start < buf.length && ((buf[start] as number) & 0xc0) === 0x80) start++;
+  return { text: buf.subarray(start).toString("utf8"), cut: true };
+}
+
+/** Judges one runner result the same way for run_tests and the Verifier. */
+export function summarizeTestRun(res: SandboxResult, limits: Pick<ToolLimits, "testOutputBytes" | "testDiagnostics" | "diagnosticChars">): TestRunReport {
+  const parsed = parseNodeTestOutput(res.stdout, { maxFailures: limits.testDiagnostics, maxMessageChars: limits.diagnosticChars });
+  const combined = res.stderr.length > 0 ? `${res.stdout}\n[stderr]\n${res.stderr}` : res.stdout;
+  const out = tail(combined, limits.testOutputBytes);
+  let verdict = "passed";
+  if (res.cancelled) verdict = "cancelled";
+  else if (res.timed_out) verdict = "timed out";
+  else if (res.truncated) verdict = "runner output was truncated; the summary cannot be trusted";
+  else if (!parsed.summary_found) verdict = parsed.problem ?? "no test summary";
+  else if (parsed.discovered === 0) verdict = "no tests were discovered (a green run with 0 tests is not a pass)";
+  else if (parsed.failed > 0 || parsed.cancelled > 0) verdict = `${parsed.failed} of ${parsed.discovered} tests failed`;
+  else if (res.exit_code !== 0) verdict = `the runner exited with code ${res.exit_code}`;
+  const { failures, ...counts } = parsed;
+  return {
+    ...counts,
+    exit_code: res.exit_code,
+    timed_out: res.timed_out,
+    cancelled_run: res.cancelled,
+    truncated: res.truncated || out.cut,
+    diagnostics: failures,
+    output: out.text,
+    green: verdict === "passed",
+    verdict,
+  };
+}
+
+function isSession(r: Executor | SandboxSession): r is SandboxSession {
+  return typeof (r as SandboxSession).exec === "function";
+}
+
+/** run_tests: only presets the task names; runs through the sandbox runner, never on the host directly. */
+export async function runTests(callId: string, args: ToolArgs<"run_tests">, ctx: RunTestsContext): Promise<ToolResult> {
+  const env = toolEnv(ctx);
+  const inv = await presetInvocation(ctx.task, args.preset, ctx.workspaceRoot, ctx.controlDir);
+  if (inv === null) {
+    return errorResult(callId, "unknown_preset", `no test preset '${args.preset}'; available: ${Object.keys(ctx.task.test_presets).join(", ")}`);
+  }
+  const timeoutMs = Math.max(1, Math.min(inv.timeoutMs, ctx.timeoutMs));
+  const req = {
+    purpose: "candidate" as const,
+    argv: inv.argv,
+    workspaceDir: ctx.workspaceRoot,
+    env: {},
+    timeoutMs,
+    outputCapBytes: env.limits.runnerOutputCapBytes,
+    signal: ctx.signal,
+  };
+  let res: SandboxResult;
+  try {
+    res = isSession(ctx.runner) ? await ctx.runner.exec(req) : await ctx.runner.run({ ...req, runId: ctx.runId });
+  } catch (err) {
+    if (isMiniAgentError(err)) return errorResult(callId, err.code, err.message);
+    return errorResult(callId, "sandbox_error", "the sandbox failed to run the tests");
+  }
+  const report = summarizeTestRun(res, env.limits);
+  const data = { preset: inv.preset, files: inv.files, unmatched_globs: inv.unmatched_globs, ...report };
+  if (report.green) return okResult(callId, data, report.truncated);
+  const code = report.cancelled_run ? "cancelled" : "tests_failed";
+  const unmatched = inv.unmatched_globs.length > 0 ? ` (globs matching nothing: ${inv.unmatched_globs.join(", ")})` : "";
+  return errorResult(callId, code, `${report.verdict}${unmatched}`, data, report.truncated);
+}

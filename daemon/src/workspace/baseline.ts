@@ -1,0 +1,108 @@
+import fs from "node:fs/promises";
+import path from "node:path";
+import { MiniAgentError } from "../errors.js";
+import { describeZodError } from "../contracts/common.js";
+import { sha256Hex } from "./hash.js";
+import { Manifest, manifestDigest } from "./manifest.js";
+import { readNoFollow } from "./read.js";
+import { walkTree } from "./walk.js";
+
+/**
+ * The run-start snapshot, kept in the CONTROL dir (outside the workspace) so
+ * candidate code can neither compute nor alter it. show_diff and the Verifier's
+ * protected-path check compare against it.
+ */
+export const BASELINE_DIR = "baseline";
+const MANIFEST_FILE = "manifest.json";
+const FILES_DIR = "files";
+
+export interface Baseline {
+  manifest: Manifest;
+  /** baseline bytes of a file, or null when it did not exist at run start; hash-checked on every read */
+  readFile(rel: string): Promise<Buffer | null>;
+}
+
+function isInside(child: string, parent: string): boolean {
+  const r = path.relative(parent, child);
+  return r === "" || (!r.startsWith("..") && !path.isAbsolute(r));
+}
+
+/** Copies every regular file and writes the manifest. Refuses to overwrite an existing baseline (resume must reuse it). */
+export async function captureBaseline(workspaceRoot: string, controlDir: string): Promise<Baseline> {
+  const ws = await fs.realpath(workspaceRoot);
+  const control = path.resolve(controlDir);
+  if (isInside(control, ws) || isInside(ws, control)) {
+    throw new MiniAgentError("invalid_request", "the control dir must be outside the workspace");
+  }
+  const base = path.join(control, BASELINE_DIR);
+  try {
+    await fs.mkdir(base, { recursive: false });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "EEXIST") {
+      throw new MiniAgentError("invalid_request", "a baseline already exists for this run; load it instead", { cause: err });
+    }
+    await fs.mkdir(control, { recursive: true, mode: 0o700 });
+    await fs.mkdir(base);
+  }
+  const files: Record<string, string> = {};
+  const special: Record<string, string> = {};
+  for (const entry of await walkTree(ws)) {
+    if (entry.type === "dir") continue;
+    if (entry.type === "symlink") {
+      special[entry.rel] = `symlink:${sha256Hex(await fs.readlink(entry.abs).catch(() => ""))}`;
+      continue;
+    }
+    if (entry.type === "other") {
+      special[entry.rel] = "special";
+      continue;
+    }
+    const read = await readNoFollow(entry.abs);
+    if (!read.ok) {
+      special[entry.rel] = `unreadable:${read.reason}`;
+      continue;
+    }
+    // hash the same bytes that are stored, so the copy and the manifest cannot disagree
+    files[entry.rel] = sha256Hex(read.bytes);
+    const dest = path.join(base, FILES_DIR, ...entry.rel.split("/"));
+    await fs.mkdir(path.dirname(dest), { recursive: true });
+    await fs.writeFile(dest, read.bytes, { mode: 0o600 });
+  }
+  const manifest: Manifest = { schema_version: 1, files, special, digest: manifestDigest(files, special) };
+  await fs.writeFile(path.join(base, MANIFEST_FILE), JSON.stringify(manifest, null, 2) + "\n", { mode: 0o600 });
+  return makeBaseline(base, manifest);
+}
+
+/** Loads and re-checks a captured baseline (schema and digest). */
+export async function loadBaseline(controlDir: string): Promise<Baseline> {
+  const base = path.join(path.resolve(controlDir), BASELINE_DIR);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(await fs.readFile(path.join(base, MANIFEST_FILE), "utf8"));
+  } catch (err) {
+    throw new MiniAgentError("not_found", "no baseline was captured for this run", { cause: err });
+  }
+  const parsed = Manifest.safeParse(raw);
+  if (!parsed.success) {
+    throw new MiniAgentError("schema_version_unsupported", `baseline manifest is invalid: ${describeZodError(parsed.error)}`);
+  }
+  const m = parsed.data;
+  if (manifestDigest(m.files, m.special) !== m.digest) {
+    throw new MiniAgentError("internal", "baseline manifest digest does not match its content");
+  }
+  return makeBaseline(base, m);
+}
+
+function makeBaseline(base: string, manifest: Manifest): Baseline {
+  return {
+    manifest,
+    async readFile(rel: string): Promise<Buffer | null> {
+      const expected = manifest.files[rel];
+      if (expected === undefined) return null;
+      const read = await readNoFollow(path.join(base, FILES_DIR, ...rel.split("/")));
+      if (!read.ok || sha256Hex(read.bytes) !== expected) {
+        throw new MiniAgentError("internal", `baseline copy of ${rel} is missing or altered`);
+      }
+      return read.bytes;
+    },
+  };
+}

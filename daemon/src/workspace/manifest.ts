@@ -1,0 +1,62 @@
+import fs from "node:fs/promises";
+import { z } from "zod";
+import { SchemaVersion, Sha256Hex } from "../contracts/common.js";
+import { canonicalJson, sha256Hex } from "./hash.js";
+import { readNoFollow } from "./read.js";
+import { walkTree } from "./walk.js";
+
+/**
+ * Regular files map to their SHA-256; anything else that is not a folder
+ * (symlink, fifo, socket, device) is recorded in `special`, so planting a
+ * symlink changes the digest even though its target is never read.
+ */
+export const Manifest = z.strictObject({
+  schema_version: SchemaVersion,
+  files: z.record(z.string(), Sha256Hex),
+  special: z.record(z.string(), z.string().max(128)),
+  digest: Sha256Hex,
+});
+export type Manifest = z.infer<typeof Manifest>;
+
+export interface ManifestOptions {
+  /** absolute paths left out (the control dir, should it live inside the root) */
+  excludeAbs?: readonly string[];
+}
+
+export function manifestDigest(files: Record<string, string>, special: Record<string, string>): string {
+  return sha256Hex(canonicalJson({ schema_version: 1, files, special }));
+}
+
+/** SHA-256 of every file, read with O_NOFOLLOW; the digest is over the sorted manifest. */
+export async function computeManifest(root: string, opts: ManifestOptions = {}): Promise<Manifest> {
+  const files: Record<string, string> = {};
+  const special: Record<string, string> = {};
+  for (const entry of await walkTree(root, { excludeAbs: opts.excludeAbs })) {
+    if (entry.type === "dir") continue;
+    if (entry.type === "symlink") {
+      const target = await fs.readlink(entry.abs).catch(() => "");
+      special[entry.rel] = `symlink:${sha256Hex(target)}`;
+      continue;
+    }
+    if (entry.type === "other") {
+      special[entry.rel] = "special";
+      continue;
+    }
+    const read = await readNoFollow(entry.abs);
+    if (read.ok) files[entry.rel] = sha256Hex(read.bytes);
+    else special[entry.rel] = `unreadable:${read.reason}`;
+  }
+  return { schema_version: 1, files, special, digest: manifestDigest(files, special) };
+}
+
+/** Paths whose entry differs between two manifests (added, removed or changed), sorted. */
+export function changedPaths(before: Manifest, after: Manifest): string[] {
+  const keys = new Set([...Object.keys(before.files), ...Object.keys(before.special), ...Object.keys(after.files), ...Object.keys(after.special)]);
+  const changed: string[] = [];
+  for (const k of keys) {
+    const a = before.files[k] ?? before.special[k] ?? null;
+    const b = after.files[k] ?? after.special[k] ?? null;
+    if (a !== b) changed.push(k);
+  }
+  return changed.sort();
+}

@@ -1,0 +1,48 @@
+import fs from "node:fs/promises";
+import path from "node:path";
+
+export interface WalkEntry {
+  rel: string;
+  abs: string;
+  type: "file" | "dir" | "symlink" | "other";
+  nlink: number;
+  size: number;
+}
+
+export interface WalkOptions {
+  /** return true to leave out an entry (and, for a folder, everything beneath it) */
+  skip?: (rel: string, type: WalkEntry["type"]) => boolean;
+  /** absolute paths never entered (the control dir if it sits inside the root) */
+  excludeAbs?: readonly string[];
+}
+
+/**
+ * Lists a tree WITHOUT following symlinks (lstat only; a symlinked folder is an
+ * entry, never entered). Sorted by relative path so every consumer (manifest,
+ * search, glob expansion) sees the same order on every machine.
+ */
+export async function walkTree(root: string, opts: WalkOptions = {}): Promise<WalkEntry[]> {
+  const out: WalkEntry[] = [];
+  const exclude = new Set((opts.excludeAbs ?? []).map((p) => path.resolve(p)));
+  async function visit(dirAbs: string, dirRel: string): Promise<void> {
+    const names = (await fs.readdir(dirAbs)).sort();
+    for (const name of names) {
+      const abs = path.join(dirAbs, name);
+      if (exclude.has(abs)) continue;
+      const rel = dirRel === "" ? name : `${dirRel}/${name}`;
+      let st: import("node:fs").Stats;
+      try {
+        st = await fs.lstat(abs);
+      } catch {
+        continue; // vanished between readdir and lstat
+      }
+      const type: WalkEntry["type"] = st.isSymbolicLink() ? "symlink" : st.isDirectory() ? "dir" : st.isFile() ? "file" : "other";
+      if (opts.skip?.(rel, type)) continue;
+      out.push({ rel, abs, type, nlink: st.nlink, size: st.size });
+      if (type === "dir") await visit(abs, rel);
+    }
+  }
+  await visit(root, "");
+  out.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+  return out;
+}
