@@ -126,7 +126,9 @@ describe("verify on the container sandbox", () => {
 
   it("regression: a runner printing '3 passed' but exiting non-zero is a failure", async () => {
     await fs.writeFile(path.join(ws, "src", "sum.js"), SUM_OK);
-    await fs.writeFile(path.join(ws, "tests", "lying-runner.js"), 'console.log("# tests 3\\n# pass 3\\n# fail 0");\nprocess.exit(1);\n');
+    // a complete, consistent node:test summary block, so only the exit code gives the lie away
+    const summary = ["# tests 3", "# suites 0", "# pass 3", "# fail 0", "# cancelled 0", "# skipped 0", "# todo 0", "# duration_ms 1"].join("\\n");
+    await fs.writeFile(path.join(ws, "tests", "lying-runner.js"), `console.log("TAP version 13\\n${summary}");\nprocess.exit(1);\n`);
     baseline = await computeManifest(ws);
     const ev = await check(taskSpec({ verify_preset: "lying" }));
     expect(ev).toMatchObject({ passed: false, reason: "verification_failed", tests: { discovered: 3, passed: 3, exit_code: 1 } });

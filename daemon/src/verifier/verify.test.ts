@@ -25,7 +25,8 @@ const task = TaskSpec.parse({
   acceptance: { command: ["node", "/control/accept.js"], cases: ["nested_missing", "root_ok"] },
 });
 
-const TAP = (tests: number, pass: number, fail: number) => `TAP version 13\n# tests ${tests}\n# suites 0\n# pass ${pass}\n# fail ${fail}\n# cancelled 0\n`;
+const TAP = (tests: number, pass: number, fail: number) =>
+  `TAP version 13\n# tests ${tests}\n# suites 0\n# pass ${pass}\n# fail ${fail}\n# cancelled 0\n# skipped ${tests - pass - fail}\n# todo 0\n# duration_ms 5.1\n`;
 const ACCEPT_OK = JSON.stringify({ schema_version: 1, cases: [{ id: "nested_missing", passed: true, actual: [], error: null }, { id: "root_ok", passed: true, actual: [], error: null }] });
 
 function result(over: Partial<SandboxResult>): SandboxResult {

@@ -30,20 +30,31 @@ import { isMiniAgentError } from "../errors.js";
 import { computeManifest, type Manifest } from "../workspace/manifest.js";
 import { protectedChanges } from "./protected-paths.js";
 import { parseAcceptanceOutput } from "./acceptance-protocol.js";
-import { expandPresetFiles } from "./preset-files.js";
-import { parseNodeTestSummary, type TestCounts } from "./test-counts.js";
+import { presetInvocation, type PresetInvocation } from "../tools/run-tests.js";
+import { parseNodeTestOutput } from "../tools/test-output.js";
+
+export interface TestCounts {
+  discovered: number;
+  passed: number;
+  failed: number;
+}
 
 export interface VerifierDeps {
   computeManifest(root: string, opts: { excludeAbs?: readonly string[] }): Promise<Manifest>;
+  /** the run_tests tool's strict node:test parser: a missing or inconsistent summary is 0 discovered */
   parseTestOutput(stdout: string, stderr: string): TestCounts;
-  /** test files appended to the preset command, expanded host-side from the manifest */
-  presetFiles(globs: readonly string[], manifest: Manifest): string[];
+  /** the preset's argv with its test files expanded host-side, exactly as run_tests does it */
+  presetInvocation(task: TaskSpec, preset: string, workspaceRoot: string): Promise<PresetInvocation | null>;
 }
 
 export const DEFAULT_VERIFIER_DEPS: VerifierDeps = {
   computeManifest: (root, opts) => computeManifest(root, opts),
-  parseTestOutput: (stdout) => parseNodeTestSummary(stdout),
-  presetFiles: expandPresetFiles,
+  parseTestOutput: (stdout) => {
+    const s = parseNodeTestOutput(stdout);
+    // a cancelled test did not pass: count it with the failures
+    return { discovered: s.discovered, passed: s.passed, failed: s.failed + s.cancelled };
+  },
+  presetInvocation: (task, preset, root) => presetInvocation(task, preset, root),
 };
 
 export const VERIFIER_DEFAULTS = {
@@ -114,18 +125,18 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
 
     // (2) candidate tests in a fresh container
     const preset = task.test_presets[task.verify_preset];
-    if (preset === undefined) throw new Stop("verification_error:unknown_preset");
-    const files = deps.presetFiles(preset.files, before);
-    if (preset.files.length > 0 && files.length === 0) {
+    const inv = await deps.presetInvocation(task, task.verify_preset, input.workspaceRoot);
+    if (preset === undefined || inv === null) throw new Stop("verification_error:unknown_preset");
+    if (preset.files.length > 0 && inv.files.length === 0) {
       reasons.push("false_green");
       details.push("the preset's test files match nothing in the workspace");
     } else {
       const r = await runFresh(executor, {
         runId: input.runId,
         purpose: "verifier",
-        argv: [...preset.command, ...files],
+        argv: inv.argv,
         workspaceDir: input.workspaceRoot,
-        timeoutMs: preset.timeout_seconds * 1000,
+        timeoutMs: inv.timeoutMs,
         outputCapBytes: VERIFIER_DEFAULTS.outputCapBytes,
         signal,
       });
