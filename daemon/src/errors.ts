@@ -48,6 +48,7 @@ export const ERROR_CODES = [
   "credentials_missing",
   "credentials_insecure",
   "daemon_already_running",
+  "daemon_unreachable",
   // verifier
   "verification_error",
   "acceptance_protocol_error",

@@ -1,0 +1,141 @@
+import fs from "node:fs";
+import { Agent, request, type Dispatcher } from "undici";
+import { z } from "zod";
+import { ApiResponse, ErrorBody, type ApiResponseOf, type CreateRunRequest } from "../../daemon/src/contracts/api.js";
+import { describeZodError } from "../../daemon/src/contracts/common.js";
+import type { Runtime } from "../../daemon/src/contracts/sandbox.js";
+import type { Budgets } from "../../daemon/src/contracts/task-spec.js";
+import { MiniAgentError } from "../../daemon/src/errors.js";
+
+/**
+ * The daemon's /v1 API over its Unix socket (undici). Every answer is parsed
+ * with the shared zod union; a refusal becomes MiniAgentError with the
+ * daemon's code, and "nobody listens" becomes `daemon_unreachable` with the
+ * command that starts a daemon, never a raw ECONNREFUSED.
+ */
+export interface ApiTarget {
+  socketPath: string;
+  /** shown in the "how to start a daemon" hint */
+  stateDir: string;
+}
+
+const UNREACHABLE_CODES = new Set(["ECONNREFUSED", "ENOENT", "ECONNRESET", "ENOTSOCK", "UND_ERR_SOCKET", "UND_ERR_CONNECT_TIMEOUT", "EPIPE"]);
+
+export function startHint(target: ApiTarget): string {
+  return [
+    `no mini-agent-daemon answers on ${target.socketPath}.`,
+    `Start one (it runs in the foreground; add & or use another terminal):`,
+    `  mini-agent-daemon --state-dir ${target.stateDir}`,
+    `or, from a checkout after \`npm run build\`:`,
+    `  npm run daemon -- --state-dir ${target.stateDir}`,
+  ].join("\n");
+}
+
+export class ApiClient {
+  private readonly dispatcher: Dispatcher;
+
+  constructor(private readonly target: ApiTarget) {
+    this.dispatcher = new Agent({ connect: { socketPath: target.socketPath }, headersTimeout: 120_000, bodyTimeout: 120_000 });
+  }
+
+  async close(): Promise<void> {
+    await this.dispatcher.close();
+  }
+
+  createRun(body: z.input<typeof CreateRunRequest>) {
+    return this.json("POST", "/v1/runs", body, "run");
+  }
+  listRuns() {
+    return this.json("GET", "/v1/runs", undefined, "runs");
+  }
+  getRun(runId: string) {
+    return this.json("GET", `/v1/runs/${enc(runId)}`, undefined, "run");
+  }
+  approve(runId: string, actionId: string) {
+    return this.json("POST", `/v1/runs/${enc(runId)}/actions/${enc(actionId)}/approve`, {}, "run");
+  }
+  reject(runId: string, actionId: string, reason: string) {
+    return this.json("POST", `/v1/runs/${enc(runId)}/actions/${enc(actionId)}/reject`, { reason }, "run");
+  }
+  resume(runId: string, budgets?: Partial<Budgets>) {
+    return this.json("POST", `/v1/runs/${enc(runId)}/resume`, budgets ? { budgets } : {}, "run");
+  }
+  cancel(runId: string) {
+    return this.json("POST", `/v1/runs/${enc(runId)}/cancel`, {}, "run");
+  }
+  events(runId: string, since: number, waitMs: number) {
+    return this.json("GET", `/v1/runs/${enc(runId)}/events?since=${since}&wait_ms=${waitMs}`, undefined, "events");
+  }
+  diff(runId: string) {
+    return this.json("GET", `/v1/runs/${enc(runId)}/diff`, undefined, "diff");
+  }
+  probe(runtime?: Runtime) {
+    return this.json("POST", "/v1/probes", runtime ? { runtime } : {}, "isolation_report");
+  }
+  isolationReport() {
+    return this.json("GET", "/v1/isolation-report", undefined, "isolation_report");
+  }
+  health() {
+    return this.json("GET", "/v1/health", undefined, "health");
+  }
+  async trace(runId: string): Promise<string> {
+    const res = await this.send("GET", `/v1/runs/${enc(runId)}/trace`, undefined);
+    if (res.status !== 200) this.refusal(res.status, res.text);
+    return res.text;
+  }
+
+  private async json<K extends ApiResponse["kind"]>(method: "GET" | "POST", path: string, body: unknown, kind: K): Promise<ApiResponseOf<K>> {
+    const res = await this.send(method, path, body);
+    if (res.status < 200 || res.status >= 300) this.refusal(res.status, res.text);
+    let json: unknown;
+    try {
+      json = JSON.parse(res.text);
+    } catch {
+      throw new MiniAgentError("internal", `the daemon answered ${method} ${path} with something that is not JSON`);
+    }
+    const parsed = ApiResponse.safeParse(json);
+    if (!parsed.success) throw new MiniAgentError("internal", `unexpected answer from the daemon: ${describeZodError(parsed.error)}`);
+    if (parsed.data.kind !== kind) throw new MiniAgentError("internal", `expected a ${kind} answer, got ${parsed.data.kind}`);
+    return parsed.data as ApiResponseOf<K>;
+  }
+
+  private refusal(status: number, text: string): never {
+    let json: unknown = null;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      /* fall through */
+    }
+    const parsed = ErrorBody.safeParse(json);
+    if (parsed.success) {
+      const e = parsed.data.error;
+      throw new MiniAgentError(e.code, e.message, e.details ? { details: e.details } : {});
+    }
+    throw new MiniAgentError("internal", `the daemon answered HTTP ${status} without an error body`);
+  }
+
+  private async send(method: "GET" | "POST", path: string, body: unknown): Promise<{ status: number; text: string }> {
+    try {
+      const res = await request(`http://mini-agent${path}`, {
+        method,
+        dispatcher: this.dispatcher,
+        ...(body !== undefined && { body: JSON.stringify(body), headers: { "content-type": "application/json" } }),
+      });
+      return { status: res.statusCode, text: await res.body.text() };
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? (err as { cause?: NodeJS.ErrnoException }).cause?.code;
+      if (code === "EACCES") {
+        throw new MiniAgentError("daemon_unreachable", `permission denied on ${this.target.socketPath}: the daemon belongs to another user`);
+      }
+      if (code && UNREACHABLE_CODES.has(code)) {
+        const exists = fs.existsSync(this.target.socketPath);
+        throw new MiniAgentError("daemon_unreachable", startHint(this.target) + (exists ? "\n(the socket file exists but nobody listens: the daemon stopped or crashed)" : ""));
+      }
+      throw new MiniAgentError("daemon_unreachable", `cannot talk to the daemon on ${this.target.socketPath} (${code ?? "connection error"})`, { cause: err });
+    }
+  }
+}
+
+function enc(s: string): string {
+  return encodeURIComponent(s);
+}

@@ -1,0 +1,118 @@
+import { parseArgs, type ParseArgsConfig } from "node:util";
+
+/**
+ * Command-line grammar of mini-agent-client: one table of commands, each with
+ * its positionals and options. Unknown flags and missing arguments are usage
+ * errors (exit 64), never guessed.
+ */
+type OptionSpec = NonNullable<ParseArgsConfig["options"]>;
+
+const GLOBAL: OptionSpec = {
+  socket: { type: "string" },
+  "state-dir": { type: "string" },
+  json: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+};
+
+interface CommandSpec {
+  positionals: string[];
+  options: OptionSpec;
+  summary: string;
+  details?: string;
+}
+
+export const COMMANDS = {
+  run: {
+    positionals: [],
+    options: {
+      fixture: { type: "string" },
+      workspace: { type: "string" },
+      "task-spec": { type: "string" },
+      control: { type: "string" },
+      model: { type: "string" },
+      replay: { type: "string" },
+      "trust-replay-file": { type: "boolean" },
+      backend: { type: "string" },
+    },
+    summary:
+      "run --fixture DIR --workspace NEWDIR | run --workspace DIR --task-spec FILE [--control DIR]\n" +
+      "      [--model replay|live] [--replay FILE] [--trust-replay-file] [--backend container|trusted_local]",
+    details:
+      "Creates a run and follows it. --fixture copies DIR/repo into NEWDIR (which must not exist) and uses the\n" +
+      "fixture's task.json, control/ and replay.json. Default model: replay; default backend: container.\n" +
+      "At a pending write it shows the diff: on a terminal it asks y/N; otherwise it prints the approve/reject\n" +
+      "commands and exits 3.",
+  },
+  status: { positionals: ["RUN"], options: {}, summary: "status RUN [--json]", details: "--json prints {run_id, status, reason, action_id} (action_id when awaiting approval)." },
+  list: { positionals: [], options: {}, summary: "list [--json]" },
+  approve: {
+    positionals: ["RUN", "ACTION"],
+    options: { "no-follow": { type: "boolean" } },
+    summary: "approve RUN ACTION [--no-follow]",
+    details: "Approves the pending write, then follows the run to its next stop and exits with the run's code\n(3 again at the next approval). --no-follow returns right after approving.",
+  },
+  reject: {
+    positionals: ["RUN", "ACTION"],
+    options: { reason: { type: "string" }, "no-follow": { type: "boolean" } },
+    summary: "reject RUN ACTION --reason TEXT [--no-follow]",
+    details: "Rejects the pending write (the model sees the reason), then follows like approve.",
+  },
+  resume: { positionals: ["RUN"], options: { "no-follow": { type: "boolean" } }, summary: "resume RUN [--no-follow]", details: "Resumes an interrupted or budget-exhausted run and follows it." },
+  cancel: { positionals: ["RUN"], options: {}, summary: "cancel RUN" },
+  trace: { positionals: ["RUN"], options: { jsonl: { type: "boolean" } }, summary: "trace RUN [--jsonl]" },
+  diff: { positionals: ["RUN"], options: {}, summary: "diff RUN" },
+  probe: { positionals: [], options: { runtime: { type: "string" } }, summary: "probe [--runtime runc|runsc]", details: "Runs the isolation probes in the daemon and stores the report (needed before --model live)." },
+  events: {
+    positionals: ["RUN"],
+    options: { follow: { type: "boolean" }, since: { type: "string" } },
+    summary: "events RUN [--follow] [--since N]",
+    details: "Prints the run's events; --follow keeps printing until the run stops and exits with its code.",
+  },
+  health: { positionals: [], options: {}, summary: "health", details: "Engine reachable, image digest present, runtime, latest probe verdict. Exit 0 when all good, 2 otherwise." },
+} satisfies Record<string, CommandSpec>;
+
+export type CommandName = keyof typeof COMMANDS;
+
+export interface ParsedCommand {
+  command: CommandName;
+  args: string[];
+  opts: Record<string, string | boolean | undefined>;
+}
+
+export type ParseResult = { kind: "command"; cmd: ParsedCommand } | { kind: "help"; text: string } | { kind: "usage_error"; message: string };
+
+const GLOBAL_HELP = `global options (every command): --socket PATH  --state-dir DIR  --json  --help
+  socket default: $MINI_AGENT_SOCKET, else <state-dir>/daemon.sock; state dir default as the daemon's
+  ($MINI_AGENT_STATE_DIR, $XDG_STATE_HOME/mini-agent, ~/.local/state/mini-agent)`;
+
+const EXIT_HELP = `exit codes: 0 completed, 1 failed, 2 isolation unverified or daemon/engine unreachable,
+            3 awaiting approval, 4 cancelled, 5 budget exhausted, 64 usage error`;
+
+export function usage(command?: CommandName): string {
+  if (command) {
+    const spec: CommandSpec = COMMANDS[command];
+    return [`usage: mini-agent-client ${spec.summary}`, spec.details ?? "", GLOBAL_HELP, EXIT_HELP].filter(Boolean).join("\n\n");
+  }
+  const lines = Object.values(COMMANDS).map((c: CommandSpec) => `  ${c.summary.split("\n")[0]}`);
+  return [`usage: mini-agent-client COMMAND [options]`, `commands:\n${lines.join("\n")}`, GLOBAL_HELP, EXIT_HELP, "mini-agent-client COMMAND --help shows more."].join("\n\n");
+}
+
+export function parseClientArgs(argv: string[]): ParseResult {
+  const [first, ...rest] = argv;
+  if (first === undefined || first === "--help" || first === "-h" || first === "help") return { kind: "help", text: usage() };
+  if (!(first in COMMANDS)) return { kind: "usage_error", message: `unknown command: ${first}\n\n${usage()}` };
+  const command = first as CommandName;
+  const spec: CommandSpec = COMMANDS[command];
+  let parsed;
+  try {
+    parsed = parseArgs({ args: rest, strict: true, allowPositionals: true, options: { ...GLOBAL, ...spec.options } });
+  } catch (err) {
+    return { kind: "usage_error", message: `${(err as Error).message}\n\n${usage(command)}` };
+  }
+  if (parsed.values.help) return { kind: "help", text: usage(command) };
+  if (parsed.positionals.length !== spec.positionals.length) {
+    const want = spec.positionals.length === 0 ? "no arguments" : spec.positionals.join(" ");
+    return { kind: "usage_error", message: `${command} takes ${want}\n\n${usage(command)}` };
+  }
+  return { kind: "command", cmd: { command, args: parsed.positionals, opts: parsed.values as ParsedCommand["opts"] } };
+}

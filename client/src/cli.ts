@@ -1,0 +1,21 @@
+#!/usr/bin/env node
+import readline from "node:readline/promises";
+import { main } from "./main.js";
+
+/** mini-agent-client: a tiny entry; main() decides, the exit code is set here once. */
+const code = await main(process.argv.slice(2), {
+  env: process.env,
+  cwd: process.cwd(),
+  isTTY: process.stdout.isTTY === true && process.stdin.isTTY === true,
+  out: (s) => process.stdout.write(s),
+  err: (s) => process.stderr.write(s),
+  async ask(question) {
+    const rl = readline.createInterface({ input: process.stdin, output: process.stdout });
+    try {
+      return await rl.question(question);
+    } finally {
+      rl.close();
+    }
+  },
+});
+process.exitCode = code;

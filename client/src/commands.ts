@@ -1,0 +1,199 @@
+import fs from "node:fs";
+import path from "node:path";
+import { TaskSpec } from "../../daemon/src/contracts/task-spec.js";
+import { describeZodError } from "../../daemon/src/contracts/common.js";
+import { Backend, Runtime } from "../../daemon/src/contracts/sandbox.js";
+import { MiniAgentError } from "../../daemon/src/errors.js";
+import type { ApiClient } from "./api-client.js";
+import type { CommandName, ParsedCommand } from "./args.js";
+import { EXIT, exitForStatus, type ExitCode } from "./exit-codes.js";
+import { followRun, type FollowIO } from "./follow.js";
+import { eventLine, finalText, progressLine, statusJson } from "./render.js";
+
+export interface CommandContext extends FollowIO {
+  api: ApiClient;
+  cwd: string;
+  json: boolean;
+  /** `--socket PATH` / `--state-dir DIR` as given, repeated in printed commands */
+  commandPrefix: string;
+}
+
+/** a mistake on the command line (exit 64); never sent to the daemon */
+export class UsageError extends MiniAgentError {
+  constructor(message: string) {
+    super("invalid_request", message);
+    this.name = "UsageError";
+  }
+}
+
+type Handler = (cmd: ParsedCommand, ctx: CommandContext) => Promise<ExitCode>;
+
+const opt = (cmd: ParsedCommand, name: string): string | undefined => {
+  const v = cmd.opts[name];
+  return typeof v === "string" ? v : undefined;
+};
+const flag = (cmd: ParsedCommand, name: string): boolean => cmd.opts[name] === true;
+const arg = (cmd: ParsedCommand, i: number): string => cmd.args[i] ?? "";
+
+function printJson(ctx: CommandContext, value: unknown): void {
+  ctx.out(JSON.stringify(value, null, 2) + "\n");
+}
+
+/** The client owns nothing: the one file it reads is a task spec, to send it. */
+function readTaskSpec(file: string): unknown {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, "utf8");
+  } catch (err) {
+    throw new UsageError(`--task-spec: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? "error"})`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new UsageError(`--task-spec: ${file} is not valid JSON`);
+  }
+  const parsed = TaskSpec.safeParse(json);
+  if (!parsed.success) throw new MiniAgentError("invalid_task_spec", `${file}: ${describeZodError(parsed.error)}`);
+  return json; // the daemon validates again: it is the one that must be right
+}
+
+const run: Handler = async (cmd, ctx) => {
+  const abs = (p: string | undefined) => (p === undefined ? undefined : path.resolve(ctx.cwd, p));
+  const fixture = abs(opt(cmd, "fixture"));
+  const workspace = abs(opt(cmd, "workspace"));
+  const taskSpecFile = abs(opt(cmd, "task-spec"));
+  if (!workspace) throw new UsageError("run needs --workspace DIR");
+  if ((fixture === undefined) === (taskSpecFile === undefined)) throw new UsageError("run needs exactly one of --fixture DIR or --task-spec FILE");
+  if (fixture && opt(cmd, "control")) throw new UsageError("--control comes from the fixture; use it only with --task-spec");
+  const model = opt(cmd, "model") ?? "replay";
+  if (model !== "replay" && model !== "live") throw new UsageError("--model: use replay or live");
+  const backend = Backend.safeParse(opt(cmd, "backend") ?? "container");
+  if (!backend.success) throw new UsageError("--backend: use container or trusted_local");
+  const replay = abs(opt(cmd, "replay"));
+  const control = abs(opt(cmd, "control"));
+  const created = await ctx.api.createRun({
+    workspace,
+    model,
+    backend: backend.data,
+    trust_replay_file: flag(cmd, "trust-replay-file"),
+    ...(fixture !== undefined && { fixture_dir: fixture }),
+    ...(taskSpecFile !== undefined && { task_spec: readTaskSpec(taskSpecFile) as never }),
+    ...(control !== undefined && { control_dir: control }),
+    ...(replay !== undefined && { replay_path: replay }),
+  });
+  if (!ctx.json) ctx.out(`run ${created.run.run_id} started (model ${model}, backend ${backend.data}, workspace ${workspace})\n`);
+  return followRun(ctx.api, created.run, 0, ctx, { json: ctx.json, commandPrefix: ctx.commandPrefix, interactive: true });
+};
+
+const status: Handler = async (cmd, ctx) => {
+  const { run: r } = await ctx.api.getRun(arg(cmd, 0));
+  if (ctx.json) printJson(ctx, statusJson(r));
+  else ctx.out(`${progressLine(r)}\n${r.status === "awaiting_approval" && r.pending_action ? `pending action ${r.pending_action.action_id} on ${r.pending_action.path}` : finalText(r)}\n`);
+  return exitForStatus(r.status);
+};
+
+const list: Handler = async (_cmd, ctx) => {
+  const { runs } = await ctx.api.listRuns();
+  if (ctx.json) printJson(ctx, runs.map(statusJson));
+  else if (runs.length === 0) ctx.out("no runs\n");
+  else for (const r of runs) ctx.out(`${r.run_id}  ${r.status}${r.reason ? ` (${r.reason})` : ""}  ${r.workspace}\n`);
+  return EXIT.ok;
+};
+
+/** approve/reject/resume answer, then follow the run to its next stop (documented in --help). */
+function thenFollow(act: (cmd: ParsedCommand, ctx: CommandContext) => ReturnType<ApiClient["getRun"]>): Handler {
+  return async (cmd, ctx) => {
+    const before = await ctx.api.getRun(arg(cmd, 0));
+    const { run: after } = await act(cmd, ctx);
+    if (flag(cmd, "no-follow")) {
+      if (ctx.json) printJson(ctx, statusJson(after));
+      else ctx.out(`${progressLine(after)}\n`);
+      return exitForStatus(after.status);
+    }
+    return followRun(ctx.api, after, before.run.last_seq, ctx, { json: ctx.json, commandPrefix: ctx.commandPrefix, interactive: true });
+  };
+}
+
+const approve = thenFollow((cmd, ctx) => ctx.api.approve(arg(cmd, 0), arg(cmd, 1)));
+const reject = thenFollow((cmd, ctx) => {
+  const reason = opt(cmd, "reason");
+  if (!reason) throw new UsageError("reject needs --reason TEXT (the model is told why)");
+  return ctx.api.reject(arg(cmd, 0), arg(cmd, 1), reason);
+});
+const resume = thenFollow((cmd, ctx) => ctx.api.resume(arg(cmd, 0)));
+
+const cancel: Handler = async (cmd, ctx) => {
+  const { run: r } = await ctx.api.cancel(arg(cmd, 0));
+  if (ctx.json) printJson(ctx, statusJson(r));
+  else ctx.out(finalText(r) + "\n");
+  return exitForStatus(r.status);
+};
+
+const trace: Handler = async (cmd, ctx) => {
+  const jsonl = await ctx.api.trace(arg(cmd, 0));
+  if (flag(cmd, "jsonl") || ctx.json) {
+    ctx.out(jsonl.endsWith("\n") || jsonl === "" ? jsonl : jsonl + "\n");
+    return EXIT.ok;
+  }
+  for (const line of jsonl.split("\n").filter(Boolean)) {
+    try {
+      const e = JSON.parse(line) as Parameters<typeof eventLine>[0];
+      ctx.out(eventLine({ ...e, payload: e.payload ?? {}, call_id: e.call_id ?? null, action_id: e.action_id ?? null }) + "\n");
+    } catch {
+      ctx.out(line + "\n");
+    }
+  }
+  return EXIT.ok;
+};
+
+const diff: Handler = async (cmd, ctx) => {
+  const d = await ctx.api.diff(arg(cmd, 0));
+  if (ctx.json) printJson(ctx, d);
+  else ctx.out(d.diff === "" ? "(no changes)\n" : d.diff.endsWith("\n") ? d.diff : d.diff + "\n");
+  return EXIT.ok;
+};
+
+const probe: Handler = async (cmd, ctx) => {
+  const rt = opt(cmd, "runtime");
+  const runtime = rt === undefined ? undefined : Runtime.safeParse(rt);
+  if (runtime && !runtime.success) throw new UsageError("--runtime: use runc or runsc");
+  if (!ctx.json) ctx.out("running isolation probes (this starts several sandbox containers)...\n");
+  const { report } = await ctx.api.probe(runtime?.data);
+  const passed = report?.passed === true;
+  if (ctx.json) printJson(ctx, report);
+  else {
+    const probes = Array.isArray(report?.probes) ? (report.probes as Array<Record<string, unknown>>) : [];
+    for (const p of probes) ctx.out(`${p.passed === true ? "pass" : "FAIL"}  ${String(p.id)}  ${String(p.property ?? "")}\n`);
+    ctx.out(passed ? `isolation verified (${probes.length} probes passed)\n` : `isolation NOT verified${report?.reason ? `: ${String(report.reason)}` : ""}\n`);
+  }
+  return passed ? EXIT.ok : EXIT.unavailable;
+};
+
+const events: Handler = async (cmd, ctx) => {
+  const sinceRaw = opt(cmd, "since") ?? "0";
+  if (!/^\d+$/.test(sinceRaw)) throw new UsageError("--since takes a non-negative integer");
+  const since = Number(sinceRaw);
+  const runId = arg(cmd, 0);
+  if (flag(cmd, "follow")) {
+    const { run: r } = await ctx.api.getRun(runId);
+    return followRun(ctx.api, r, since, { ...ctx, isTTY: false }, { json: ctx.json, commandPrefix: ctx.commandPrefix, interactive: false });
+  }
+  const res = await ctx.api.events(runId, since, 0);
+  for (const e of res.events) ctx.out((ctx.json ? JSON.stringify(e) : eventLine(e)) + "\n");
+  return EXIT.ok;
+};
+
+const health: Handler = async (_cmd, ctx) => {
+  const h = await ctx.api.health();
+  if (ctx.json) printJson(ctx, h);
+  else {
+    ctx.out(`daemon   pid ${h.daemon.pid}, version ${h.daemon.version}, api ${h.daemon.api}\n`);
+    ctx.out(`engine   ${h.engine.reachable ? `reachable (${h.engine.version ?? "?"})` : `UNREACHABLE${h.engine.error ? `: ${h.engine.error}` : ""}`}, runtime ${h.engine.runtime}\n`);
+    ctx.out(`image    ${h.engine.image_present ? `present ${h.engine.image_digest}` : `MISSING${h.engine.image_digest ? ` ${h.engine.image_digest}` : ""} (npm run image:build)`}\n`);
+    ctx.out(`isolation ${h.isolation.verdict}${h.isolation.generated_at ? ` at ${h.isolation.generated_at}` : ""}${h.isolation.reason ? ` (${h.isolation.reason})` : ""}${h.isolation.verdict === "passed" ? "" : "; refresh with: mini-agent-client probe"}\n`);
+  }
+  return h.ok ? EXIT.ok : EXIT.unavailable;
+};
+
+export const HANDLERS: Record<CommandName, Handler> = { run, status, list, approve, reject, resume, cancel, trace, diff, probe, events, health };

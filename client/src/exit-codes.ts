@@ -1,0 +1,60 @@
+import type { RunStatus } from "../../daemon/src/contracts/run.js";
+import type { ErrorCode } from "../../daemon/src/errors.js";
+
+/**
+ * mini-agent-client exit codes: the one table (README "Exit codes" repeats it).
+ *   0 completed (verified by the host Verifier) / command succeeded
+ *   1 failed (reason printed), or a request the daemon refused
+ *   2 isolation unverified, or the daemon / container engine unreachable
+ *   3 awaiting approval (the approve/reject commands are printed)
+ *   4 cancelled
+ *   5 budget exhausted
+ *  64 usage error
+ */
+export const EXIT = {
+  ok: 0,
+  failed: 1,
+  unavailable: 2,
+  awaitingApproval: 3,
+  cancelled: 4,
+  budgetExhausted: 5,
+  usage: 64,
+} as const;
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+/** Exit code for a run that stopped (or is still moving: 0, the query itself succeeded). */
+export function exitForStatus(status: RunStatus): ExitCode {
+  switch (status) {
+    case "completed":
+    case "running":
+    case "verifying":
+      return EXIT.ok;
+    case "awaiting_approval":
+      return EXIT.awaitingApproval;
+    case "cancelled":
+      return EXIT.cancelled;
+    case "budget_exhausted":
+      return EXIT.budgetExhausted;
+    case "failed":
+    case "interrupted":
+    case "uncertain":
+      return EXIT.failed;
+  }
+}
+
+const UNAVAILABLE: readonly ErrorCode[] = [
+  "daemon_unreachable",
+  "isolation_unverified",
+  "backend_not_isolated",
+  "runtime_unavailable",
+  "image_missing",
+  "image_digest_mismatch",
+  "sandbox_error",
+];
+
+export function exitForError(code: ErrorCode): ExitCode {
+  if (UNAVAILABLE.includes(code)) return EXIT.unavailable;
+  if (code === "budget_exhausted") return EXIT.budgetExhausted;
+  if (code === "cancelled") return EXIT.cancelled;
+  return EXIT.failed;
+}

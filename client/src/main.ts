@@ -1,0 +1,67 @@
+import path from "node:path";
+import { resolveStateDir, statePath } from "../../daemon/src/config/state-dir.js";
+import { isMiniAgentError } from "../../daemon/src/errors.js";
+import { ApiClient } from "./api-client.js";
+import { parseClientArgs, usage } from "./args.js";
+import { HANDLERS, UsageError } from "./commands.js";
+import { EXIT, exitForError, type ExitCode } from "./exit-codes.js";
+import { shellQuote } from "./render.js";
+
+/** Everything the client touches, passed in so tests can drive main() directly. */
+export interface ClientIO {
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  isTTY: boolean;
+  out(s: string): void;
+  err(s: string): void;
+  ask(question: string): Promise<string>;
+}
+
+/** Socket: --socket, else $MINI_AGENT_SOCKET, else <state dir>/daemon.sock (state dir resolved like the daemon's). */
+export function resolveTarget(opts: Record<string, string | boolean | undefined>, io: Pick<ClientIO, "env" | "cwd">) {
+  const stateDirFlag = typeof opts["state-dir"] === "string" ? path.resolve(io.cwd, opts["state-dir"]) : undefined;
+  const stateDir = resolveStateDir(io.env, stateDirFlag);
+  const socketFlag = typeof opts.socket === "string" ? path.resolve(io.cwd, opts.socket) : undefined;
+  const socketPath = socketFlag ?? (io.env.MINI_AGENT_SOCKET ? path.resolve(io.cwd, io.env.MINI_AGENT_SOCKET) : statePath(stateDir, "socket"));
+  const prefix = [
+    ...(socketFlag ? ["--socket", shellQuote(socketFlag)] : []),
+    ...(stateDirFlag && !socketFlag ? ["--state-dir", shellQuote(stateDirFlag)] : []),
+  ].join(" ");
+  return { socketPath, stateDir, prefix };
+}
+
+export async function main(argv: string[], io: ClientIO): Promise<ExitCode> {
+  const parsed = parseClientArgs(argv);
+  if (parsed.kind === "help") {
+    io.out(parsed.text + "\n");
+    return EXIT.ok;
+  }
+  if (parsed.kind === "usage_error") {
+    io.err(`mini-agent-client: ${parsed.message}\n`);
+    return EXIT.usage;
+  }
+  const { cmd } = parsed;
+  const target = resolveTarget(cmd.opts, io);
+  const api = new ApiClient({ socketPath: target.socketPath, stateDir: target.stateDir });
+  const json = cmd.opts.json === true;
+  try {
+    return await HANDLERS[cmd.command](cmd, { api, cwd: io.cwd, json, commandPrefix: target.prefix, isTTY: io.isTTY, out: io.out, ask: io.ask });
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.err(`mini-agent-client ${cmd.command}: ${err.message}\n\n${usage(cmd.command)}\n`);
+      return EXIT.usage;
+    }
+    if (isMiniAgentError(err)) {
+      if (json) io.out(JSON.stringify({ error: { code: err.code, message: err.message, ...(err.details && { details: err.details }) } }) + "\n");
+      io.err(`mini-agent-client: ${err.code}: ${err.message}\n`);
+      const refresh = err.details?.refresh_command;
+      if (typeof refresh === "string" && !err.message.includes(refresh)) io.err(`refresh the isolation report with: ${refresh}\n`);
+      return exitForError(err.code);
+    }
+    // A bug in the client itself: say so briefly, without a stack.
+    io.err(`mini-agent-client: unexpected error: ${(err as Error)?.message ?? String(err)}\n`);
+    return EXIT.failed;
+  } finally {
+    await api.close().catch(() => undefined);
+  }
+}
