@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { Dispatcher } from "undici";
 import type { CredentialSource } from "../../credentials/credential-source.js";
 import type { Model, ModelTurn, ModelUsage, ModelView } from "../model.js";
-import type { LiveModelConfig } from "./config.js";
+import { providerHost, type LiveModelConfig } from "./config.js";
 import { decodeJsonAction, decodeToolMessage } from "./decode.js";
 import { postChatCompletion } from "./http.js";
 import { jsonActionInstructions, toJsonActionMessages } from "./json-action.js";
@@ -18,10 +18,25 @@ export interface LiveModelOptions {
    * null: the endpoint needs no key (a local llama.cpp / Ollama / vLLM).
    */
   credentials: Pick<CredentialSource, "read"> | null;
-  /** messages sent before the run's own view every turn: system prompt and project context (context/project-context.ts) */
-  preamble?: Message[];
+  /**
+   * Messages sent before the run's own view every turn: the protocol prompt and
+   * the project context (context/project-context.ts). A function is called once,
+   * on the first decide(): the workspace it describes may not exist yet when
+   * the model is built (the gate runs before the workspace is prepared).
+   */
+  preamble?: Message[] | (() => Promise<Message[]>);
   /** undici dispatcher; default: undici's global one. Tests pass one that counts requests. */
   dispatcher?: Dispatcher;
+  /** date of the isolation report the gate accepted, kept for the live run record */
+  isolationReportGeneratedAt?: string;
+}
+
+/** What the live run record needs to know about the model that drove the run. */
+export interface LiveModelFacts {
+  model: string;
+  providerHost: string;
+  mode: "tools" | "json";
+  isolationReportGeneratedAt: string | null;
 }
 
 /**
@@ -34,6 +49,7 @@ export class LiveModel implements Model {
   readonly name: string;
   private readonly opts: LiveModelOptions;
   private apiKey: string | null | undefined;
+  private preamble: Message[] | undefined;
 
   constructor(opts: LiveModelOptions) {
     this.opts = opts;
@@ -41,7 +57,7 @@ export class LiveModel implements Model {
   }
 
   async decide(view: ModelView, signal: AbortSignal): Promise<ModelTurn> {
-    const body = this.requestBody(view);
+    const body = this.requestBody(view, await this.resolvePreamble());
     const response = await postChatCompletion({
       config: this.opts.config,
       body,
@@ -60,16 +76,33 @@ export class LiveModel implements Model {
     return usage === undefined ? { decision } : { decision, usage };
   }
 
+  facts(): LiveModelFacts {
+    const c = this.opts.config;
+    return { model: c.model, providerHost: providerHost(c), mode: c.mode, isolationReportGeneratedAt: this.opts.isolationReportGeneratedAt ?? null };
+  }
+
+  /** Secrets a writer must scrub from anything it stores (the key, once it has been read). */
+  redactionSecrets(): string[] {
+    return typeof this.apiKey === "string" ? [this.apiKey] : [];
+  }
+
   /** The key is fetched once, when the first request is about to be sent. */
   private key(): string | null {
     if (this.apiKey === undefined) this.apiKey = this.opts.credentials === null ? null : this.opts.credentials.read().value;
     return this.apiKey;
   }
 
-  private requestBody(view: ModelView): Record<string, unknown> {
+  private async resolvePreamble(): Promise<Message[]> {
+    if (this.preamble === undefined) {
+      const p = this.opts.preamble ?? [];
+      this.preamble = typeof p === "function" ? await p() : p;
+    }
+    return this.preamble;
+  }
+
+  private requestBody(view: ModelView, preamble: Message[]): Record<string, unknown> {
     const { config } = this.opts;
     const base = { model: config.model, temperature: config.temperature, max_tokens: config.max_tokens, stream: false };
-    const preamble = this.opts.preamble ?? [];
     if (config.mode === "json") {
       const instructions: Message = { role: "system", content: jsonActionInstructions(view.tools) };
       return { ...base, messages: mergeLeadingSystem([...preamble, instructions, ...toJsonActionMessages(view.messages)]) };

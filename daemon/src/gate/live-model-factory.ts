@@ -1,0 +1,59 @@
+import type { Dispatcher } from "undici";
+import { buildProjectContext, systemPrompt } from "../context/project-context.js";
+import type { CredentialSource } from "../credentials/credential-source.js";
+import type { LiveModelConfig } from "../models/live/config.js";
+import { LiveModel } from "../models/live/live-model.js";
+import type { LiveModelRequest, ModelFactory } from "../runtime/ports.js";
+import type { IsolationFacts } from "./isolation-facts.js";
+import { assertLiveGate } from "./live-gate.js";
+
+export interface LiveModelFactoryDeps {
+  facts: IsolationFacts;
+  config: LiveModelConfig;
+  /** null when the endpoint needs no key; read only on the first request */
+  credentials: Pick<CredentialSource, "read"> | null;
+  dispatcher?: Dispatcher;
+  maxReportAgeMs?: number;
+  clock?: () => number;
+  /**
+   * Where the run's workspace is (or will be once prepared), for the project
+   * context. Read on the FIRST decide(), after the gate passed and the workspace
+   * was prepared. null: no project context beyond the protocol prompt.
+   */
+  workspaceOf?: (req: LiveModelRequest) => { root: string; controlDir?: string } | null;
+}
+
+/**
+ * The runtime's ModelFactory for `--model live`. Call it in createRun BEFORE the
+ * workspace is prepared: it runs the isolation gate and throws
+ * MiniAgentError("isolation_unverified") on refusal, having read no key and
+ * sent no request. The model it returns reads the key and builds the project
+ * context only on its first decide().
+ */
+export function createLiveModelFactory(deps: LiveModelFactoryDeps): ModelFactory {
+  return async (req: LiveModelRequest) => {
+    const pass = await assertLiveGate({
+      backend: req.backend,
+      facts: deps.facts,
+      ...(deps.maxReportAgeMs !== undefined ? { maxReportAgeMs: deps.maxReportAgeMs } : {}),
+      ...(deps.clock ? { clock: deps.clock } : {}),
+    });
+    const where = deps.workspaceOf?.(req) ?? null;
+    return new LiveModel({
+      config: deps.config,
+      credentials: deps.credentials,
+      ...(deps.dispatcher ? { dispatcher: deps.dispatcher } : {}),
+      isolationReportGeneratedAt: pass.report_generated_at,
+      preamble: async () => {
+        if (where === null) return [{ role: "system", content: systemPrompt(deps.config.mode) }];
+        const ctx = await buildProjectContext({
+          workspaceRoot: where.root,
+          mode: deps.config.mode,
+          forbidden: req.task.forbidden,
+          ...(where.controlDir ? { controlDir: where.controlDir } : {}),
+        });
+        return ctx.messages;
+      },
+    });
+  };
+}
