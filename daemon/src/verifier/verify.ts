@@ -2,11 +2,12 @@
  * The host Verifier: "done" is decided here, never by the model (issue 4).
  *
  *   verify(input: VerifyInput): Promise<VerificationEvidence>
- *     input = { runId, task: TaskSpec, workspaceRoot, baseline: Manifest (run-start
- *               manifest, e.g. (await loadBaseline(runControlDir)).manifest),
- *               controlDir?: the TASK's control dir with the hidden acceptance assets
- *               (fixtures/<name>/control), executor: Executor, signal?, excludeAbs?,
- *               log?, deps? }
+ *     input = { runId, task: TaskSpec, workspaceRoot,
+ *               controlDir: the RUN's control dir (its baseline is loaded from there),
+ *               baseline?: Manifest (given directly instead; wins over controlDir),
+ *               acceptanceDir: the task's hidden acceptance assets (fixture control/), or null,
+ *               executor: Executor, signal?, excludeAbs?, log?, deps? }
+ *   It has the shape of runtime/ports.ts `Verifier`, so `verify` can be passed as-is.
  *
  * Never throws for a verification outcome: every failure, including an
  * unreachable engine, comes back as evidence with passed=false and a reason:
@@ -28,6 +29,7 @@ import type { Executor } from "../sandbox/executor.js";
 import type { VerificationEvidence } from "../runtime/service.js";
 import { isMiniAgentError } from "../errors.js";
 import { computeManifest, type Manifest } from "../workspace/manifest.js";
+import { loadBaseline } from "../workspace/baseline.js";
 import { protectedChanges } from "./protected-paths.js";
 import { parseAcceptanceOutput } from "./acceptance-protocol.js";
 import { presetInvocation, type PresetInvocation } from "../tools/run-tests.js";
@@ -41,6 +43,7 @@ export interface TestCounts {
 
 export interface VerifierDeps {
   computeManifest(root: string, opts: { excludeAbs?: readonly string[] }): Promise<Manifest>;
+  loadBaseline(runControlDir: string): Promise<Manifest>;
   /** the run_tests tool's strict node:test parser: a missing or inconsistent summary is 0 discovered */
   parseTestOutput(stdout: string, stderr: string): TestCounts;
   /** the preset's argv with its test files expanded host-side, exactly as run_tests does it */
@@ -49,6 +52,7 @@ export interface VerifierDeps {
 
 export const DEFAULT_VERIFIER_DEPS: VerifierDeps = {
   computeManifest: (root, opts) => computeManifest(root, opts),
+  loadBaseline: async (dir) => (await loadBaseline(dir)).manifest,
   parseTestOutput: (stdout) => {
     const s = parseNodeTestOutput(stdout);
     // a cancelled test did not pass: count it with the failures
@@ -66,8 +70,11 @@ export interface VerifyInput {
   runId: string;
   task: TaskSpec;
   workspaceRoot: string;
-  baseline: Manifest;
+  /** the run's control dir; the run-start baseline is loaded from it unless `baseline` is given */
   controlDir?: string | null;
+  baseline?: Manifest;
+  /** hidden acceptance assets, copied read-only to /control in a fresh container; never into the workspace */
+  acceptanceDir?: string | null;
   executor: Executor;
   signal?: AbortSignal;
   excludeAbs?: readonly string[];
@@ -112,12 +119,13 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
 
   try {
     // (1) protected paths
+    const baseline = input.baseline ?? (await loadRunBaseline(deps, input.controlDir, log));
     const before = await deps.computeManifest(input.workspaceRoot, manifestOpts).catch((err: unknown) => {
       log?.error({ err }, "manifest failed");
       throw new Stop(`verification_error:${isMiniAgentError(err) ? err.code : "manifest_unreadable"}`);
     });
     evidence.workspace_digest = before.digest;
-    evidence.protected_paths_changed = protectedChanges(task, input.baseline, before);
+    evidence.protected_paths_changed = protectedChanges(task, baseline, before);
     if (evidence.protected_paths_changed.length > 0) {
       reasons.push("protected_path_changed");
       details.push(`protected paths changed: ${evidence.protected_paths_changed.join(", ")}`);
@@ -149,13 +157,13 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
 
     // (3) hidden acceptance in a fresh container, control assets at /control
     if (task.acceptance) {
-      if (!input.controlDir) throw new Stop("verification_error:acceptance_control_dir_missing");
+      if (!input.acceptanceDir) throw new Stop("verification_error:acceptance_assets_missing");
       const r = await runFresh(executor, {
         runId: input.runId,
         purpose: "acceptance",
         argv: [...task.acceptance.command],
         workspaceDir: input.workspaceRoot,
-        controlDir: input.controlDir,
+        controlDir: input.acceptanceDir,
         timeoutMs: task.acceptance.timeout_seconds * 1000,
         outputCapBytes: VERIFIER_DEFAULTS.outputCapBytes,
         signal,
@@ -180,6 +188,16 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
   evidence.passed = reasons.length === 0;
   log?.info({ passed: evidence.passed, reason: evidence.reason, digest: evidence.workspace_digest }, "verification finished");
   return evidence;
+}
+
+async function loadRunBaseline(deps: VerifierDeps, dir: string | null | undefined, log: Logger | undefined): Promise<Manifest> {
+  if (!dir) throw new Stop("verification_error:baseline_missing");
+  try {
+    return await deps.loadBaseline(dir);
+  } catch (err) {
+    log?.error({ err }, "baseline could not be loaded");
+    throw new Stop(`verification_error:baseline_${isMiniAgentError(err) ? err.code : "unreadable"}`);
+  }
 }
 
 /** discovered > 0, not timed out, not truncated, exit 0 AND the summary says every test passed. */
