@@ -23,7 +23,7 @@ export const ARGUMENTS_NOT_JSON_KEY = "arguments_not_a_json_object";
 export const INVALID_OUTPUT_TOOL = "invalid_output";
 
 /** A reply without a tool call that starts with this is the model's `final`; other text is a plan. */
-export const FINAL_MARKER = /^\s*FINAL\s*:?\s*/i;
+export const FINAL_MARKER = /^\s*FINAL\b\s*:?\s*/i;
 
 const MAX_TEXT = 8192;
 const MAX_REASON = 1024;

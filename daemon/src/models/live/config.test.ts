@@ -1,0 +1,45 @@
+import { describe, expect, it } from "vitest";
+import { isMiniAgentError } from "../../errors.js";
+import { LIVE_MODEL_DEFAULTS, providerHost, resolveLiveModelConfig } from "./config.js";
+import { redactSecrets } from "./redact.js";
+
+describe("live model config", () => {
+  it("environment over file over defaults; OPENAI_BASE_URL only as a fallback", () => {
+    const c = resolveLiveModelConfig({ OPENAI_BASE_URL: "http://127.0.0.1:11434/v1", MINI_AGENT_MAX_TOKENS: "512" }, { model: "llama3", max_tokens: 100 });
+    expect(c).toMatchObject({ base_url: "http://127.0.0.1:11434/v1", model: "llama3", max_tokens: 512, temperature: 0, mode: "tools" });
+    const d = resolveLiveModelConfig({ OPENAI_BASE_URL: "http://a.test/v1", MINI_AGENT_BASE_URL: "http://b.test/v1", MINI_AGENT_MODEL: "m" });
+    expect(d.base_url).toBe("http://b.test/v1");
+    expect(resolveLiveModelConfig({ MINI_AGENT_MODEL: "m" }).base_url).toBe(LIVE_MODEL_DEFAULTS.base_url);
+  });
+
+  it.each([
+    ["no model", {}, {}],
+    ["unknown file option", { MINI_AGENT_MODEL: "m" }, { temprature: 1 }],
+    ["non-numeric env", { MINI_AGENT_MODEL: "m", MINI_AGENT_TEMPERATURE: "hot" }, {}],
+    ["credentials in the URL", { MINI_AGENT_MODEL: "m", MINI_AGENT_BASE_URL: "https://user:pw@api.test/v1" }, {}],
+    ["non-http scheme", { MINI_AGENT_MODEL: "m", MINI_AGENT_BASE_URL: "file:///etc/passwd" }, {}],
+    ["unknown mode", { MINI_AGENT_MODEL: "m", MINI_AGENT_MODEL_MODE: "xml" }, {}],
+  ])("fails loudly on %s", (_n, env, file) => {
+    let err: unknown;
+    try {
+      resolveLiveModelConfig(env, file);
+    } catch (e) {
+      err = e;
+    }
+    expect(isMiniAgentError(err, "invalid_request")).toBe(true);
+    expect(String((err as Error).message)).not.toContain("pw@");
+  });
+
+  it("keeps only the provider host for records", () => {
+    expect(providerHost({ base_url: "https://api.deepseek.com/v1" })).toBe("api.deepseek.com");
+  });
+
+  it("redacts the known key, key-like tokens and bearer values but keeps ordinary words", () => {
+    const out = redactSecrets("Incorrect API key provided: sk-abc***wxyz; Bearer abc.def; secret=K3Y-VALUE-123456 hello", ["K3Y-VALUE-123456"]);
+    expect(out).not.toContain("sk-abc");
+    expect(out).not.toContain("abc.def");
+    expect(out).not.toContain("K3Y-VALUE");
+    expect(out).toContain("Incorrect API key provided");
+    expect(out).toContain("hello");
+  });
+});
