@@ -1,0 +1,80 @@
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TaskSpec } from "../../daemon/src/contracts/task-spec.js";
+import type { DockerExecutor } from "../../daemon/src/sandbox/docker-executor.js";
+import { computeManifest } from "../../daemon/src/workspace/manifest.js";
+import { verify } from "../../daemon/src/verifier/verify.js";
+import { leftoversFor, realExecutor } from "./docker-env.js";
+
+/**
+ * The canonical fixture through the real Verifier and sandbox: the one-line
+ * fix passes; the shipped bug fails; an implementation that reports no broken
+ * links at all passes the candidate tests but is caught by the hidden case
+ * `nested_missing`.
+ */
+const FIXTURE = path.resolve(import.meta.dirname, "../../fixtures/linkcheck");
+const BUG = "    const resolved = path.join(rootDir, file);";
+const FIX = "    const resolved = path.join(path.dirname(docAbs), file);";
+
+let tmp: string;
+let executor: DockerExecutor;
+let task: TaskSpec;
+let agentTest: string;
+const runIds: string[] = [];
+
+beforeAll(async () => {
+  tmp = await fs.mkdtemp(path.join(os.tmpdir(), "verifier-linkcheck-"));
+  executor = await realExecutor(path.join(tmp, "state"));
+  task = TaskSpec.parse(JSON.parse(await fs.readFile(path.join(FIXTURE, "task.json"), "utf8")));
+  const replay = JSON.parse(await fs.readFile(path.join(FIXTURE, "replay.json"), "utf8"));
+  agentTest = replay.decisions.find((d: { kind: string; call?: { name: string } }) => d.kind === "tool" && d.call?.name === "apply_patch").call.arguments.new;
+});
+
+afterAll(async () => {
+  expect(await leftoversFor(runIds)).toEqual([]);
+  await fs.rm(tmp, { recursive: true, force: true });
+});
+
+async function workspace(name: string, edit: (src: string) => string) {
+  const ws = path.join(tmp, name);
+  await fs.cp(path.join(FIXTURE, "repo"), ws, { recursive: true });
+  const baseline = await computeManifest(ws);
+  const srcPath = path.join(ws, "src", "linkcheck.js");
+  const src = await fs.readFile(srcPath, "utf8");
+  expect(src).toContain(BUG);
+  await fs.writeFile(srcPath, edit(src));
+  await fs.writeFile(path.join(ws, "tests", "test_agent_nested.js"), agentTest);
+  return { ws, baseline };
+}
+
+async function check(name: string, edit: (src: string) => string) {
+  const { ws, baseline } = await workspace(name, edit);
+  const runId = `verifier-linkcheck-${name}`;
+  runIds.push(runId);
+  return verify({ runId, task, workspaceRoot: ws, baseline, acceptanceDir: path.join(FIXTURE, "control"), executor });
+}
+
+describe("verify the linkcheck fixture on the container sandbox", () => {
+  it("the one-line fix passes: 3 candidate tests and every hidden case", async () => {
+    const ev = await check("fixed", (s) => s.replace(BUG, FIX));
+    expect(ev.reason).toBeNull();
+    expect(ev).toMatchObject({ passed: true, protected_paths_changed: [], tests: { discovered: 3, passed: 3, failed: 0, exit_code: 0 } });
+    expect(ev.acceptance?.failed).toEqual([]);
+    expect(ev.acceptance?.passed).toEqual([...task.acceptance!.cases].sort());
+  });
+
+  it("the shipped bug fails: the new nested test is red", async () => {
+    const ev = await check("buggy", (s) => s);
+    expect(ev).toMatchObject({ passed: false, reason: "verification_failed", tests: { discovered: 3, failed: 1 } });
+    expect(ev.acceptance?.failed).toContain("nested_ok");
+  });
+
+  it("an always-empty implementation passes the candidate tests but is rejected by hidden case nested_missing", async () => {
+    const ev = await check("always-empty", (s) => s.replace("  return broken;", "  return [];"));
+    expect(ev.tests).toMatchObject({ discovered: 3, passed: 3, failed: 0, exit_code: 0 });
+    expect(ev).toMatchObject({ passed: false, reason: "verification_failed" });
+    expect(ev.acceptance?.failed).toContain("nested_missing");
+  });
+});
