@@ -3,9 +3,17 @@ import { buildProjectContext, systemPrompt } from "../context/project-context.js
 import type { CredentialSource } from "../credentials/credential-source.js";
 import type { LiveModelConfig } from "../models/live/config.js";
 import { LiveModel } from "../models/live/live-model.js";
-import type { LiveModelRequest, ModelFactory } from "../runtime/ports.js";
+import type { Backend } from "../contracts/sandbox.js";
+import type { TaskSpec } from "../contracts/task-spec.js";
 import type { IsolationFacts } from "./isolation-facts.js";
 import { assertLiveGate } from "./live-gate.js";
+
+/** What the runtime tells the factory (structurally the runtime's LiveModelRequest, see runtime/ports.ts). */
+export interface LiveModelRequest {
+  runId: string;
+  task: Pick<TaskSpec, "forbidden">;
+  backend: Backend;
+}
 
 export interface LiveModelFactoryDeps {
   facts: IsolationFacts;
@@ -30,7 +38,7 @@ export interface LiveModelFactoryDeps {
  * sent no request. The model it returns reads the key and builds the project
  * context only on its first decide().
  */
-export function createLiveModelFactory(deps: LiveModelFactoryDeps): ModelFactory {
+export function createLiveModelFactory(deps: LiveModelFactoryDeps): (req: LiveModelRequest) => Promise<LiveModel> {
   return async (req: LiveModelRequest) => {
     const pass = await assertLiveGate({
       backend: req.backend,
