@@ -2,6 +2,7 @@ import crypto from "node:crypto";
 import type Docker from "dockerode";
 import type { SandboxRunRequest } from "../contracts/sandbox.js";
 import type { SandboxConfig } from "./config.js";
+import { seccompProfile } from "./seccomp-profile.js";
 
 /** Paths baked into the image by sandbox-image/ (there is no shell to run anything else). */
 export const IN_IMAGE = {
@@ -35,8 +36,8 @@ export function hostConfigTemplate(config: SandboxConfig): Record<string, unknow
     Privileged: false,
     CapDrop: ["ALL"],
     CapAdd: null,
-    // default seccomp stays on because nothing here names a seccomp profile; never "unconfined".
-    SecurityOpt: ["no-new-privileges"],
+    // our own allowlist profile (stricter than the engine default, see seccomp-profile.ts); never "unconfined".
+    SecurityOpt: ["no-new-privileges", `seccomp=${JSON.stringify(seccompProfile())}`],
     PidsLimit: config.pidsLimit,
     Memory: config.memoryBytes,
     // equal to Memory: no swap
@@ -44,6 +45,9 @@ export function hostConfigTemplate(config: SandboxConfig): Record<string, unknow
     NanoCpus: config.nanoCpus,
     // /dev/shm would stay writable under a read-only root; no IPC namespace mounts at all.
     IpcMode: "none",
+    // an IPC namespace still gets a writable /dev/mqueue; make it read-only. Setting this list
+    // replaces the engine's defaults, so they are repeated first.
+    ReadonlyPaths: ["/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger", "/dev/mqueue"],
     Tmpfs: { "/tmp": `rw,nosuid,nodev,noexec,size=${config.tmpfsBytes},mode=1777` },
     // PID 1 ignores signals without a handler; an init forwards them and reaps orphans.
     Init: true,
