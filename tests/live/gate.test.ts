@@ -8,6 +8,7 @@ import { isMiniAgentError } from "../../daemon/src/errors.js";
 import type { IsolationFacts, IsolationKey, IsolationReportSummary } from "../../daemon/src/gate/isolation-facts.js";
 import { checkLiveGate, LIVE_GATE_DEFAULTS } from "../../daemon/src/gate/live-gate.js";
 import { openGatedLiveModel } from "../../daemon/src/gate/open-live-model.js";
+import { createLiveModelFactory } from "../../daemon/src/gate/live-model-factory.js";
 import { resolveLiveModelConfig } from "../../daemon/src/models/live/config.js";
 import { startFakeProvider, textReply, type FakeProvider } from "./openai-server.js";
 
@@ -125,5 +126,31 @@ describe("live gate", () => {
     expect(turn.decision).toEqual({ kind: "final", text: "nothing" });
     expect(credentials.reads).toBe(1);
     expect(server.requests).toHaveLength(1);
+  });
+
+  it("the runtime's factory: refuses before the workspace exists; on a pass builds the project context and reads the key only at the first turn", async () => {
+    const workspace = path.join(dir, "ws");
+    const config = resolveLiveModelConfig({ MINI_AGENT_BASE_URL: server.baseUrl, MINI_AGENT_MODEL: "fake-model" });
+    const req = { runId: "run_f", task: { forbidden: [] }, backend: "container" as const };
+    const refusing = createLiveModelFactory({ facts: facts({ report: passing(30) }).f, config, credentials, dispatcher, clock: () => NOW, workspaceOf: () => ({ root: workspace }) });
+    await expect(refusing(req)).rejects.toMatchObject({ code: "isolation_unverified", details: { reason: "report_stale" } });
+    expect(credentials.reads).toBe(0);
+    expect(server.requests).toHaveLength(0);
+
+    const factory = createLiveModelFactory({ facts: facts({ report: passing(1) }).f, config, credentials, dispatcher, clock: () => NOW, workspaceOf: () => ({ root: workspace }) });
+    const model = await factory(req);
+    // the workspace is prepared only after the gate passed
+    fs.mkdirSync(path.join(workspace, "src"), { recursive: true });
+    fs.writeFileSync(path.join(workspace, "AGENTS.md"), "Run the tests with node --test.\n");
+    fs.writeFileSync(path.join(workspace, "src", "linkcheck.js"), "export {};\n");
+    expect(credentials.reads).toBe(0);
+    await model.decide({ runId: "run_f", messages: [{ role: "system", content: "RUN_STATE {}" }], tools: [] }, new AbortController().signal);
+    expect(credentials.reads).toBe(1);
+    const sent = server.requests[0]!.body.messages as Array<{ role: string; content: string }>;
+    expect(sent[0]!.content).toContain("Act ONLY through the provided tools");
+    expect(sent[0]!.content).toContain("RUN_STATE {}");
+    expect(sent[1]!.content).toContain("Run the tests with node --test.");
+    expect(sent[1]!.content).toContain("src/linkcheck.js 11");
+    expect(model.facts()).toMatchObject({ model: "fake-model", providerHost: new URL(server.baseUrl).host, isolationReportGeneratedAt: passing(1).generated_at });
   });
 });
