@@ -1,0 +1,54 @@
+import type Docker from "dockerode";
+import { isMiniAgentError } from "../errors.js";
+import type { SandboxConfig } from "../sandbox/config.js";
+import { hostConfigHash } from "../sandbox/host-config.js";
+import { resolvePinnedImage } from "../sandbox/image-pin.js";
+import type { CurrentKeyResult, IsolationFacts, IsolationKey, IsolationReportSummary } from "./isolation-facts.js";
+
+export interface SandboxFactsOptions {
+  docker: Docker;
+  sandbox: SandboxConfig;
+  /** statePath(stateDir, "imageLock") */
+  lockPath: string;
+  /** the probes' report store: the latest report (passing or not) stored for exactly this key */
+  readReport: (key: IsolationKey) => Promise<IsolationReportSummary | null>;
+}
+
+/**
+ * The gate's facts from the real engine: the engine answers, the configured
+ * runtime is registered, the pinned digest is present (sandbox/image-pin.ts),
+ * and the key is built from the same HostConfig hash the executor and the
+ * probes use. No container is started.
+ */
+export function sandboxIsolationFacts(opts: SandboxFactsOptions): IsolationFacts {
+  return {
+    async currentKey(): Promise<CurrentKeyResult> {
+      let engineVersion: string;
+      let runtimes: Record<string, unknown>;
+      try {
+        const [version, info] = await Promise.all([opts.docker.version(), opts.docker.info() as Promise<{ Runtimes?: Record<string, unknown> }>]);
+        engineVersion = version.Version;
+        runtimes = info.Runtimes ?? {};
+      } catch {
+        return { ok: false, reason: "runtime_unavailable", detail: "no Docker engine is reachable; run `npm run docker:ensure`" };
+      }
+      if (!(opts.sandbox.runtime in runtimes)) {
+        return { ok: false, reason: "runtime_unavailable", detail: `the OCI runtime ${opts.sandbox.runtime} is not registered with the engine` };
+      }
+      let digest: string;
+      try {
+        digest = await resolvePinnedImage(opts.docker, opts.sandbox, opts.lockPath);
+      } catch (err) {
+        if (isMiniAgentError(err, "image_missing") || isMiniAgentError(err, "image_digest_mismatch")) {
+          return { ok: false, reason: "image_missing", detail: err.message };
+        }
+        return { ok: false, reason: "runtime_unavailable", detail: "the engine could not be asked for the pinned image" };
+      }
+      return {
+        ok: true,
+        key: { image_digest: digest, host_config_hash: hostConfigHash(opts.sandbox), engine_version: engineVersion, runtime: opts.sandbox.runtime },
+      };
+    },
+    latestReport: (key) => opts.readReport(key),
+  };
+}
