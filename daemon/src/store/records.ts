@@ -127,13 +127,8 @@ export const ReceiptRecord = z.strictObject({
 });
 export type ReceiptRecord = z.infer<typeof ReceiptRecord>;
 
-export const ApprovalRecord = z.strictObject({
-  schema_version: V,
-  binding: z.strictObject({ run_id: Id, action_id: Id, args_digest: z.string(), workspace_digest: z.string() }),
-  decision: z.enum(["approved", "rejected"]),
-  reason: z.string().nullable(),
-});
-export type ApprovalRecord = z.infer<typeof ApprovalRecord>;
+/** Approval records are sealed by policy/ (HMAC over the binding); the ledger stores them as they are. */
+export { ApprovalRecord } from "../policy/approvals.js";
 
 export const EventPayload = z.looseObject({ schema_version: V });
 

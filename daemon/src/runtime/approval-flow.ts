@@ -1,0 +1,79 @@
+import { MiniAgentError } from "../errors.js";
+import { bindingFor, checkApproval, signApproval } from "../policy/approvals.js";
+import type { ActionRow } from "../store/ledger.js";
+import type { ToolContext } from "../tools/context.js";
+import { patchState, type RuntimeDeps } from "./deps.js";
+import { executeApprovedWrite, recordNoWrite } from "./write-action.js";
+
+/**
+ * The pending action this decision is about. Another action id, or a run that
+ * is not waiting, is refused and changes nothing (no approve-all, no approving
+ * ahead).
+ */
+export function pendingAction(deps: RuntimeDeps, runId: string, actionId: string): ActionRow {
+  const run = deps.ledger.getRun(runId);
+  const row = deps.ledger.findAction(runId, actionId);
+  if (!row) throw new MiniAgentError("approval_unknown", `run ${runId} has no action ${actionId}`, { details: { run_id: runId, action_id: actionId } });
+  if (run.status !== "awaiting_approval" || run.state.pending_action_id !== actionId) {
+    throw new MiniAgentError("approval_stale", `action ${actionId} is not the one awaiting approval in run ${runId} (it is ${row.status})`, {
+      details: { run_id: runId, action_id: actionId, pending_action_id: run.state.pending_action_id },
+    });
+  }
+  return row;
+}
+
+/** Clears the pending action and hands the run back to the loop. */
+function resumeAfterDecision(deps: RuntimeDeps, runId: string, reason: string): void {
+  patchState(deps, runId, (s) => void (s.pending_action_id = null));
+  deps.ledger.updateRun(runId, { status: "running", reason });
+}
+
+/**
+ * approve: check the binding (run, action id, argument digest, workspace digest
+ * at proposal, record integrity) -> record approval -> intent -> write ->
+ * written + receipt. A stale binding is told to the model (re-read) and
+ * reported to the caller as approval_stale; the external edit is kept.
+ */
+export async function approveAction(deps: RuntimeDeps, runId: string, row: ActionRow, ctx: ToolContext, key: Uint8Array): Promise<void> {
+  const actionId = row.record.action_id;
+  const prepared = deps.tools.verifyRecord(row.record.prepared);
+  const staleBecause = (why: string): never => {
+    deps.ledger.tx(() => {
+      deps.trace.append(runId, { type: "approval_recorded", call_id: row.record.call_id, action_id: actionId, payload: { decision: "stale", reason: why } });
+      recordNoWrite(deps, runId, row, "approval_stale", `${why}; nothing was written; re-read the file and propose again`);
+      resumeAfterDecision(deps, runId, "approval went stale; the model was told to re-read");
+    });
+    throw new MiniAgentError("approval_stale", `approval refused: ${why}; nothing was written`, { details: { run_id: runId, action_id: actionId } });
+  };
+  if (!prepared.ok) return staleBecause(prepared.message);
+  if (prepared.action.action_id !== actionId || prepared.action.after_hash !== row.record.after_hash || prepared.action.before_hash !== row.record.before_hash) {
+    return staleBecause("the action record in the ledger does not match its own content");
+  }
+  const record = signApproval(bindingFor(runId, prepared.action), "approved", null, key);
+  const check = checkApproval(record, { runId, action: prepared.action, workspaceDigest: await deps.tools.workspaceDigest(ctx) }, key);
+  if (!check.ok) return staleBecause(check.message);
+
+  // the approval is durable before the intent, and the intent before the write
+  deps.ledger.tx(() => {
+    deps.ledger.insertApproval(record);
+    deps.ledger.setActionStatus(runId, actionId, "approved");
+    deps.trace.append(runId, { type: "approval_recorded", call_id: row.record.call_id, action_id: actionId, payload: { decision: "approved" } });
+    resumeAfterDecision(deps, runId, `approved ${actionId}`);
+  });
+  await executeApprovedWrite(deps, runId, deps.ledger.findAction(runId, actionId)!, ctx);
+}
+
+/** reject: persisted with its reason, sealed like an approval, and an observation for the model. */
+export function rejectAction(deps: RuntimeDeps, runId: string, row: ActionRow, reason: string, key: Uint8Array): void {
+  const prepared = deps.tools.verifyRecord(row.record.prepared);
+  const binding = prepared.ok
+    ? bindingFor(runId, prepared.action)
+    : { schema_version: 1 as const, run_id: runId, action_id: row.record.action_id, args_digest: row.record.args_digest, workspace_digest: row.record.workspace_digest };
+  const record = signApproval(binding, "rejected", reason, key);
+  deps.ledger.tx(() => {
+    deps.ledger.insertApproval(record);
+    deps.trace.append(runId, { type: "approval_recorded", call_id: row.record.call_id, action_id: row.record.action_id, payload: { decision: "rejected", reason } });
+    recordNoWrite(deps, runId, row, "approval_rejected", `the user rejected this write: ${reason}`);
+    resumeAfterDecision(deps, runId, `rejected ${row.record.action_id}`);
+  });
+}

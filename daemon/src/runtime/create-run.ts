@@ -1,0 +1,95 @@
+import fs from "node:fs";
+import path from "node:path";
+import { describeZodError } from "../contracts/common.js";
+import type { ReplayFile } from "../contracts/decision.js";
+import { Budgets, TaskSpec } from "../contracts/task-spec.js";
+import { MiniAgentError } from "../errors.js";
+import { isCanonicalReplay, loadReplayFile } from "../models/replay.js";
+import type { CreateRunInput } from "./service.js";
+
+/** What createRun has checked BEFORE anything is created on disk. */
+export interface CheckedCreate {
+  task: TaskSpec;
+  budgets: Budgets;
+  workspace: string;
+  fixtureDir: string | null;
+  /** the task's acceptance assets to copy into the run's control dir */
+  taskControlDir: string | null;
+  replay: { path: string; file: ReplayFile; trusted: boolean } | null;
+}
+
+function readTaskSpec(file: string): TaskSpec {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(fs.readFileSync(file, "utf8"));
+  } catch (cause) {
+    throw new MiniAgentError("invalid_task_spec", `cannot read ${path.basename(file)} as JSON`, { cause });
+  }
+  const parsed = TaskSpec.safeParse(raw);
+  if (!parsed.success) throw new MiniAgentError("invalid_task_spec", `task spec is invalid:\n${describeZodError(parsed.error)}`);
+  return parsed.data;
+}
+
+function isDir(p: string): boolean {
+  try {
+    return fs.statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Every refusal of createRun happens here, before a workspace or a row exists:
+ * bad spec, untrusted replay on the host backend, a live model on the host
+ * backend, a workspace that must (not) exist.
+ */
+export function checkCreateInput(input: CreateRunInput, builtinFixturesDir: string): CheckedCreate {
+  const bad = (message: string) => new MiniAgentError("invalid_request", message);
+  if (!path.isAbsolute(input.workspace)) throw bad("workspace must be an absolute path");
+  if ((input.fixtureDir === undefined) === (input.taskSpec === undefined)) throw bad("give exactly one of fixtureDir or taskSpec");
+  if (input.model === "live" && input.backend === "trusted_local") {
+    throw new MiniAgentError("backend_not_isolated", "a live model never runs on the trusted_local backend; use the container backend");
+  }
+
+  let task: TaskSpec;
+  let fixtureDir: string | null = null;
+  let taskControlDir: string | null = input.controlDir ? path.resolve(input.controlDir) : null;
+  if (input.fixtureDir !== undefined) {
+    fixtureDir = path.resolve(input.fixtureDir);
+    if (!isDir(path.join(fixtureDir, "repo"))) throw bad(`fixture ${path.basename(fixtureDir)} has no repo/ folder`);
+    task = readTaskSpec(path.join(fixtureDir, "task.json"));
+    if (taskControlDir === null && isDir(path.join(fixtureDir, "control"))) taskControlDir = path.join(fixtureDir, "control");
+    if (fs.existsSync(input.workspace)) throw bad("with a fixture, the workspace must not exist yet (the fixture's repo/ is copied into it)");
+  } else {
+    const parsed = TaskSpec.safeParse(input.taskSpec);
+    if (!parsed.success) throw new MiniAgentError("invalid_task_spec", `task spec is invalid:\n${describeZodError(parsed.error)}`);
+    task = parsed.data;
+    if (!isDir(input.workspace)) throw bad("the workspace must be an existing directory");
+  }
+  if (taskControlDir !== null && !isDir(taskControlDir)) throw bad("the control dir does not exist");
+  if (task.acceptance && taskControlDir === null) throw bad("the task has acceptance cases but no control dir was given");
+
+  const budgets = Budgets.safeParse({ ...task.budgets, ...(input.budgets ?? {}) });
+  if (!budgets.success) throw bad(`budgets are invalid:\n${describeZodError(budgets.error)}`);
+
+  let replay: CheckedCreate["replay"] = null;
+  if (input.model === "replay") {
+    const replayPath = input.replayPath ? path.resolve(input.replayPath) : fixtureDir ? path.join(fixtureDir, "replay.json") : null;
+    if (replayPath === null) throw bad("a replay model needs a replay file (or a fixture with replay.json)");
+    const trusted = isCanonicalReplay(replayPath, fixtureDir ?? undefined, builtinFixturesDir);
+    if (input.backend === "trusted_local" && !trusted && !input.trustReplayFile) {
+      throw new MiniAgentError(
+        "replay_untrusted",
+        "only the built-in canonical replay runs on the trusted_local backend; pass trustReplayFile (--trust-replay-file) to state that you trust this file, or use the container backend",
+      );
+    }
+    replay = { path: replayPath, file: loadReplayFile(replayPath), trusted };
+  }
+  return { task, budgets: budgets.data, workspace: path.resolve(input.workspace), fixtureDir, taskControlDir, replay };
+}
+
+/** Copies a fixture's repo/ into the new workspace; symlinks are copied as links, never followed. */
+export function materializeWorkspace(fixtureDir: string, workspace: string): void {
+  fs.mkdirSync(path.dirname(workspace), { recursive: true });
+  fs.cpSync(path.join(fixtureDir, "repo"), workspace, { recursive: true, errorOnExist: true, force: false, verbatimSymlinks: true });
+}

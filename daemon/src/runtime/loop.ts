@@ -1,0 +1,59 @@
+import { isMiniAgentError } from "../errors.js";
+import type { ActiveRun } from "./active-run.js";
+import { exhaustedBefore, nextCallTimeoutMs } from "./budgets.js";
+import { askModel, recordDecision } from "./decide.js";
+import type { RuntimeDeps } from "./deps.js";
+import { stopIfDue, stopRun } from "./stop.js";
+import { toolStep } from "./tool-step.js";
+import { verifyAndFinish } from "./verify-step.js";
+
+/**
+ * The run, as a story: decide -> (plan | propose -> [deny: observation]
+ * [ask: persist, await approval, return] | execute -> observe) until a stop.
+ * Every stop is persisted with its reason; this function must not throw
+ * (it runs in the background), so unexpected failures become `failed`.
+ */
+export async function driveRun(deps: RuntimeDeps, active: ActiveRun): Promise<void> {
+  try {
+    for (;;) {
+      const run = deps.ledger.getRun(active.runId);
+      const counters = { ...run.state.counters, elapsed_ms: active.elapsedMs() };
+      if (await stopIfDue(deps, active, { exhausted: exhaustedBefore("model", run.record.budgets, counters) })) return;
+
+      const timeoutMs = nextCallTimeoutMs(run.record.budgets, counters.elapsed_ms) ?? 0;
+      const turn = await askModel(deps, active, timeoutMs);
+      // a call the budget cannot pay for is not recorded: resuming with more budget replays it
+      if (turn.decision.kind === "tool") {
+        const out = exhaustedBefore("tool", run.record.budgets, { ...counters, model_turns: 0, elapsed_ms: active.elapsedMs() });
+        if (out && (await stopIfDue(deps, active, { exhausted: out }))) return;
+      }
+      const decision = recordDecision(deps, active, turn);
+      if (decision.kind === "plan") continue;
+      if (decision.kind === "final") return await verifyAndFinish(deps, active);
+
+      const step = await toolStep(deps, active, decision.call, run.state.last_plan);
+      if (step === "awaiting_approval") return;
+      if (step === "out_of_time") {
+        await stopIfDue(deps, active, { exhausted: "total_seconds", timed_out: true });
+        return;
+      }
+    }
+  } catch (err) {
+    await failRun(deps, active, err);
+  }
+}
+
+async function failRun(deps: RuntimeDeps, active: ActiveRun, err: unknown): Promise<void> {
+  try {
+    if (active.signal.aborted || isMiniAgentError(err, "cancelled")) {
+      if (await stopIfDue(deps, active, { cancelled: true })) return;
+    }
+    const code = isMiniAgentError(err) ? err.code : "internal";
+    deps.logger.error({ runId: active.runId, err }, "run failed");
+    await stopRun(deps, active, "failed", code === "model_error" ? `model_error: ${(err as Error).message}` : code);
+  } catch (inner) {
+    // the ledger itself failed: nothing more can be persisted; startup recovery marks the run interrupted
+    deps.logger.error({ runId: active.runId, err: inner }, "could not persist the run's stop");
+    await active.closeSession();
+  }
+}

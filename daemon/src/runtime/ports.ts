@@ -1,0 +1,81 @@
+import type { Logger } from "pino";
+import type { Backend } from "../contracts/sandbox.js";
+import type { TaskSpec } from "../contracts/task-spec.js";
+import type { PreparedAction, ToolResult } from "../contracts/tool-call.js";
+import type { Model } from "../models/model.js";
+import type { Executor, SandboxSession } from "../sandbox/executor.js";
+import type { CommitOutcome, PrepareOutcome } from "../tools/apply-patch.js";
+import type { ToolContext } from "../tools/context.js";
+import type { PolicyDecision } from "../policy/classify.js";
+import type { ValidatedToolCall, ValidationOutcome } from "../tools/validate.js";
+import type { VerificationEvidence } from "./service.js";
+
+/** The clock is injected so budgets and traces can be tested without waiting. */
+export interface Clock {
+  now(): number;
+}
+export const systemClock: Clock = { now: () => Date.now() };
+
+/** Everything a tool needs while a run is active: the task context plus time and the warm sandbox. */
+export interface ActiveToolContext extends ToolContext {
+  runId: string;
+  signal: AbortSignal;
+  timeoutMs: number;
+  executor: Executor;
+  /** the run's warm sandbox, opened on first use and closed when the run stops */
+  session(): Promise<SandboxSession>;
+}
+
+
+/**
+ * The tools layer as the runtime sees it. The default (tools-port.ts) binds
+ * tools/, policy/ and workspace/; a test may swap one member to inject a fault.
+ */
+export interface ToolPort {
+  validate(raw: unknown): ValidationOutcome;
+  classify(call: ValidatedToolCall, ctx: ToolContext): PolicyDecision;
+  /** an allowed, non-writing tool (read_file, search, show_diff, run_tests) */
+  run(call: ValidatedToolCall, ctx: ActiveToolContext): Promise<ToolResult>;
+  prepare(call: ValidatedToolCall, ctx: ToolContext): Promise<PrepareOutcome>;
+  /** re-derives id, digests and hashes from the record: a tampered record fails */
+  verifyRecord(raw: unknown): { ok: true; action: PreparedAction } | { ok: false; message: string };
+  commit(action: PreparedAction, ctx: ToolContext): Promise<CommitOutcome>;
+  /** SHA-256, `absent`, or null when the path cannot be proven safe */
+  fileVersion(rel: string, ctx: ToolContext): Promise<string | null>;
+  workspaceDigest(ctx: ToolContext): Promise<string>;
+  captureBaseline(ctx: ToolContext): Promise<void>;
+  diff(ctx: ToolContext): Promise<string>;
+}
+
+export interface VerifyInput {
+  runId: string;
+  task: TaskSpec;
+  workspaceRoot: string;
+  /** the run's control dir (baseline lives here) */
+  controlDir: string;
+  /** the task's acceptance assets (fixture control/ copied at run start), or null */
+  acceptanceDir: string | null;
+  executor: Executor;
+  signal: AbortSignal;
+}
+
+/** The host Verifier: decides "done" from evidence it measures itself, in a fresh sandbox. */
+export type Verifier = (input: VerifyInput) => Promise<VerificationEvidence>;
+
+export interface LiveModelRequest {
+  runId: string;
+  task: TaskSpec;
+  backend: Backend;
+}
+
+/** Builds a live model; may refuse (isolation_unverified, backend_not_isolated) before anything is created. */
+export type ModelFactory = (req: LiveModelRequest) => Model | Promise<Model>;
+
+export type ExecutorFactory = (backend: Backend) => Executor;
+
+export const CRASH_POINTS = ["after_intent", "after_write_before_receipt", "during_verifying"] as const;
+export type CrashPoint = (typeof CRASH_POINTS)[number];
+/** Test-only: called at each named crash point; the default does nothing. */
+export type CrashHook = (point: CrashPoint) => void;
+
+export type RuntimeLogger = Pick<Logger, "info" | "warn" | "error" | "debug" | "child">;

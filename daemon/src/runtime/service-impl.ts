@@ -1,0 +1,458 @@
+/**
+ * The control plane behind the daemon API.
+ *
+ *   const runs = createRunService({
+ *     stateDir,                        // required: ledger, control dirs and approval key live here
+ *     executorFactory: (backend) => backend === "container" ? dockerExecutor : localExecutor,  // required
+ *     modelFactory,                    // optional: builds live models (may refuse); without it live runs are refused
+ *     logger,                          // optional pino logger (default: silent)
+ *     clock,                           // optional { now(): number } (default: Date.now)
+ *     ledger, verifier, tools, viewBuilder, builtinFixturesDir, crash, approvalKey,  // optional, for tests
+ *   });
+ *   await runs.recoverAtStartup();     // once, before serving requests
+ *   ...                                // RunService methods (runtime/service.ts)
+ *   await runs.shutdown();             // on SIGTERM
+ *
+ * Unknown options throw `invalid_request`. Runs execute in the background;
+ * `settled(runId)` (not part of RunService) resolves when this process stops
+ * driving a run, for tests and scripts.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { pino } from "pino";
+import { statePath } from "../config/state-dir.js";
+import { TERMINAL_STATUSES } from "../contracts/run.js";
+import { Budgets } from "../contracts/task-spec.js";
+import { describeZodError } from "../contracts/common.js";
+import { isMiniAgentError, MiniAgentError } from "../errors.js";
+import type { Model } from "../models/model.js";
+import { loadReplayFile, ReplayModel } from "../models/replay.js";
+import { loadOrCreateApprovalKey } from "../policy/approval-key.js";
+import { checkBinding, createBinding } from "../recovery/binding.js";
+import { markInterrupted } from "../recovery/startup.js";
+import { recoverInFlightWrites } from "../recovery/three-state.js";
+import { Ledger } from "../store/ledger.js";
+import type { RunRecord, RunState } from "../store/records.js";
+import type { ToolContext } from "../tools/context.js";
+import { exportJsonl } from "../trace/export.js";
+import { Trace } from "../trace/trace.js";
+import { loadBaseline } from "../workspace/baseline.js";
+import { verify } from "../verifier/verify.js";
+import { ActiveRun } from "./active-run.js";
+import { approveAction, pendingAction, rejectAction } from "./approval-flow.js";
+import { exhaustedBefore } from "./budgets.js";
+import { checkCreateInput, materializeWorkspace } from "./create-run.js";
+import { patchState, type RuntimeDeps } from "./deps.js";
+import { driveRun } from "./loop.js";
+import { systemClock, type Clock, type CrashHook, type ExecutorFactory, type ModelFactory, type RuntimeLogger, type ToolPort, type Verifier } from "./ports.js";
+import { runView } from "./run-view.js";
+import type { CreateRunInput, RunService, RunView, TraceEvent } from "./service.js";
+import { defaultToolPort } from "./tools-port.js";
+import { verifyAndFinish } from "./verify-step.js";
+import { defaultViewBuilder, type ViewBuilder } from "./view-input.js";
+
+export interface RunServiceOptions {
+  stateDir: string;
+  executorFactory: ExecutorFactory;
+  modelFactory?: ModelFactory;
+  logger?: RuntimeLogger;
+  clock?: Clock;
+  ledger?: Ledger;
+  verifier?: Verifier;
+  /** replace single tool functions (fault injection); the rest stay real */
+  tools?: Partial<ToolPort>;
+  viewBuilder?: ViewBuilder;
+  /** where the built-in fixtures live; only their replay.json is trusted on trusted_local */
+  builtinFixturesDir?: string;
+  /** test-only crash points; see crashHookFromEnv */
+  crash?: CrashHook;
+  approvalKey?: Uint8Array;
+}
+
+const OPTION_NAMES = ["stateDir", "executorFactory", "modelFactory", "logger", "clock", "ledger", "verifier", "tools", "viewBuilder", "builtinFixturesDir", "crash", "approvalKey"];
+
+function defaultFixturesDir(): string {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  // source tree: <root>/daemon/src/runtime; build: <root>/dist/daemon/src/runtime
+  const candidates = [path.resolve(here, "../../../fixtures"), path.resolve(here, "../../../../fixtures")];
+  return candidates.find((c) => fs.existsSync(c)) ?? candidates[0]!;
+}
+
+const defaultVerifier =
+  (logger: RuntimeLogger): Verifier =>
+  async (i) =>
+    verify({
+      runId: i.runId,
+      task: i.task,
+      workspaceRoot: i.workspaceRoot,
+      baseline: (await loadBaseline(i.controlDir)).manifest,
+      controlDir: i.acceptanceDir,
+      executor: i.executor,
+      signal: i.signal,
+      excludeAbs: [i.controlDir],
+      log: logger as never,
+    });
+
+export function createRunService(options: RunServiceOptions): RunServiceImpl {
+  const unknown = Object.keys(options).filter((k) => !OPTION_NAMES.includes(k));
+  if (unknown.length > 0) throw new MiniAgentError("invalid_request", `unknown RunService option(s): ${unknown.join(", ")}; known: ${OPTION_NAMES.join(", ")}`);
+  if (!options.stateDir || typeof options.executorFactory !== "function") {
+    throw new MiniAgentError("invalid_request", "createRunService needs stateDir and executorFactory");
+  }
+  return new RunServiceImpl(options);
+}
+
+interface Driving {
+  active: ActiveRun;
+  done: Promise<void>;
+}
+
+export class RunServiceImpl implements RunService {
+  private readonly deps: RuntimeDeps;
+  private readonly stateDir: string;
+  private readonly ownsLedger: boolean;
+  private readonly driving = new Map<string, Driving>();
+  /** workspaces being claimed by a createRun in progress, and runs with a decision in progress */
+  private readonly claims = new Set<string>();
+  private readonly busyRuns = new Set<string>();
+  private keyPromise: Promise<Uint8Array> | null = null;
+  private stopping = false;
+
+  constructor(private readonly options: RunServiceOptions) {
+    fs.mkdirSync(options.stateDir, { recursive: true, mode: 0o700 });
+    this.stateDir = fs.realpathSync(options.stateDir);
+    const clock = options.clock ?? systemClock;
+    const ledger = options.ledger ?? new Ledger(statePath(this.stateDir, "ledger"), () => clock.now());
+    this.ownsLedger = options.ledger === undefined;
+    const logger = options.logger ?? pino({ level: "silent" });
+    this.deps = {
+      ledger,
+      trace: new Trace(ledger, () => clock.now()),
+      tools: { ...defaultToolPort(), ...(options.tools ?? {}) },
+      verifier: options.verifier ?? defaultVerifier(logger),
+      clock,
+      logger,
+      crash: options.crash ?? (() => {}),
+      buildView: options.viewBuilder ?? defaultViewBuilder(),
+      stateDir: this.stateDir,
+    };
+    if (options.approvalKey) this.keyPromise = Promise.resolve(options.approvalKey);
+  }
+
+  get ledger(): Ledger {
+    return this.deps.ledger;
+  }
+
+  // ---- RunService -------------------------------------------------------
+
+  async createRun(input: CreateRunInput): Promise<RunView> {
+    this.refuseWhenStopping();
+    const checked = checkCreateInput(input, this.options.builtinFixturesDir ?? defaultFixturesDir());
+    const ws = checked.workspace;
+    if (this.claims.has(ws) || this.activeRunFor(ws)) throw busy(ws, this.activeRunFor(ws));
+    this.claims.add(ws);
+    let createdWorkspace = false;
+    let controlDir: string | null = null;
+    let inserted = false;
+    try {
+      const runId = newRunId();
+      const model = input.model === "live" ? await this.liveModel(runId, checked.task, input.backend) : null;
+      if (checked.fixtureDir) {
+        materializeWorkspace(checked.fixtureDir, ws);
+        createdWorkspace = true;
+      }
+      const workspace = fs.realpathSync(ws);
+      const holder = this.activeRunFor(workspace);
+      if (holder) throw busy(workspace, holder);
+
+      controlDir = path.join(statePath(this.stateDir, "controlRoot"), runId);
+      fs.mkdirSync(controlDir, { recursive: true, mode: 0o700 });
+      if (checked.taskControlDir) fs.cpSync(checked.taskControlDir, path.join(controlDir, "acceptance"), { recursive: true, verbatimSymlinks: true });
+      const record: RunRecord = {
+        schema_version: 1,
+        task: checked.task,
+        workspace,
+        control_dir: controlDir,
+        fixture_dir: checked.fixtureDir,
+        model: input.model,
+        backend: input.backend,
+        replay_path: checked.replay?.path ?? null,
+        replay_trusted: checked.replay?.trusted ?? false,
+        budgets: checked.budgets,
+      };
+      await this.deps.tools.captureBaseline(this.toolCtx(record));
+      const binding = createBinding({ runId, workspace, controlDir, stateDir: this.stateDir });
+      this.deps.ledger.tx(() => {
+        this.deps.ledger.insertRun({ run_id: runId, created_at: this.deps.clock.now(), status: "running", reason: "started", record, state: initialState() });
+        this.deps.ledger.insertBinding(binding);
+        this.deps.trace.append(runId, {
+          type: "run_created",
+          payload: { task: checked.task.name, model: input.model, backend: input.backend, replay_trusted: record.replay_trusted, budgets: checked.budgets },
+        });
+      });
+      inserted = true;
+      this.deps.logger.info({ runId, backend: input.backend, model: input.model }, "run created");
+      this.drive(runId, "model", model ?? this.replayModel(runId, record));
+      return this.view(runId);
+    } catch (err) {
+      if (!inserted) {
+        // a refused run leaves nothing behind
+        if (createdWorkspace) fs.rmSync(ws, { recursive: true, force: true });
+        if (controlDir) fs.rmSync(controlDir, { recursive: true, force: true });
+      }
+      throw err;
+    } finally {
+      this.claims.delete(ws);
+    }
+  }
+
+  getRun(runId: string): RunView {
+    return this.view(runId);
+  }
+
+  listRuns(): RunView[] {
+    return this.deps.ledger.listRuns().map((r) => this.view(r.run_id));
+  }
+
+  async approve(runId: string, actionId: string): Promise<RunView> {
+    return this.decide(runId, async () => {
+      const row = pendingAction(this.deps, runId, actionId);
+      const run = this.deps.ledger.getRun(runId);
+      checkBinding(this.deps.ledger, runId, this.stateDir);
+      const key = await this.key();
+      try {
+        await approveAction(this.deps, runId, row, this.toolCtx(run.record), key);
+      } catch (err) {
+        const now = this.deps.ledger.getRun(runId);
+        if (isMiniAgentError(err, "approval_stale") && now.status === "running") this.drive(runId, "model", this.modelFor(runId, now.record));
+        else if (now.status === "running") this.interrupt(runId, `write failed (${isMiniAgentError(err) ? err.code : "internal"}); resume to recover`, err);
+        throw err;
+      }
+      this.drive(runId, "model", this.modelFor(runId, run.record));
+    });
+  }
+
+  async reject(runId: string, actionId: string, reason: string): Promise<RunView> {
+    if (typeof reason !== "string" || reason.trim().length === 0 || reason.length > 2048) {
+      throw new MiniAgentError("invalid_request", "a rejection needs a reason (1-2048 characters)");
+    }
+    return this.decide(runId, async () => {
+      const row = pendingAction(this.deps, runId, actionId);
+      const key = await this.key();
+      rejectAction(this.deps, runId, row, reason, key);
+      this.drive(runId, "model", this.modelFor(runId, this.deps.ledger.getRun(runId).record));
+    });
+  }
+
+  async resume(runId: string, budgets?: Partial<Budgets>): Promise<RunView> {
+    this.refuseWhenStopping();
+    const run = this.deps.ledger.getRun(runId);
+    if (this.driving.has(runId)) return this.view(runId);
+    if (TERMINAL_STATUSES.includes(run.status)) throw new MiniAgentError("run_not_resumable", `run ${runId} is ${run.status}: ${run.reason ?? ""}`.trim());
+    if (run.status === "awaiting_approval") {
+      throw new MiniAgentError("run_not_resumable", `run ${runId} is waiting for a decision on ${run.state.pending_action_id}; approve or reject it`, {
+        details: { pending_action_id: run.state.pending_action_id },
+      });
+    }
+    checkBinding(this.deps.ledger, runId, this.stateDir);
+    const raised = Budgets.safeParse({ ...run.record.budgets, ...(budgets ?? {}) });
+    if (!raised.success) throw new MiniAgentError("invalid_request", `budgets are invalid:\n${describeZodError(raised.error)}`);
+    const phase = run.state.interrupted_from === "verifying" || run.status === "verifying" ? "verifying" : "running";
+    if (phase === "running") {
+      const out = exhaustedBefore("model", raised.data, run.state.counters);
+      if (out) throw new MiniAgentError("budget_exhausted", `the ${out} budget is still used up; resume with a larger ${out}`, { details: { exhausted: out } });
+    }
+    return this.decide(runId, async () => {
+      const model = this.modelFor(runId, run.record);
+      this.deps.ledger.tx(() => {
+        this.deps.ledger.updateRun(runId, { record: { ...run.record, budgets: raised.data } });
+        patchState(this.deps, runId, (s) => {
+          s.stop = { cancelled: false, timed_out: false, exhausted: null };
+          s.interrupted_from = phase === "verifying" ? "verifying" : null;
+        });
+        this.deps.ledger.updateRun(runId, { status: phase, reason: `resumed from ${run.status}` });
+        this.deps.trace.append(runId, { type: "run_resumed", payload: { from: run.status, phase, budgets: raised.data } });
+      });
+      const outcome = await recoverInFlightWrites(this.deps, runId, this.toolCtx(run.record), await this.key());
+      if (!outcome.ok) {
+        this.deps.ledger.tx(() => {
+          this.deps.ledger.updateRun(runId, { status: "uncertain", reason: `uncertain_write: ${outcome.message}` });
+          this.deps.trace.append(runId, { type: "run_stopped", payload: { status: "uncertain", path: outcome.path } });
+        });
+        return;
+      }
+      this.drive(runId, phase === "verifying" ? "verify" : "model", model);
+    });
+  }
+
+  async cancel(runId: string): Promise<RunView> {
+    const run = this.deps.ledger.getRun(runId);
+    if (run.status === "cancelled") return this.view(runId);
+    if (TERMINAL_STATUSES.includes(run.status)) throw new MiniAgentError("run_not_resumable", `run ${runId} is already ${run.status}`);
+    const d = this.driving.get(runId);
+    if (d) {
+      this.deps.ledger.tx(() => patchState(this.deps, runId, (s) => void (s.stop.cancelled = true)));
+      d.active.abortFor("cancel");
+      await d.done;
+    }
+    const now = this.deps.ledger.getRun(runId);
+    if (!TERMINAL_STATUSES.includes(now.status)) {
+      this.deps.ledger.tx(() => {
+        patchState(this.deps, runId, (s) => void (s.stop.cancelled = true));
+        this.deps.ledger.updateRun(runId, { status: "cancelled", reason: "cancelled" });
+        this.deps.trace.append(runId, { type: "run_stopped", payload: { status: "cancelled", reason: "cancelled", ...now.state.stop, cancelled: true } });
+      });
+    }
+    return this.view(runId);
+  }
+
+  async events(runId: string, sinceSeq: number, waitMs: number): Promise<TraceEvent[]> {
+    this.deps.ledger.getRun(runId);
+    return this.deps.trace.wait(runId, sinceSeq, this.stopping ? 0 : waitMs);
+  }
+
+  traceJsonl(runId: string): string {
+    const run = this.deps.ledger.getRun(runId);
+    return exportJsonl(this.deps.trace.since(runId, 0), { workspace: run.record.workspace, controlDir: run.record.control_dir, stateDir: this.stateDir });
+  }
+
+  async diff(runId: string): Promise<string> {
+    return this.deps.tools.diff(this.toolCtx(this.deps.ledger.getRun(runId).record));
+  }
+
+  async recoverAtStartup(): Promise<void> {
+    markInterrupted(this.deps);
+  }
+
+  async shutdown(): Promise<void> {
+    this.stopping = true;
+    const all = [...this.driving.values()];
+    for (const d of all) d.active.abortFor("shutdown");
+    await Promise.all(all.map((d) => d.done));
+    this.deps.trace.wakeAll();
+    if (this.ownsLedger) this.deps.ledger.close();
+  }
+
+  // ---- beyond RunService ---------------------------------------------------
+
+  /** Resolves with the run's view once this process is no longer driving it. */
+  async settled(runId: string): Promise<RunView> {
+    for (let d = this.driving.get(runId); d; d = this.driving.get(runId)) await d.done;
+    return this.view(runId);
+  }
+
+  // ---- internals -------------------------------------------------------------
+
+  private view(runId: string): RunView {
+    return runView(this.deps.ledger, runId, this.driving.get(runId)?.active.elapsedMs());
+  }
+
+  private refuseWhenStopping(): void {
+    if (this.stopping) throw new MiniAgentError("internal", "the daemon is shutting down");
+  }
+
+  private activeRunFor(workspace: string): string | null {
+    return this.deps.ledger.activeRunFor(workspace);
+  }
+
+  /** One decision at a time per run; a second concurrent one is refused, not queued. */
+  private async decide(runId: string, body: () => Promise<void>): Promise<RunView> {
+    this.refuseWhenStopping();
+    if (this.busyRuns.has(runId)) throw new MiniAgentError("approval_stale", `another decision on run ${runId} is in progress`);
+    this.busyRuns.add(runId);
+    try {
+      await body();
+    } finally {
+      this.busyRuns.delete(runId);
+    }
+    return this.view(runId);
+  }
+
+  private key(): Promise<Uint8Array> {
+    this.keyPromise ??= loadOrCreateApprovalKey(statePath(this.stateDir, "approvalKey"));
+    return this.keyPromise;
+  }
+
+  private toolCtx(record: RunRecord): ToolContext {
+    return { task: record.task, workspaceRoot: record.workspace, controlDir: record.control_dir };
+  }
+
+  private replayModel(runId: string, record: RunRecord): Model {
+    if (!record.replay_path) throw new MiniAgentError("internal", `run ${runId} has no replay file`);
+    return new ReplayModel(loadReplayFile(record.replay_path), () => this.deps.ledger.getRun(runId).replay_cursor);
+  }
+
+  private modelFor(runId: string, record: RunRecord): Model | Promise<Model> {
+    return record.model === "replay" ? this.replayModel(runId, record) : this.liveModel(runId, record.task, record.backend);
+  }
+
+  private async liveModel(runId: string, task: RunRecord["task"], backend: RunRecord["backend"]): Promise<Model> {
+    if (!this.options.modelFactory) throw new MiniAgentError("invalid_request", "live models are not configured in this daemon");
+    return this.options.modelFactory({ runId, task, backend });
+  }
+
+  /** Starts driving a run in the background; the promise never rejects. */
+  private drive(runId: string, mode: "model" | "verify", model: Model | Promise<Model>): void {
+    const run = this.deps.ledger.getRun(runId);
+    const acceptance = path.join(run.record.control_dir, "acceptance");
+    const active = new ActiveRun(
+      runId,
+      this.options.executorFactory(run.record.backend),
+      this.toolCtx(run.record),
+      fs.existsSync(acceptance) ? acceptance : null,
+      this.deps.clock,
+      run.state.counters.elapsed_ms,
+    );
+    const entry: Driving = { active, done: Promise.resolve() };
+    this.driving.set(runId, entry);
+    entry.done = (async () => {
+      try {
+        active.model = await model;
+      } catch (err) {
+        // e.g. the live gate refused after a restart: resumable once the cause is fixed
+        this.interrupt(runId, `model unavailable (${isMiniAgentError(err) ? err.code : "internal"}); resume when fixed`, err, mode === "verify" ? "verifying" : "running");
+        return;
+      }
+      if (mode === "verify") await verifyAndFinish(this.deps, active);
+      else await driveRun(this.deps, active);
+    })()
+      .catch((err) => this.deps.logger.error({ runId, err }, "run driver failed"))
+      .finally(() => {
+        if (this.driving.get(runId) === entry) this.driving.delete(runId);
+      });
+  }
+
+  private interrupt(runId: string, reason: string, err: unknown, phase: "running" | "verifying" = "running"): void {
+    this.deps.logger.error({ runId, err }, reason);
+    this.deps.ledger.tx(() => {
+      patchState(this.deps, runId, (s) => void (s.interrupted_from = phase));
+      this.deps.ledger.updateRun(runId, { status: "interrupted", reason });
+      this.deps.trace.append(runId, { type: "run_stopped", payload: { status: "interrupted", interrupted_from: phase } });
+    });
+  }
+}
+
+function busy(workspace: string, holder: string | null): MiniAgentError {
+  return new MiniAgentError("workspace_busy", `workspace is in use by ${holder ?? "a run being created"}; one active run per workspace`, {
+    details: { workspace: path.basename(workspace), run_id: holder },
+  });
+}
+
+function newRunId(): string {
+  return `run_${crypto.randomUUID().replace(/-/g, "").slice(0, 20)}`;
+}
+
+function initialState(): RunState {
+  return {
+    schema_version: 1,
+    counters: { model_turns: 0, tool_calls: 0, writes: 0, elapsed_ms: 0, prompt_tokens: 0, completion_tokens: 0 },
+    stop: { cancelled: false, timed_out: false, exhausted: null },
+    interrupted_from: null,
+    pending_action_id: null,
+    last_tool: null,
+    last_plan: null,
+    tests: null,
+    verification: null,
+  };
+}

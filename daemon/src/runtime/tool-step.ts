@@ -1,0 +1,93 @@
+import type { ToolCall, ToolResult } from "../contracts/tool-call.js";
+import { errorResult } from "../tools/result.js";
+import type { ValidatedToolCall } from "../tools/validate.js";
+import type { ActiveRun } from "./active-run.js";
+import { nextCallTimeoutMs } from "./budgets.js";
+import { patchState, type RuntimeDeps } from "./deps.js";
+
+export type ToolStepOutcome = "continue" | "awaiting_approval" | "out_of_time";
+
+/**
+ * One proposed call: validate -> classify -> deny (observation) | ask (persist
+ * the prepared action, then hand control to the user) | allow (execute, observe).
+ * Nothing leaves the host before its state is in the ledger.
+ */
+export async function toolStep(deps: RuntimeDeps, active: ActiveRun, call: ToolCall, why: string | null): Promise<ToolStepOutcome> {
+  deps.ledger.tx(() => patchState(deps, active.runId, (s) => void (s.counters.tool_calls += 1)));
+  const checked = deps.tools.validate(call);
+  if (!checked.ok) return observe(deps, active, call.name, checked.result);
+
+  const verdict = deps.tools.classify(checked, active.ctx);
+  if (verdict.verdict === "deny") {
+    return observe(deps, active, checked.name, errorResult(call.call_id, verdict.code ?? "path_denied", verdict.reason));
+  }
+  if (verdict.verdict === "ask") return proposeWrite(deps, active, checked, why);
+
+  const timeoutMs = nextCallTimeoutMs(deps.ledger.getRun(active.runId).record.budgets, active.elapsedMs());
+  if (timeoutMs === null) return "out_of_time";
+  const result = await deps.tools.run(checked, {
+    ...active.ctx,
+    runId: active.runId,
+    signal: active.signal,
+    timeoutMs,
+    executor: active.executor,
+    session: () => active.warmSession(),
+  });
+  return observe(deps, active, checked.name, result);
+}
+
+/** Prepares the write and persists it with approval_requested BEFORE anyone is asked. */
+async function proposeWrite(deps: RuntimeDeps, active: ActiveRun, call: ValidatedToolCall, why: string | null): Promise<ToolStepOutcome> {
+  const prepared = await deps.tools.prepare(call, active.ctx);
+  if (!prepared.ok) return observe(deps, active, call.name, prepared.result);
+  const a = prepared.action;
+  deps.ledger.tx(() => {
+    if (!deps.ledger.findAction(active.runId, a.action_id)) {
+      deps.ledger.insertAction({
+        schema_version: 1, run_id: active.runId, action_id: a.action_id, call_id: a.call_id, tool: a.tool, path: a.path,
+        args: a.arguments, args_digest: a.args_digest, workspace_digest: a.manifest_digest, before_hash: a.before_hash,
+        after_hash: a.after_hash, manifest_digest: a.manifest_digest, diff: a.diff, why, prepared: a,
+      });
+    }
+    patchState(deps, active.runId, (s) => {
+      s.pending_action_id = a.action_id;
+      s.last_tool = call.name;
+      s.counters.elapsed_ms = active.elapsedMs();
+    });
+    deps.ledger.updateRun(active.runId, { status: "awaiting_approval", reason: `approval needed for ${a.action_id} (${a.path})` });
+    deps.trace.append(active.runId, {
+      type: "approval_requested",
+      call_id: a.call_id,
+      action_id: a.action_id,
+      payload: { tool: a.tool, path: a.path, before_hash: a.before_hash, after_hash: a.after_hash, workspace_digest: a.manifest_digest },
+    });
+  });
+  await active.closeSession();
+  return "awaiting_approval";
+}
+
+/** A tool result becomes a message for the model and a tool_observed event, together. */
+export function observe(deps: RuntimeDeps, active: { runId: string; elapsedMs(): number } | { runId: string }, tool: string, result: ToolResult): "continue" {
+  deps.ledger.tx(() => {
+    deps.ledger.appendMessage(active.runId, { schema_version: 1, role: "tool", result });
+    patchState(deps, active.runId, (s) => {
+      s.last_tool = tool;
+      if ("elapsedMs" in active) s.counters.elapsed_ms = active.elapsedMs();
+      const tests = testFigures(tool, result);
+      if (tests) s.tests = tests;
+    });
+    deps.trace.append(active.runId, {
+      type: "tool_observed",
+      call_id: result.call_id,
+      payload: { tool, ok: result.ok, error: result.error?.code ?? null, truncated: result.truncated, ...(testFigures(tool, result) ?? {}) },
+    });
+  });
+  return "continue";
+}
+
+function testFigures(tool: string, r: ToolResult): { discovered: number; passed: number; failed: number } | null {
+  if (tool !== "run_tests" || r.data === null || typeof r.data !== "object") return null;
+  const d = r.data as Record<string, unknown>;
+  const n = (k: string) => (typeof d[k] === "number" ? (d[k] as number) : 0);
+  return { discovered: n("discovered"), passed: n("passed"), failed: n("failed") };
+}

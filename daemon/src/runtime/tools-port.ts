@@ -1,0 +1,47 @@
+import { classify } from "../policy/classify.js";
+import { commitPreparedAction, prepareApplyPatch, verifyPreparedAction } from "../tools/apply-patch.js";
+import type { ToolContext } from "../tools/context.js";
+import { readFileTool } from "../tools/read-file.js";
+import { errorResult } from "../tools/result.js";
+import { runTests } from "../tools/run-tests.js";
+import { searchTool } from "../tools/search.js";
+import { showDiffTool, workspaceDiff } from "../tools/show-diff.js";
+import { validateToolCall } from "../tools/validate.js";
+import { captureBaseline } from "../workspace/baseline.js";
+import { createForbiddenMatcher } from "../workspace/forbidden.js";
+import { currentFileVersion, workspaceDigest } from "../workspace/version.js";
+import type { ToolPort } from "./ports.js";
+
+/** The real tools, policy and workspace functions, bound to the runtime's port. */
+export function defaultToolPort(): ToolPort {
+  return {
+    validate: validateToolCall,
+    classify: (call, ctx) => classify(call.name, call.args, ctx.task),
+    async run(call, ctx) {
+      switch (call.name) {
+        case "read_file":
+          return readFileTool(call.call.call_id, call.args, ctx);
+        case "search":
+          return searchTool(call.call.call_id, call.args, ctx);
+        case "show_diff":
+          return showDiffTool(call.call.call_id, ctx);
+        case "run_tests":
+          // the run's warm sandbox; the Verifier alone uses fresh containers
+          return runTests(call.call.call_id, call.args, { ...ctx, runner: await ctx.session() });
+        case "apply_patch":
+          return errorResult(call.call.call_id, "approval_required", "writes go through approval");
+      }
+    },
+    prepare: async (call, ctx) =>
+      call.name === "apply_patch"
+        ? prepareApplyPatch(call.call.call_id, call.args, ctx)
+        : { ok: false, result: errorResult(call.call.call_id, "invalid_fields", `${call.name} does not write`) },
+    verifyRecord: verifyPreparedAction,
+    commit: commitPreparedAction,
+    fileVersion: (rel, ctx: ToolContext) =>
+      currentFileVersion(ctx.workspaceRoot, rel, { forbidden: createForbiddenMatcher(ctx.task.forbidden), controlDir: ctx.controlDir }),
+    workspaceDigest: (ctx) => workspaceDigest(ctx.workspaceRoot, ctx.controlDir),
+    captureBaseline: async (ctx) => void (await captureBaseline(ctx.workspaceRoot, ctx.controlDir)),
+    diff: async (ctx) => (await workspaceDiff(ctx)).diff,
+  };
+}

@@ -1,0 +1,66 @@
+import { isMiniAgentError } from "../errors.js";
+import type { ActiveRun } from "./active-run.js";
+import { patchState, type RuntimeDeps } from "./deps.js";
+import type { VerificationEvidence } from "./service.js";
+import { interruptRun, stopRun } from "./stop.js";
+
+/**
+ * The model said "final": a request, not evidence. The run is persisted as
+ * `verifying` first, so a crash from here on resumes into the Verifier and
+ * never back into the model; the Verifier gets a FRESH sandbox (executor.run).
+ */
+export async function verifyAndFinish(deps: RuntimeDeps, active: ActiveRun): Promise<void> {
+  const run = deps.ledger.getRun(active.runId);
+  const resumed = run.status === "verifying" || run.state.interrupted_from === "verifying";
+  deps.ledger.tx(() => {
+    patchState(deps, active.runId, (s) => {
+      s.interrupted_from = null;
+      s.counters.elapsed_ms = active.elapsedMs();
+    });
+    deps.ledger.updateRun(active.runId, { status: "verifying", reason: "the host Verifier is checking the workspace" });
+    if (!resumed) deps.trace.append(active.runId, { type: "verification_started", payload: {} });
+  });
+  await active.closeSession();
+  deps.crash("during_verifying");
+
+  let evidence: VerificationEvidence;
+  try {
+    evidence = await deps.verifier({
+      runId: active.runId,
+      task: run.record.task,
+      workspaceRoot: run.record.workspace,
+      controlDir: run.record.control_dir,
+      acceptanceDir: active.acceptanceDir,
+      executor: active.executor,
+      signal: active.signal,
+    });
+  } catch (err) {
+    if (active.signal.aborted) return abortedDuringVerify(deps, active);
+    const code = isMiniAgentError(err) ? err.code : "internal";
+    deps.logger.error({ runId: active.runId, err }, "verifier failed");
+    deps.trace.append(active.runId, { type: "verification_failed", payload: { reason: `verification_error:${code}` } });
+    return stopRun(deps, active, "failed", `verification_error:${code}`);
+  }
+  // a verdict reached while being cancelled is not trusted either way
+  if (active.signal.aborted) return abortedDuringVerify(deps, active);
+  deps.ledger.tx(() => {
+    patchState(deps, active.runId, (s) => void (s.verification = evidence));
+    deps.trace.append(active.runId, {
+      type: evidence.passed ? "verification_passed" : "verification_failed",
+      payload: {
+        workspace_digest: evidence.workspace_digest,
+        protected_paths_changed: evidence.protected_paths_changed,
+        tests: evidence.tests,
+        acceptance: evidence.acceptance,
+        reason: evidence.reason,
+      },
+    });
+  });
+  if (evidence.passed) return stopRun(deps, active, "completed", "verified by the host");
+  return stopRun(deps, active, "failed", evidence.reason ?? "verification_failed");
+}
+
+function abortedDuringVerify(deps: RuntimeDeps, active: ActiveRun): Promise<void> {
+  if (active.abortReason === "shutdown") return interruptRun(deps, active, "verifying");
+  return stopRun(deps, active, "cancelled", "cancelled during verification", { cancelled: true });
+}

@@ -1,0 +1,54 @@
+import { buildModelView } from "../context/model-view.js";
+import { groupMessages, toolCallMessage, toolResultMessage, type ChatMessage } from "../context/messages.js";
+import type { RunSummary } from "../context/summary.js";
+import { toolDescriptions } from "../tools/descriptions.js";
+import type { ModelView } from "../models/model.js";
+import type { Ledger } from "../store/ledger.js";
+
+/** Builds the model's view of a run from the ledger alone (issue 4: rebuilt every turn). */
+export type ViewBuilder = (ledger: Ledger, runId: string, workspaceDigest: string) => ModelView;
+
+export const VIEW_DEFAULTS = { budgetBytes: 24_000 } as const;
+
+export function ledgerMessages(ledger: Ledger, runId: string): ChatMessage[] {
+  const toolNames = new Map<string, string>();
+  const out: ChatMessage[] = [];
+  for (const m of ledger.listMessages(runId)) {
+    if (m.role === "assistant") {
+      const d = m.decision;
+      if (d.kind === "tool") {
+        toolNames.set(d.call.call_id, d.call.name);
+        out.push(toolCallMessage(d.call));
+      } else out.push({ role: "assistant", content: d.kind === "plan" ? d.text : `final: ${d.text}` });
+    } else {
+      out.push(toolResultMessage(m.result, toolNames.get(m.result.call_id) ?? "unknown"));
+    }
+  }
+  return out;
+}
+
+export function defaultViewBuilder(budgetBytes: number = VIEW_DEFAULTS.budgetBytes): ViewBuilder {
+  const tools = toolDescriptions() as unknown as Array<Record<string, unknown>>;
+  return (ledger, runId, workspaceDigest) => {
+    const run = ledger.getRun(runId);
+    const pending = run.state.pending_action_id ? ledger.findAction(runId, run.state.pending_action_id) : undefined;
+    const summary: RunSummary = {
+      goal: run.record.task.task,
+      constraints: [
+        `writable: ${run.record.task.writable.join(", ")}`,
+        `creatable: ${run.record.task.creatable.join(", ") || "(none)"}`,
+        `test presets: ${Object.keys(run.record.task.test_presets).join(", ")}`,
+      ],
+      status: run.status,
+      reason: run.reason,
+      workspace_digest: workspaceDigest,
+      plan: run.state.last_plan,
+      pending_action: pending ? { action_id: pending.record.action_id, tool: pending.record.tool, path: pending.record.path } : null,
+      counters: { ...run.state.counters },
+      verification: run.state.tests ? { last_tests: run.state.tests } : null,
+    };
+    const { groups } = groupMessages(ledgerMessages(ledger, runId));
+    const { compaction: _c, ...view } = buildModelView({ runId, summary, groups, budgetBytes, tools });
+    return view;
+  };
+}
