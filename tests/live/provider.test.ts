@@ -152,6 +152,13 @@ describe("live provider against a local OpenAI-compatible server", () => {
     if (isMiniAgentError(err)) expect(err.details).toMatchObject({ transient: true, kind: "timeout" });
   });
 
+  it("regression: the runtime's per-call deadline (AbortSignal.timeout) is a transient timeout, not a cancel", async () => {
+    const { live } = await model(() => ({ hang: true }));
+    const err = await live.decide(view(), AbortSignal.timeout(200)).catch((e: unknown) => e);
+    expect(isMiniAgentError(err, "model_error")).toBe(true);
+    if (isMiniAgentError(err)) expect(err.details).toMatchObject({ transient: true, kind: "timeout" });
+  });
+
   it("a connection reset is a transient model_error", async () => {
     const { live } = await model(() => ({ reset: true }));
     const err = await live.decide(view(), new AbortController().signal).catch((e: unknown) => e);

@@ -60,9 +60,12 @@ export async function postChatCompletion(req: ChatRequest): Promise<ChatCompleti
     return parseResponse(text);
   } catch (err) {
     if (err instanceof MiniAgentError) throw err;
-    if (req.signal.aborted) throw new MiniAgentError("cancelled", "model request cancelled", { cause: err });
-    if (timeout.signal.aborted) {
-      throw new MiniAgentError("model_error", `model request timed out after ${req.config.request_timeout_ms} ms`, {
+    // The caller's signal may carry its own deadline (the runtime's per-call cap,
+    // AbortSignal.timeout): that is a timeout to retry, not a user's cancel.
+    const callerTimedOut = req.signal.aborted && isTimeoutReason(req.signal.reason);
+    if (req.signal.aborted && !callerTimedOut) throw new MiniAgentError("cancelled", "model request cancelled", { cause: err });
+    if (timeout.signal.aborted || callerTimedOut) {
+      throw new MiniAgentError("model_error", callerTimedOut ? "model request hit the per-call time limit" : `model request timed out after ${req.config.request_timeout_ms} ms`, {
         cause: err,
         details: { transient: true, kind: "timeout" },
       });
@@ -76,6 +79,10 @@ export async function postChatCompletion(req: ChatRequest): Promise<ChatCompleti
   } finally {
     clearTimeout(timer);
   }
+}
+
+function isTimeoutReason(reason: unknown): boolean {
+  return typeof reason === "object" && reason !== null && (reason as { name?: unknown }).name === "TimeoutError";
 }
 
 async function readCapped(body: AsyncIterable<Buffer> & { destroy(err?: Error): unknown }, cap: number): Promise<string> {
