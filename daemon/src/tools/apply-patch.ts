@@ -130,6 +130,14 @@ export function verifyPreparedAction(raw: unknown): { ok: true; action: Prepared
   return { ok: true, action: a };
 }
 
+function rederiveContent(action: PreparedAction, before: string | null): string | null {
+  const { old, new: replacement } = action.arguments;
+  if (before === null) return action.created ? replacement : null;
+  const i = before.indexOf(old);
+  if (old === "" || i === -1 || before.indexOf(old, i + 1) !== -1) return null;
+  return before.slice(0, i) + replacement + before.slice(i + old.length);
+}
+
 /**
  * apply_patch, second half: the write. Re-checks the record, the path, the
  * whole workspace digest and the file's before-hash; on any difference nothing
@@ -154,12 +162,18 @@ export async function commitPreparedAction(raw: PreparedAction, ctx: ToolContext
     return fail("approval_stale", "the workspace changed since this action was proposed; nothing was written; re-read and propose again");
   }
   let current = "absent";
+  let currentText: string | null = null;
   if (p.kind === "file") {
     const read = await readNoFollow(p.abs);
     if (!read.ok || read.nlink > 1) return fail("path_denied", `${p.rel} cannot be read safely`);
     current = sha256Hex(read.bytes);
+    currentText = decodeUtf8(read.bytes);
   }
   if (current !== action.before_hash) return fail("approval_stale", `${p.rel} changed since this action was proposed; nothing was written`);
+  // the id covers the arguments, not new_content: re-derive the content from them so a swapped body is refused
+  if (rederiveContent(action, currentText) !== action.new_content) {
+    return fail("approval_stale", "action record content does not follow from its arguments; nothing was written");
+  }
 
   try {
     await atomicWrite({

@@ -1,0 +1,88 @@
+import fs from "node:fs/promises";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { isMiniAgentError } from "../errors.js";
+import { tempRun, type TempRun } from "../tools/workspace.testkit.js";
+import { captureBaseline, loadBaseline } from "./baseline.js";
+import { changedPaths, computeManifest } from "./manifest.js";
+import { sha256Hex } from "./hash.js";
+
+let run: TempRun;
+afterEach(async () => run?.cleanup());
+
+describe("computeManifest", () => {
+  it("hashes every file, sorted, and the digest follows any content change", async () => {
+    run = await tempRun({ "b.txt": "b", "a/x.js": "x", ".git/HEAD": "ref" });
+    const m1 = await computeManifest(run.ws);
+    expect(Object.keys(m1.files)).toEqual([".git/HEAD", "a/x.js", "b.txt"]);
+    expect(m1.files["b.txt"]).toBe(sha256Hex("b"));
+    expect((await computeManifest(run.ws)).digest).toBe(m1.digest);
+    await fs.writeFile(path.join(run.ws, "b.txt"), "B");
+    const m2 = await computeManifest(run.ws);
+    expect(m2.digest).not.toBe(m1.digest);
+    expect(changedPaths(m1, m2)).toEqual(["b.txt"]);
+  });
+
+  it("records a symlink without following it (its target's content is never read)", async () => {
+    run = await tempRun({ "a.txt": "a" });
+    await fs.writeFile(path.join(run.tmp, "outside"), "secret");
+    const before = await computeManifest(run.ws);
+    await fs.symlink(path.join(run.tmp, "outside"), path.join(run.ws, "link"));
+    const after = await computeManifest(run.ws);
+    expect(after.files.link).toBeUndefined();
+    expect(after.special.link).toMatch(/^symlink:[0-9a-f]{64}$/);
+    expect(after.digest).not.toBe(before.digest);
+  });
+
+  it("leaves out an excluded folder (a control dir inside the root)", async () => {
+    run = await tempRun({ "a.txt": "a", "ctl/x": "1" });
+    const m = await computeManifest(run.ws, { excludeAbs: [path.join(run.ws, "ctl")] });
+    expect(Object.keys(m.files)).toEqual(["a.txt"]);
+  });
+});
+
+describe("baseline", () => {
+  it("copies every file into the control dir and loads it back hash-checked", async () => {
+    run = await tempRun({ "src/a.js": "one", "notes.txt": "mine" });
+    const b = await captureBaseline(run.ws, run.ctl);
+    await fs.writeFile(path.join(run.ws, "src/a.js"), "two");
+    await fs.rm(path.join(run.ws, "notes.txt"));
+    const loaded = await loadBaseline(run.ctl);
+    expect(loaded.manifest).toEqual(b.manifest);
+    expect((await loaded.readFile("src/a.js"))?.toString()).toBe("one");
+    expect((await loaded.readFile("notes.txt"))?.toString()).toBe("mine");
+    expect(await loaded.readFile("never.txt")).toBeNull();
+  });
+
+  it("refuses a control dir inside the workspace", async () => {
+    run = await tempRun({ "a.txt": "a" });
+    await expect(captureBaseline(run.ws, path.join(run.ws, ".state"))).rejects.toSatisfy((e) => isMiniAgentError(e, "invalid_request"));
+    await expect(fs.stat(path.join(run.ws, ".state"))).rejects.toThrow();
+  });
+
+  it("refuses to overwrite a captured baseline (resume reuses the run-start snapshot)", async () => {
+    run = await tempRun({ "a.txt": "a" });
+    await captureBaseline(run.ws, run.ctl);
+    await fs.writeFile(path.join(run.ws, "a.txt"), "changed");
+    await expect(captureBaseline(run.ws, run.ctl)).rejects.toSatisfy((e) => isMiniAgentError(e, "invalid_request"));
+    expect((await (await loadBaseline(run.ctl)).readFile("a.txt"))?.toString()).toBe("a");
+  });
+
+  it("detects an altered baseline copy instead of diffing against it", async () => {
+    run = await tempRun({ "a.txt": "a" });
+    await captureBaseline(run.ws, run.ctl);
+    await fs.writeFile(path.join(run.ctl, "baseline/files/a.txt"), "forged");
+    const loaded = await loadBaseline(run.ctl);
+    await expect(loaded.readFile("a.txt")).rejects.toSatisfy((e) => isMiniAgentError(e, "internal"));
+  });
+
+  it("refuses a manifest whose digest does not match its entries", async () => {
+    run = await tempRun({ "a.txt": "a" });
+    await captureBaseline(run.ws, run.ctl);
+    const file = path.join(run.ctl, "baseline/manifest.json");
+    const m = JSON.parse(await fs.readFile(file, "utf8"));
+    m.files["a.txt"] = sha256Hex("other");
+    await fs.writeFile(file, JSON.stringify(m));
+    await expect(loadBaseline(run.ctl)).rejects.toSatisfy((e) => isMiniAgentError(e));
+  });
+});
