@@ -37,7 +37,6 @@ import type { RunRecord, RunState } from "../store/records.js";
 import type { ToolContext } from "../tools/context.js";
 import { exportJsonl } from "../trace/export.js";
 import { Trace } from "../trace/trace.js";
-import { loadBaseline } from "../workspace/baseline.js";
 import { verify } from "../verifier/verify.js";
 import { ActiveRun } from "./active-run.js";
 import { approveAction, pendingAction, rejectAction } from "./approval-flow.js";
@@ -79,20 +78,11 @@ function defaultFixturesDir(): string {
   return candidates.find((c) => fs.existsSync(c)) ?? candidates[0]!;
 }
 
+/** verifier/verify.ts takes the Verifier port's shape; the run's control dir stays out of every manifest. */
 const defaultVerifier =
   (logger: RuntimeLogger): Verifier =>
-  async (i) =>
-    verify({
-      runId: i.runId,
-      task: i.task,
-      workspaceRoot: i.workspaceRoot,
-      baseline: (await loadBaseline(i.controlDir)).manifest,
-      controlDir: i.acceptanceDir,
-      executor: i.executor,
-      signal: i.signal,
-      excludeAbs: [i.controlDir],
-      log: logger as never,
-    });
+  (i) =>
+    verify({ ...i, excludeAbs: [i.controlDir], log: logger as never });
 
 export function createRunService(options: RunServiceOptions): RunServiceImpl {
   const unknown = Object.keys(options).filter((k) => !OPTION_NAMES.includes(k));

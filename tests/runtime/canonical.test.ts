@@ -1,0 +1,95 @@
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { DockerExecutor } from "../../daemon/src/sandbox/docker-executor.js";
+import { containerExecutor, expectStatus, leftovers, LINKCHECK, service, tempDir } from "./harness.js";
+
+process.env.TESTCONTAINERS_RYUK_DISABLED = "true";
+
+describe("canonical linkcheck replay on the container backend", () => {
+  let root: string;
+  let stateDir: string;
+  let executor: DockerExecutor;
+  const runIds: string[] = [];
+
+  beforeAll(async () => {
+    root = tempDir("canonical");
+    stateDir = path.join(root, "state");
+    executor = await containerExecutor(stateDir);
+  });
+  afterAll(async () => {
+    expect(await leftovers(runIds)).toEqual([]);
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  it("reaches verifying then completed with exactly 2 approved writes, 2 receipts and the trace in the issue's order", async () => {
+    const runs = service(stateDir, executor);
+    const workspace = path.join(root, "ws");
+    const notesBefore = fs.readFileSync(path.join(LINKCHECK, "repo", "notes.txt"));
+    const created = await runs.createRun({ workspace, fixtureDir: LINKCHECK, model: "replay", trustReplayFile: false, backend: "container" });
+    runIds.push(created.run_id);
+
+    const first = expectStatus(await runs.settled(created.run_id), "awaiting_approval");
+    expect(first.pending_action?.path).toBe("tests/test_agent_nested.js");
+    expect(first.pending_action?.diff).toContain("+++ b/tests/test_agent_nested.js");
+    // state is persisted before the prompt: the file does not exist yet
+    expect(fs.existsSync(path.join(workspace, "tests/test_agent_nested.js"))).toBe(false);
+
+    await runs.approve(created.run_id, first.pending_action!.action_id);
+    const second = expectStatus(await runs.settled(created.run_id), "awaiting_approval");
+    expect(second.pending_action?.path).toBe("src/linkcheck.js");
+    expect(second.tests).toMatchObject({ failed: 1 });
+
+    await runs.approve(created.run_id, second.pending_action!.action_id);
+    const done = await runs.settled(created.run_id);
+    expect(done.status, done.reason ?? "").toBe("completed");
+    expect(done.counters.writes).toBe(2);
+    expect(done.tests).toEqual({ discovered: 3, passed: 3, failed: 0 });
+    expect(done.verification?.passed).toBe(true);
+
+    const actions = runs.ledger.listActions(created.run_id);
+    expect(actions.map((a) => [a.record.path, a.status, a.receipt?.source])).toEqual([
+      ["tests/test_agent_nested.js", "receipted", "write"],
+      ["src/linkcheck.js", "receipted", "write"],
+    ]);
+    expect(fs.readFileSync(path.join(workspace, "notes.txt"))).toEqual(notesBefore);
+
+    const events = await runs.events(created.run_id, 0, 0);
+    const seqs = events.map((e) => e.seq);
+    expect(seqs).toEqual(seqs.map((_, i) => i + 1));
+    const order = events.map((e) => e.type).filter((t) => t !== "model_requested" && t !== "tool_observed");
+    expect(order).toEqual([
+      "run_created",
+      "plan_recorded",
+      "tool_proposed", // read_file
+      "tool_proposed", // apply_patch (new test)
+      "approval_requested",
+      "approval_recorded",
+      "action_intent",
+      "action_written",
+      "action_receipt",
+      "tool_proposed", // run_tests: red
+      "tool_proposed", // apply_patch (fix)
+      "approval_requested",
+      "approval_recorded",
+      "action_intent",
+      "action_written",
+      "action_receipt",
+      "tool_proposed", // run_tests: green
+      "verification_started",
+      "verification_passed",
+      "run_stopped",
+    ]);
+    const observedTests = events.filter((e) => e.type === "tool_observed" && e.payload.tool === "run_tests").map((e) => [e.payload.ok, e.payload.passed]);
+    expect(observedTests).toEqual([
+      [false, 2],
+      [true, 3],
+    ]);
+
+    const jsonl = runs.traceJsonl(created.run_id);
+    expect(jsonl).not.toContain(root);
+    expect(jsonl).not.toMatch(/"(at|duration_ms|elapsed_ms)":/);
+    expect(jsonl.trim().split("\n")).toHaveLength(events.length);
+    await runs.shutdown();
+  });
+});
