@@ -53,7 +53,7 @@ async function check(name: string, edit: (src: string) => string) {
   const { ws, baseline } = await workspace(name, edit);
   const runId = `verifier-linkcheck-${name}`;
   runIds.push(runId);
-  return verify({ runId, task, workspaceRoot: ws, baseline, acceptanceDir: path.join(FIXTURE, "control"), executor });
+  return verify({ runId, task, workspaceRoot: ws, baseline, controlDir: path.join(FIXTURE, "control"), executor });
 }
 
 describe("verify the linkcheck fixture on the container sandbox", () => {

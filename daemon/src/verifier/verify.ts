@@ -3,11 +3,14 @@
  *
  *   verify(input: VerifyInput): Promise<VerificationEvidence>
  *     input = { runId, task: TaskSpec, workspaceRoot,
- *               controlDir: the RUN's control dir (its baseline is loaded from there),
- *               baseline?: Manifest (given directly instead; wins over controlDir),
- *               acceptanceDir: the task's hidden acceptance assets (fixture control/), or null,
+ *               baseline: Manifest (the run-start manifest: (await loadBaseline(runControlDir)).manifest),
+ *               controlDir?: the TASK's hidden acceptance assets (fixture control/), or null,
  *               executor: Executor, signal?, excludeAbs?, log?, deps? }
- *   It has the shape of runtime/ports.ts `Verifier`, so `verify` can be passed as-is.
+ *
+ *   verifyRun(input: { runId, task, workspaceRoot, controlDir: the RUN's control dir,
+ *                      acceptanceDir, executor, signal }) -> same evidence
+ *     the runtime/ports.ts `Verifier` shape: loads the baseline from the run's
+ *     control dir (a missing one is verification_error:baseline_not_found).
  *
  * Never throws for a verification outcome: every failure, including an
  * unreachable engine, comes back as evidence with passed=false and a reason:
@@ -70,11 +73,10 @@ export interface VerifyInput {
   runId: string;
   task: TaskSpec;
   workspaceRoot: string;
-  /** the run's control dir; the run-start baseline is loaded from it unless `baseline` is given */
-  controlDir?: string | null;
-  baseline?: Manifest;
+  /** the run-start manifest captured into the run's control dir */
+  baseline: Manifest;
   /** hidden acceptance assets, copied read-only to /control in a fresh container; never into the workspace */
-  acceptanceDir?: string | null;
+  controlDir?: string | null;
   executor: Executor;
   signal?: AbortSignal;
   excludeAbs?: readonly string[];
@@ -119,7 +121,7 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
 
   try {
     // (1) protected paths
-    const baseline = input.baseline ?? (await loadRunBaseline(deps, input.controlDir, log));
+    const baseline = input.baseline;
     const before = await deps.computeManifest(input.workspaceRoot, manifestOpts).catch((err: unknown) => {
       log?.error({ err }, "manifest failed");
       throw new Stop(`verification_error:${isMiniAgentError(err) ? err.code : "manifest_unreadable"}`);
@@ -157,13 +159,13 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
 
     // (3) hidden acceptance in a fresh container, control assets at /control
     if (task.acceptance) {
-      if (!input.acceptanceDir) throw new Stop("verification_error:acceptance_assets_missing");
+      if (!input.controlDir) throw new Stop("verification_error:acceptance_assets_missing");
       const r = await runFresh(executor, {
         runId: input.runId,
         purpose: "acceptance",
         argv: [...task.acceptance.command],
         workspaceDir: input.workspaceRoot,
-        controlDir: input.acceptanceDir,
+        controlDir: input.controlDir,
         timeoutMs: task.acceptance.timeout_seconds * 1000,
         outputCapBytes: VERIFIER_DEFAULTS.outputCapBytes,
         signal,
@@ -190,14 +192,50 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
   return evidence;
 }
 
-async function loadRunBaseline(deps: VerifierDeps, dir: string | null | undefined, log: Logger | undefined): Promise<Manifest> {
-  if (!dir) throw new Stop("verification_error:baseline_missing");
+export interface VerifyRunInput {
+  runId: string;
+  task: TaskSpec;
+  workspaceRoot: string;
+  /** the run's control dir (state dir, outside the workspace): the baseline lives here */
+  controlDir: string;
+  acceptanceDir: string | null;
+  executor: Executor;
+  signal?: AbortSignal;
+  log?: Logger;
+  deps?: Partial<VerifierDeps>;
+}
+
+/** The runtime's Verifier port: the baseline comes from the run's control dir, which is also kept out of the manifest. */
+export async function verifyRun(input: VerifyRunInput): Promise<VerificationEvidence> {
+  const deps: VerifierDeps = { ...DEFAULT_VERIFIER_DEPS, ...input.deps };
+  let baseline: Manifest;
   try {
-    return await deps.loadBaseline(dir);
+    baseline = await deps.loadBaseline(input.controlDir);
   } catch (err) {
-    log?.error({ err }, "baseline could not be loaded");
-    throw new Stop(`verification_error:baseline_${isMiniAgentError(err) ? err.code : "unreadable"}`);
+    input.log?.error({ err, runId: input.runId }, "baseline could not be loaded");
+    const code = isMiniAgentError(err) ? err.code : "unreadable";
+    return {
+      workspace_digest: "",
+      protected_paths_changed: [],
+      tests: { discovered: 0, passed: 0, failed: 0, exit_code: null, timed_out: false, truncated: false },
+      acceptance: null,
+      passed: false,
+      reason: `verification_error:baseline_${code}`,
+      details: ["the run-start baseline could not be loaded; nothing was run"],
+    };
   }
+  return verify({
+    runId: input.runId,
+    task: input.task,
+    workspaceRoot: input.workspaceRoot,
+    baseline,
+    controlDir: input.acceptanceDir,
+    executor: input.executor,
+    signal: input.signal,
+    excludeAbs: [input.controlDir],
+    log: input.log,
+    deps: input.deps,
+  });
 }
 
 /** discovered > 0, not timed out, not truncated, exit 0 AND the summary says every test passed. */
