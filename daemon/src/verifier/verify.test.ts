@@ -162,4 +162,13 @@ describe("verify", () => {
     expect(ev).toMatchObject({ passed: false, reason: "verification_error:baseline_not_found" });
     expect(ex.requests).toHaveLength(0);
   });
+
+  it("the port shape without baseline: loads it from the run's control dir and takes acceptanceDir for the hidden assets", async () => {
+    const runControl = path.join(root, "run-control");
+    await captureBaseline(ws, runControl);
+    const ex = new ScriptedExecutor({ verifier: result({ stdout: TAP(1, 1, 0) }), acceptance: result({ stdout: ACCEPT_OK }) });
+    const ev = await verify({ runId: "run-1", task, workspaceRoot: ws, controlDir: runControl, acceptanceDir: control, executor: ex });
+    expect(ev).toMatchObject({ passed: true, reason: null });
+    expect(ex.requests[1]!.controlDir).toBe(control);
+  });
 });

@@ -2,15 +2,16 @@
  * The host Verifier: "done" is decided here, never by the model (issue 4).
  *
  *   verify(input: VerifyInput): Promise<VerificationEvidence>
- *     input = { runId, task: TaskSpec, workspaceRoot,
- *               baseline: Manifest (the run-start manifest: (await loadBaseline(runControlDir)).manifest),
- *               controlDir?: the TASK's hidden acceptance assets (fixture control/), or null,
- *               executor: Executor, signal?, excludeAbs?, log?, deps? }
- *
- *   verifyRun(input: { runId, task, workspaceRoot, controlDir: the RUN's control dir,
- *                      acceptanceDir, executor, signal }) -> same evidence
- *     the runtime/ports.ts `Verifier` shape: loads the baseline from the run's
- *     control dir (a missing one is verification_error:baseline_not_found).
+ *   Two call shapes, both accepted:
+ *   - the runtime/ports.ts `Verifier` port (what the RunService passes):
+ *       { runId, task, workspaceRoot, controlDir: the RUN's control dir (the baseline
+ *         is loaded from it), acceptanceDir: the task's hidden assets or null,
+ *         executor, signal, excludeAbs?, log?, deps? }
+ *   - with the baseline in hand:
+ *       { runId, task, workspaceRoot, baseline: Manifest, controlDir?: the task's
+ *         hidden acceptance assets (used when acceptanceDir is not given), executor, ... }
+ *   A baseline that cannot be loaded is verification_error:baseline_<code>.
+ *   verifyRun(input) is the port shape with required fields, for type-checked callers.
  *
  * Never throws for a verification outcome: every failure, including an
  * unreachable engine, comes back as evidence with passed=false and a reason:
@@ -73,10 +74,12 @@ export interface VerifyInput {
   runId: string;
   task: TaskSpec;
   workspaceRoot: string;
-  /** the run-start manifest captured into the run's control dir */
-  baseline: Manifest;
-  /** hidden acceptance assets, copied read-only to /control in a fresh container; never into the workspace */
+  /** the run-start manifest; when absent it is loaded from `controlDir` (the run's control dir) */
+  baseline?: Manifest;
+  /** with `baseline`: the task's acceptance assets (unless acceptanceDir is given); without: the run's control dir */
   controlDir?: string | null;
+  /** hidden acceptance assets, copied read-only to /control in a fresh container; never into the workspace */
+  acceptanceDir?: string | null;
   executor: Executor;
   signal?: AbortSignal;
   excludeAbs?: readonly string[];
@@ -107,6 +110,7 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
   const log = input.log?.child({ runId: input.runId, part: "verifier" });
   const { task, executor, signal } = input;
   const manifestOpts = { excludeAbs: input.excludeAbs };
+  const acceptanceDir = input.acceptanceDir !== undefined || input.baseline === undefined ? input.acceptanceDir : input.controlDir;
   const details: string[] = [];
   const reasons: Reason[] = [];
   const evidence: VerificationEvidence = {
@@ -121,7 +125,7 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
 
   try {
     // (1) protected paths
-    const baseline = input.baseline;
+    const baseline = input.baseline ?? (await loadRunBaseline(deps, input.controlDir, log));
     const before = await deps.computeManifest(input.workspaceRoot, manifestOpts).catch((err: unknown) => {
       log?.error({ err }, "manifest failed");
       throw new Stop(`verification_error:${isMiniAgentError(err) ? err.code : "manifest_unreadable"}`);
@@ -159,13 +163,13 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
 
     // (3) hidden acceptance in a fresh container, control assets at /control
     if (task.acceptance) {
-      if (!input.controlDir) throw new Stop("verification_error:acceptance_assets_missing");
+      if (!acceptanceDir) throw new Stop("verification_error:acceptance_assets_missing");
       const r = await runFresh(executor, {
         runId: input.runId,
         purpose: "acceptance",
         argv: [...task.acceptance.command],
         workspaceDir: input.workspaceRoot,
-        controlDir: input.controlDir,
+        controlDir: acceptanceDir,
         timeoutMs: task.acceptance.timeout_seconds * 1000,
         outputCapBytes: VERIFIER_DEFAULTS.outputCapBytes,
         signal,
@@ -206,36 +210,18 @@ export interface VerifyRunInput {
 }
 
 /** The runtime's Verifier port: the baseline comes from the run's control dir, which is also kept out of the manifest. */
-export async function verifyRun(input: VerifyRunInput): Promise<VerificationEvidence> {
-  const deps: VerifierDeps = { ...DEFAULT_VERIFIER_DEPS, ...input.deps };
-  let baseline: Manifest;
+export function verifyRun(input: VerifyRunInput): Promise<VerificationEvidence> {
+  return verify({ ...input, baseline: undefined, excludeAbs: [input.controlDir] });
+}
+
+async function loadRunBaseline(deps: VerifierDeps, dir: string | null | undefined, log: Logger | undefined): Promise<Manifest> {
+  if (!dir) throw new Stop("verification_error:baseline_missing");
   try {
-    baseline = await deps.loadBaseline(input.controlDir);
+    return await deps.loadBaseline(dir);
   } catch (err) {
-    input.log?.error({ err, runId: input.runId }, "baseline could not be loaded");
-    const code = isMiniAgentError(err) ? err.code : "unreadable";
-    return {
-      workspace_digest: "",
-      protected_paths_changed: [],
-      tests: { discovered: 0, passed: 0, failed: 0, exit_code: null, timed_out: false, truncated: false },
-      acceptance: null,
-      passed: false,
-      reason: `verification_error:baseline_${code}`,
-      details: ["the run-start baseline could not be loaded; nothing was run"],
-    };
+    log?.error({ err }, "baseline could not be loaded");
+    throw new Stop(`verification_error:baseline_${isMiniAgentError(err) ? err.code : "unreadable"}`);
   }
-  return verify({
-    runId: input.runId,
-    task: input.task,
-    workspaceRoot: input.workspaceRoot,
-    baseline,
-    controlDir: input.acceptanceDir,
-    executor: input.executor,
-    signal: input.signal,
-    excludeAbs: [input.controlDir],
-    log: input.log,
-    deps: input.deps,
-  });
 }
 
 /** discovered > 0, not timed out, not truncated, exit 0 AND the summary says every test passed. */
