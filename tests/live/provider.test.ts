@@ -2,9 +2,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Agent } from "undici";
-import { z } from "zod";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { TOOL_ARGS } from "../../daemon/src/contracts/tool-call.js";
+import { toolDescriptions } from "../../daemon/src/tools/descriptions.js";
 import { toolCallMessage, toolResultMessage } from "../../daemon/src/context/messages.js";
 import { createCredentialSource } from "../../daemon/src/credentials/credential-source.js";
 import { isMiniAgentError } from "../../daemon/src/errors.js";
@@ -17,12 +16,9 @@ import { errorReply, startFakeProvider, textReply, toolCallReply, type FakeProvi
 
 const KEY = "sk-live-test-canary-0123456789abcdefXYZ";
 
-/** OpenAI `tools` generated from the zod contracts, the way tools/descriptions.ts does. */
+/** OpenAI `tools` generated from the zod contracts */
 function tools(): Array<Record<string, unknown>> {
-  return Object.entries(TOOL_ARGS).map(([name, schema]) => ({
-    type: "function",
-    function: { name, description: schema.description ?? name, parameters: z.toJSONSchema(schema) },
-  }));
+  return toolDescriptions() as unknown as Array<Record<string, unknown>>;
 }
 
 function view(messages: Array<Record<string, unknown>> = [{ role: "system", content: "RUN_STATE {}" }]): ModelView {

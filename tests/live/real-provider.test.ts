@@ -1,7 +1,6 @@
-import { z } from "zod";
 import { describe, expect, it } from "vitest";
 import { Decision } from "../../daemon/src/contracts/decision.js";
-import { TOOL_ARGS } from "../../daemon/src/contracts/tool-call.js";
+import { toolDescriptions } from "../../daemon/src/tools/descriptions.js";
 import { createCredentialSource, takeCredentialEnv } from "../../daemon/src/credentials/credential-source.js";
 import { resolveLiveModelConfig } from "../../daemon/src/models/live/config.js";
 import { LiveModel } from "../../daemon/src/models/live/live-model.js";
@@ -18,10 +17,7 @@ describe.skipIf(!optedIn)("real OpenAI-compatible provider (opt-in)", () => {
   it("answers one turn with a valid decision and token usage", async () => {
     const credentials = createCredentialSource({ env: takeCredentialEnv(env), filePath: "/nonexistent/credentials.json" });
     const live = new LiveModel({ config: resolveLiveModelConfig(env), credentials });
-    const tools = Object.entries(TOOL_ARGS).map(([name, schema]) => ({
-      type: "function",
-      function: { name, description: schema.description ?? name, parameters: z.toJSONSchema(schema) },
-    }));
+    const tools = toolDescriptions() as unknown as Array<Record<string, unknown>>;
     const turn = await live.decide(
       { runId: "real", messages: [{ role: "user", content: "Read the file src/index.js with the read_file tool." }], tools },
       AbortSignal.timeout(120_000),

@@ -5,6 +5,7 @@ import type { LiveModelConfig } from "../models/live/config.js";
 import { LiveModel } from "../models/live/live-model.js";
 import type { Backend } from "../contracts/sandbox.js";
 import type { TaskSpec } from "../contracts/task-spec.js";
+import type { LiveRunRecorder } from "../live-record/recorder.js";
 import type { IsolationFacts } from "./isolation-facts.js";
 import { assertLiveGate } from "./live-gate.js";
 
@@ -24,11 +25,13 @@ export interface LiveModelFactoryDeps {
   maxReportAgeMs?: number;
   clock?: () => number;
   /**
-   * Where the run's workspace is (or will be once prepared), for the project
-   * context. Read on the FIRST decide(), after the gate passed and the workspace
-   * was prepared. null: no project context beyond the protocol prompt.
+   * Where the run's workspace is, for the project context. Called on the FIRST
+   * decide(), after the gate passed and the run was created (so it may look the
+   * run up in the ledger). null: no project context beyond the protocol prompt.
    */
   workspaceOf?: (req: LiveModelRequest) => { root: string; controlDir?: string } | null;
+  /** when set, every live run segment leaves a live run record when it stops */
+  recorder?: LiveRunRecorder;
 }
 
 /**
@@ -46,13 +49,13 @@ export function createLiveModelFactory(deps: LiveModelFactoryDeps): (req: LiveMo
       ...(deps.maxReportAgeMs !== undefined ? { maxReportAgeMs: deps.maxReportAgeMs } : {}),
       ...(deps.clock ? { clock: deps.clock } : {}),
     });
-    const where = deps.workspaceOf?.(req) ?? null;
-    return new LiveModel({
+    const model = new LiveModel({
       config: deps.config,
       credentials: deps.credentials,
       ...(deps.dispatcher ? { dispatcher: deps.dispatcher } : {}),
       isolationReportGeneratedAt: pass.report_generated_at,
       preamble: async () => {
+        const where = deps.workspaceOf?.(req) ?? null;
         if (where === null) return [{ role: "system", content: systemPrompt(deps.config.mode) }];
         const ctx = await buildProjectContext({
           workspaceRoot: where.root,
@@ -63,5 +66,7 @@ export function createLiveModelFactory(deps: LiveModelFactoryDeps): (req: LiveMo
         return ctx.messages;
       },
     });
+    deps.recorder?.watch(req.runId, model);
+    return model;
   };
 }

@@ -1,0 +1,221 @@
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { Agent } from "undici";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createCredentialSource, type CredentialSource } from "../../daemon/src/credentials/credential-source.js";
+import type { IsolationReportSummary } from "../../daemon/src/gate/isolation-facts.js";
+import { createLiveModelFactory } from "../../daemon/src/gate/live-model-factory.js";
+import { sandboxIsolationFacts } from "../../daemon/src/gate/sandbox-facts.js";
+import { createLiveRunRecorder, type LiveRunRecorder } from "../../daemon/src/live-record/recorder.js";
+import { listLiveRunRecords } from "../../daemon/src/live-record/write.js";
+import { resolveLiveModelConfig } from "../../daemon/src/models/live/config.js";
+import type { RunServiceImpl } from "../../daemon/src/runtime/service-impl.js";
+import { resolveSandboxConfig } from "../../daemon/src/sandbox/config.js";
+import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
+import type { DockerExecutor } from "../../daemon/src/sandbox/docker-executor.js";
+import { toolDescriptions } from "../../daemon/src/tools/descriptions.js";
+import { containerExecutor, leftovers, LINKCHECK, service, tempDir } from "../runtime/harness.js";
+import { errorReply, startFakeProvider, textReply, toolCallReply, type FakeProvider, type RecordedRequest, type Reply } from "./openai-server.js";
+
+process.env.TESTCONTAINERS_RYUK_DISABLED = "true";
+
+const KEY = "sk-linkcheck-live-canary-0123456789abcdef";
+const BUG = "    const resolved = path.join(rootDir, file);";
+const FIX = "    const resolved = path.join(path.dirname(docAbs), file);";
+const REPLAY = JSON.parse(fs.readFileSync(path.join(LINKCHECK, "replay.json"), "utf8")) as {
+  decisions: Array<{ kind: string; call?: { name: string; arguments: Record<string, unknown> } }>;
+};
+const NEW_TEST = REPLAY.decisions.find((d) => d.call?.name === "apply_patch" && d.call.arguments.version === "absent")!.call!.arguments;
+
+type Msg = { role: string; content: string | null; tool_call_id?: string; tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }> };
+type Envelope = { tool: string; call_id: string; ok: boolean; error: { code: string } | null; data: Record<string, unknown> };
+
+function envelopes(req: RecordedRequest): Envelope[] {
+  return (req.body.messages as Msg[]).filter((m) => m.role === "tool").map((m) => JSON.parse(m.content ?? "{}") as Envelope);
+}
+
+/**
+ * The model's side of the canonical fix, answering from what it is SENT: the
+ * apply_patch of the fix quotes the SHA-256 version that read_file returned.
+ */
+function canonicalModel(req: RecordedRequest): Reply {
+  const messages = req.body.messages as Msg[];
+  if (!messages.some((m) => m.role === "assistant")) return textReply("Plan: read the checker, add a nested-link test, see it fail, fix, see it pass.");
+  const seen = envelopes(req);
+  switch (seen.length) {
+    case 0:
+      return toolCallReply("read_file", { path: "src/linkcheck.js" }, "call_read");
+    case 1:
+      return toolCallReply("apply_patch", NEW_TEST, "call_add_test");
+    case 2:
+      return toolCallReply("run_tests", { preset: "candidate" }, "call_red");
+    case 3: {
+      const read = seen.find((e) => e.tool === "read_file")!;
+      return toolCallReply("apply_patch", { path: "src/linkcheck.js", version: read.data.version, old: BUG, new: FIX }, "call_fix");
+    }
+    case 4:
+      return toolCallReply("run_tests", { preset: "candidate" }, "call_green");
+    default:
+      return textReply("FINAL: relative links now resolve from the document's directory; 3 of 3 tests pass.");
+  }
+}
+
+describe("a scripted live run of the linkcheck fixture through the real RunService", () => {
+  let root: string;
+  let stateDir: string;
+  let executor: DockerExecutor;
+  let server: FakeProvider;
+  let dispatcher: Agent;
+  let credentials: CredentialSource;
+  let runs: RunServiceImpl;
+  let recorder: LiveRunRecorder;
+  const runIds: string[] = [];
+
+  beforeAll(async () => {
+    root = tempDir("live-linkcheck");
+    stateDir = path.join(root, "state");
+    executor = await containerExecutor(stateDir);
+  });
+  afterAll(async () => {
+    expect(await leftovers(runIds)).toEqual([]);
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  async function setUp(responder: (req: RecordedRequest, i: number) => Reply, configExtra: Record<string, unknown> = {}) {
+    server = await startFakeProvider(responder);
+    dispatcher = new Agent();
+    const credFile = path.join(root, `credentials-${runIds.length}.json`);
+    fs.writeFileSync(credFile, JSON.stringify({ api_key: KEY }), { mode: 0o600 });
+    credentials = createCredentialSource({ env: new Map(), filePath: credFile });
+    // the engine facts are real (pinned digest present, HostConfig hash, engine version);
+    // the probes' report is supplied fresh here; gate-docker.test.ts covers refusals
+    const fresh: IsolationReportSummary = { passed: true, generated_at: new Date().toISOString(), failed_probe_ids: [] };
+    const facts = sandboxIsolationFacts({
+      docker: createDockerClient({}),
+      sandbox: resolveSandboxConfig({}),
+      lockPath: path.join(stateDir, "sandbox-image.lock.json"),
+      readReport: async () => fresh,
+    });
+    recorder = createLiveRunRecorder({ stateDir, service: () => runs, budgetsOf: (id) => runs.ledger.getRun(id).record.budgets, pollMs: 500 });
+    const modelFactory = createLiveModelFactory({
+      facts,
+      config: resolveLiveModelConfig({ MINI_AGENT_BASE_URL: server.baseUrl, MINI_AGENT_MODEL: "scripted-model" }, configExtra),
+      credentials,
+      dispatcher,
+      recorder,
+      workspaceOf: (req) => {
+        const r = runs.ledger.getRun(req.runId).record;
+        return { root: r.workspace, controlDir: r.control_dir };
+      },
+    });
+    runs = service(stateDir, executor, { modelFactory });
+  }
+
+  async function start(name: string) {
+    const created = await runs.createRun({ workspace: path.join(root, name), fixtureDir: LINKCHECK, model: "live", trustReplayFile: false, backend: "container" });
+    runIds.push(created.run_id);
+    return created.run_id;
+  }
+
+  afterEach(async () => {
+    await runs.shutdown();
+    await recorder.close();
+    await server.close();
+    await dispatcher.close();
+  });
+
+  it("completes with the host Verifier after two approvals; requests carry the generated tools, paired messages and the key only in Authorization", async () => {
+    await setUp(canonicalModel);
+    const runId = await start("ws-canonical");
+    const first = await runs.settled(runId);
+    expect(first.status, first.reason ?? "").toBe("awaiting_approval");
+    expect(first.pending_action?.path).toBe("tests/test_agent_nested.js");
+    await runs.approve(runId, first.pending_action!.action_id);
+    const second = await runs.settled(runId);
+    expect(second.status, second.reason ?? "").toBe("awaiting_approval");
+    expect(second.pending_action?.path).toBe("src/linkcheck.js");
+    expect(second.tests).toMatchObject({ failed: 1 });
+    await runs.approve(runId, second.pending_action!.action_id);
+    const done = await runs.settled(runId);
+    expect(done.status, done.reason ?? "").toBe("completed");
+    expect(done.verification).toMatchObject({ passed: true, tests: { discovered: 3, passed: 3, failed: 0 } });
+    expect(done.counters).toMatchObject({ model_turns: 7, writes: 2 });
+    expect(done.counters.prompt_tokens).toBeGreaterThan(0);
+
+    // what the provider received
+    expect(server.requests).toHaveLength(7);
+    const workspaceFile = fs.readFileSync(path.join(LINKCHECK, "repo", "src", "linkcheck.js"));
+    const fixRequest = server.requests[5]!; // the request answered with the fix
+    const read = envelopes(fixRequest).find((e) => e.tool === "read_file")!;
+    expect(read.data.version).toBe(createHash("sha256").update(workspaceFile).digest("hex"));
+    for (const req of server.requests) {
+      expect(req.headers.authorization).toBe(`Bearer ${KEY}`);
+      expect(req.raw).not.toContain(KEY);
+      expect(req.body.tools).toEqual(toolDescriptions());
+      const msgs = req.body.messages as Msg[];
+      expect(msgs[0]!.role).toBe("system");
+      expect(msgs[0]!.content).toContain("Act ONLY through the provided tools");
+      // every assistant tool call is answered by the tool message right after it
+      msgs.forEach((m, i) => {
+        for (const c of m.tool_calls ?? []) expect(msgs[i + 1]).toMatchObject({ role: "tool", tool_call_id: c.id });
+        if (m.role === "tool") expect(msgs[i - 1]!.tool_calls?.map((c) => c.id)).toContain(m.tool_call_id);
+      });
+    }
+    expect(String((server.requests[0]!.body.messages as Msg[])[1]!.content)).toContain("src/linkcheck.js");
+    // one key read per drive segment (start, after each approval), none before the gate
+    expect(credentials.reads).toBe(3);
+
+    await recorder.settled(runId);
+    const records = (await listLiveRunRecords(stateDir)).filter((r) => r.run_id === runId);
+    expect(records).toHaveLength(1);
+    expect(records[0]).toMatchObject({
+      status: "completed",
+      model: "scripted-model",
+      provider_host: new URL(server.baseUrl).host,
+      tool_calls_by_name: { read_file: 1, apply_patch: 2, run_tests: 2 },
+      approvals: { asked: 2, approved: 2, rejected: 0 },
+      turns: 7,
+      verification: { passed: true },
+    });
+    const recordText = fs.readdirSync(path.join(stateDir, "live-runs")).map((n) => fs.readFileSync(path.join(stateDir, "live-runs", n), "utf8")).join("");
+    expect(recordText).not.toContain(KEY);
+    expect(recordText).not.toContain(root);
+  });
+
+  it.each([
+    ["500", () => errorReply(500, "upstream down")],
+    ["429", () => errorReply(429, "slow down")],
+    ["timeout", () => ({ hang: true }) as Reply],
+  ])("regression: %s is retried exactly twice by the runtime, then the run stops as failed and its record is kept", async (name, reply) => {
+    await setUp((req, i) => (i === 0 ? textReply("Plan: read the code.") : reply()), name === "timeout" ? { request_timeout_ms: 300 } : {});
+    const runId = await start(`ws-retry-${name}`);
+    const done = await runs.settled(runId);
+    expect(done.status).toBe("failed");
+    expect(done.reason).toMatch(/^model_error: /);
+    expect(server.requests).toHaveLength(1 + 3);
+    const events = await runs.events(runId, 0, 0);
+    expect(events.filter((e) => e.type === "model_retry")).toHaveLength(2);
+    await recorder.settled(runId);
+    const [record] = (await listLiveRunRecords(stateDir)).filter((r) => r.run_id === runId);
+    expect(record).toMatchObject({ status: "failed", model_retries: 2 });
+  });
+
+  it("regression: malformed tool arguments cost a tool call as an invalid_fields observation; a 400 then stops the run with the redacted provider message", async () => {
+    await setUp((req, i) => {
+      if (i === 0) return toolCallReply("read_file", '{"path": "src/linkcheck.js",', "call_broken");
+      return errorReply(400, `context too long for key ${KEY}`);
+    });
+    const runId = await start("ws-malformed");
+    const done = await runs.settled(runId);
+    expect(done.status).toBe("failed");
+    expect(done.counters.tool_calls).toBe(1);
+    const observed = (await runs.events(runId, 0, 0)).find((e) => e.type === "tool_observed");
+    expect(observed?.payload).toMatchObject({ ok: false, error: "invalid_fields" });
+    // the model was shown the error: the second request carries it
+    expect(envelopes(server.requests[1]!)[0]).toMatchObject({ call_id: "call_broken", ok: false, error: { code: "invalid_fields" } });
+    expect(done.reason).toContain("HTTP 400");
+    expect(done.reason).not.toContain(KEY);
+    expect(server.requests).toHaveLength(2); // a 4xx is not retried
+  });
+});
