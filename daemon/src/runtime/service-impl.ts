@@ -240,12 +240,13 @@ export class RunServiceImpl implements RunService {
     const run = this.deps.ledger.getRun(runId);
     if (this.driving.has(runId)) return this.view(runId);
     if (TERMINAL_STATUSES.includes(run.status)) throw new MiniAgentError("run_not_resumable", `run ${runId} is ${run.status}: ${run.reason ?? ""}`.trim());
+    // a copied ledger or a moved workspace is refused before anything else is considered
+    checkBinding(this.deps.ledger, runId, this.stateDir);
     if (run.status === "awaiting_approval") {
       throw new MiniAgentError("run_not_resumable", `run ${runId} is waiting for a decision on ${run.state.pending_action_id}; approve or reject it`, {
         details: { pending_action_id: run.state.pending_action_id },
       });
     }
-    checkBinding(this.deps.ledger, runId, this.stateDir);
     const raised = Budgets.safeParse({ ...run.record.budgets, ...(budgets ?? {}) });
     if (!raised.success) throw new MiniAgentError("invalid_request", `budgets are invalid:\n${describeZodError(raised.error)}`);
     const phase = run.state.interrupted_from === "verifying" || run.status === "verifying" ? "verifying" : "running";
