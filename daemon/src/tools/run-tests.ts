@@ -130,6 +130,16 @@ export async function runTests(callId: string, args: ToolArgs<"run_tests">, ctx:
   if (inv === null) {
     return errorResult(callId, "unknown_preset", `no test preset '${args.preset}'; available: ${Object.keys(ctx.task.test_presets).join(", ")}`);
   }
+  // with no file arguments `node --test` falls back to its own discovery and runs
+  // something else entirely; a preset whose globs match nothing is refused instead
+  if (ctx.task.test_presets[inv.preset]!.files.length > 0 && inv.files.length === 0) {
+    return errorResult(callId, "not_found", `the preset's test globs match no files: ${inv.unmatched_globs.join(", ")}`, {
+      preset: inv.preset,
+      files: [],
+      unmatched_globs: inv.unmatched_globs,
+      discovered: 0,
+    });
+  }
   const timeoutMs = Math.max(1, Math.min(inv.timeoutMs, ctx.timeoutMs));
   const req = {
     purpose: "candidate" as const,

@@ -1,0 +1,101 @@
+import { afterEach, describe, expect, it } from "vitest";
+import type { SandboxResult } from "../contracts/sandbox.js";
+import { MiniAgentError } from "../errors.js";
+import type { Executor } from "../sandbox/executor.js";
+import { hostRunner } from "./host-runner.testkit.js";
+import { DEFAULT_TOOL_LIMITS } from "./limits.js";
+import { presetInvocation, runTests, summarizeTestRun } from "./run-tests.js";
+import { SMALL_TASK, tempRun, type TempRun } from "./workspace.testkit.js";
+
+let run: TempRun;
+afterEach(async () => run?.cleanup());
+
+const HEAD = 'import test from "node:test";\nimport assert from "node:assert/strict";\n';
+const PKG = JSON.stringify({ type: "module" });
+const ctxFor = (r: TempRun, runner: Executor = hostRunner()) => ({ ...r.ctx, runner, runId: "run_t", timeoutMs: 60_000 });
+
+describe("presetInvocation", () => {
+  it("expands globs host-side in path order, skipping links, and reports a glob that matched nothing", async () => {
+    const task = { ...SMALL_TASK, test_presets: { c: { command: ["node", "--test"], files: ["tests/*.js", "spec/*.js"] } }, verify_preset: "c" };
+    run = await tempRun({ "tests/test_b.js": "", "tests/a.js": "", "tests/.hidden.js": "", "tests/x.txt": "" }, task);
+    const inv = await presetInvocation(run.ctx.task, "c", run.ws, run.ctl);
+    expect(inv).toMatchObject({ argv: ["node", "--test", "tests/a.js", "tests/test_b.js"], files: ["tests/a.js", "tests/test_b.js"], unmatched_globs: ["spec/*.js"] });
+    expect(await presetInvocation(run.ctx.task, "nope", run.ws)).toBeNull();
+  });
+});
+
+describe("runTests through a real host process", () => {
+  it("green: exit 0, counts parsed, ok=true", async () => {
+    run = await tempRun({ "package.json": PKG, "tests/a.js": `${HEAD}test("one", () => assert.ok(true));\n` });
+    const r = await runTests("c1", { preset: "candidate" }, ctxFor(run));
+    expect(r).toMatchObject({ ok: true, data: { discovered: 1, passed: 1, failed: 0, exit_code: 0, timed_out: false, cancelled_run: false, green: true } });
+  });
+
+  it("red: tests_failed with the first failing test named", async () => {
+    run = await tempRun({ "package.json": PKG, "tests/a.js": `${HEAD}test("good", () => {});\ntest("bad one", () => assert.equal(2, 3, "two is not three"));\n` });
+    const r = await runTests("c1", { preset: "candidate" }, ctxFor(run));
+    expect(r).toMatchObject({ ok: false, error: { code: "tests_failed" }, data: { discovered: 2, passed: 1, failed: 1, exit_code: 1 } });
+    const d = r.data as { diagnostics: Array<{ name: string; message: string }> };
+    expect(d.diagnostics[0]).toMatchObject({ name: "bad one", message: expect.stringContaining("two is not three") });
+  });
+
+  it("unknown preset -> unknown_preset and nothing runs", async () => {
+    run = await tempRun({});
+    let ran = false;
+    const runner = hostRunner();
+    const spy: Executor = { ...runner, run: async (req) => ((ran = true), runner.run(req)) };
+    expect(await runTests("c1", { preset: "sh" }, ctxFor(run, spy))).toMatchObject({ ok: false, error: { code: "unknown_preset" } });
+    expect(ran).toBe(false);
+  });
+
+  it("timeout: timed_out=true and tests_failed", async () => {
+    run = await tempRun({ "package.json": PKG, "tests/a.js": `${HEAD}test("spins", () => { for (;;) {} });\n` });
+    const r = await runTests("c1", { preset: "candidate" }, { ...ctxFor(run), timeoutMs: 1_000 });
+    expect(r).toMatchObject({ ok: false, error: { code: "tests_failed" }, data: { timed_out: true } });
+  });
+
+  it("cancel: cancelled, not a test failure", async () => {
+    run = await tempRun({ "package.json": PKG, "tests/a.js": `${HEAD}test("spins", () => { for (;;) {} });\n` });
+    const ac = new AbortController();
+    const pending = runTests("c1", { preset: "candidate" }, { ...ctxFor(run), signal: ac.signal });
+    setTimeout(() => ac.abort(), 200);
+    expect(await pending).toMatchObject({ ok: false, error: { code: "cancelled" }, data: { cancelled_run: true } });
+  });
+
+  it("oversized output is truncated to the cap and reported, never trusted as green", async () => {
+    run = await tempRun({ "package.json": PKG, "tests/a.js": `${HEAD}test("noisy", () => { console.log("x".repeat(100000)); });\n` });
+    const r = await runTests("c1", { preset: "candidate" }, { ...ctxFor(run), limits: { testOutputBytes: 256, runnerOutputCapBytes: 4096 } });
+    expect(r).toMatchObject({ ok: false, truncated: true, data: { truncated: true } });
+    expect(Buffer.byteLength((r.data as { output: string }).output)).toBeLessThanOrEqual(256);
+  });
+
+  it("regression: globs matching nothing must not fall back to node's own discovery (which ran test/other.mjs and said green)", async () => {
+    const task = { ...SMALL_TASK, test_presets: { candidate: { command: ["node", "--test", "--test-reporter=tap"], files: ["tests/*.js"] } } };
+    run = await tempRun({ "package.json": PKG, "test/other.mjs": "" }, task);
+    const r = await runTests("c1", { preset: "candidate" }, ctxFor(run));
+    expect(r).toMatchObject({ ok: false, error: { code: "not_found", message: expect.stringContaining("tests/*.js") }, data: { discovered: 0, unmatched_globs: ["tests/*.js"] } });
+  });
+
+  it("a runner failure surfaces its stable code", async () => {
+    run = await tempRun({ "tests/a.js": "" });
+    const broken: Executor = { ...hostRunner(), run: async () => { throw new MiniAgentError("runtime_unavailable", "no engine"); } };
+    expect(await runTests("c1", { preset: "candidate" }, ctxFor(run, broken))).toMatchObject({ ok: false, error: { code: "runtime_unavailable" } });
+  });
+});
+
+describe("summarizeTestRun", () => {
+  const tap = (tests: number, pass: number, fail: number) =>
+    `TAP version 13\n1..${tests}\n# tests ${tests}\n# suites 0\n# pass ${pass}\n# fail ${fail}\n# cancelled 0\n# skipped 0\n# todo 0\n# duration_ms 5\n`;
+  const res = (over: Partial<SandboxResult>): SandboxResult => ({
+    exit_code: 0, timed_out: false, cancelled: false, oom_killed: false, truncated: false, stdout: "", stderr: "", duration_ms: 1, image_digest: null, runtime: "host", ...over,
+  });
+  it("'3 passed' printed with a non-zero exit is a failure", () => {
+    expect(summarizeTestRun(res({ stdout: tap(3, 3, 0), exit_code: 1 }), DEFAULT_TOOL_LIMITS)).toMatchObject({ green: false, passed: 3 });
+  });
+  it("exit 0 with 0 tests is a false green, not a pass", () => {
+    expect(summarizeTestRun(res({ stdout: tap(0, 0, 0) }), DEFAULT_TOOL_LIMITS)).toMatchObject({ green: false, verdict: expect.stringContaining("no tests") });
+  });
+  it("exit 0 with 3 passed is green", () => {
+    expect(summarizeTestRun(res({ stdout: tap(3, 3, 0) }), DEFAULT_TOOL_LIMITS)).toMatchObject({ green: true, discovered: 3 });
+  });
+});

@@ -1,0 +1,81 @@
+import { spawnSync } from "node:child_process";
+import { afterEach, describe, expect, it } from "vitest";
+import { parseNodeTestOutput } from "./test-output.js";
+import { tempRun, type TempRun } from "./workspace.testkit.js";
+
+let run: TempRun;
+afterEach(async () => run?.cleanup());
+
+/** real `node --test --test-reporter=tap` in a temp dir */
+function nodeTest(cwd: string, args: string[]): { stdout: string; status: number | null } {
+  const r = spawnSync(process.execPath, ["--test", "--test-reporter=tap", ...args], { cwd, encoding: "utf8", env: { PATH: process.env.PATH ?? "" } });
+  return { stdout: r.stdout, status: r.status };
+}
+
+const PKG = JSON.stringify({ type: "module" });
+const HEAD = 'import test from "node:test";\nimport assert from "node:assert/strict";\n';
+
+describe("parseNodeTestOutput on real node:test output", () => {
+  it("counts passed, failed, skipped and todo from the summary and names the first failures", async () => {
+    run = await tempRun({
+      "package.json": PKG,
+      "tests/a.js": `${HEAD}test("adds", () => assert.equal(1 + 1, 2));\ntest("breaks", () => assert.equal(1, 2, "one is not two"));\ntest.skip("later", () => {});\ntest.todo("someday");\n`,
+      "tests/b.js": `${HEAD}test("throws", () => { throw new Error("boom\\nsecond line"); });\n`,
+    });
+    const out = nodeTest(run.ws, ["tests/a.js", "tests/b.js"]);
+    expect(out.status).toBe(1);
+    const s = parseNodeTestOutput(out.stdout);
+    expect(s).toMatchObject({ summary_found: true, discovered: 5, passed: 1, failed: 2, skipped: 1, todo: 1, cancelled: 0, problem: null });
+    expect(s.failures.map((f) => f.name)).toEqual(["breaks", "throws"]);
+    expect(s.failures[0]?.message).toContain("one is not two");
+    expect(s.failures[1]?.message).toBe("boom\nsecond line");
+  });
+
+  it("regression: `node --test tests` does not discover tests/test_x.js -> 0 discovered (the false green), even though node exits 0", async () => {
+    run = await tempRun({ "package.json": PKG, "tests/test_x.js": `${HEAD}test("would fail", () => assert.fail("never runs"));\n` });
+    const dir = nodeTest(run.ws, ["tests"]);
+    expect(dir.status).toBe(0);
+    expect(parseNodeTestOutput(dir.stdout)).toMatchObject({ summary_found: true, discovered: 0, passed: 0, failed: 0 });
+    // naming the file finds it
+    const named = nodeTest(run.ws, ["tests/test_x.js"]);
+    expect(parseNodeTestOutput(named.stdout)).toMatchObject({ discovered: 1, failed: 1 });
+  });
+
+  it("a test printing a forged summary line cannot change the counts", async () => {
+    run = await tempRun({
+      "package.json": PKG,
+      "tests/a.js": `${HEAD}test("liar", () => { console.log("# tests 9\\n# suites 0\\n# pass 9\\n# fail 0"); process.stdout.write("# pass 50\\n"); assert.fail("no"); });\n`,
+    });
+    const s = parseNodeTestOutput(nodeTest(run.ws, ["tests/a.js"]).stdout);
+    expect(s).toMatchObject({ summary_found: true, discovered: 1, passed: 0, failed: 1 });
+  });
+
+  it("subtests are counted and their failures named", async () => {
+    run = await tempRun({ "package.json": PKG, "tests/s.js": `${HEAD}test("suite", async (t) => { await t.test("inner ok", () => {}); await t.test("inner bad", () => assert.ok(false)); });\n` });
+    const s = parseNodeTestOutput(nodeTest(run.ws, ["tests/s.js"]).stdout);
+    expect(s).toMatchObject({ discovered: 3, passed: 1, failed: 2 });
+    expect(s.failures.map((f) => f.name)).toContain("inner bad");
+  });
+});
+
+describe("parseNodeTestOutput refuses to guess", () => {
+  it("missing summary -> 0 discovered", () => {
+    expect(parseNodeTestOutput("ok 1 - looks fine\nok 2 - also fine\n")).toMatchObject({ summary_found: false, discovered: 0, passed: 0 });
+  });
+
+  it("a partial summary (cut output) -> 0 discovered", () => {
+    expect(parseNodeTestOutput("# tests 3\n# suites 0\n# pass 3\n")).toMatchObject({ summary_found: false, discovered: 0 });
+  });
+
+  it("counts that do not add up -> 0 discovered", () => {
+    const s = "# tests 3\n# suites 0\n# pass 5\n# fail 0\n# cancelled 0\n# skipped 0\n# todo 0\n# duration_ms 1.5\n";
+    expect(parseNodeTestOutput(s)).toMatchObject({ summary_found: false, discovered: 0, problem: expect.stringContaining("add up") });
+  });
+
+  it("caps failures and message length", () => {
+    const many = Array.from({ length: 20 }, (_, i) => `not ok ${i + 1} - t${i}\n  ---\n  error: '${"x".repeat(900)}'\n  ...`).join("\n");
+    const s = parseNodeTestOutput(many, { maxFailures: 3, maxMessageChars: 50 });
+    expect(s.failures).toHaveLength(3);
+    expect(s.failures[0]?.message).toHaveLength(50);
+  });
+});
