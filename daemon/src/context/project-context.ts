@@ -53,7 +53,7 @@ export interface ProjectContextInput {
   forbidden?: readonly string[];
   /** the run's control dir, never listed even if it sat inside the root */
   controlDir?: string;
-  limits?: Partial<Pick<typeof PROJECT_CONTEXT_DEFAULTS, "rulesMaxBytes" | "mapMaxEntries" | "mapMaxBytes">>;
+  limits?: { rulesMaxBytes?: number; mapMaxEntries?: number; mapMaxBytes?: number };
 }
 
 export interface ProjectContext {
