@@ -28,6 +28,17 @@ const REPLAY = JSON.parse(fs.readFileSync(path.join(LINKCHECK, "replay.json"), "
 };
 const NEW_TEST = REPLAY.decisions.find((d) => d.call?.name === "apply_patch" && d.call.arguments.version === "absent")!.call!.arguments;
 
+/** Every file under dir whose bytes contain the needle (the ledger, its WAL, logs, records, control dirs). */
+function filesContaining(dir: string, needle: string): string[] {
+  const hits: string[] = [];
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (!entry.isFile()) continue;
+    const file = path.join(entry.parentPath, entry.name);
+    if (fs.readFileSync(file).includes(needle)) hits.push(path.relative(dir, file));
+  }
+  return hits;
+}
+
 type Msg = { role: string; content: string | null; tool_call_id?: string; tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }> };
 type Envelope = { tool: string; call_id: string; ok: boolean; error: { code: string } | null; data: Record<string, unknown> };
 
@@ -181,6 +192,7 @@ describe("a scripted live run of the linkcheck fixture through the real RunServi
     const recordText = fs.readdirSync(path.join(stateDir, "live-runs")).map((n) => fs.readFileSync(path.join(stateDir, "live-runs", n), "utf8")).join("");
     expect(recordText).not.toContain(KEY);
     expect(recordText).not.toContain(root);
+    expect(filesContaining(stateDir, KEY)).toEqual([]);
   });
 
   it.each([
@@ -217,5 +229,9 @@ describe("a scripted live run of the linkcheck fixture through the real RunServi
     expect(done.reason).toContain("HTTP 400");
     expect(done.reason).not.toContain(KEY);
     expect(server.requests).toHaveLength(2); // a 4xx is not retried
+    await recorder.settled(runId);
+    // the provider echoed the key: it reached neither the ledger, the trace nor the record
+    expect(runs.traceJsonl(runId)).not.toContain(KEY);
+    expect(filesContaining(stateDir, KEY)).toEqual([]);
   });
 });
