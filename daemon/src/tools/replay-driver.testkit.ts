@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { ReplayFile } from "../contracts/decision.js";
 import type { ToolResult } from "../contracts/tool-call.js";
-import type { Executor } from "../sandbox/executor.js";
+import type { Executor, SandboxSession } from "../sandbox/executor.js";
 import { bindingFor, checkApproval, signApproval } from "../policy/approvals.js";
 import { classify } from "../policy/classify.js";
 import { workspaceDigest } from "../workspace/version.js";
@@ -27,7 +27,7 @@ export interface ReplayStep {
  * way the runtime does, approving every `ask` with a sealed approval. For
  * tests of the fixtures and tools only; the real loop lives in runtime/.
  */
-export async function driveReplay(replayPath: string, ctx: ToolContext, runner: Executor, runId = "run_test"): Promise<ReplayStep[]> {
+export async function driveReplay(replayPath: string, ctx: ToolContext, runner: Executor | SandboxSession, runId = "run_test"): Promise<ReplayStep[]> {
   const parsed = ReplayFile.safeParse(JSON.parse(await fs.readFile(replayPath, "utf8")));
   if (!parsed.success) throw new Error(`replay ${path.basename(replayPath)} is invalid`);
   const key = randomBytes(32);
