@@ -46,7 +46,10 @@ export async function driveRun(deps: RuntimeDeps, active: ActiveRun): Promise<vo
 async function failRun(deps: RuntimeDeps, active: ActiveRun, err: unknown): Promise<void> {
   try {
     if (active.signal.aborted || isMiniAgentError(err, "cancelled")) {
-      if (await stopIfDue(deps, active, { cancelled: true })) return;
+      // both facts are kept when the deadline passed as well; cancelled stays the primary
+      const budgets = deps.ledger.getRun(active.runId).record.budgets;
+      const timedOut = nextCallTimeoutMs(budgets, active.elapsedMs()) === null;
+      if (await stopIfDue(deps, active, { cancelled: true, timed_out: timedOut })) return;
     }
     const code = isMiniAgentError(err) ? err.code : "internal";
     deps.logger.error({ runId: active.runId, err }, "run failed");
