@@ -97,8 +97,26 @@ export function usage(command?: CommandName): string {
   return [`usage: mini-agent-client COMMAND [options]`, `commands:\n${lines.join("\n")}`, GLOBAL_HELP, EXIT_HELP, "mini-agent-client COMMAND --help shows more."].join("\n\n");
 }
 
+/** Global options may also come before the command (`mini-agent-client --socket S status R`). */
+function splitLeadingGlobals(argv: string[]): { globals: string[]; remainder: string[] } {
+  const globals: string[] = [];
+  let i = 0;
+  while (i < argv.length) {
+    const a = argv[i]!;
+    const name = a.startsWith("--") ? a.slice(2).split("=")[0]! : null;
+    const spec = name !== null ? GLOBAL[name] : undefined;
+    if (!spec || name === "help") break;
+    globals.push(a);
+    if (spec.type === "string" && !a.includes("=")) globals.push(argv[++i] ?? "");
+    i++;
+  }
+  return { globals, remainder: argv.slice(i) };
+}
+
 export function parseClientArgs(argv: string[]): ParseResult {
-  const [first, ...rest] = argv;
+  const { globals, remainder } = splitLeadingGlobals(argv);
+  const [first, ...afterCommand] = remainder;
+  const rest = [...globals, ...afterCommand];
   if (first === undefined || first === "--help" || first === "-h" || first === "help") return { kind: "help", text: usage() };
   if (!(first in COMMANDS)) return { kind: "usage_error", message: `unknown command: ${first}\n\n${usage()}` };
   const command = first as CommandName;

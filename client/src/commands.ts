@@ -102,8 +102,9 @@ const list: Handler = async (_cmd, ctx) => {
 };
 
 /** approve/reject/resume answer, then follow the run to its next stop (documented in --help). */
-function thenFollow(act: (cmd: ParsedCommand, ctx: CommandContext) => ReturnType<ApiClient["getRun"]>): Handler {
+function thenFollow(act: (cmd: ParsedCommand, ctx: CommandContext) => ReturnType<ApiClient["getRun"]>, check?: (cmd: ParsedCommand) => void): Handler {
   return async (cmd, ctx) => {
+    check?.(cmd); // usage errors before any request
     const before = await ctx.api.getRun(arg(cmd, 0));
     const { run: after } = await act(cmd, ctx);
     if (flag(cmd, "no-follow")) {
@@ -116,11 +117,12 @@ function thenFollow(act: (cmd: ParsedCommand, ctx: CommandContext) => ReturnType
 }
 
 const approve = thenFollow((cmd, ctx) => ctx.api.approve(arg(cmd, 0), arg(cmd, 1)));
-const reject = thenFollow((cmd, ctx) => {
-  const reason = opt(cmd, "reason");
-  if (!reason) throw new UsageError("reject needs --reason TEXT (the model is told why)");
-  return ctx.api.reject(arg(cmd, 0), arg(cmd, 1), reason);
-});
+const reject = thenFollow(
+  (cmd, ctx) => ctx.api.reject(arg(cmd, 0), arg(cmd, 1), opt(cmd, "reason") ?? ""),
+  (cmd) => {
+    if (!opt(cmd, "reason")) throw new UsageError("reject needs --reason TEXT (the model is told why)");
+  },
+);
 const resume = thenFollow((cmd, ctx) => ctx.api.resume(arg(cmd, 0)));
 
 const cancel: Handler = async (cmd, ctx) => {

@@ -17,8 +17,8 @@ export interface IsolationService {
 }
 
 export type GateVerdict =
-  | { ok: true }
-  | { ok: false; code: "isolation_unverified"; reason: string; refresh_command: string };
+  | { ok: true; generated_at?: string }
+  | { ok: false; code: "isolation_unverified"; reason: string; message?: string; refresh_command: string };
 
 /**
  * The isolation gate for `--model live` (issue 6). Called FIRST on create-run:

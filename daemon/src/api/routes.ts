@@ -58,7 +58,8 @@ export const ROUTES: Route[] = [
       // Issue 6: the gate fires before anything else, so a refused live run touches nothing.
       const verdict = await ctx.deps.liveGate.check({ backend: r.backend });
       if (!verdict.ok) {
-        throw apiError("isolation_unverified", `live model refused: isolation unverified (${verdict.reason}); refresh with: ${verdict.refresh_command}`, {
+        const why = verdict.message ? `: ${verdict.message}` : "";
+        throw apiError("isolation_unverified", `live model refused: isolation unverified (${verdict.reason})${why}; refresh with: ${verdict.refresh_command}`, {
           reason: verdict.reason,
           refresh_command: verdict.refresh_command,
         });
