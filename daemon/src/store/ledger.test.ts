@@ -1,0 +1,115 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import Database from "better-sqlite3";
+import { afterEach, describe, expect, it } from "vitest";
+import { TaskSpec } from "../contracts/task-spec.js";
+import { isMiniAgentError } from "../errors.js";
+import { Ledger } from "./ledger.js";
+import { LATEST_SCHEMA } from "./migrations.js";
+import type { RunRecord, RunState } from "./records.js";
+
+const dirs: string[] = [];
+function tmpLedger(): { file: string; ledger: Ledger } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mini-agent-ledger-"));
+  dirs.push(dir);
+  const file = path.join(dir, "ledger.sqlite");
+  return { file, ledger: new Ledger(file, () => 42) };
+}
+afterEach(() => {
+  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+});
+
+const task = TaskSpec.parse({
+  schema_version: 1, name: "t", task: "do it", writable: ["src/**"],
+  test_presets: { unit: { command: ["node", "--test"] } }, verify_preset: "unit",
+});
+const record: RunRecord = {
+  schema_version: 1, task, workspace: "/w", control_dir: "/c", fixture_dir: null, model: "replay", backend: "container",
+  replay_path: "/r.json", replay_trusted: false, budgets: task.budgets,
+};
+const state: RunState = {
+  schema_version: 1,
+  counters: { model_turns: 0, tool_calls: 0, writes: 0, elapsed_ms: 0, prompt_tokens: 0, completion_tokens: 0 },
+  stop: { cancelled: false, timed_out: false, exhausted: null },
+  interrupted_from: null, pending_action_id: null, last_tool: null, last_plan: null, tests: null, verification: null,
+};
+
+function codeOf(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (err) {
+    if (isMiniAgentError(err)) return err.code;
+    throw err;
+  }
+  return "no error";
+}
+
+describe("ledger", () => {
+  it("opens in WAL with synchronous=FULL and records the schema version", () => {
+    const { ledger } = tmpLedger();
+    expect(ledger.db.pragma("journal_mode", { simple: true })).toBe("wal");
+    expect(ledger.db.pragma("synchronous", { simple: true })).toBe(2);
+    expect(ledger.db.prepare("SELECT MAX(version) AS v FROM schema_version").get()).toEqual({ v: LATEST_SCHEMA });
+    ledger.close();
+  });
+
+  it("refuses a ledger written by a newer schema instead of guessing (schema_version_unsupported)", () => {
+    const { file, ledger } = tmpLedger();
+    ledger.db.prepare("INSERT INTO schema_version (version, applied_at) VALUES (?, 0)").run(LATEST_SCHEMA + 1);
+    ledger.close();
+    expect(codeOf(() => new Ledger(file))).toBe("schema_version_unsupported");
+  });
+
+  it("refuses a record with an unknown schema_version when reading it back, not reinterpreting it", () => {
+    const { file, ledger } = tmpLedger();
+    ledger.insertRun({ run_id: "run_1", created_at: 1, status: "running", reason: null, record, state });
+    ledger.close();
+    const raw = new Database(file);
+    raw.prepare("UPDATE runs SET state = json_set(state, '$.schema_version', 2)").run();
+    raw.close();
+    const again = new Ledger(file);
+    expect(codeOf(() => again.getRun("run_1"))).toBe("schema_version_unsupported");
+    again.close();
+  });
+
+  it("gives events a monotonic seq per run and redacts credential-looking fields and values", () => {
+    const { ledger } = tmpLedger();
+    ledger.insertRun({ run_id: "run_a", created_at: 1, status: "running", reason: null, record, state });
+    ledger.insertRun({ run_id: "run_b", created_at: 2, status: "running", reason: null, record, state });
+    expect(ledger.appendEvent("run_a", { type: "run_created", payload: { api_key: "sk-abcdefghijklmnopqrstuvwx", prompt_tokens: 5 } }, 1)).toBe(1);
+    expect(ledger.appendEvent("run_b", { type: "run_created" }, 1)).toBe(1);
+    expect(ledger.appendEvent("run_a", { type: "plan_recorded", payload: { text: "use Bearer abcdefghijklmnopqrstuvwxyz0123 now" } }, 1)).toBe(2);
+    const events = ledger.listEvents("run_a");
+    expect(events.map((e) => e.seq)).toEqual([1, 2]);
+    expect(events[0]!.payload).toEqual({ api_key: "[redacted]", prompt_tokens: 5 });
+    expect(events[1]!.payload.text).toBe("use [redacted] now");
+    expect(JSON.stringify(ledger.db.prepare("SELECT payload FROM events").all())).not.toContain("sk-abc");
+    ledger.close();
+  });
+
+  it("moves several rows together or not at all", () => {
+    const { ledger } = tmpLedger();
+    ledger.insertRun({ run_id: "run_1", created_at: 1, status: "running", reason: null, record, state });
+    expect(() =>
+      ledger.tx(() => {
+        ledger.updateRun("run_1", { status: "awaiting_approval" });
+        ledger.appendEvent("run_1", { type: "approval_requested" }, 1);
+        throw new Error("crash in the middle");
+      }),
+    ).toThrow("crash in the middle");
+    expect(ledger.getRun("run_1").status).toBe("running");
+    expect(ledger.listEvents("run_1")).toEqual([]);
+    ledger.close();
+  });
+
+  it("reports an unknown run as run_not_found and knows which run holds a workspace", () => {
+    const { ledger } = tmpLedger();
+    expect(codeOf(() => ledger.getRun("nope"))).toBe("run_not_found");
+    ledger.insertRun({ run_id: "run_1", created_at: 1, status: "awaiting_approval", reason: null, record, state });
+    expect(ledger.activeRunFor("/w")).toBe("run_1");
+    ledger.updateRun("run_1", { status: "completed" });
+    expect(ledger.activeRunFor("/w")).toBeNull();
+    ledger.close();
+  });
+});
