@@ -1,0 +1,105 @@
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { isMiniAgentError } from "../errors.js";
+import type { Runtime } from "../contracts/sandbox.js";
+import { setUpEngine } from "./engine.js";
+import { collectEnvironment } from "./environment.js";
+import { GROUPS } from "./groups.js";
+import { prepareOutputDir } from "./output-dir.js";
+import { writeReport } from "./report.js";
+import { runGroup, scratchDirIn, type GroupOutcome } from "./runner.js";
+
+/**
+ * `npm run experiments -- --group all|1|2|3|4 --output DIR [--replace] [--runtime runc|runsc]`
+ * Exit codes, set in one place: 0 every scenario passed; 1 a scenario failed;
+ * 2 no sandbox engine is reachable (the report says available=false rather than
+ * pretending); 64 bad usage or an output dir that exists without --replace.
+ */
+export const EXIT = { ok: 0, failed: 1, unavailable: 2, usage: 64 } as const;
+
+export interface CliOptions {
+  groups: Array<keyof typeof GROUPS>;
+  output: string;
+  replace: boolean;
+  runtime: Runtime;
+}
+
+export function parseArgs(argv: string[]): CliOptions | { error: string } {
+  let group = "all";
+  let output: string | undefined;
+  let replace = false;
+  let runtime: Runtime = "runc";
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === "--group") group = argv[++i] ?? "";
+    else if (a === "--output") output = argv[++i];
+    else if (a === "--replace") replace = true;
+    else if (a === "--runtime") {
+      const r = argv[++i];
+      if (r !== "runc" && r !== "runsc") return { error: `unknown --runtime ${r}; use runc or runsc` };
+      runtime = r;
+    } else return { error: `unknown option ${a}; use --group all|1|2|3|4, --output DIR, --replace, --runtime runc|runsc` };
+  }
+  if (!output) return { error: "--output DIR is required" };
+  const all = Object.keys(GROUPS) as Array<keyof typeof GROUPS>;
+  let groups: Array<keyof typeof GROUPS>;
+  if (group === "all") groups = all;
+  else if ((["1", "2", "3", "4"] as const).includes(group as "1")) groups = [`group-${group}` as keyof typeof GROUPS];
+  else return { error: `unknown --group ${group}; use all, 1, 2, 3 or 4` };
+  return { groups, output, replace, runtime };
+}
+
+export interface CliIo {
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  repoRoot: string;
+  nodeVersion: string;
+  platform: string;
+  cpus: number;
+  stdout(line: string): void;
+  stderr(line: string): void;
+}
+
+export async function main(argv: string[], io: CliIo): Promise<number> {
+  const opts = parseArgs(argv);
+  if ("error" in opts) {
+    io.stderr(opts.error);
+    return EXIT.usage;
+  }
+  const outDir = path.resolve(io.cwd, opts.output);
+  let movedTo: string | null;
+  try {
+    movedTo = await prepareOutputDir(outDir, opts.replace);
+  } catch (err) {
+    if (isMiniAgentError(err, "invalid_request")) {
+      io.stderr(err.message);
+      return EXIT.usage;
+    }
+    throw err;
+  }
+  if (movedTo) io.stdout(`previous report kept as ${movedTo}`);
+
+  const scratchRoot = await fs.mkdtemp(path.join(os.tmpdir(), "mini-agent-experiments-"));
+  try {
+    const engine = await setUpEngine(path.join(scratchRoot, "engine"), io.env, opts.runtime);
+    if (!engine.facts.available) io.stderr(`no sandbox engine: ${engine.facts.reason}; container scenarios will report available=false`);
+    const env = await collectEnvironment({ repoRoot: io.repoRoot, nodeVersion: io.nodeVersion, platform: io.platform, cpus: io.cpus, backend: "container", engine: engine.facts });
+    const outcomes: GroupOutcome[] = [];
+    const dockerEnv = io.env.DOCKER_HOST ? { DOCKER_HOST: io.env.DOCKER_HOST } : {};
+    const base = { repoRoot: io.repoRoot, executor: engine.executor, engine: engine.facts, imageLockPath: engine.lockPath, dockerEnv };
+    for (const id of opts.groups as Array<keyof typeof GROUPS & string>) {
+      const outcome = await runGroup(GROUPS[id], base, { now: () => performance.now(), scratchDir: scratchDirIn(path.join(scratchRoot, "s")) });
+      io.stdout(`${id}: ${outcome.passed ? "passed" : "FAILED"} (${outcome.scenarios.filter((s) => s.passed).length}/${outcome.scenarios.length})`);
+      for (const s of outcome.scenarios) if (!s.passed) io.stdout(`  - ${s.id}: expected ${JSON.stringify(s.expected)} observed ${JSON.stringify(s.observed)}`);
+      outcomes.push(outcome);
+    }
+    const written = await writeReport(outDir, outcomes, env);
+    io.stdout(`wrote ${written.files.join(", ")} to ${outDir}`);
+    io.stdout(`offline-canonical.json sha256 ${written.canonicalSha256}`);
+    if (!engine.facts.available) return EXIT.unavailable;
+    return written.passed ? EXIT.ok : EXIT.failed;
+  } finally {
+    await fs.rm(scratchRoot, { recursive: true, force: true }).catch(() => undefined);
+  }
+}

@@ -1,0 +1,186 @@
+import fs from "node:fs/promises";
+import path from "node:path";
+import { isMiniAgentError } from "../errors.js";
+import type { CrashPoint } from "../runtime/ports.js";
+import type { RunServiceImpl } from "../runtime/service-impl.js";
+import type { TraceEvent } from "../runtime/service.js";
+import { fileHash, runReplay, startService } from "./harness.js";
+import type { ExperimentContext, GroupDefinition, Json } from "./types.js";
+
+/**
+ * Group 3, recovery. A crash is simulated in-process: the runtime's crash hook
+ * throws at the named point and that RunService is abandoned; a NEW RunService
+ * on the same state dir (what a restarted daemon builds) recovers at startup
+ * and resumes. The cross-process SIGKILL variant is the recovery test suite's.
+ */
+class SimulatedCrash extends Error {
+  constructor(readonly point: CrashPoint) {
+    super(`simulated crash at ${point}`);
+    this.name = "SimulatedCrash";
+  }
+}
+
+/** A crash hook that "kills the process" the first `times` times it reaches `point`. */
+function crashAt(point: CrashPoint, times: { left: number }) {
+  return (p: CrashPoint) => {
+    if (p === point && times.left > 0) {
+      times.left -= 1;
+      throw new SimulatedCrash(p);
+    }
+  };
+}
+
+function outcomeOf(err: unknown): string {
+  if (err instanceof SimulatedCrash) return `crashed:${err.point}`;
+  return isMiniAgentError(err) ? err.code : "unexpected";
+}
+
+async function attempt(f: () => Promise<unknown>): Promise<string> {
+  try {
+    await f();
+    return "ok";
+  } catch (err) {
+    return outcomeOf(err);
+  }
+}
+
+function forAction(events: TraceEvent[], type: TraceEvent["type"], actionId: string): TraceEvent[] {
+  return events.filter((e) => e.type === type && e.action_id === actionId);
+}
+
+/** A restarted daemon: a new service on the same state dir, startup recovery first. */
+async function restart(ctx: ExperimentContext, crash?: (p: CrashPoint) => void): Promise<RunServiceImpl> {
+  const svc = startService(ctx, crash ? { crash } : {});
+  await svc.recoverAtStartup();
+  return svc;
+}
+
+async function inode(file: string): Promise<number | null> {
+  try {
+    return (await fs.stat(file)).ino;
+  } catch {
+    return null;
+  }
+}
+
+export const group3: GroupDefinition = {
+  id: "group-3",
+  title: "recovery",
+  scenarios: [
+    {
+      id: "repeated_resume_one_write",
+      title: "crash after the intent, twice, then resume: the approved action is written once",
+      expected: {
+        attempts: ["crashed:after_intent", "crashed:after_intent", "ok"],
+        intents: 1,
+        writes: 1,
+        receipts: 1,
+        file_matches_after_hash: true,
+        status_after: "awaiting_approval",
+      },
+      criterion:
+        "approve crashes after action_intent; a restarted service's resume crashes at the same point again; a third restart resumes cleanly. For the one approved action there is exactly 1 action_intent, 1 action_written and 1 action_receipt, and the file on disk has the approved after-hash; the run goes on to the next approval",
+      does_not_prove: "behaviour under a real SIGKILL or power loss (fsync ordering); that is the cross-process crash test's job",
+      async run(ctx) {
+        const times = { left: 2 };
+        let svc = startService(ctx, { crash: crashAt("after_intent", times) });
+        const out = await runReplay(svc, ctx, { approve: false });
+        const pending = out.view.pending_action;
+        if (!pending) return { error: "no_pending_action", status: out.view.status };
+        const attempts: string[] = [await attempt(() => svc.approve(out.runId, pending.action_id))];
+        await svc.shutdown();
+        for (let i = 0; i < 2; i++) {
+          svc = await restart(ctx, crashAt("after_intent", times));
+          attempts.push(
+            await attempt(async () => {
+              await svc.resume(out.runId);
+              await svc.settled(out.runId);
+            }),
+          );
+          if (i === 0) await svc.shutdown();
+        }
+        try {
+          const view = await svc.settled(out.runId);
+          const events = await svc.events(out.runId, 0, 0);
+          const row = svc.ledger.findAction(out.runId, pending.action_id);
+          return {
+            attempts,
+            intents: forAction(events, "action_intent", pending.action_id).length,
+            writes: forAction(events, "action_written", pending.action_id).length,
+            receipts: forAction(events, "action_receipt", pending.action_id).length,
+            file_matches_after_hash: row !== undefined && (await fileHash(path.join(out.workspace, row.record.path))) === row.record.after_hash,
+            status_after: view.status,
+          };
+        } finally {
+          await svc.shutdown();
+        }
+      },
+    },
+    {
+      id: "edited_after_proposal_stale",
+      title: "the workspace is edited between proposal and approval: approval_stale, the edit is kept",
+      expected: { approve: "approval_stale", edit_kept: true, writes: 0, created_file_absent: true },
+      criterion: "approving after an external edit of src/linkcheck.js is refused with approval_stale; the edited bytes are still on disk, the proposed file was not created and no write happened",
+      does_not_prove: "protection against an edit made during the write itself (commit re-checks, but this scenario edits before approval)",
+      async run(ctx) {
+        const svc = startService(ctx);
+        try {
+          const out = await runReplay(svc, ctx, { approve: false });
+          const pending = out.view.pending_action;
+          if (!pending) return { error: "no_pending_action", status: out.view.status };
+          const src = path.join(out.workspace, "src", "linkcheck.js");
+          await fs.appendFile(src, "// the user's own edit, made while the proposal waited\n");
+          const edited = await fileHash(src);
+          const approve = await attempt(() => svc.approve(out.runId, pending.action_id));
+          await svc.settled(out.runId);
+          const events = await svc.events(out.runId, 0, 0);
+          return {
+            approve,
+            edit_kept: (await fileHash(src)) === edited,
+            writes: events.filter((e) => e.type === "action_written").length,
+            created_file_absent: (await fileHash(path.join(out.workspace, pending.path))) === null,
+          };
+        } finally {
+          await svc.shutdown();
+        }
+      },
+    },
+    {
+      id: "receipt_lost_recovered",
+      title: "crash after the write, before its receipt: resume records the receipt and does not write again",
+      expected: { approve: "crashed:after_write_before_receipt", resume: "ok", writes: 1, receipts: 1, receipt_source: "recovered", same_inode: true, file_matches_after_hash: true },
+      criterion:
+        "after the crash the file already has the after-hash; the restarted service's resume records exactly one receipt with source=recovered, and the file keeps its inode (the write is atomic by rename, so a second write would give a new inode)",
+      does_not_prove: "recovery when the file was changed by someone else meanwhile (that run stops as uncertain; not exercised here)",
+      async run(ctx) {
+        let svc = startService(ctx, { crash: crashAt("after_write_before_receipt", { left: 1 }) });
+        const out = await runReplay(svc, ctx, { approve: false });
+        const pending = out.view.pending_action;
+        if (!pending) return { error: "no_pending_action", status: out.view.status };
+        const approve = await attempt(() => svc.approve(out.runId, pending.action_id));
+        await svc.shutdown();
+        const file = path.join(out.workspace, pending.path);
+        const inodeBefore = await inode(file);
+        svc = await restart(ctx);
+        try {
+          const resume = await attempt(() => svc.resume(out.runId));
+          await svc.settled(out.runId);
+          const events = await svc.events(out.runId, 0, 0);
+          const receipts = forAction(events, "action_receipt", pending.action_id);
+          const row = svc.ledger.findAction(out.runId, pending.action_id);
+          return {
+            approve,
+            resume,
+            writes: forAction(events, "action_written", pending.action_id).length,
+            receipts: receipts.length,
+            receipt_source: (receipts[0]?.payload.source as Json) ?? null,
+            same_inode: inodeBefore !== null && inodeBefore === (await inode(file)),
+            file_matches_after_hash: row !== undefined && (await fileHash(file)) === row.record.after_hash,
+          };
+        } finally {
+          await svc.shutdown();
+        }
+      },
+    },
+  ],
+};

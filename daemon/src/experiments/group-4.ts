@@ -1,0 +1,151 @@
+import fs from "node:fs/promises";
+import path from "node:path";
+import { ChatMessage, callIds } from "../context/messages.js";
+import { defaultToolPort } from "../runtime/tools-port.js";
+import { defaultViewBuilder } from "../runtime/view-input.js";
+import { createDockerClient } from "../sandbox/docker-client.js";
+import { runIsolationProbes } from "../../../probes/run.js";
+import { countEvents, manifestDigest, observedFor, runReplay, startService } from "./harness.js";
+import type { GroupDefinition } from "./types.js";
+
+/**
+ * Group 4, boundaries kept apart: the model's context, the workspace's edge,
+ * the run's stop reasons and the container's isolation are separate claims,
+ * each measured on its own.
+ */
+const BUDGET = 1800;
+
+export const group4: GroupDefinition = {
+  id: "group-4",
+  title: "boundaries kept apart",
+  scenarios: [
+    {
+      id: "context_under_budget",
+      title: "the model view of a finished canonical run, rebuilt from the ledger under an 1800-byte budget",
+      expected: { within_budget: true, goal_kept: true, workspace_digest_kept: true, status_kept: true, counters_kept: true, pairs_intact: true, compaction_marker: true },
+      criterion:
+        "the serialized messages are <= 1800 bytes; the first (system) message carries the task text, the workspace digest, the run status and the counters; every tool_call_id in the view has its assistant tool_call and vice versa; a history_compaction marker says what was dropped",
+      does_not_prove: "that a model decides well from a compacted view, or token counts for any tokenizer (the budget is bytes)",
+      async run(ctx) {
+        const svc = startService(ctx);
+        try {
+          const out = await runReplay(svc, ctx, { approve: true });
+          const run = svc.ledger.getRun(out.runId);
+          const digest = await manifestDigest(out.workspace);
+          const view = defaultViewBuilder(BUDGET)(svc.ledger, out.runId, digest);
+          const messages = view.messages.map((m) => ChatMessage.parse(m));
+          const first = messages[0];
+          const head = first?.role === "system" ? first.content : "";
+          const { asked, answered } = callIds(messages);
+          const counters = run.state.counters;
+          return {
+            within_budget: Buffer.byteLength(JSON.stringify(view.messages)) <= BUDGET,
+            goal_kept: head.includes(run.record.task.task),
+            workspace_digest_kept: head.includes(digest),
+            status_kept: head.includes(`status: ${run.status}`),
+            counters_kept: head.includes(`model_turns=${counters.model_turns}`) && head.includes(`tool_calls=${counters.tool_calls}`) && head.includes(`writes=${counters.writes}`),
+            pairs_intact: asked.length === answered.length && asked.every((id) => answered.includes(id)),
+            compaction_marker: messages.some((m) => m.role === "system" && m.content.startsWith("history_compaction:")),
+          };
+        } finally {
+          await svc.shutdown();
+        }
+      },
+    },
+    {
+      id: "path_escape_denied",
+      title: "read_file ../outside.txt is refused at the workspace edge",
+      expected: { code: "path_denied", outside_content_in_trace: false, writes: 0 },
+      criterion: "the call's observation has code path_denied, the content of the file next to the workspace appears nowhere in the trace, nothing was written",
+      does_not_prove: "that every escape (symlinks, hard links, device names) is refused; the workspace tests cover those one by one",
+      async run(ctx) {
+        const marker = "OUTSIDE-THE-WORKSPACE-7f3a";
+        await fs.writeFile(path.join(ctx.scratch, "outside.txt"), `${marker}\n`);
+        const svc = startService(ctx);
+        try {
+          const out = await runReplay(svc, ctx, { replay: "replays/path-escape.json", approve: false });
+          return {
+            code: observedFor(out.events, "call_01_escape")?.error ?? null,
+            outside_content_in_trace: svc.traceJsonl(out.runId).includes(marker),
+            writes: countEvents(out.events, "action_written"),
+          };
+        } finally {
+          await svc.shutdown();
+        }
+      },
+    },
+    {
+      id: "cancel_and_timeout",
+      title: "cancel arrives while the deadline has also passed: both facts kept, primary status cancelled",
+      expected: { status: "cancelled", cancelled: true, deadline_passed: true },
+      criterion:
+        "during a tool call the (injected) clock passes total_seconds and the user cancels; the run stops with status cancelled and the run_stopped event records cancelled=true together with the exhausted deadline",
+      does_not_prove: "how quickly a cancel reaches a running container; the clock is injected so the order of facts is fixed",
+      async run(ctx) {
+        let t = 0;
+        const clock = { now: () => t };
+        const real = defaultToolPort();
+        let runId: string | null = null;
+        let cancelling: Promise<unknown> | null = null;
+        const svc = startService(ctx, {
+          clock,
+          tools: {
+            async run(call, tctx) {
+              if (call.name === "read_file" && runId !== null && cancelling === null) {
+                t += 3_600_000; // well past the fixture's total_seconds
+                cancelling = svc.cancel(runId).catch(() => undefined);
+              }
+              return real.run(call, tctx);
+            },
+          },
+        });
+        try {
+          const created = await svc.createRun({
+            workspace: path.join(ctx.scratch, "ws"),
+            fixtureDir: path.join(ctx.repoRoot, "fixtures", "linkcheck"),
+            model: "replay",
+            trustReplayFile: false,
+            backend: "container",
+          });
+          runId = created.run_id;
+          // the replay's first decision is a plan; the read_file call comes right after
+          await svc.settled(runId);
+          if (cancelling) await cancelling;
+          const view = await svc.settled(runId);
+          const stops = (await svc.events(runId, 0, 0)).filter((e) => e.type === "run_stopped");
+          const last = stops.at(-1)?.payload ?? {};
+          return {
+            status: view.status,
+            cancelled: last.cancelled === true,
+            deadline_passed: last.timed_out === true || last.exhausted === "total_seconds",
+          };
+        } finally {
+          await svc.shutdown();
+        }
+      },
+    },
+    {
+      id: "isolation_report",
+      title: "the container isolation report from the probes",
+      expected: { available: true, isolation_passed: true, failed_probes: [] },
+      criterion:
+        "runIsolationProbes against the same pinned image and HostConfig reports available=true and every probe passed; with no reachable engine it reports available=false, isolation_passed=false, reason=runtime_unavailable (and the command exits 2)",
+      does_not_prove: "isolation against kernel or runtime escapes the probes do not exercise; each probe's own does_not_prove is in the probe report",
+      async run(ctx) {
+        const stateDir = ctx.imageLockPath ? path.dirname(ctx.imageLockPath) : path.join(ctx.scratch, "no-engine-state");
+        const report = await runIsolationProbes({
+          stateDir,
+          config: { runtime: ctx.engine.runtime ?? "runc" },
+          docker: createDockerClient(ctx.dockerEnv),
+          hostEnv: { ...ctx.dockerEnv },
+        });
+        if (!report.available) return { available: false, isolation_passed: false, reason: report.reason };
+        return {
+          available: true,
+          isolation_passed: report.passed,
+          failed_probes: report.probes.filter((p) => !p.passed).map((p) => p.id).sort(),
+        };
+      },
+    },
+  ],
+};

@@ -1,0 +1,111 @@
+import fs from "node:fs/promises";
+import path from "node:path";
+import { pino } from "pino";
+import { computeManifest } from "../workspace/manifest.js";
+import { sha256Hex } from "../workspace/hash.js";
+import { MiniAgentError } from "../errors.js";
+import { createRunService, type RunServiceImpl, type RunServiceOptions } from "../runtime/service-impl.js";
+import type { RunView, TraceEvent } from "../runtime/service.js";
+import type { ExperimentContext } from "./types.js";
+
+/**
+ * Drives the REAL RunService (ledger, tools, policy, verifier, container
+ * sandbox) the way the daemon does, with the operator's approvals given by the
+ * script. Only what a scenario measures comes out: statuses, counts, codes and
+ * relative paths, never run ids or host paths.
+ */
+export const FIXTURE = "fixtures/linkcheck";
+
+export function fixtureDir(ctx: ExperimentContext): string {
+  return path.join(ctx.repoRoot, FIXTURE);
+}
+
+export function startService(ctx: ExperimentContext, extra: Partial<RunServiceOptions> = {}, stateName = "state"): RunServiceImpl {
+  const executor = ctx.executor;
+  if (executor === null) throw new MiniAgentError("runtime_unavailable", "no sandbox engine is reachable");
+  return createRunService({
+    stateDir: path.join(ctx.scratch, stateName),
+    executorFactory: (backend) => {
+      if (backend !== "container") throw new MiniAgentError("backend_not_isolated", "the offline report runs on the container backend only");
+      return executor;
+    },
+    logger: pino({ level: "silent" }),
+    builtinFixturesDir: path.join(ctx.repoRoot, "fixtures"),
+    ...extra,
+  });
+}
+
+export interface ReplayRunOptions {
+  /** a replay under fixtures/linkcheck (default: its canonical replay.json) */
+  replay?: string;
+  workspaceName?: string;
+  /** approve every write the run proposes (the operator's decision, one action at a time) */
+  approve?: boolean;
+  maxApprovals?: number;
+}
+
+export interface ReplayRunOutcome {
+  runId: string;
+  workspace: string;
+  view: RunView;
+  approvals: number;
+  events: TraceEvent[];
+}
+
+export async function runReplay(svc: RunServiceImpl, ctx: ExperimentContext, opts: ReplayRunOptions = {}): Promise<ReplayRunOutcome> {
+  const workspace = path.join(ctx.scratch, opts.workspaceName ?? "ws");
+  const created = await svc.createRun({
+    workspace,
+    fixtureDir: fixtureDir(ctx),
+    model: "replay",
+    replayPath: opts.replay ? path.join(fixtureDir(ctx), opts.replay) : undefined,
+    trustReplayFile: false,
+    backend: "container",
+  });
+  const runId = created.run_id;
+  let view = await svc.settled(runId);
+  let approvals = 0;
+  while (opts.approve !== false && view.status === "awaiting_approval" && view.pending_action && approvals < (opts.maxApprovals ?? 10)) {
+    await svc.approve(runId, view.pending_action.action_id);
+    approvals++;
+    view = await svc.settled(runId);
+  }
+  const events = await svc.events(runId, 0, 0);
+  return { runId, workspace, view, approvals, events };
+}
+
+export function countEvents(events: TraceEvent[], type: TraceEvent["type"]): number {
+  return events.filter((e) => e.type === type).length;
+}
+
+/** The payload of the tool_observed event for one call (what the model was told, as the trace recorded it). */
+export function observedFor(events: TraceEvent[], callId: string): Record<string, unknown> | null {
+  return events.find((e) => e.type === "tool_observed" && e.call_id === callId)?.payload ?? null;
+}
+
+/** Paths named by a unified diff's `+++ b/...` / `--- a/...` headers, sorted and unique. */
+export function diffPaths(diff: string): string[] {
+  const out = new Set<string>();
+  for (const line of diff.split("\n")) {
+    const m = /^(?:\+\+\+ b\/|--- a\/)(.+)$/.exec(line);
+    if (m) out.add(m[1]!);
+  }
+  return [...out].sort();
+}
+
+export async function manifestDigest(dir: string): Promise<string> {
+  return (await computeManifest(dir)).digest;
+}
+
+/** The digest of the fixture as shipped: what an untouched workspace must still equal. */
+export async function fixtureRepoDigest(ctx: ExperimentContext): Promise<string> {
+  return manifestDigest(path.join(fixtureDir(ctx), "repo"));
+}
+
+export async function fileHash(file: string): Promise<string | null> {
+  try {
+    return sha256Hex(await fs.readFile(file));
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,62 @@
+import fs from "node:fs/promises";
+import path from "node:path";
+import { isMiniAgentError } from "../errors.js";
+import { findHostPath, replaceRoots, sameJson } from "./canonical.js";
+import type { ExperimentContext, GroupDefinition, Json, ScenarioResult } from "./types.js";
+
+export interface GroupOutcome {
+  group: GroupDefinition["id"];
+  title: string;
+  passed: boolean;
+  scenarios: ScenarioResult[];
+  /** wall-clock per scenario: recorded in the group file, never in the canonical file */
+  duration_ms: Record<string, number>;
+}
+
+export interface RunnerDeps {
+  now(): number;
+  /** makes an empty scratch dir for one scenario */
+  scratchDir(id: string): Promise<string>;
+}
+
+/** An error becomes the observation: its stable code, never its message text or stack. */
+function observationOf(err: unknown): Json {
+  return { error: isMiniAgentError(err) ? err.code : err instanceof Error ? err.name : "unknown" };
+}
+
+export async function runGroup(group: GroupDefinition, base: Omit<ExperimentContext, "scratch">, deps: RunnerDeps): Promise<GroupOutcome> {
+  const scenarios: ScenarioResult[] = [];
+  const duration_ms: Record<string, number> = {};
+  for (const s of group.scenarios) {
+    const scratch = await deps.scratchDir(`${group.id}-${s.id}`);
+    const t0 = deps.now();
+    let observed: Json;
+    try {
+      // a JSON round trip: what is written is exactly what is compared
+      observed = JSON.parse(JSON.stringify((await s.run({ ...base, scratch })) ?? null)) as Json;
+    } catch (err) {
+      observed = observationOf(err);
+    } finally {
+      duration_ms[s.id] = Math.round(deps.now() - t0);
+      await fs.rm(scratch, { recursive: true, force: true }).catch(() => undefined);
+    }
+    observed = replaceRoots(observed, [
+      [scratch, "<scratch>"],
+      [base.repoRoot, "<repo>"],
+    ]);
+    const leaked = findHostPath(observed);
+    if (leaked !== null) observed = { error: "host_path_in_observation" };
+    const passed = s.check ? s.check(observed, s.expected) : sameJson(observed, s.expected);
+    scenarios.push({ id: s.id, title: s.title, expected: s.expected, observed, criterion: s.criterion, passed, does_not_prove: s.does_not_prove });
+  }
+  return { group: group.id, title: group.title, passed: scenarios.every((s) => s.passed), scenarios, duration_ms };
+}
+
+export function scratchDirIn(root: string): (id: string) => Promise<string> {
+  return async (id) => {
+    const dir = path.join(root, id);
+    await fs.rm(dir, { recursive: true, force: true });
+    await fs.mkdir(dir, { recursive: true });
+    return dir;
+  };
+}

@@ -1,0 +1,59 @@
+import type { Executor } from "../sandbox/executor.js";
+
+/**
+ * One scenario of the offline report. `observed` is what running the real code
+ * measured; it is never derived from `expected`. `passed` is computed by the
+ * scenario's `check`, which the `criterion` text describes.
+ */
+export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+
+export interface ScenarioResult {
+  id: string;
+  title: string;
+  expected: Json;
+  observed: Json;
+  criterion: string;
+  passed: boolean;
+  does_not_prove: string;
+}
+
+export interface Scenario {
+  id: string;
+  title: string;
+  expected: Json;
+  criterion: string;
+  does_not_prove: string;
+  /** measures; may throw (the error's code becomes the observation). Returned as plain JSON data. */
+  run(ctx: ExperimentContext): Promise<unknown>;
+  /** default: observed deep-equals expected (canonical JSON) */
+  check?(observed: Json, expected: Json): boolean;
+}
+
+export interface GroupDefinition {
+  id: "group-1" | "group-2" | "group-3" | "group-4";
+  title: string;
+  scenarios: Scenario[];
+}
+
+/** Facts about the sandbox engine, measured once per report. */
+export interface EngineFacts {
+  available: boolean;
+  reason: string | null;
+  runtime: string | null;
+  image_digest: string | null;
+  engine_version: string | null;
+}
+
+export interface ExperimentContext {
+  /** a fresh temp dir per scenario; removed afterwards */
+  scratch: string;
+  /** repository root (fixtures/ lives here) */
+  repoRoot: string;
+  /** the container executor; null when no engine is reachable */
+  executor: Executor | null;
+  engine: EngineFacts;
+  /** the pinned image lock the executor uses (for components that build their own executor) */
+  imageLockPath: string | null;
+  /** the environment that names the Docker engine (DOCKER_HOST), passed in from the CLI edge */
+  dockerEnv: NodeJS.ProcessEnv;
+}
