@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { ToolResult } from "../contracts/tool-call.js";
 import { captureBaseline } from "../workspace/baseline.js";
 import { computeManifest } from "../workspace/manifest.js";
 import { sha256Hex } from "../workspace/hash.js";
@@ -30,6 +31,8 @@ describe("fixtures/linkcheck replays stay in step with the repo", () => {
     const notes = await fs.readFile(path.join(run.ws, "notes.txt"), "utf8");
     const steps = await driveReplay(path.join(run.fixtureDir, "replay.json"), run.ctx, hostRunner());
     expect(steps.map((s) => s.kind === "tool" ? s.name : s.kind)).toEqual(["plan", "read_file", "apply_patch", "run_tests", "apply_patch", "run_tests", "final"]);
+    // every result honours the one ToolResult contract (exact fields, ok/error consistency)
+    for (const s of steps) if (s.result) expect(ToolResult.safeParse(s.result).success, s.name).toBe(true);
     const [, read, addTest, red, fix, green] = steps;
     expect(read?.result?.ok).toBe(true);
     expect(addTest).toMatchObject({ verdict: "ask", wrote: true });
