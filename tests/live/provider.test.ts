@@ -9,7 +9,9 @@ import { createCredentialSource } from "../../daemon/src/credentials/credential-
 import { isMiniAgentError } from "../../daemon/src/errors.js";
 import { resolveLiveModelConfig } from "../../daemon/src/models/live/config.js";
 import { ARGUMENTS_NOT_JSON_KEY, INVALID_OUTPUT_TOOL } from "../../daemon/src/models/live/decode.js";
-import { LiveModel } from "../../daemon/src/models/live/live-model.js";
+import { LiveModel, type LiveModelOptions } from "../../daemon/src/models/live/live-model.js";
+import { createLogger } from "../../daemon/src/log/logger.js";
+import { Writable } from "node:stream";
 import type { ModelView } from "../../daemon/src/models/model.js";
 import { validateToolCall } from "../../daemon/src/tools/validate.js";
 import { errorReply, startFakeProvider, textReply, toolCallReply, type FakeProvider, type Reply } from "./openai-server.js";
@@ -42,7 +44,7 @@ describe("live provider against a local OpenAI-compatible server", () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  async function model(replies: Reply[] | ((i: number) => Reply), extra: Record<string, unknown> = {}) {
+  async function model(replies: Reply[] | ((i: number) => Reply), extra: Record<string, unknown> = {}, log?: LiveModelOptions["log"]) {
     server = await startFakeProvider((_req, i) => (typeof replies === "function" ? replies(i) : (replies[i] ?? errorReply(500, "script exhausted"))));
     const credentials = createCredentialSource({ env: new Map(), filePath: path.join(dir, "credentials.json") });
     const config = resolveLiveModelConfig({ MINI_AGENT_BASE_URL: server.baseUrl, MINI_AGENT_MODEL: "fake-model" }, extra);
@@ -50,6 +52,7 @@ describe("live provider against a local OpenAI-compatible server", () => {
       config,
       credentials,
       dispatcher,
+      ...(log ? { log } : {}),
       preamble: [
         { role: "system", content: "PROTOCOL" },
         { role: "user", content: "PROJECT DATA" },
@@ -212,5 +215,20 @@ describe("live provider against a local OpenAI-compatible server", () => {
     expect(String(sent[0]!.content)).toContain("apply_patch");
     const second = await live.decide(view(messages), new AbortController().signal);
     expect(second.decision.kind === "tool" && second.decision.call.name).toBe(INVALID_OUTPUT_TOOL);
+  });
+
+  it("logs one data line per request, with outcome and usage but never the key or the messages", async () => {
+    const lines: string[] = [];
+    const sink = new Writable({ write: (chunk, _enc, cb) => (lines.push(String(chunk)), cb()) });
+    const log = createLogger({ level: "debug", destination: sink });
+    const { live } = await model([toolCallReply("read_file", { path: "SECRET_PATH_IN_MESSAGES.js" }), errorReply(401, `bad key ${KEY}`)], {}, log);
+    await live.decide(view([{ role: "user", content: "MESSAGE CANARY" }]), new AbortController().signal);
+    await live.decide(view(), new AbortController().signal).catch(() => undefined);
+    const parsed = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(parsed).toHaveLength(2);
+    expect(parsed[0]).toMatchObject({ runId: "run_1", model: "fake-model", decision: "tool", finish_reason: "tool_calls", usage: { prompt_tokens: 120 } });
+    expect(parsed[1]).toMatchObject({ code: "model_error", transient: false, status: 401 });
+    const all = lines.join("");
+    for (const leak of [KEY, "MESSAGE CANARY", "SECRET_PATH_IN_MESSAGES"]) expect(all).not.toContain(leak);
   });
 });

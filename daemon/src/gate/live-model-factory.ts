@@ -2,7 +2,7 @@ import type { Dispatcher } from "undici";
 import { buildProjectContext, systemPrompt } from "../context/project-context.js";
 import type { CredentialSource } from "../credentials/credential-source.js";
 import type { LiveModelConfig } from "../models/live/config.js";
-import { LiveModel } from "../models/live/live-model.js";
+import { LiveModel, type LiveModelOptions } from "../models/live/live-model.js";
 import type { Backend } from "../contracts/sandbox.js";
 import type { TaskSpec } from "../contracts/task-spec.js";
 import type { LiveRunRecorder } from "../live-record/recorder.js";
@@ -32,6 +32,7 @@ export interface LiveModelFactoryDeps {
   workspaceOf?: (req: LiveModelRequest) => { root: string; controlDir?: string } | null;
   /** when set, every live run segment leaves a live run record when it stops */
   recorder?: LiveRunRecorder;
+  log?: LiveModelOptions["log"];
 }
 
 /**
@@ -53,6 +54,7 @@ export function createLiveModelFactory(deps: LiveModelFactoryDeps): (req: LiveMo
       config: deps.config,
       credentials: deps.credentials,
       ...(deps.dispatcher ? { dispatcher: deps.dispatcher } : {}),
+      ...(deps.log ? { log: deps.log } : {}),
       isolationReportGeneratedAt: pass.report_generated_at,
       preamble: async () => {
         const where = deps.workspaceOf?.(req) ?? null;

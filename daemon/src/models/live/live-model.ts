@@ -1,5 +1,7 @@
 import { createHash } from "node:crypto";
+import type { Logger } from "pino";
 import type { Dispatcher } from "undici";
+import { isMiniAgentError } from "../../errors.js";
 import type { CredentialSource } from "../../credentials/credential-source.js";
 import type { Model, ModelTurn, ModelUsage, ModelView } from "../model.js";
 import { providerHost, type LiveModelConfig } from "./config.js";
@@ -29,6 +31,8 @@ export interface LiveModelOptions {
   dispatcher?: Dispatcher;
   /** date of the isolation report the gate accepted, kept for the live run record */
   isolationReportGeneratedAt?: string;
+  /** one line per request as data (never messages, never the key); default: silent */
+  log?: Pick<Logger, "debug" | "warn">;
 }
 
 /** What the live run record needs to know about the model that drove the run. */
@@ -58,13 +62,17 @@ export class LiveModel implements Model {
 
   async decide(view: ModelView, signal: AbortSignal): Promise<ModelTurn> {
     const body = this.requestBody(view, await this.resolvePreamble());
-    const response = await postChatCompletion({
-      config: this.opts.config,
-      body,
-      apiKey: this.key(),
-      dispatcher: this.opts.dispatcher,
-      signal,
-    });
+    const started = performance.now();
+    const meta = { runId: view.runId, model: this.opts.config.model, host: providerHost(this.opts.config) };
+    let response: ChatCompletionResponse;
+    try {
+      response = await postChatCompletion({ config: this.opts.config, body, apiKey: this.key(), dispatcher: this.opts.dispatcher, signal });
+    } catch (err) {
+      const code = isMiniAgentError(err) ? err.code : "internal";
+      const details = isMiniAgentError(err) ? err.details : undefined;
+      this.opts.log?.warn({ ...meta, code, transient: details?.transient === true, status: details?.status, ms: Math.round(performance.now() - started) }, "model request failed");
+      throw err;
+    }
     const choice = response.choices[0]!;
     // a stable seed: the same view gives the same derived call ids on a replayed turn
     const seed = createHash("sha256").update(view.runId).update(JSON.stringify(view.messages)).digest("hex");
@@ -73,6 +81,7 @@ export class LiveModel implements Model {
         ? decodeJsonAction(choice.message.content ?? "", seed)
         : decodeToolMessage(choice.message, seed);
     const usage = usageOf(response);
+    this.opts.log?.debug({ ...meta, ms: Math.round(performance.now() - started), finish_reason: choice.finish_reason ?? null, decision: decision.kind, usage }, "model answered");
     return usage === undefined ? { decision } : { decision, usage };
   }
 
