@@ -41,7 +41,7 @@ export const LiveRunRecord = z.strictObject({
   /** ISO-8601, when this record was written */
   recorded_at: z.iso.datetime(),
   /** ISO-8601 date of the isolation report the gate accepted, when known */
-  isolation_report_generated_at: z.iso.datetime().nullable(),
+  isolation_report_generated_at: z.iso.datetime({ offset: true }).nullable(),
   status: RunStatus,
   reason: z.string().max(2048).nullable(),
   budgets: Budgets,
