@@ -11,6 +11,7 @@ describe("canonical linkcheck replay on the container backend", () => {
   let stateDir: string;
   let executor: DockerExecutor;
   const runIds: string[] = [];
+  let firstJsonl = "";
 
   beforeAll(async () => {
     root = tempDir("canonical");
@@ -87,9 +88,53 @@ describe("canonical linkcheck replay on the container backend", () => {
     ]);
 
     const jsonl = runs.traceJsonl(created.run_id);
+    firstJsonl = jsonl;
     expect(jsonl).not.toContain(root);
     expect(jsonl).not.toMatch(/"(at|duration_ms|elapsed_ms)":/);
     expect(jsonl.trim().split("\n")).toHaveLength(events.length);
+    await runs.shutdown();
+  });
+
+  it("gives a byte-identical canonical trace for a second run in another state dir and workspace", async () => {
+    expect(firstJsonl).not.toBe("");
+    const other = path.join(root, "other");
+    const runs = service(path.join(other, "state"), executor);
+    const created = await runs.createRun({ workspace: path.join(other, "elsewhere", "ws"), fixtureDir: LINKCHECK, model: "replay", trustReplayFile: false, backend: "container" });
+    runIds.push(created.run_id);
+    for (let v = await runs.settled(created.run_id); v.status === "awaiting_approval"; v = await runs.settled(created.run_id)) {
+      await runs.approve(created.run_id, v.pending_action!.action_id);
+    }
+    expect(runs.getRun(created.run_id).status).toBe("completed");
+    expect(runs.traceJsonl(created.run_id)).toBe(firstJsonl);
+    await runs.shutdown();
+  });
+
+  it("long-polls events: a waiting reader is woken by the next append", async () => {
+    const runs = service(path.join(root, "poll-state"), executor);
+    const created = await runs.createRun({ workspace: path.join(root, "poll-ws"), fixtureDir: LINKCHECK, model: "replay", trustReplayFile: false, backend: "container" });
+    runIds.push(created.run_id);
+    const view = await runs.settled(created.run_id);
+    const waiting = runs.events(created.run_id, view.last_seq, 60_000);
+    await runs.approve(created.run_id, view.pending_action!.action_id);
+    const got = await waiting;
+    expect(got[0]).toMatchObject({ seq: view.last_seq + 1, type: "approval_recorded" });
+    await runs.settled(created.run_id);
+    await runs.cancel(created.run_id);
+    await runs.shutdown();
+  });
+
+  it("traces history_compaction when a tight view budget leaves groups out, and the run goes on", async () => {
+    const { defaultViewBuilder } = await import("../../daemon/src/runtime/view-input.js");
+    const runs = service(path.join(root, "tight-state"), executor, { viewBuilder: defaultViewBuilder(1800) });
+    const created = await runs.createRun({ workspace: path.join(root, "tight-ws"), fixtureDir: LINKCHECK, model: "replay", trustReplayFile: false, backend: "container" });
+    runIds.push(created.run_id);
+    let v = await runs.settled(created.run_id);
+    await runs.approve(created.run_id, v.pending_action!.action_id);
+    v = expectStatus(await runs.settled(created.run_id), "awaiting_approval");
+    const compactions = (await runs.events(created.run_id, 0, 0)).filter((e) => e.type === "history_compaction");
+    expect(compactions.length).toBeGreaterThan(0);
+    expect(compactions[0]!.payload).toHaveProperty("dropped_groups");
+    await runs.cancel(created.run_id);
     await runs.shutdown();
   });
 });

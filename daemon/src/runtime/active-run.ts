@@ -15,6 +15,8 @@ export class ActiveRun {
   private session: Promise<SandboxSession> | null = null;
   private readonly segmentStart: number;
 
+  /** what compaction left out at the last turn, so history_compaction is traced once per change */
+  lastCompaction: string | null = null;
   /** set before the run is driven; a live model may take a moment to build */
   model: Model | null = null;
 

@@ -3,6 +3,7 @@ import { isMiniAgentError, MiniAgentError } from "../errors.js";
 import type { ModelTurn } from "../models/model.js";
 import type { ActiveRun } from "./active-run.js";
 import { patchState, type RuntimeDeps } from "./deps.js";
+import type { CompactionFacts } from "./view-input.js";
 
 export const MODEL_RETRY = { maxRetries: 2 } as const;
 
@@ -16,7 +17,8 @@ export async function askModel(deps: RuntimeDeps, active: ActiveRun, timeoutMs: 
   if (!model) throw new MiniAgentError("internal", "the run has no model");
   const workspaceDigest = await deps.tools.workspaceDigest(active.ctx);
   for (let attempt = 0; ; attempt++) {
-    const view = deps.buildView(deps.ledger, active.runId, workspaceDigest);
+    const { compaction, ...view } = deps.buildView(deps.ledger, active.runId, workspaceDigest);
+    noteCompaction(deps, active, compaction);
     deps.trace.append(active.runId, { type: "model_requested", payload: { model: model.name, attempt } });
     const signal = AbortSignal.any([active.signal, AbortSignal.timeout(timeoutMs)]);
     try {
@@ -55,4 +57,13 @@ export function recordDecision(deps: RuntimeDeps, active: ActiveRun, turn: Model
     }
   });
   return d;
+}
+
+/** One history_compaction event each time what is left out changes, so the trace says what the model no longer saw. */
+function noteCompaction(deps: RuntimeDeps, active: ActiveRun, c: CompactionFacts | undefined): void {
+  if (!c || (c.dropped_groups === 0 && c.trimmed_call_ids.length === 0)) return;
+  const key = `${c.dropped_call_ids.join(",")}|${c.trimmed_call_ids.join(",")}|${c.dropped_groups}`;
+  if (key === active.lastCompaction) return;
+  active.lastCompaction = key;
+  deps.trace.append(active.runId, { type: "history_compaction", payload: { ...c } });
 }

@@ -265,7 +265,14 @@ export class RunServiceImpl implements RunService {
         this.deps.ledger.updateRun(runId, { status: phase, reason: `resumed from ${run.status}` });
         this.deps.trace.append(runId, { type: "run_resumed", payload: { from: run.status, phase, budgets: raised.data } });
       });
-      const outcome = await recoverInFlightWrites(this.deps, runId, this.toolCtx(run.record), await this.key());
+      let outcome: Awaited<ReturnType<typeof recoverInFlightWrites>>;
+      try {
+        outcome = await recoverInFlightWrites(this.deps, runId, this.toolCtx(run.record), await this.key());
+      } catch (err) {
+        // the facts on disk and in the ledger are unchanged: the next resume runs the same three-state check
+        this.interrupt(runId, `recovery failed (${isMiniAgentError(err) ? err.code : "internal"}); resume to retry`, err, phase);
+        throw err;
+      }
       if (!outcome.ok) {
         this.deps.ledger.tx(() => {
           this.deps.ledger.updateRun(runId, { status: "uncertain", reason: `uncertain_write: ${outcome.message}` });

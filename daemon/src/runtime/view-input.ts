@@ -5,8 +5,15 @@ import { toolDescriptions } from "../tools/descriptions.js";
 import type { ModelView } from "../models/model.js";
 import type { Ledger } from "../store/ledger.js";
 
+/** What compaction left out this turn; the full payloads stay in the ledger. */
+export interface CompactionFacts {
+  dropped_groups: number;
+  dropped_call_ids: string[];
+  trimmed_call_ids: string[];
+}
+
 /** Builds the model's view of a run from the ledger alone (issue 4: rebuilt every turn). */
-export type ViewBuilder = (ledger: Ledger, runId: string, workspaceDigest: string) => ModelView;
+export type ViewBuilder = (ledger: Ledger, runId: string, workspaceDigest: string) => ModelView & { compaction?: CompactionFacts };
 
 export const VIEW_DEFAULTS = { budgetBytes: 24_000 } as const;
 
@@ -48,7 +55,7 @@ export function defaultViewBuilder(budgetBytes: number = VIEW_DEFAULTS.budgetByt
       verification: run.state.tests ? { last_tests: run.state.tests } : null,
     };
     const { groups } = groupMessages(ledgerMessages(ledger, runId));
-    const { compaction: _c, ...view } = buildModelView({ runId, summary, groups, budgetBytes, tools });
-    return view;
+    const { compaction, ...view } = buildModelView({ runId, summary, groups, budgetBytes, tools });
+    return { ...view, compaction: { dropped_groups: compaction.dropped_groups, dropped_call_ids: compaction.dropped_call_ids, trimmed_call_ids: compaction.trimmed_call_ids } };
   };
 }
