@@ -28,6 +28,10 @@ COPY fixtures ./fixtures
 #   docker run -v /var/run/docker.sock:/var/run/docker.sock -v mini-agent-state:/state mini-agent:local
 # The engine socket is root-equivalent on the host; the daemon is the one process
 # trusted with it, and the sandboxes it starts never see it.
+# The daemon talks to the engine socket (root:docker, 0660), so it runs as uid 0
+# by default (numeric: the local base has no passwd entry for root). To run it
+# unprivileged, pass --user UID:GID-of-the-docker-group and a state dir that user owns.
+USER 0:0
 ENV MINI_AGENT_STATE_DIR=/state \
     NODE_ENV=production
 VOLUME ["/state"]
