@@ -1,0 +1,174 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import type http from "node:http";
+import { pino } from "pino";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { closeServer, listenUnix } from "../../daemon/src/api/listen.js";
+import { createApiServer } from "../../daemon/src/api/server.js";
+import { MiniAgentError } from "../../daemon/src/errors.js";
+import type { RunService, RunView, TraceEvent } from "../../daemon/src/runtime/service.js";
+import { main, type ClientIO } from "./main.js";
+
+/**
+ * The client's flow against the real API server on a real socket. The run
+ * service is a hand-built script (one pending write, then completed), because
+ * what is under test is the client: prompts, printed commands, exit codes.
+ */
+function scriptedService() {
+  const decided: string[] = [];
+  let status: RunView["status"] = "awaiting_approval";
+  const events: TraceEvent[] = [
+    { seq: 1, type: "run_created", call_id: null, action_id: null, payload: {} },
+    { seq: 2, type: "approval_requested", call_id: "c1", action_id: "act_1", payload: { tool: "apply_patch", path: "src/a.js" } },
+  ];
+  const view = (): RunView => ({
+    run_id: "run_1",
+    status,
+    reason: status === "completed" ? "verified" : null,
+    task: "t",
+    workspace: "/w",
+    model: "replay",
+    backend: "container",
+    counters: { model_turns: 2, tool_calls: 1, writes: status === "completed" ? 1 : 0, elapsed_ms: 1500, prompt_tokens: 0, completion_tokens: 0 },
+    last_tool: "apply_patch",
+    tests: status === "completed" ? { discovered: 3, passed: 3, failed: 0 } : null,
+    pending_action:
+      status === "awaiting_approval" ? { action_id: "act_1", call_id: "c1", tool: "apply_patch", path: "src/a.js", diff: "--- a/src/a.js\n+++ b/src/a.js\n@@ -1 +1 @@\n-old\n+new\n", why: "fix it" } : null,
+    verification: status === "completed" ? { workspace_digest: "d", protected_paths_changed: [], tests: { discovered: 3, passed: 3, failed: 0, exit_code: 0, timed_out: false, truncated: false }, acceptance: null, passed: true, reason: null } : null,
+    last_seq: events.length,
+  });
+  const finish = (what: string) => {
+    decided.push(what);
+    status = what.startsWith("approve") ? "completed" : "failed";
+    events.push({ seq: events.length + 1, type: "run_stopped", call_id: null, action_id: null, payload: { status } });
+  };
+  const get = (id: string) => {
+    if (id !== "run_1") throw new MiniAgentError("run_not_found", `no run ${id}`);
+    return view();
+  };
+  const svc: RunService = {
+    createRun: async () => view(),
+    getRun: get,
+    listRuns: () => [view()],
+    async approve(id, a) {
+      get(id);
+      if (a !== "act_1" || status !== "awaiting_approval") throw new MiniAgentError("approval_unknown", `no pending action ${a}`);
+      finish(`approve:${a}`);
+      return view();
+    },
+    async reject(id, a, reason) {
+      get(id);
+      finish(`reject:${a}:${reason}`);
+      return view();
+    },
+    resume: async (id) => get(id),
+    cancel: async (id) => get(id),
+    events: async (id, since) => (get(id), events.filter((e) => e.seq > since)),
+    traceJsonl: () => "",
+    diff: async () => "",
+    recoverAtStartup: async () => {},
+    shutdown: async () => {},
+  };
+  return { svc, decided };
+}
+
+let dir: string;
+let socket: string;
+let server: http.Server;
+let script: ReturnType<typeof scriptedService>;
+
+beforeEach(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), "ma-client-"));
+  socket = path.join(dir, "d.sock");
+  script = scriptedService();
+  const isolation = {
+    runProbes: async () => ({ passed: false, reason: "runtime_unavailable" }),
+    latestReport: async () => null,
+    health: async () => ({
+      engine: { reachable: true, version: "20.10", runtime: "runc", image_digest: "sha256:x", image_present: true, error: null },
+      isolation: { verdict: "stale" as const, generated_at: null, reason: "report_stale" },
+    }),
+  };
+  server = createApiServer({
+    deps: { runService: script.svc, isolation, liveGate: { check: async () => ({ ok: true }) }, version: "t", pid: 1, maxBodyBytes: 65536, maxWaitMs: 10 },
+    log: pino({ level: "silent" }),
+  });
+  await listenUnix(server, socket);
+});
+
+afterEach(async () => {
+  server.closeAllConnections();
+  await closeServer(server);
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+function io(opts: { tty: boolean; answers?: string[] }) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const asked: string[] = [];
+  const answers = [...(opts.answers ?? [])];
+  const value: ClientIO = {
+    env: {},
+    cwd: dir,
+    isTTY: opts.tty,
+    out: (s) => out.push(s),
+    err: (s) => err.push(s),
+    ask: async (q) => {
+      asked.push(q);
+      return answers.shift() ?? "";
+    },
+  };
+  return { value, out: () => out.join(""), err: () => err.join(""), asked };
+}
+
+describe("mini-agent-client flow", () => {
+  it("without a TTY prints the diff and the exact approve/reject commands, then exits 3", async () => {
+    const t = io({ tty: false });
+    const code = await main(["events", "run_1", "--follow", "--socket", socket], t.value);
+    expect(code).toBe(3);
+    expect(t.out()).toContain("+new");
+    expect(t.out()).toContain(`mini-agent-client approve --socket ${socket} run_1 act_1`);
+    expect(t.out()).toContain(`mini-agent-client reject --socket ${socket} run_1 act_1 --reason`);
+    expect(t.asked).toEqual([]);
+    expect(script.decided).toEqual([]);
+  });
+
+  it("on a TTY asks y/N, approves through the API, follows to the end and exits 0", async () => {
+    const t = io({ tty: true, answers: ["y"] });
+    const code = await main(["run", "--fixture", "fx", "--workspace", "ws", "--socket", socket], t.value);
+    expect(code).toBe(0);
+    expect(t.asked[0]).toContain("src/a.js");
+    expect(script.decided).toEqual(["approve:act_1"]);
+    expect(t.out()).toContain("completed: verified by the host Verifier (tests 3/3 passed)");
+    expect(t.out()).toMatch(/turn 2 +last tool apply_patch/);
+  });
+
+  it("on a TTY, anything but y rejects with the reason typed, and the failed run exits 1", async () => {
+    const t = io({ tty: true, answers: ["n", "touches the wrong file"] });
+    const code = await main(["run", "--fixture", "fx", "--workspace", "ws", "--socket", socket], t.value);
+    expect(code).toBe(1);
+    expect(script.decided).toEqual(["reject:act_1:touches the wrong file"]);
+  });
+
+  it("status --json carries run_id, status, reason and the pending action_id", async () => {
+    const t = io({ tty: false });
+    expect(await main(["status", "run_1", "--json", "--socket", socket], t.value)).toBe(3);
+    expect(JSON.parse(t.out())).toMatchObject({ run_id: "run_1", status: "awaiting_approval", reason: null, action_id: "act_1" });
+  });
+
+  it("approve follows to the next stop and exits with the run's code; an unknown action is a clear error", async () => {
+    const bad = io({ tty: false });
+    expect(await main(["approve", "run_1", "act_9", "--socket", socket], bad.value)).toBe(1);
+    expect(bad.err()).toContain("approval_unknown");
+    const t = io({ tty: false });
+    expect(await main(["approve", "run_1", "act_1", "--socket", socket], t.value)).toBe(0);
+    expect(t.out()).toContain("#3 run_stopped status=completed");
+  });
+
+  it("health exits 2 while isolation is not verified, and says how to refresh it", async () => {
+    const t = io({ tty: false });
+    expect(await main(["health", "--socket", socket], t.value)).toBe(2);
+    expect(t.out()).toContain("mini-agent-client probe");
+  });
+});
