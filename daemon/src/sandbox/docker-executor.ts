@@ -18,6 +18,8 @@ export interface DockerExecutorOptions {
   config?: unknown;
   docker?: Docker;
   now?: () => number;
+  /** wall clock (epoch ms) for asking the engine about events in a time window. */
+  epochMs?: () => number;
 }
 
 /**
@@ -32,9 +34,10 @@ export class DockerExecutor implements Executor {
   readonly docker: Docker;
   private readonly lockPath: string;
   private readonly now: () => number;
+  private readonly epochMs: () => number;
 
   constructor(opts: DockerExecutorOptions) {
-    const known = new Set(["lockPath", "config", "docker", "now"]);
+    const known = new Set(["lockPath", "config", "docker", "now", "epochMs"]);
     for (const k of Object.keys(opts)) {
       if (!known.has(k)) throw new MiniAgentError("invalid_fields", `unknown DockerExecutor option ${k}; known: ${[...known].join(", ")}`);
     }
@@ -42,6 +45,7 @@ export class DockerExecutor implements Executor {
     this.docker = opts.docker ?? createDockerClient({});
     this.lockPath = opts.lockPath;
     this.now = opts.now ?? (() => performance.now());
+    this.epochMs = opts.epochMs ?? (() => Date.now());
   }
 
   /** The digest every container is created from; throws image_missing / image_digest_mismatch / runtime_unavailable. */
@@ -70,12 +74,22 @@ export class DockerExecutor implements Executor {
   }
 
   async run(req: SandboxRunRequest): Promise<SandboxResult> {
+    return this.runFresh(req);
+  }
+
+  /**
+   * `run` with an observation hook: probes use `onStarted` to inspect the very
+   * container the command runs in, so what they prove is this code path.
+   */
+  async runFresh(req: SandboxRunRequest, hooks: { onStarted?: (box: SandboxContainer) => Promise<void> } = {}): Promise<SandboxResult> {
     const env = buildExecEnv(this.config, req.env);
     const t0 = this.now();
+    const startedAt = this.epochMs();
     const box = await this.startFresh(req.runId, req.purpose, req.controlDir !== undefined);
     try {
       await box.putArchive(packWorkspace(req.workspaceDir), IN_IMAGE.workspace);
       if (req.controlDir !== undefined) await box.putArchive(packControl(req.controlDir), IN_IMAGE.control);
+      await hooks.onStarted?.(box);
       const outcome = await box.exec({
         argv: req.argv,
         env,
@@ -85,7 +99,7 @@ export class DockerExecutor implements Executor {
         // a fresh sandbox is simply killed: SIGKILL to the whole container, then force-remove
         onStop: () => box.kill(),
       });
-      const oomKilled = await box.oomKilled();
+      const oomKilled = await box.oomKilledSince(startedAt, this.epochMs());
       return toResult({ ...outcome, oomKilled }, this.now() - t0, box.digest, this.config.runtime);
     } finally {
       await box.remove();
@@ -94,7 +108,7 @@ export class DockerExecutor implements Executor {
 
   async openSession(runId: string): Promise<SandboxSession> {
     const digest = await this.pinnedDigest();
-    const session = new WarmSession({ docker: this.docker, config: this.config, digest, runId, now: this.now });
+    const session = new WarmSession({ docker: this.docker, config: this.config, digest, runId, now: this.now, epochMs: this.epochMs });
     await session.open();
     return session;
   }

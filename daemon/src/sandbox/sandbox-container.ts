@@ -99,6 +99,7 @@ export class SandboxContainer {
     let timedOut = false;
     let cancelled = false;
     let stopping: Promise<void> | null = null;
+    let containerDied = false;
     const stop = (why: "timeout" | "cancel") => {
       if (why === "timeout") timedOut = true;
       else cancelled = true;
@@ -123,6 +124,12 @@ export class SandboxContainer {
     } catch (err) {
       throw engineError(err);
     }
+    // if the whole container dies (gVisor OOM, external kill), the exec stream may never end: watch it
+    const watch = new AbortController();
+    const died: Promise<boolean> = (this.container.wait({ condition: "not-running", abortSignal: watch.signal } as never) as unknown as Promise<unknown>).then(
+      () => true,
+      () => false,
+    );
     const onAbort = () => stop("cancel");
     spec.signal?.addEventListener("abort", onAbort, { once: true });
     const timer = setTimeout(() => stop("timeout"), spec.timeoutMs);
@@ -138,23 +145,49 @@ export class SandboxContainer {
         };
         spec.signal?.addEventListener("abort", guard, { once: true });
         setTimeout(guard, spec.timeoutMs).unref();
+        void died.then((dead) => {
+          if (dead) {
+            containerDied = true;
+            (stream as unknown as { destroy(): void }).destroy();
+          }
+        });
       });
     } finally {
+      watch.abort();
       clearTimeout(timer);
       spec.signal?.removeEventListener("abort", onAbort);
     }
     if (stopping) await stopping;
     let exitCode: number | null = null;
-    if (!timedOut && !cancelled) {
+    if (!timedOut && !cancelled && !containerDied) {
       const info = await exec.inspect().catch(() => null);
       exitCode = info && !info.Running && typeof info.ExitCode === "number" ? info.ExitCode : null;
     }
     return { exitCode, timedOut, cancelled, truncated: out.truncated, stdout: out.text("stdout"), stderr: out.text("stderr") };
   }
 
-  async oomKilled(): Promise<boolean> {
+  /**
+   * Was anything in this container OOM-killed since `sinceMs` (epoch ms)?
+   * State.OOMKilled is only set when the container's main process dies (it
+   * stays false when an exec'd test is killed, measured on engine 20.10), so
+   * the engine's `oom` events for this container are the per-exec source.
+   */
+  async oomKilledSince(sinceMs: number, nowMs: number): Promise<boolean> {
     const info = await this.container.inspect().catch(() => null);
-    return info?.State?.OOMKilled === true;
+    if (info?.State?.OOMKilled === true) return true;
+    try {
+      const stream = (await this.docker.getEvents({
+        // fractional seconds: an `until` in the future would make the engine wait for it
+        since: (sinceMs / 1000).toFixed(3),
+        until: (nowMs / 1000).toFixed(3),
+        filters: { container: [this.id], event: ["oom"] },
+      } as unknown as Docker.GetEventsOptions)) as NodeJS.ReadableStream;
+      let text = "";
+      for await (const chunk of stream) text += chunk.toString();
+      return text.split("\n").some((l) => l.includes('"oom"'));
+    } catch {
+      return false;
+    }
   }
 
   async inspect(): Promise<Docker.ContainerInspectInfo> {
@@ -176,14 +209,14 @@ export class SandboxContainer {
     await this.container.remove({ force: true, v: true }).catch(() => undefined);
     for (const v of this.volumes) {
       // the volume is released a moment after the container is gone
-      for (let i = 0; i < 20; i++) {
+      for (let i = 0; i < 60; i++) {
         const ok = await this.docker
           .getVolume(v)
           .remove({ force: true })
           .then(() => true)
           .catch((e: { statusCode?: number }) => e?.statusCode === 404);
         if (ok) break;
-        await new Promise((r) => setTimeout(r, 100));
+        await new Promise((r) => setTimeout(r, Math.min(100 * (i + 1), 500)));
       }
     }
   }

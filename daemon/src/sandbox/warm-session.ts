@@ -22,7 +22,7 @@ export class WarmSession implements SandboxSession {
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(
-    private readonly o: { docker: Docker; config: SandboxConfig; digest: string; runId: string; now: () => number },
+    private readonly o: { docker: Docker; config: SandboxConfig; digest: string; runId: string; now: () => number; epochMs: () => number },
   ) {}
 
   async open(): Promise<void> {
@@ -43,6 +43,7 @@ export class WarmSession implements SandboxSession {
     }
     const env = buildExecEnv(this.o.config, req.env);
     const t0 = this.o.now();
+    const startedAt = this.o.epochMs();
     if (!this.box) await this.open();
     const box = this.box!;
     await box.putArchive(packWorkspace(req.workspaceDir), IN_IMAGE.workspace);
@@ -56,7 +57,7 @@ export class WarmSession implements SandboxSession {
         if (!(await this.reset(box, false))) await this.discard(box);
       },
     });
-    const oomKilled = await box.oomKilled();
+    const oomKilled = await box.oomKilledSince(startedAt, this.o.epochMs());
     const result = toResult({ ...outcome, oomKilled }, this.o.now() - t0, box.digest, this.o.config.runtime);
     // the OOM flag sticks to a container: replace it so the next exec's report is its own
     if (oomKilled || !(await this.reset(box, true))) await this.discard(box);

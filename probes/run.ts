@@ -1,0 +1,198 @@
+import crypto from "node:crypto";
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import type Docker from "dockerode";
+import { statePath } from "../daemon/src/config/state-dir.js";
+import { createDockerClient } from "../daemon/src/sandbox/docker-client.js";
+import { DockerExecutor } from "../daemon/src/sandbox/docker-executor.js";
+import { hostConfigHash, IN_IMAGE } from "../daemon/src/sandbox/host-config.js";
+import type { SandboxContainer } from "../daemon/src/sandbox/sandbox-container.js";
+import { hostCanSpawn, inspectProbes, leftovers, runtimeRegistrationProbe } from "./host-probes.js";
+import { writeReport } from "./report-store.js";
+import { InsideOutput, REPORT_SCHEMA_VERSION, type IsolationReport, type ProbeResult, type UnavailableReport } from "./types.js";
+
+export interface ProbeOptions {
+  stateDir: string;
+  /** sandbox overrides (same object the daemon's executor gets). */
+  config?: unknown;
+  docker?: Docker;
+  /** the host's own environment, where the canary secret is planted. */
+  hostEnv?: NodeJS.ProcessEnv;
+  now?: () => Date;
+}
+
+const CANARY_ENV = "MINI_AGENT_PROBE_CANARY";
+
+function p(id: string, property: string, expected: unknown, observed: unknown, passed: boolean, dnp: string): ProbeResult {
+  return { id, property, expected, observed, passed, does_not_prove: dnp };
+}
+
+/**
+ * Proves the sandbox configuration before any candidate code runs: a FRESH
+ * container made by DockerExecutor.runFresh (the candidate code path) runs the
+ * baked probe program bound to a nonce, while the host inspects that same
+ * container; then the resource, deadline and clean-up probes run through the
+ * executor too. The report is stored keyed by (digest, HostConfig hash,
+ * engine version, runtime).
+ */
+export async function runIsolationProbes(opts: ProbeOptions): Promise<IsolationReport | UnavailableReport> {
+  const now = opts.now ?? (() => new Date());
+  const docker = opts.docker ?? createDockerClient({});
+  const executor = new DockerExecutor({ lockPath: statePath(opts.stateDir, "imageLock"), config: opts.config ?? {}, docker });
+  const config = executor.config;
+  let engineVersion: string;
+  let engineInfo: Record<string, unknown>;
+  try {
+    engineVersion = (await docker.version()).Version;
+    engineInfo = (await docker.info()) as Record<string, unknown>;
+  } catch {
+    return { schema_version: REPORT_SCHEMA_VERSION, available: false, isolation_passed: false, reason: "runtime_unavailable", runtime: config.runtime, generated_at: now().toISOString(), passed: false };
+  }
+  const digest = await executor.pinnedDigest();
+  const nonce = crypto.randomBytes(16).toString("hex");
+  const hostEnv = opts.hostEnv ?? process.env;
+  const canary = crypto.randomBytes(24).toString("hex");
+  const canaryFileName = `probe-canary-${nonce}`;
+  const canaryFile = path.join(opts.stateDir, canaryFileName);
+  const scratch = await fs.mkdtemp(path.join(os.tmpdir(), "mini-agent-probe-"));
+  const probes: ProbeResult[] = [runtimeRegistrationProbe(engineInfo, config.runtime)];
+  const previous = hostEnv[CANARY_ENV];
+  hostEnv[CANARY_ENV] = canary;
+  try {
+    await fs.mkdir(opts.stateDir, { recursive: true, mode: 0o700 });
+    await fs.writeFile(canaryFile, canary, { mode: 0o600 });
+    const ws = path.join(scratch, "workspace");
+    const ctl = path.join(scratch, "control");
+    await fs.mkdir(ws);
+    await fs.mkdir(ctl);
+    await fs.writeFile(path.join(ws, "README"), "probe workspace\n");
+    await fs.writeFile(path.join(ctl, "case.json"), "{}\n");
+
+    probes.push(...(await insideProbes(executor, docker, digest, { nonce, ws, ctl, canary, canaryFileName, stateDir: opts.stateDir })));
+    probes.push(...(await resourceProbes(executor, docker, nonce, ws)));
+  } finally {
+    if (previous === undefined) delete hostEnv[CANARY_ENV];
+    else hostEnv[CANARY_ENV] = previous;
+    await fs.rm(canaryFile, { force: true });
+    await fs.rm(scratch, { recursive: true, force: true });
+  }
+  const report: IsolationReport = {
+    schema_version: REPORT_SCHEMA_VERSION,
+    available: true,
+    engine_version: engineVersion,
+    runtime: config.runtime,
+    image_digest: digest,
+    host_config_hash: hostConfigHash(config),
+    generated_at: now().toISOString(),
+    nonce,
+    probes,
+    passed: probes.every((x) => x.passed),
+  };
+  await writeReport(opts.stateDir, report);
+  return report;
+}
+
+async function insideProbes(
+  executor: DockerExecutor,
+  docker: Docker,
+  digest: string,
+  o: { nonce: string; ws: string; ctl: string; canary: string; canaryFileName: string; stateDir: string },
+): Promise<ProbeResult[]> {
+  const config = executor.config;
+  const allowedEnv = [...new Set(["HOSTNAME", ...Object.keys(config.baseEnv), ...config.envAllowlist])];
+  const args = {
+    nonce: o.nonce,
+    runtime: config.runtime,
+    allowedEnv,
+    canarySha256: crypto.createHash("sha256").update(o.canary).digest("hex"),
+    canaryName: CANARY_ENV,
+    canaryFileName: o.canaryFileName,
+    hostStateDir: path.resolve(o.stateDir),
+  };
+  let host: ProbeResult[] = [];
+  const runId = `probe-${o.nonce.slice(0, 12)}-inside`;
+  const res = await executor.runFresh(
+    { runId, purpose: "probe", argv: [...IN_IMAGE.probe, JSON.stringify(args)], workspaceDir: o.ws, controlDir: o.ctl, timeoutMs: 120_000, env: { MINI_AGENT_NONCE: o.nonce } },
+    {
+      onStarted: async (box: SandboxContainer) => {
+        const info = (await box.inspect()) as Parameters<typeof inspectProbes>[0];
+        const vols = await Promise.all(box.volumes.map((v) => docker.getVolume(v).inspect()));
+        host = inspectProbes(info, config, digest, vols);
+      },
+    },
+  );
+  const lines = res.stdout.trim().split("\n");
+  let parsed: ReturnType<typeof InsideOutput.safeParse> | null = null;
+  try {
+    parsed = InsideOutput.safeParse(JSON.parse(lines[lines.length - 1] ?? ""));
+  } catch {
+    parsed = null;
+  }
+  const bound = parsed?.success === true && parsed.data.nonce === o.nonce;
+  const inside: ProbeResult[] = [
+    p("inside_report", "the in-container probe ran and its output is bound to this run's nonce", o.nonce,
+      { exit_code: res.exit_code, nonce_matched: bound, stderr: res.stderr.slice(0, 500) }, bound && res.exit_code === 0,
+      "that the self-report is honest: code in the same container could forge it, hence a fresh container before candidate code and host checks as authority"),
+  ];
+  if (bound && parsed?.success) inside.push(...parsed.data.probes);
+  return [...host, ...inside];
+}
+
+async function resourceProbes(executor: DockerExecutor, docker: Docker, nonce: string, ws: string): Promise<ProbeResult[]> {
+  const config = executor.config;
+  const out: ProbeResult[] = [];
+  const run = async (name: string, argv: string[], timeoutMs: number, abortAfterStartMs?: number) => {
+    const runId = `probe-${nonce.slice(0, 12)}-${name}`;
+    const ids: string[] = [];
+    const ctl = new AbortController();
+    const res = await executor.runFresh(
+      { runId, purpose: "probe", argv, workspaceDir: ws, timeoutMs, signal: ctl.signal },
+      {
+        onStarted: async (box) => {
+          ids.push(box.id);
+          if (abortAfterStartMs !== undefined) setTimeout(() => ctl.abort(), abortAfterStartMs).unref();
+        },
+      },
+    );
+    return { res, left: await leftovers(docker, runId, ids) };
+  };
+  const clean = (l: { containers: number; volumes: number; processes: number[] }) => l.containers === 0 && l.volumes === 0 && l.processes.length === 0;
+
+  const bomb = await run("forkbomb", [IN_IMAGE.syscallHelper, "forkbomb"], 60_000);
+  let bombOut: { forked?: number; error?: string } = {};
+  try {
+    bombOut = JSON.parse(bomb.res.stdout.trim());
+  } catch {
+    bombOut = {};
+  }
+  const spawnOk = hostCanSpawn();
+  // runc: the pids cgroup makes fork fail with EAGAIN. runsc: forks are tasks of the gVisor kernel,
+  // so the bomb ends with the whole sandbox killed instead; either way it is contained.
+  const eagain = bombOut.error === "EAGAIN" && (bombOut.forked ?? Infinity) < config.pidsLimit;
+  const sandboxKilled = config.runtime === "runsc" && bomb.res.exit_code === null && !bomb.res.timed_out;
+  out.push(p("pids_limit", "a fork bomb is contained by the pids limit and the host is unaffected",
+    config.runtime === "runsc"
+      ? `fork fails with EAGAIN before ${config.pidsLimit} processes, or the sandbox is killed; host can still spawn`
+      : `fork fails with EAGAIN before ${config.pidsLimit} processes; host can still spawn`,
+    { ...bombOut, exit_code: bomb.res.exit_code, timed_out: bomb.res.timed_out, oom_killed: bomb.res.oom_killed, host_can_spawn: spawnOk, leftovers: bomb.left },
+    (eagain || sandboxKilled) && spawnOk && clean(bomb.left),
+    config.runtime === "runsc" ? "that gVisor enforces the pids limit per task (the bomb ends by killing the sandbox)" : "limits on threads inside one process beyond the same pids cgroup"));
+
+  const mem = await run("memory", ["/usr/bin/node", "-e", "const a=[];for(;;)a.push(Buffer.alloc(16<<20,1))"], 60_000);
+  out.push(p("memory_limit", "the memory limit holds: the allocation is OOM-killed and reported, no hang",
+    "oom_killed=true, timed_out=false", { oom_killed: mem.res.oom_killed, exit_code: mem.res.exit_code, timed_out: mem.res.timed_out, leftovers: mem.left },
+    mem.res.oom_killed && !mem.res.timed_out && clean(mem.left), "page-cache or kernel memory accounting outside the cgroup"));
+
+  const stubborn = ["/usr/bin/node", "-e", "process.on('SIGTERM',()=>{});setInterval(()=>{},1000)"];
+  const deadline = await run("deadline", stubborn, 2_000);
+  out.push(p("sigterm_deadline", "a process ignoring SIGTERM is gone at the deadline; no container, volume or process remains",
+    "timed_out=true; no leftovers", { timed_out: deadline.res.timed_out, exit_code: deadline.res.exit_code, duration_ms: deadline.res.duration_ms, leftovers: deadline.left },
+    deadline.res.timed_out && !deadline.res.cancelled && clean(deadline.left), "how quickly the engine completes the kill (not a timing assertion)"));
+
+  const cancel = await run("cancel", stubborn, 60_000, 500);
+  out.push(p("cancel_cleanup", "cancel kills the sandbox; no container, volume or process remains", "cancelled=true; no leftovers",
+    { cancelled: cancel.res.cancelled, timed_out: cancel.res.timed_out, leftovers: cancel.left },
+    cancel.res.cancelled && clean(cancel.left), "clean-up after a crash of the daemon itself (the start-up reaper covers that)"));
+  return out;
+}

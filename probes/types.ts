@@ -1,0 +1,50 @@
+import { z } from "zod";
+import { Runtime } from "../daemon/src/contracts/sandbox.js";
+
+export const ProbeResult = z.strictObject({
+  id: z.string(),
+  property: z.string(),
+  expected: z.unknown(),
+  observed: z.unknown(),
+  passed: z.boolean(),
+  does_not_prove: z.string(),
+});
+export type ProbeResult = z.infer<typeof ProbeResult>;
+
+/** What the in-container program prints: bound to the nonce the host chose. */
+export const InsideOutput = z.strictObject({ nonce: z.string(), probes: z.array(ProbeResult).min(1) });
+
+export const IsolationKey = z.strictObject({
+  image_digest: z.string(),
+  host_config_hash: z.string(),
+  engine_version: z.string(),
+  runtime: Runtime,
+});
+export type IsolationKey = z.infer<typeof IsolationKey>;
+
+export const REPORT_SCHEMA_VERSION = 1;
+
+export const IsolationReport = z.strictObject({
+  schema_version: z.literal(REPORT_SCHEMA_VERSION),
+  available: z.literal(true),
+  engine_version: z.string(),
+  runtime: Runtime,
+  image_digest: z.string(),
+  host_config_hash: z.string(),
+  generated_at: z.string(),
+  nonce: z.string(),
+  probes: z.array(ProbeResult),
+  passed: z.boolean(),
+});
+export type IsolationReport = z.infer<typeof IsolationReport>;
+
+/** With no reachable engine there is nothing to prove and no fallback to the host. */
+export interface UnavailableReport {
+  schema_version: typeof REPORT_SCHEMA_VERSION;
+  available: false;
+  isolation_passed: false;
+  reason: "runtime_unavailable";
+  runtime: Runtime;
+  generated_at: string;
+  passed: false;
+}
