@@ -64,7 +64,7 @@ export async function prepareApplyPatch(callId: string, args: ToolArgs<"apply_pa
     if (args.old !== "") return fail("invalid_fields", "creating a file requires old to be empty");
   } else {
     if (args.version === "absent") return fail("stale_version", `${p.rel} already exists; read it and quote its version`);
-    const read = await readNoFollow(p.abs, env.limits.patchMaxFileBytes);
+    const read = await readNoFollow(p.abs, { maxBytes: env.limits.patchMaxFileBytes, verifyPath: true });
     if (!read.ok) {
       if (read.reason === "too_large") return fail("too_large", `${p.rel} is larger than ${env.limits.patchMaxFileBytes} bytes`);
       return fail("path_denied", `${p.rel} cannot be read safely (${read.reason})`);
@@ -164,7 +164,7 @@ export async function commitPreparedAction(raw: PreparedAction, ctx: ToolContext
   let current = "absent";
   let currentText: string | null = null;
   if (p.kind === "file") {
-    const read = await readNoFollow(p.abs);
+    const read = await readNoFollow(p.abs, { verifyPath: true });
     if (!read.ok || read.nlink > 1) return fail("path_denied", `${p.rel} cannot be read safely`);
     current = sha256Hex(read.bytes);
     currentText = decodeUtf8(read.bytes);

@@ -65,7 +65,7 @@ describe("runTests through a real host process", () => {
   it("oversized output is truncated to the cap and reported, never trusted as green", async () => {
     run = await tempRun({ "package.json": PKG, "tests/a.js": `${HEAD}test("noisy", () => { console.log("x".repeat(100000)); });\n` });
     const r = await runTests("c1", { preset: "candidate" }, { ...ctxFor(run), limits: { testOutputBytes: 256, runnerOutputCapBytes: 4096 } });
-    expect(r).toMatchObject({ ok: false, truncated: true, data: { truncated: true } });
+    expect(r).toMatchObject({ ok: false, truncated: true, data: { truncated: true, output_truncated: true } });
     expect(Buffer.byteLength((r.data as { output: string }).output)).toBeLessThanOrEqual(256);
   });
 
@@ -74,6 +74,13 @@ describe("runTests through a real host process", () => {
     run = await tempRun({ "package.json": PKG, "test/other.mjs": "" }, task);
     const r = await runTests("c1", { preset: "candidate" }, ctxFor(run));
     expect(r).toMatchObject({ ok: false, error: { code: "not_found", message: expect.stringContaining("tests/*.js") }, data: { discovered: 0, unmatched_globs: ["tests/*.js"] } });
+  });
+
+  it("a green run whose shown output is shortened stays green, with truncated=true on the result", async () => {
+    run = await tempRun({ "package.json": PKG, "tests/a.js": `${HEAD}test("one", () => assert.ok(true));\n` });
+    const r = await runTests("c1", { preset: "candidate" }, { ...ctxFor(run), limits: { testOutputBytes: 64 } });
+    expect(r).toMatchObject({ ok: true, truncated: true, data: { green: true, truncated: false, output_truncated: true } });
+    expect(Buffer.byteLength((r.data as { output: string }).output)).toBeLessThanOrEqual(64);
   });
 
   it("a runner failure surfaces its stable code", async () => {

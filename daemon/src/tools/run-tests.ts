@@ -73,7 +73,10 @@ export interface TestRunReport extends Omit<TestOutputSummary, "failures"> {
   exit_code: number | null;
   timed_out: boolean;
   cancelled_run: boolean;
+  /** the RUNNER's output was cut: the summary cannot be trusted, never green */
   truncated: boolean;
+  /** only the `output` tail shown here was shortened; says nothing about the run */
+  output_truncated: boolean;
   diagnostics: TestOutputSummary["failures"];
   /** tail of stdout+stderr, capped */
   output: string;
@@ -111,7 +114,8 @@ export function summarizeTestRun(res: SandboxResult, limits: Pick<ToolLimits, "t
     exit_code: res.exit_code,
     timed_out: res.timed_out,
     cancelled_run: res.cancelled,
-    truncated: res.truncated || out.cut,
+    truncated: res.truncated,
+    output_truncated: out.cut,
     diagnostics: failures,
     output: out.text,
     green: verdict === "passed",
@@ -159,8 +163,9 @@ export async function runTests(callId: string, args: ToolArgs<"run_tests">, ctx:
   }
   const report = summarizeTestRun(res, env.limits);
   const data = { preset: inv.preset, files: inv.files, unmatched_globs: inv.unmatched_globs, ...report };
-  if (report.green) return okResult(callId, data, report.truncated);
+  const truncated = report.truncated || report.output_truncated;
+  if (report.green) return okResult(callId, data, truncated);
   const code = report.cancelled_run ? "cancelled" : "tests_failed";
   const unmatched = inv.unmatched_globs.length > 0 ? ` (globs matching nothing: ${inv.unmatched_globs.join(", ")})` : "";
-  return errorResult(callId, code, `${report.verdict}${unmatched}`, data, report.truncated);
+  return errorResult(callId, code, `${report.verdict}${unmatched}`, data, truncated);
 }

@@ -51,7 +51,7 @@ export async function searchTool(callId: string, args: ToolArgs<"search">, ctx: 
     // each file is re-resolved: the listing may be stale and a path may now be a symlink
     const p = await resolveSafePath(ctx.workspaceRoot, rel, { purpose: "read", forbidden: env.forbidden, controlDir: ctx.controlDir });
     if (!p.ok || p.kind !== "file") continue;
-    const read = await readNoFollow(p.abs, env.limits.searchMaxFileBytes);
+    const read = await readNoFollow(p.abs, { maxBytes: env.limits.searchMaxFileBytes, verifyPath: true });
     if (!read.ok) {
       if (read.reason === "too_large") tooLarge.push(rel);
       continue;

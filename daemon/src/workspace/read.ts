@@ -3,13 +3,33 @@ import { constants } from "node:fs";
 
 export type NoFollowRead =
   | { ok: true; bytes: Buffer; nlink: number }
-  | { ok: false; reason: "absent" | "not_regular" | "symlink" | "too_large" | "unreadable" };
+  | { ok: false; reason: "absent" | "not_regular" | "symlink" | "too_large" | "unreadable" | "moved" };
+
+export interface NoFollowOptions {
+  maxBytes?: number;
+  /**
+   * `abs` was built from a realpath'd root (resolveSafePath): after opening,
+   * check that the descriptor really is that path (Linux /proc/self/fd), so a
+   * parent folder swapped for a symlink between the check and the open is caught.
+   */
+  verifyPath?: boolean;
+}
+
+/** Where an open descriptor really points, or null where the OS cannot say. */
+export async function descriptorPath(fd: number): Promise<string | null> {
+  try {
+    return await fs.readlink(`/proc/self/fd/${fd}`);
+  } catch {
+    return null;
+  }
+}
 
 /**
  * Opens with O_NOFOLLOW and checks the OPEN descriptor (fstat), so a file
  * swapped for a symlink after a path check is still never followed.
  */
-export async function readNoFollow(abs: string, maxBytes = Number.MAX_SAFE_INTEGER): Promise<NoFollowRead> {
+export async function readNoFollow(abs: string, opts: NoFollowOptions | number = {}): Promise<NoFollowRead> {
+  const { maxBytes = Number.MAX_SAFE_INTEGER, verifyPath = false } = typeof opts === "number" ? { maxBytes: opts } : opts;
   let fh: fs.FileHandle;
   try {
     fh = await fs.open(abs, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
@@ -20,6 +40,10 @@ export async function readNoFollow(abs: string, maxBytes = Number.MAX_SAFE_INTEG
     return { ok: false, reason: "unreadable" };
   }
   try {
+    if (verifyPath) {
+      const real = await descriptorPath(fh.fd);
+      if (real !== null && real !== abs) return { ok: false, reason: "moved" };
+    }
     const st = await fh.stat();
     if (!st.isFile()) return { ok: false, reason: "not_regular" };
     if (st.size > maxBytes) return { ok: false, reason: "too_large" };

@@ -102,3 +102,22 @@ describe("resolveSafePath on a real tree", () => {
     expect(r).toMatchObject({ ok: false, code: "path_denied" });
   });
 });
+
+describe("readNoFollow", () => {
+  it("refuses a descriptor that is not the checked path (a parent swapped for a symlink after the check)", async () => {
+    const { readNoFollow } = await import("./read.js");
+    run = await tempRun({ "src/a.js": "x" });
+    const real = await fs.realpath(run.ws);
+    // what resolveSafePath approved: <root>/alias/a.js, while alias is (now) a symlink to src
+    await fs.symlink(path.join(real, "src"), path.join(real, "alias"));
+    expect(await readNoFollow(path.join(real, "alias/a.js"), { verifyPath: true })).toMatchObject({ ok: false, reason: "moved" });
+    expect(await readNoFollow(path.join(real, "src/a.js"), { verifyPath: true })).toMatchObject({ ok: true });
+  });
+
+  it("never follows a symlink as the last component", async () => {
+    const { readNoFollow } = await import("./read.js");
+    run = await tempRun({ "a.txt": "a" });
+    await fs.symlink(path.join(run.ws, "a.txt"), path.join(run.ws, "link"));
+    expect(await readNoFollow(path.join(run.ws, "link"))).toMatchObject({ ok: false, reason: "symlink" });
+  });
+});

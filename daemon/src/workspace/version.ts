@@ -30,7 +30,7 @@ export async function currentFileVersion(
   });
   if (!p.ok || p.kind === "dir") return null;
   if (p.kind === "absent") return "absent";
-  const read = await readNoFollow(p.abs);
+  const read = await readNoFollow(p.abs, { verifyPath: true });
   if (!read.ok) return read.reason === "absent" ? "absent" : null;
   if (read.nlink > 1) return null;
   return sha256Hex(read.bytes);
