@@ -1,0 +1,97 @@
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { MiniAgentError } from "../errors.js";
+import { findHostPath, stableStringify } from "./canonical.js";
+import { parseArgs } from "./cli.js";
+import { prepareOutputDir } from "./output-dir.js";
+import { runGroup, scratchDirIn } from "./runner.js";
+import type { GroupDefinition, Scenario } from "./types.js";
+
+let tmp: string;
+beforeEach(async () => {
+  tmp = await fs.mkdtemp(path.join(os.tmpdir(), "experiments-unit-"));
+});
+afterEach(async () => {
+  await fs.rm(tmp, { recursive: true, force: true });
+});
+
+const base = () => ({ repoRoot: "/work/main", executor: null, engine: { available: false, reason: "runtime_unavailable", runtime: "runc", image_digest: null, engine_version: null }, imageLockPath: null, dockerEnv: {} });
+const scenario = (over: Partial<Scenario>): Scenario => ({ id: "s", title: "t", expected: { ok: true }, criterion: "c", does_not_prove: "d", run: async () => ({ ok: true }), ...over });
+const group = (...scenarios: Scenario[]): GroupDefinition => ({ id: "group-2", title: "g", scenarios });
+const deps = () => ({ now: () => 0, scratchDir: scratchDirIn(path.join(tmp, "scratch")) });
+
+describe("runGroup", () => {
+  it("passes only when the observation equals the expectation", async () => {
+    const out = await runGroup(group(scenario({ id: "a" }), scenario({ id: "b", run: async () => ({ ok: false }) })), base(), deps());
+    expect(out.scenarios.map((s) => [s.id, s.passed])).toEqual([["a", true], ["b", false]]);
+    expect(out.passed).toBe(false);
+  });
+
+  it("a throwing scenario is observed as its error code, never as the expected value", async () => {
+    const out = await runGroup(group(scenario({ run: async () => { throw new MiniAgentError("runtime_unavailable", "no engine at /var/run/docker.sock"); } })), base(), deps());
+    expect(out.scenarios[0]).toMatchObject({ observed: { error: "runtime_unavailable" }, passed: false });
+  });
+
+  it("scratch paths are replaced by a placeholder; any other host path refuses the observation", async () => {
+    const out = await runGroup(
+      group(
+        scenario({ id: "scratch", expected: { where: "<scratch>/ws" }, run: async (ctx) => ({ where: path.join(ctx.scratch, "ws") }) }),
+        scenario({ id: "leak", expected: { where: "x" }, run: async () => ({ where: "/home/someone/secret" }) }),
+      ),
+      base(),
+      deps(),
+    );
+    expect(out.scenarios[0]).toMatchObject({ observed: { where: "<scratch>/ws" }, passed: true });
+    expect(out.scenarios[1]).toMatchObject({ observed: { error: "host_path_in_observation" }, passed: false });
+  });
+
+  it("a custom check decides instead of equality", async () => {
+    const out = await runGroup(group(scenario({ expected: { max: 5 }, run: async () => ({ n: 3 }), check: (o) => (o as { n: number }).n <= 5 })), base(), deps());
+    expect(out.scenarios[0]!.passed).toBe(true);
+  });
+});
+
+describe("canonical output", () => {
+  it("sorts keys at every depth and ends with a newline, whatever the insertion order", () => {
+    expect(stableStringify({ b: 1, a: { d: 2, c: [{ z: 1, y: 2 }] } })).toBe(stableStringify({ a: { c: [{ y: 2, z: 1 }], d: 2 }, b: 1 }));
+    expect(stableStringify({ a: 1 }).endsWith("}\n")).toBe(true);
+  });
+
+  it("finds absolute host paths anywhere in a value", () => {
+    expect(findHostPath({ a: ["ok", { b: "cwd=/tmp/x/y" }] })).toBe("cwd=/tmp/x/y");
+    expect(findHostPath({ a: "src/linkcheck.js", b: "<scratch>/ws" })).toBeNull();
+  });
+});
+
+describe("prepareOutputDir", () => {
+  it("refuses an existing dir without replace and changes nothing", async () => {
+    const dir = path.join(tmp, "out");
+    await fs.mkdir(dir);
+    await expect(prepareOutputDir(dir, false)).rejects.toMatchObject({ code: "invalid_request" });
+    expect(await fs.readdir(tmp)).toEqual(["out"]);
+  });
+
+  it("with replace, moves the old dir to the first free DIR.previous-N", async () => {
+    const dir = path.join(tmp, "out");
+    await fs.mkdir(dir);
+    await fs.mkdir(`${dir}.previous-1`);
+    expect(await prepareOutputDir(dir, true)).toBe(`${dir}.previous-2`);
+    expect((await fs.readdir(tmp)).sort()).toEqual(["out", "out.previous-1", "out.previous-2"]);
+    expect(await fs.readdir(dir)).toEqual([]);
+  });
+});
+
+describe("parseArgs", () => {
+  it("maps --group N to group-N and all to every group", () => {
+    expect(parseArgs(["--group", "3", "--output", "o"])).toMatchObject({ groups: ["group-3"], output: "o", replace: false });
+    expect(parseArgs(["--output", "o", "--replace"])).toMatchObject({ groups: ["group-1", "group-2", "group-3", "group-4"], replace: true });
+  });
+
+  it("fails loudly on unknown options, unknown groups and a missing --output", () => {
+    expect(parseArgs(["--output", "o", "--fast"])).toHaveProperty("error");
+    expect(parseArgs(["--group", "9", "--output", "o"])).toHaveProperty("error");
+    expect(parseArgs(["--group", "1"])).toHaveProperty("error");
+  });
+});
