@@ -1,3 +1,4 @@
+import type { ToolCall } from "../contracts/tool-call.js";
 import { isMiniAgentError } from "../errors.js";
 import type { ActiveRun } from "./active-run.js";
 import { exhaustedBefore, nextCallTimeoutMs } from "./budgets.js";
@@ -15,6 +16,12 @@ import { verifyAndFinish } from "./verify-step.js";
  */
 export async function driveRun(deps: RuntimeDeps, active: ActiveRun): Promise<void> {
   try {
+    const dangling = danglingCall(deps, active.runId);
+    if (dangling) {
+      // recorded but never answered (the process died during it): nothing was written, so it is run again
+      const step = await toolStep(deps, active, dangling, deps.ledger.getRun(active.runId).state.last_plan, { countCall: false });
+      if (step === "awaiting_approval") return;
+    }
     for (;;) {
       const run = deps.ledger.getRun(active.runId);
       const counters = { ...run.state.counters, elapsed_ms: active.elapsedMs() };
@@ -59,4 +66,15 @@ async function failRun(deps: RuntimeDeps, active: ActiveRun, err: unknown): Prom
     deps.logger.error({ runId: active.runId, err: inner }, "could not persist the run's stop");
     await active.closeSession();
   }
+}
+
+/**
+ * The last recorded tool call when it has no result yet. Only a crash leaves
+ * one: approvals, rejections and stale writes all answer their call.
+ */
+function danglingCall(deps: RuntimeDeps, runId: string): ToolCall | null {
+  const messages = deps.ledger.listMessages(runId);
+  const last = messages[messages.length - 1];
+  if (!last || last.role !== "assistant" || last.decision.kind !== "tool") return null;
+  return last.decision.call;
 }

@@ -34,6 +34,7 @@ import { markInterrupted } from "../recovery/startup.js";
 import { recoverInFlightWrites } from "../recovery/three-state.js";
 import { Ledger } from "../store/ledger.js";
 import type { RunRecord, RunState } from "../store/records.js";
+import type { Executor } from "../sandbox/executor.js";
 import type { ToolContext } from "../tools/context.js";
 import { exportJsonl } from "../trace/export.js";
 import { Trace } from "../trace/trace.js";
@@ -147,6 +148,8 @@ export class RunServiceImpl implements RunService {
     let inserted = false;
     try {
       const runId = newRunId();
+      // both may refuse (backend unavailable, live gate closed): before anything exists
+      this.options.executorFactory(input.backend);
       const model = input.model === "live" ? await this.liveModel(runId, checked.task, input.backend) : null;
       if (checked.fixtureDir) {
         materializeWorkspace(checked.fixtureDir, ws);
@@ -329,6 +332,8 @@ export class RunServiceImpl implements RunService {
     for (const d of all) d.active.abortFor("shutdown");
     await Promise.all(all.map((d) => d.done));
     this.deps.trace.wakeAll();
+    // let woken long-polls read their last events before the ledger closes
+    await new Promise((resolve) => setImmediate(resolve));
     if (this.ownsLedger) this.deps.ledger.close();
   }
 
@@ -394,9 +399,16 @@ export class RunServiceImpl implements RunService {
   private drive(runId: string, mode: "model" | "verify", model: Model | Promise<Model>): void {
     const run = this.deps.ledger.getRun(runId);
     const acceptance = path.join(run.record.control_dir, "acceptance");
+    let executor: Executor;
+    try {
+      executor = this.options.executorFactory(run.record.backend);
+    } catch (err) {
+      this.interrupt(runId, `sandbox unavailable (${isMiniAgentError(err) ? err.code : "internal"}); resume when fixed`, err, mode === "verify" ? "verifying" : "running");
+      return;
+    }
     const active = new ActiveRun(
       runId,
-      this.options.executorFactory(run.record.backend),
+      executor,
       this.toolCtx(run.record),
       fs.existsSync(acceptance) ? acceptance : null,
       this.deps.clock,

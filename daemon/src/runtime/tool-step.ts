@@ -12,8 +12,8 @@ export type ToolStepOutcome = "continue" | "awaiting_approval" | "out_of_time";
  * the prepared action, then hand control to the user) | allow (execute, observe).
  * Nothing leaves the host before its state is in the ledger.
  */
-export async function toolStep(deps: RuntimeDeps, active: ActiveRun, call: ToolCall, why: string | null): Promise<ToolStepOutcome> {
-  deps.ledger.tx(() => patchState(deps, active.runId, (s) => void (s.counters.tool_calls += 1)));
+export async function toolStep(deps: RuntimeDeps, active: ActiveRun, call: ToolCall, why: string | null, opts: { countCall?: boolean } = {}): Promise<ToolStepOutcome> {
+  if (opts.countCall !== false) deps.ledger.tx(() => patchState(deps, active.runId, (s) => void (s.counters.tool_calls += 1)));
   const checked = deps.tools.validate(call);
   if (!checked.ok) return observe(deps, active, call.name, checked.result);
 
@@ -33,6 +33,8 @@ export async function toolStep(deps: RuntimeDeps, active: ActiveRun, call: ToolC
     executor: active.executor,
     session: () => active.warmSession(),
   });
+  // cut short by a daemon shutdown: left unanswered so the resumed run runs it again
+  if (active.abortReason === "shutdown") return "continue";
   return observe(deps, active, checked.name, result);
 }
 
