@@ -77,4 +77,15 @@ describe("verify the linkcheck fixture on the container sandbox", () => {
     expect(ev).toMatchObject({ passed: false, reason: "verification_failed" });
     expect(ev.acceptance?.failed).toContain("nested_missing");
   });
+
+  it("the fix with notes.txt touched -> protected_path_changed, although tests and hidden cases pass", async () => {
+    const { ws, baseline } = await workspace("notes-touched", (s) => s.replace(BUG, FIX));
+    await fs.appendFile(path.join(ws, "notes.txt"), "tidied up by the agent\n");
+    const runId = "verifier-linkcheck-notes-touched";
+    runIds.push(runId);
+    const ev = await verify({ runId, task, workspaceRoot: ws, baseline, controlDir: path.join(FIXTURE, "control"), executor });
+    expect(ev).toMatchObject({ passed: false, reason: "protected_path_changed", protected_paths_changed: ["notes.txt"], tests: { discovered: 3, passed: 3 } });
+    expect(ev.acceptance?.failed).toEqual([]);
+  });
 });
+
