@@ -17,17 +17,20 @@ export interface ApiTarget {
   socketPath: string;
   /** shown in the "how to start a daemon" hint */
   stateDir: string;
+  /** true when the socket was named with --socket / $MINI_AGENT_SOCKET, so the hint must name it too */
+  explicitSocket?: boolean;
 }
 
 const UNREACHABLE_CODES = new Set(["ECONNREFUSED", "ENOENT", "ECONNRESET", "ENOTSOCK", "UND_ERR_SOCKET", "UND_ERR_CONNECT_TIMEOUT", "EPIPE"]);
 
 export function startHint(target: ApiTarget): string {
+  const flags = `--state-dir ${target.stateDir}${target.explicitSocket ? ` --socket ${target.socketPath}` : ""}`;
   return [
     `no mini-agent-daemon answers on ${target.socketPath}.`,
     `Start one (it runs in the foreground; add & or use another terminal):`,
-    `  mini-agent-daemon --state-dir ${target.stateDir}`,
+    `  mini-agent-daemon ${flags}`,
     `or, from a checkout after \`npm run build\`:`,
-    `  npm run daemon -- --state-dir ${target.stateDir}`,
+    `  npm run daemon -- ${flags}`,
   ].join("\n");
 }
 

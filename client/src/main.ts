@@ -27,7 +27,7 @@ export function resolveTarget(opts: Record<string, string | boolean | undefined>
     ...(socketFlag ? ["--socket", shellQuote(socketFlag)] : []),
     ...(stateDirFlag && !socketFlag ? ["--state-dir", shellQuote(stateDirFlag)] : []),
   ].join(" ");
-  return { socketPath, stateDir, prefix };
+  return { socketPath, stateDir, prefix, explicitSocket: socketFlag !== undefined || Boolean(io.env.MINI_AGENT_SOCKET) };
 }
 
 export async function main(argv: string[], io: ClientIO): Promise<ExitCode> {
@@ -42,7 +42,7 @@ export async function main(argv: string[], io: ClientIO): Promise<ExitCode> {
   }
   const { cmd } = parsed;
   const target = resolveTarget(cmd.opts, io);
-  const api = new ApiClient({ socketPath: target.socketPath, stateDir: target.stateDir });
+  const api = new ApiClient({ socketPath: target.socketPath, stateDir: target.stateDir, explicitSocket: target.explicitSocket });
   const json = cmd.opts.json === true;
   try {
     return await HANDLERS[cmd.command](cmd, { api, cwd: io.cwd, json, commandPrefix: target.prefix, isTTY: io.isTTY, out: io.out, ask: io.ask });

@@ -1,0 +1,146 @@
+import type Docker from "dockerode";
+import { readLatestPassingReport } from "../../../probes/report-store.js";
+import { runIsolationProbes } from "../../../probes/run.js";
+import type { IsolationService, LiveGate } from "../api/ports.js";
+import { statePath } from "./state-dir.js";
+import type { HealthBody } from "../contracts/api.js";
+import type { Backend } from "../contracts/sandbox.js";
+import { MiniAgentError } from "../errors.js";
+import type { IsolationKey, IsolationReportSummary } from "../gate/isolation-facts.js";
+import { checkLiveGate } from "../gate/live-gate.js";
+import { createLiveModelFactory } from "../gate/live-model-factory.js";
+import { sandboxIsolationFacts } from "../gate/sandbox-facts.js";
+import type { DaemonServices, ServiceContext } from "../main.js";
+import { resolveLiveModelConfig } from "../models/live/config.js";
+import { crashHookFromEnv } from "../runtime/crash.js";
+import { createRunService } from "../runtime/service-impl.js";
+import { resolveSandboxConfig } from "../sandbox/config.js";
+import { createDockerClient } from "../sandbox/docker-client.js";
+import { DockerExecutor } from "../sandbox/docker-executor.js";
+import type { Executor } from "../sandbox/executor.js";
+import { reapLeftovers } from "../sandbox/reaper.js";
+
+/**
+ * The daemon's real parts, assembled once at start-up: one Docker client, one
+ * executor per backend, the isolation facts the gate and health share, the
+ * live model factory (gate first, key on the first turn) and the RunService.
+ */
+export async function createDefaultServices(ctx: ServiceContext): Promise<DaemonServices> {
+  const { config, log, credentials, env } = ctx;
+  const docker = createDockerClient(env);
+  const lockPath = statePath(config.stateDir, "imageLock");
+  const sandbox = resolveSandboxConfig({ runtime: config.runtime });
+  const container = new DockerExecutor({ lockPath, config: { runtime: config.runtime }, docker });
+
+  const facts = sandboxIsolationFacts({ docker, sandbox, lockPath, readReport: (key) => readReportSummary(config.stateDir, key) });
+  const liveGate: LiveGate = {
+    async check({ backend }) {
+      const v = await checkLiveGate({ backend, facts });
+      return v.ok ? { ok: true, generated_at: v.report_generated_at } : { ok: false, code: v.code, reason: v.reason, message: v.message, refresh_command: v.refresh_command };
+    },
+  };
+
+  const executorFactory = (backend: Backend): Executor => {
+    if (backend === "container") return container;
+    throw new MiniAgentError("backend_not_isolated", "the trusted_local backend is not available in this daemon; use --backend container");
+  };
+
+  const runService = createRunService({
+    stateDir: config.stateDir,
+    executorFactory,
+    // Resolved per live run so a bad MINI_AGENT_* setting refuses that run, not the daemon.
+    modelFactory: async (req) => {
+      const liveConfig = resolveLiveModelConfig(env);
+      const factory = createLiveModelFactory({
+        facts,
+        config: liveConfig,
+        credentials,
+        workspaceOf: (r) => {
+          try {
+            return { root: runService.getRun(r.runId).workspace };
+          } catch {
+            return null; // not in the ledger yet: the protocol prompt alone
+          }
+        },
+      });
+      return factory(req);
+    },
+    logger: log.child({ part: "runtime" }),
+    // unset in normal use; the recovery tests name a point where the daemon SIGKILLs itself
+    crash: crashHookFromEnv(env),
+  });
+
+  // One probe run at a time: they start several containers and plant a canary in this process's env.
+  let probing: Promise<unknown> = Promise.resolve();
+  const isolation: IsolationService = {
+    runProbes(runtime) {
+      const next = probing
+        .catch(() => undefined)
+        .then(() => runIsolationProbes({ stateDir: config.stateDir, config: { runtime: runtime ?? config.runtime }, docker, hostEnv: env }));
+      probing = next;
+      return next as Promise<unknown> as Promise<Record<string, unknown>>;
+    },
+    async latestReport() {
+      const current = await facts.currentKey();
+      if (!current.ok) return null;
+      return (await readLatestPassingReport(config.stateDir, current.key)) as Record<string, unknown> | null;
+    },
+    health: () => health(docker, container, liveGate, config.runtime),
+  };
+
+  return {
+    runService,
+    isolation,
+    liveGate,
+    reapLeftovers: () => reapOwnRuns(docker, runService.listRuns().map((r) => r.run_id)),
+  };
+}
+
+async function readReportSummary(stateDir: string, key: IsolationKey): Promise<IsolationReportSummary | null> {
+  const r = await readLatestPassingReport(stateDir, key);
+  if (!r) return null;
+  return { passed: r.passed, generated_at: r.generated_at, failed_probe_ids: r.probes.filter((p) => !p.passed).map((p) => p.id) };
+}
+
+/**
+ * Removes what THIS daemon's runs left in the engine. Not every labelled
+ * container: another daemon (another state dir) on the same engine may be
+ * running sandboxes right now, and a start-up must never kill those.
+ */
+async function reapOwnRuns(docker: Docker, runIds: string[]): Promise<number> {
+  const mine = new Set(runIds);
+  const present = new Set<string>();
+  const label = ["mini-agent.owner=mini-agent"];
+  for (const c of await docker.listContainers({ all: true, filters: { label } })) {
+    const run = c.Labels?.["mini-agent.run"];
+    if (run && mine.has(run)) present.add(run);
+  }
+  for (const v of (await docker.listVolumes({ filters: { label } })).Volumes ?? []) {
+    const run = v.Labels?.["mini-agent.run"];
+    if (run && mine.has(run)) present.add(run);
+  }
+  let removed = 0;
+  for (const runId of present) removed += (await reapLeftovers(docker, { runId })).containers;
+  return removed;
+}
+
+async function health(docker: Docker, container: DockerExecutor, gate: LiveGate, runtime: string): Promise<Pick<HealthBody, "engine" | "isolation">> {
+  const engine: HealthBody["engine"] = { reachable: false, version: null, runtime, image_digest: null, image_present: false, error: null };
+  try {
+    engine.version = (await docker.version()).Version ?? null;
+    engine.reachable = true;
+  } catch {
+    engine.error = "no Docker engine is reachable (DOCKER_HOST or /var/run/docker.sock); run `npm run docker:ensure`";
+    return { engine, isolation: { verdict: "unavailable", generated_at: null, reason: "runtime_unavailable" } };
+  }
+  try {
+    engine.image_digest = await container.pinnedDigest();
+    engine.image_present = true;
+  } catch (err) {
+    engine.error = err instanceof MiniAgentError ? err.message : "the pinned image could not be checked";
+  }
+  const v = await gate.check({ backend: "container" });
+  if (v.ok) return { engine, isolation: { verdict: "passed", generated_at: v.generated_at ?? null, reason: null } };
+  const verdict = v.reason.startsWith("probe_failed") ? "failed" : v.reason === "report_stale" ? "stale" : v.reason === "runtime_unavailable" ? "unavailable" : "none";
+  return { engine, isolation: { verdict, generated_at: null, reason: v.reason } };
+}

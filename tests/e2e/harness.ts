@@ -1,0 +1,154 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { Agent, request } from "undici";
+
+/**
+ * Real processes for the end-to-end tests: the daemon and the client are
+ * spawned exactly as a user starts them (from source through tsx, so a test
+ * needs no build step), each with its own environment.
+ */
+export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
+const DAEMON_CLI = path.join(REPO, "daemon/src/cli.ts");
+const CLIENT_CLI = path.join(REPO, "client/src/cli.ts");
+
+/** an environment without the caller's credentials or state settings, so tests never touch a real setup */
+export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const k of ["PATH", "HOME", "LANG", "TZ", "DOCKER_HOST", "TMPDIR"]) if (process.env[k] !== undefined) env[k] = process.env[k];
+  return { ...env, NO_COLOR: "1", ...extra };
+}
+
+export function tempDir(prefix: string): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+export interface DaemonHandle {
+  proc: ChildProcess;
+  stateDir: string;
+  socketPath: string;
+  tcp: { host: string; port: number } | null;
+  stdout(): string;
+  stderr(): string;
+  /** resolves with the exit code (or the signal name) */
+  exited: Promise<number | string>;
+  stop(signal?: NodeJS.Signals): Promise<number | string>;
+}
+
+export interface StartOptions {
+  stateDir: string;
+  args?: string[];
+  env?: Record<string, string>;
+  /** false: resolve when the process exits instead of when it is ready (for refused starts) */
+  expectReady?: boolean;
+  readyTimeoutMs?: number;
+}
+
+export async function startDaemon(opts: StartOptions): Promise<DaemonHandle> {
+  const args = ["--import", "tsx", DAEMON_CLI, "--state-dir", opts.stateDir, ...(opts.args ?? [])];
+  const proc = spawn(process.execPath, args, { cwd: REPO, env: cleanEnv(opts.env), stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  let err = "";
+  proc.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+  proc.stderr!.on("data", (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | string>((resolve) => proc.on("exit", (code, signal) => resolve(code ?? signal ?? -1)));
+  const handle: DaemonHandle = {
+    proc,
+    stateDir: opts.stateDir,
+    socketPath: "",
+    tcp: null,
+    stdout: () => out,
+    stderr: () => err,
+    exited,
+    async stop(signal = "SIGTERM") {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
+      return exited;
+    },
+  };
+  if (opts.expectReady === false) {
+    await exited;
+    return handle;
+  }
+  const deadline = Date.now() + (opts.readyTimeoutMs ?? 120_000);
+  for (;;) {
+    const m = /mini-agent-daemon ready pid=(\d+) socket=(\S+)(?: tcp=(\S+):(\d+))?/.exec(out);
+    if (m) {
+      handle.socketPath = m[2]!;
+      if (m[3]) handle.tcp = { host: m[3], port: Number(m[4]) };
+      return handle;
+    }
+    if (proc.exitCode !== null || proc.signalCode !== null) {
+      throw new Error(`daemon exited before ready (${String(proc.exitCode ?? proc.signalCode)}):\n${out}\n${err}`);
+    }
+    if (Date.now() > deadline) {
+      proc.kill("SIGKILL");
+      throw new Error(`daemon not ready in time:\n${out}\n${err}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export interface ClientResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export async function runClient(args: string[], opts: { env?: Record<string, string>; cwd?: string } = {}): Promise<ClientResult> {
+  const proc = spawn(process.execPath, ["--import", "tsx", CLIENT_CLI, ...args], {
+    cwd: opts.cwd ?? REPO,
+    env: cleanEnv(opts.env),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  proc.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+  proc.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+  const code = await new Promise<number>((resolve) => proc.on("exit", (c) => resolve(c ?? -1)));
+  return { code, stdout, stderr };
+}
+
+/** One raw HTTP request over the daemon's Unix socket (bypassing the client's own validation). */
+export async function rawRequest(
+  socketPath: string,
+  method: "GET" | "POST",
+  urlPath: string,
+  body?: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; text: string; json: unknown }> {
+  const agent = new Agent({ connect: { socketPath } });
+  try {
+    const res = await request(`http://localhost${urlPath}`, {
+      method,
+      dispatcher: agent,
+      ...(body !== undefined && { body }),
+      headers: { "content-type": "application/json", ...headers },
+    });
+    const text = await res.body.text();
+    let json: unknown = null;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      /* not JSON (trace) */
+    }
+    return { status: res.statusCode, text, json };
+  } finally {
+    await agent.close();
+  }
+}
+
+/** Every file under dir (recursively), for "no canary anywhere" checks. */
+export function allFiles(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.isFile()) out.push(p);
+    }
+  };
+  walk(dir);
+  return out;
+}
