@@ -13,6 +13,7 @@ import { sandboxIsolationFacts } from "../gate/sandbox-facts.js";
 import type { DaemonServices, ServiceContext } from "../main.js";
 import { resolveLiveModelConfig } from "../models/live/config.js";
 import { crashHookFromEnv } from "../runtime/crash.js";
+import type { LiveModelRequest } from "../runtime/ports.js";
 import { createRunService } from "../runtime/service-impl.js";
 import { resolveSandboxConfig } from "../sandbox/config.js";
 import { createDockerClient } from "../sandbox/docker-client.js";
@@ -49,7 +50,7 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
     stateDir: config.stateDir,
     executorFactory,
     // Resolved per live run so a bad MINI_AGENT_* setting refuses that run, not the daemon.
-    modelFactory: async (req) => {
+    modelFactory: async (req: LiveModelRequest) => {
       const liveConfig = resolveLiveModelConfig(env);
       const factory = createLiveModelFactory({
         facts,
