@@ -1,0 +1,89 @@
+import { describe, expect, it } from "vitest";
+import { isMiniAgentError } from "../errors.js";
+import { buildExecEnv, resolveSandboxConfig, SANDBOX_DEFAULTS } from "./config.js";
+import { hostConfigHash, hostConfigTemplate } from "./host-config.js";
+import { DENIED_SYSCALLS, seccompProfile } from "./seccomp-profile.js";
+import { CappedOutput } from "./output.js";
+
+describe("sandbox config", () => {
+  it("uses the one defaults object and applies overrides", () => {
+    expect(resolveSandboxConfig({})).toEqual(SANDBOX_DEFAULTS);
+    expect(resolveSandboxConfig({ runtime: "runsc", pidsLimit: 64 })).toMatchObject({ runtime: "runsc", pidsLimit: 64, memoryBytes: SANDBOX_DEFAULTS.memoryBytes });
+  });
+
+  it("rejects an unknown option loudly, naming the known ones", () => {
+    try {
+      resolveSandboxConfig({ memory: 1 });
+      expect.unreachable();
+    } catch (err) {
+      expect(isMiniAgentError(err, "invalid_fields")).toBe(true);
+      expect((err as Error).message).toContain("memoryBytes");
+    }
+  });
+
+  it("rejects an unknown runtime", () => {
+    expect(() => resolveSandboxConfig({ runtime: "kata" })).toThrow();
+  });
+
+  it("refuses env names outside the allowlist instead of dropping them", () => {
+    const c = resolveSandboxConfig({});
+    expect(buildExecEnv(c, { CI: "1" })).toContain("CI=1");
+    expect(() => buildExecEnv(c, { OPENAI_API_KEY: "sk-x" })).toThrow(/not allowed/);
+  });
+
+  it("never lets an allowlisted caller value replace PATH unless PATH is allowlisted", () => {
+    const env = buildExecEnv(resolveSandboxConfig({}), {});
+    expect(env).toContain("PATH=/usr/local/bin:/usr/bin:/bin");
+    expect(env.some((e) => e.startsWith("HOME="))).toBe(true);
+  });
+});
+
+describe("host config", () => {
+  it("asks for the whole isolation set", () => {
+    const t = hostConfigTemplate(resolveSandboxConfig({}));
+    expect(t).toMatchObject({ NetworkMode: "none", ReadonlyRootfs: true, Privileged: false, CapDrop: ["ALL"], IpcMode: "none", Init: true, Binds: null });
+    expect(t.MemorySwap).toBe(t.Memory);
+    expect((t.SecurityOpt as string[])[0]).toBe("no-new-privileges");
+    expect((t.SecurityOpt as string[]).some((o) => o.includes("unconfined"))).toBe(false);
+    expect((t.Tmpfs as Record<string, string>)["/tmp"]).toMatch(/nosuid,nodev,noexec,size=\d+/);
+  });
+
+  it("hash changes with anything that changes isolation, and is stable otherwise", () => {
+    const a = hostConfigHash(resolveSandboxConfig({}));
+    expect(hostConfigHash(resolveSandboxConfig({}))).toBe(a);
+    expect(hostConfigHash(resolveSandboxConfig({ runtime: "runsc" }))).not.toBe(a);
+    expect(hostConfigHash(resolveSandboxConfig({ memoryBytes: 256 * 1024 * 1024 }))).not.toBe(a);
+  });
+});
+
+describe("seccomp profile", () => {
+  it("denies by default and never allows the escape-relevant syscalls (io_uring got through the engine's default)", () => {
+    const p = seccompProfile() as { defaultAction: string; syscalls: Array<{ names: string[]; action: string; args?: unknown[] }> };
+    expect(p.defaultAction).toBe("SCMP_ACT_ERRNO");
+    const allowed = new Set(p.syscalls.filter((s) => s.action === "SCMP_ACT_ALLOW" && !s.args).flatMap((s) => s.names));
+    for (const n of ["io_uring_setup", "keyctl", "unshare", "mount", "bpf", "userfaultfd", "ptrace", "setns"]) expect(allowed.has(n)).toBe(false);
+    for (const n of DENIED_SYSCALLS) expect(allowed.has(n)).toBe(false);
+    for (const n of ["read", "write", "openat", "execve", "epoll_wait", "futex", "wait4"]) expect(allowed.has(n)).toBe(true);
+    const clone = p.syscalls.find((s) => s.names.includes("clone"));
+    expect(clone?.args).toHaveLength(1);
+  });
+});
+
+describe("capped output", () => {
+  it("keeps the first bytes, drains the rest and says so", () => {
+    const o = new CappedOutput(10);
+    o.push("stdout", Buffer.from("12345"));
+    o.push("stderr", Buffer.from("abc"));
+    o.push("stdout", Buffer.from("6789"));
+    o.push("stdout", Buffer.from("more"));
+    expect(o.text("stdout")).toBe("1234567");
+    expect(o.text("stderr")).toBe("abc");
+    expect(o.truncated).toBe(true);
+  });
+
+  it("is not truncated when everything fits", () => {
+    const o = new CappedOutput(10);
+    o.push("stdout", Buffer.from("0123456789"));
+    expect(o.truncated).toBe(false);
+  });
+});
