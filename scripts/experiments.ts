@@ -14,6 +14,7 @@ main(process.argv.slice(2), {
   cwd: process.cwd(),
   repoRoot,
   nodeVersion: process.version,
+  nodeExecPath: process.execPath,
   platform: process.platform,
   cpus: os.cpus().length,
   stdout: (l) => process.stdout.write(`${l}\n`),

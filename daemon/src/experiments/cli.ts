@@ -55,6 +55,7 @@ export interface CliIo {
   cwd: string;
   repoRoot: string;
   nodeVersion: string;
+  nodeExecPath: string;
   platform: string;
   cpus: number;
   stdout(line: string): void;
@@ -87,7 +88,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     const env = await collectEnvironment({ repoRoot: io.repoRoot, nodeVersion: io.nodeVersion, platform: io.platform, cpus: io.cpus, backend: "container", engine: engine.facts });
     const outcomes: GroupOutcome[] = [];
     const dockerEnv = io.env.DOCKER_HOST ? { DOCKER_HOST: io.env.DOCKER_HOST } : {};
-    const base = { repoRoot: io.repoRoot, executor: engine.executor, engine: engine.facts, imageLockPath: engine.lockPath, dockerEnv };
+    const base = { repoRoot: io.repoRoot, executor: engine.executor, engine: engine.facts, imageLockPath: engine.lockPath, dockerEnv, nodeExecPath: io.nodeExecPath };
     for (const id of opts.groups as Array<keyof typeof GROUPS & string>) {
       const outcome = await runGroup(GROUPS[id], base, { now: () => performance.now(), scratchDir: scratchDirIn(path.join(scratchRoot, "s")) });
       io.stdout(`${id}: ${outcome.passed ? "passed" : "FAILED"} (${outcome.scenarios.filter((s) => s.passed).length}/${outcome.scenarios.length})`);

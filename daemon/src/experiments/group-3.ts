@@ -1,5 +1,9 @@
+import { execFile } from "node:child_process";
 import fs from "node:fs/promises";
 import path from "node:path";
+import { promisify } from "node:util";
+import { statePath } from "../config/state-dir.js";
+import { CRASH_ENV } from "../runtime/crash.js";
 import { isMiniAgentError } from "../errors.js";
 import type { CrashPoint } from "../runtime/ports.js";
 import type { RunServiceImpl } from "../runtime/service-impl.js";
@@ -8,30 +12,30 @@ import { fileHash, runReplay, startService } from "./harness.js";
 import type { ExperimentContext, GroupDefinition, Json } from "./types.js";
 
 /**
- * Group 3, recovery. A crash is simulated in-process: the runtime's crash hook
- * throws at the named point and that RunService is abandoned; a NEW RunService
- * on the same state dir (what a restarted daemon builds) recovers at startup
- * and resumes. The cross-process SIGKILL variant is the recovery test suite's.
+ * Group 3, recovery. Crashes are real: the step runs in its own process
+ * (crash-child.ts) which the runtime SIGKILLs at the named crash point
+ * (MINI_AGENT_CRASH_AT); then a NEW RunService on the same state dir, what a
+ * restarted daemon builds, recovers at startup and resumes.
  */
-class SimulatedCrash extends Error {
-  constructor(readonly point: CrashPoint) {
-    super(`simulated crash at ${point}`);
-    this.name = "SimulatedCrash";
+const execFileP = promisify(execFile);
+
+/** One approve/resume in a child process that is killed at `point`; "killed:<point>" when it was. */
+async function inChild(ctx: ExperimentContext, point: CrashPoint, args: string[]): Promise<string> {
+  const stateDir = path.join(ctx.scratch, "state");
+  if (ctx.imageLockPath) await fs.copyFile(ctx.imageLockPath, statePath(stateDir, "imageLock"));
+  const child = path.join(ctx.repoRoot, "daemon", "src", "experiments", "crash-child.ts");
+  const env = { ...ctx.dockerEnv, [CRASH_ENV]: point };
+  try {
+    const { stdout } = await execFileP(ctx.nodeExecPath, ["--import", "tsx", child, stateDir, path.join(ctx.repoRoot, "fixtures"), ...args], { cwd: ctx.repoRoot, env, timeout: 300_000 });
+    return String((JSON.parse(stdout.trim().split("\n").at(-1) ?? "{}") as { outcome?: unknown }).outcome ?? "no_outcome");
+  } catch (err) {
+    const e = err as { signal?: string | null; stdout?: string };
+    if (e.signal === "SIGKILL") return `killed:${point}`;
+    return "child_failed";
   }
 }
 
-/** A crash hook that "kills the process" the first `times` times it reaches `point`. */
-function crashAt(point: CrashPoint, times: { left: number }) {
-  return (p: CrashPoint) => {
-    if (p === point && times.left > 0) {
-      times.left -= 1;
-      throw new SimulatedCrash(p);
-    }
-  };
-}
-
 function outcomeOf(err: unknown): string {
-  if (err instanceof SimulatedCrash) return `crashed:${err.point}`;
   return isMiniAgentError(err) ? err.code : "unexpected";
 }
 
@@ -49,8 +53,8 @@ function forAction(events: TraceEvent[], type: TraceEvent["type"], actionId: str
 }
 
 /** A restarted daemon: a new service on the same state dir, startup recovery first. */
-async function restart(ctx: ExperimentContext, crash?: (p: CrashPoint) => void): Promise<RunServiceImpl> {
-  const svc = startService(ctx, crash ? { crash } : {});
+async function restart(ctx: ExperimentContext): Promise<RunServiceImpl> {
+  const svc = startService(ctx);
   await svc.recoverAtStartup();
   return svc;
 }
@@ -71,7 +75,7 @@ export const group3: GroupDefinition = {
       id: "repeated_resume_one_write",
       title: "crash after the intent, twice, then resume: the approved action is written once",
       expected: {
-        attempts: ["crashed:after_intent", "crashed:after_intent", "ok"],
+        attempts: ["killed:after_intent", "killed:after_intent", "ok"],
         intents: 1,
         writes: 1,
         receipts: 1,
@@ -79,27 +83,26 @@ export const group3: GroupDefinition = {
         status_after: "awaiting_approval",
       },
       criterion:
-        "approve crashes after action_intent; a restarted service's resume crashes at the same point again; a third restart resumes cleanly. For the one approved action there is exactly 1 action_intent, 1 action_written and 1 action_receipt, and the file on disk has the approved after-hash; the run goes on to the next approval",
-      does_not_prove: "behaviour under a real SIGKILL or power loss (fsync ordering); that is the cross-process crash test's job",
+        "a process approving the first write is SIGKILLed right after action_intent; a second process resuming the run is SIGKILLed at the same point again; a third (this one) resumes cleanly. For the one approved action there is exactly 1 action_intent, 1 action_written and 1 action_receipt, the file on disk has the approved after-hash, and the run goes on to the next approval",
+      does_not_prove: "durability across power loss (only a process kill is exercised), or recovery at points other than the named ones",
       async run(ctx) {
-        const times = { left: 2 };
-        let svc = startService(ctx, { crash: crashAt("after_intent", times) });
+        let svc = startService(ctx);
         const out = await runReplay(svc, ctx, { approve: false });
+        await svc.shutdown();
         const pending = out.view.pending_action;
         if (!pending) return { error: "no_pending_action", status: out.view.status };
-        const attempts: string[] = [await attempt(() => svc.approve(out.runId, pending.action_id))];
-        await svc.shutdown();
-        for (let i = 0; i < 2; i++) {
-          svc = await restart(ctx, crashAt("after_intent", times));
+        const attempts = [
+          await inChild(ctx, "after_intent", ["approve", out.runId, pending.action_id]),
+          await inChild(ctx, "after_intent", ["resume", out.runId]),
+        ];
+        svc = await restart(ctx);
+        try {
           attempts.push(
             await attempt(async () => {
               await svc.resume(out.runId);
               await svc.settled(out.runId);
             }),
           );
-          if (i === 0) await svc.shutdown();
-        }
-        try {
           const view = await svc.settled(out.runId);
           const events = await svc.events(out.runId, 0, 0);
           const row = svc.ledger.findAction(out.runId, pending.action_id);
@@ -148,17 +151,17 @@ export const group3: GroupDefinition = {
     {
       id: "receipt_lost_recovered",
       title: "crash after the write, before its receipt: resume records the receipt and does not write again",
-      expected: { approve: "crashed:after_write_before_receipt", resume: "ok", writes: 1, receipts: 1, receipt_source: "recovered", same_inode: true, file_matches_after_hash: true },
+      expected: { approve: "killed:after_write_before_receipt", resume: "ok", writes: 1, receipts: 1, receipt_source: "recovered", same_inode: true, file_matches_after_hash: true },
       criterion:
-        "after the crash the file already has the after-hash; the restarted service's resume records exactly one receipt with source=recovered, and the file keeps its inode (the write is atomic by rename, so a second write would give a new inode)",
+        "the approving process is SIGKILLed after the write and before its receipt; the file already has the after-hash; a new service's resume records exactly one receipt with source=recovered, and the file keeps its inode (writes are atomic renames, so a second write would give a new inode)",
       does_not_prove: "recovery when the file was changed by someone else meanwhile (that run stops as uncertain; not exercised here)",
       async run(ctx) {
-        let svc = startService(ctx, { crash: crashAt("after_write_before_receipt", { left: 1 }) });
+        let svc = startService(ctx);
         const out = await runReplay(svc, ctx, { approve: false });
+        await svc.shutdown();
         const pending = out.view.pending_action;
         if (!pending) return { error: "no_pending_action", status: out.view.status };
-        const approve = await attempt(() => svc.approve(out.runId, pending.action_id));
-        await svc.shutdown();
+        const approve = await inChild(ctx, "after_write_before_receipt", ["approve", out.runId, pending.action_id]);
         const file = path.join(out.workspace, pending.path);
         const inodeBefore = await inode(file);
         svc = await restart(ctx);

@@ -17,7 +17,7 @@ afterEach(async () => {
   await fs.rm(tmp, { recursive: true, force: true });
 });
 
-const base = () => ({ repoRoot: "/work/main", executor: null, engine: { available: false, reason: "runtime_unavailable", runtime: "runc", image_digest: null, engine_version: null }, imageLockPath: null, dockerEnv: {} });
+const base = () => ({ repoRoot: "/work/main", executor: null, engine: { available: false, reason: "runtime_unavailable", runtime: "runc", image_digest: null, engine_version: null }, imageLockPath: null, dockerEnv: {}, nodeExecPath: "node" });
 const scenario = (over: Partial<Scenario>): Scenario => ({ id: "s", title: "t", expected: { ok: true }, criterion: "c", does_not_prove: "d", run: async () => ({ ok: true }), ...over });
 const group = (...scenarios: Scenario[]): GroupDefinition => ({ id: "group-2", title: "g", scenarios });
 const deps = () => ({ now: () => 0, scratchDir: scratchDirIn(path.join(tmp, "scratch")) });

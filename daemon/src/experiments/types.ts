@@ -56,4 +56,6 @@ export interface ExperimentContext {
   imageLockPath: string | null;
   /** the environment that names the Docker engine (DOCKER_HOST), passed in from the CLI edge */
   dockerEnv: NodeJS.ProcessEnv;
+  /** the node binary, for scenarios that need a process of their own (group 3 crashes) */
+  nodeExecPath: string;
 }
