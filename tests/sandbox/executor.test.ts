@@ -1,0 +1,148 @@
+import fs from "node:fs/promises";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { isMiniAgentError } from "../../daemon/src/errors.js";
+import { DockerExecutor } from "../../daemon/src/sandbox/docker-executor.js";
+import { reapLeftovers } from "../../daemon/src/sandbox/reaper.js";
+import { buildNodeBaseImage } from "../../sandbox-image/image-builder.js";
+import { docker, freshStateDir, leftoversWithPrefix, removeWithPrefix, runIdPrefix, workspace } from "./helpers.js";
+
+const prefix = runIdPrefix("exec");
+let env: Awaited<ReturnType<typeof freshStateDir>>;
+let ws: string;
+
+beforeAll(async () => {
+  env = await freshStateDir();
+  ws = await workspace({ "a.txt": "A", "sub/b.txt": "B", ".git/HEAD": "ref: x", "t.mjs": "console.log('hi')" });
+});
+afterAll(async () => {
+  await removeWithPrefix(prefix);
+  await fs.rm(env.stateDir, { recursive: true, force: true });
+  await fs.rm(ws, { recursive: true, force: true });
+});
+
+const listing = "const fs=require('fs');const walk=(d)=>fs.readdirSync(d).flatMap(n=>fs.statSync(d+'/'+n).isDirectory()?walk(d+'/'+n):[d+'/'+n]);console.log(JSON.stringify(walk('/workspace').sort()))";
+
+describe("DockerExecutor: pinning", () => {
+  it("refuses with image_missing and the rebuild hint when the lock is missing", async () => {
+    const ex = new DockerExecutor({ lockPath: path.join(env.stateDir, "no-such-lock.json") });
+    const err = await ex.run({ runId: `${prefix}-nolock`, purpose: "candidate", argv: ["node", "-e", "0"], workspaceDir: ws, timeoutMs: 10_000 }).catch((e) => e);
+    expect(isMiniAgentError(err, "image_missing")).toBe(true);
+    expect(err.message).toContain("npm run image:build");
+  });
+
+  it("refuses with image_missing when the pinned digest is not in the engine", async () => {
+    const lockPath = path.join(env.stateDir, "ghost-lock.json");
+    await fs.writeFile(lockPath, JSON.stringify({ schema_version: 1, images: { node: { tag: "x", digest: "sha256:" + "0".repeat(64), built_at: "t" } } }));
+    const err = await new DockerExecutor({ lockPath }).pinnedDigest().catch((e) => e);
+    expect(isMiniAgentError(err, "image_missing")).toBe(true);
+  });
+
+  it("refuses with image_digest_mismatch when the configured tag resolves to another image", async () => {
+    // the node-base image is a different image: its tag must not satisfy the sandbox pin
+    const base = await buildNodeBaseImage(docker);
+    expect(base.digest).not.toBe(env.digest);
+    const ex = new DockerExecutor({ lockPath: env.lockPath, config: { imageTag: base.tag } });
+    const err = await ex.pinnedDigest().catch((e) => e);
+    expect(isMiniAgentError(err, "image_digest_mismatch")).toBe(true);
+    expect(err.message).toContain("npm run image:build");
+    await expect(new DockerExecutor({ lockPath: env.lockPath, config: { imageTag: env.tag } }).pinnedDigest()).resolves.toBe(env.digest);
+  });
+
+  it("rejects unknown executor options", () => {
+    expect(() => new DockerExecutor({ lockPath: env.lockPath, config: { memory: 1 } })).toThrow(/memoryBytes/);
+  });
+});
+
+describe("DockerExecutor: fresh run", () => {
+  it("copies the workspace in (without .git), runs by digest, and leaves nothing behind", async () => {
+    const ex = new DockerExecutor({ lockPath: env.lockPath });
+    const r = await ex.run({ runId: `${prefix}-fresh`, purpose: "verifier", argv: ["node", "-e", listing], workspaceDir: ws, timeoutMs: 60_000 });
+    expect(r.exit_code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual(["/workspace/a.txt", "/workspace/sub/b.txt", "/workspace/t.mjs"]);
+    expect(r.image_digest).toBe(env.digest);
+    expect(r.runtime).toBe("runc");
+    expect(await leftoversWithPrefix(`${prefix}-fresh`)).toEqual({ containers: [], volumes: [] });
+  });
+
+  it("gives control assets read-only under /control and never inside /workspace", async () => {
+    const ctl = await workspace({ "hidden.test.mjs": "secret case" });
+    try {
+      const code = "const fs=require('fs');let w;try{fs.writeFileSync('/control/hidden.test.mjs','x');w='written'}catch(e){w=e.code}console.log(JSON.stringify({w,c:fs.readFileSync('/control/hidden.test.mjs','utf8'),ws:fs.readdirSync('/workspace')}))";
+      const r = await new DockerExecutor({ lockPath: env.lockPath }).run({ runId: `${prefix}-ctl`, purpose: "acceptance", argv: ["node", "-e", code], workspaceDir: ws, controlDir: ctl, timeoutMs: 60_000 });
+      const o = JSON.parse(r.stdout);
+      expect(o.w).toBe("EACCES");
+      expect(o.c).toBe("secret case");
+      expect(o.ws).not.toContain("hidden.test.mjs");
+    } finally {
+      await fs.rm(ctl, { recursive: true, force: true });
+    }
+  });
+
+  it("refuses env names outside the allowlist before creating anything", async () => {
+    const err = await new DockerExecutor({ lockPath: env.lockPath })
+      .run({ runId: `${prefix}-env`, purpose: "candidate", argv: ["node", "-e", "0"], workspaceDir: ws, env: { AWS_SECRET_ACCESS_KEY: "x" }, timeoutMs: 10_000 })
+      .catch((e) => e);
+    expect(isMiniAgentError(err, "invalid_fields")).toBe(true);
+    expect(await leftoversWithPrefix(`${prefix}-env`)).toEqual({ containers: [], volumes: [] });
+  });
+});
+
+describe("DockerExecutor: warm session", () => {
+  it("mirrors the host workspace before each exec, deletions included", async () => {
+    const dir = await workspace({ "keep.txt": "1", "gone.txt": "2" });
+    const session = await new DockerExecutor({ lockPath: env.lockPath }).openSession(`${prefix}-warm`);
+    try {
+      const first = await session.exec({ purpose: "candidate", argv: ["node", "-e", listing + ";require('fs').writeFileSync('/workspace/made-in-sandbox.txt','x')"], workspaceDir: dir, timeoutMs: 60_000 });
+      expect(JSON.parse(first.stdout)).toEqual(["/workspace/gone.txt", "/workspace/keep.txt"]);
+      await fs.rm(path.join(dir, "gone.txt"));
+      await fs.writeFile(path.join(dir, "new.txt"), "3");
+      const second = await session.exec({ purpose: "candidate", argv: ["node", "-e", listing], workspaceDir: dir, timeoutMs: 60_000 });
+      expect(JSON.parse(second.stdout)).toEqual(["/workspace/keep.txt", "/workspace/new.txt"]);
+      // the sandbox wrote into its own copy only
+      await expect(fs.stat(path.join(dir, "made-in-sandbox.txt"))).rejects.toThrow();
+    } finally {
+      await session.close();
+      await fs.rm(dir, { recursive: true, force: true });
+    }
+    expect(await leftoversWithPrefix(`${prefix}-warm`)).toEqual({ containers: [], volumes: [] });
+  });
+
+  it("kills detached leftovers of one exec before the next (regression: a grandchild outliving its test run)", async () => {
+    const session = await new DockerExecutor({ lockPath: env.lockPath }).openSession(`${prefix}-leftover`);
+    try {
+      const spawnDetached = "const c=require('child_process').spawn(process.execPath,['-e','setInterval(()=>{},1000)'],{detached:true,stdio:'ignore'});c.unref();console.log(c.pid)";
+      const r1 = await session.exec({ purpose: "candidate", argv: ["node", "-e", spawnDetached], workspaceDir: ws, timeoutMs: 60_000 });
+      expect(r1.exit_code).toBe(0);
+      const count = "const n=require('fs').readdirSync('/proc').filter(x=>/^\\d+$/.test(x)).length;console.log(n)";
+      const r2 = await session.exec({ purpose: "candidate", argv: ["node", "-e", count], workspaceDir: ws, timeoutMs: 60_000 });
+      // init, keepalive, this node: nothing from the previous exec
+      expect(Number(r2.stdout.trim())).toBe(3);
+    } finally {
+      await session.close();
+    }
+  });
+
+  it("refuses control assets in a warm session (they only go to fresh sandboxes)", async () => {
+    const session = await new DockerExecutor({ lockPath: env.lockPath }).openSession(`${prefix}-noctl`);
+    try {
+      const err = await session.exec({ purpose: "candidate", argv: ["node", "-e", "0"], workspaceDir: ws, controlDir: ws, timeoutMs: 10_000 }).catch((e) => e);
+      expect(isMiniAgentError(err, "invalid_fields")).toBe(true);
+    } finally {
+      await session.close();
+    }
+  });
+});
+
+describe("reaper", () => {
+  it("removes every labelled container and volume of a run", async () => {
+    const ex = new DockerExecutor({ lockPath: env.lockPath });
+    const box = await ex.startFresh(`${prefix}-reap`, "candidate", true);
+    expect((await leftoversWithPrefix(`${prefix}-reap`)).containers).toHaveLength(1);
+    const removed = await reapLeftovers(docker, { runId: `${prefix}-reap` });
+    expect(removed.containers).toBe(1);
+    expect(removed.volumes).toBe(2);
+    expect(await leftoversWithPrefix(`${prefix}-reap`)).toEqual({ containers: [], volumes: [] });
+    await box.remove();
+  });
+});
