@@ -1,0 +1,85 @@
+import { spawnSync } from "node:child_process";
+import fs from "node:fs/promises";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
+import { currentIsolationKey, readLatestPassingReport } from "../../probes/report-store.js";
+import { runIsolationProbes } from "../../probes/run.js";
+import type { IsolationReport } from "../../probes/types.js";
+import { availableRuntimes, docker, freshStateDir } from "./helpers.js";
+
+let state: Awaited<ReturnType<typeof freshStateDir>>;
+const runtimes = await availableRuntimes();
+
+beforeAll(async () => {
+  state = await freshStateDir();
+});
+afterAll(async () => {
+  await fs.rm(state.stateDir, { recursive: true, force: true });
+});
+
+async function ociSeccompRegistered(): Promise<boolean> {
+  const info = (await docker.info()) as { Runtimes?: Record<string, { runtimeArgs?: string[] }> };
+  return (info.Runtimes?.runsc?.runtimeArgs ?? []).includes("--oci-seccomp");
+}
+
+describe.each(runtimes)("isolation probes on %s", (runtime) => {
+  let report: IsolationReport;
+
+  beforeAll(async () => {
+    const r = await runIsolationProbes({ stateDir: state.stateDir, config: { runtime }, docker, hostEnv: { ...process.env } });
+    expect(r.available).toBe(true);
+    report = r as IsolationReport;
+  }, 240_000);
+
+  it("every listed probe ran and yields the full record shape", () => {
+    const ids = report.probes.map((p) => p.id);
+    for (const id of ["host_inspect", "image_digest", "inside_report", "uid_gid", "capabilities", "no_new_privs", "seccomp_mode", "readonly_rootfs",
+      "writable_mounts", "proc_sys_readonly", "network_interfaces", "outbound_tcp", "dns", "docker_socket", "env_allowlist", "canary_file",
+      "pids_limit", "memory_limit", "sigterm_deadline", "cancel_cleanup", "runtime", "proc_protect", "devices", "setuid_files", "seccomp_syscalls", "pid_namespace"]) {
+      expect(ids).toContain(id);
+    }
+    for (const p of report.probes) expect(Object.keys(p).sort()).toEqual(["does_not_prove", "expected", "id", "observed", "passed", "property"]);
+  });
+
+  it("passes every probe (on runsc the seccomp ones need --oci-seccomp in the runtime registration)", async () => {
+    const failed = report.probes.filter((p) => !p.passed).map((p) => p.id);
+    const expected = runtime === "runsc" && !(await ociSeccompRegistered()) ? ["seccomp_mode", "seccomp_syscalls"] : [];
+    expect(failed).toEqual(expected);
+    expect(report.passed).toBe(failed.length === 0);
+  });
+
+  it("is stored under its key and found by the gate only while the key matches", async () => {
+    const key = await currentIsolationKey({ config: { runtime }, lockPath: state.lockPath, docker });
+    expect(key).toEqual({ image_digest: report.image_digest, host_config_hash: report.host_config_hash, engine_version: report.engine_version, runtime });
+    const found = await readLatestPassingReport(state.stateDir, key);
+    if (report.passed) expect(found?.generated_at).toBe(report.generated_at);
+    else expect(found).toBeNull();
+    // a different HostConfig is a different key: no report proves it
+    const other = await currentIsolationKey({ config: { runtime, memoryBytes: 300 << 20 }, lockPath: state.lockPath, docker });
+    expect(other.host_config_hash).not.toBe(key.host_config_hash);
+    expect(await readLatestPassingReport(state.stateDir, other)).toBeNull();
+  });
+});
+
+describe("without an engine", () => {
+  it("reports runtime_unavailable and never falls back to the host", async () => {
+    const r = await runIsolationProbes({ stateDir: state.stateDir, docker: createDockerClient({ DOCKER_HOST: "unix:///nonexistent/docker.sock" }) });
+    expect(r).toMatchObject({ available: false, isolation_passed: false, reason: "runtime_unavailable", passed: false });
+  });
+
+  it("the CLI exits 2 with the JSON report", () => {
+    const res = spawnSync(process.execPath, ["--import", "tsx", "probes/cli.ts", "--json", "--state-dir", state.stateDir], {
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, DOCKER_HOST: "unix:///nonexistent/docker.sock" },
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    expect(res.status).toBe(2);
+    expect(JSON.parse(res.stdout)).toMatchObject({ available: false, reason: "runtime_unavailable" });
+  });
+
+  it("the CLI rejects an unknown runtime with a usage error", () => {
+    const res = spawnSync(process.execPath, ["--import", "tsx", "probes/cli.ts", "--runtime", "kata"], { encoding: "utf8", timeout: 60_000 });
+    expect(res.status).toBe(64);
+    expect(res.stderr).toMatch(/runc or runsc/);
+  });
+});
