@@ -93,7 +93,12 @@ describe("a scripted live run of the linkcheck fixture through the real RunServi
     fs.rmSync(root, { recursive: true, force: true });
   });
 
+  /** the provider's backoff waits, recorded instead of slept (no timing in tests) */
+  let waits: number[] = [];
+
   async function setUp(responder: (req: RecordedRequest, i: number) => Reply, configExtra: Record<string, unknown> = {}) {
+    waits = [];
+    let fakeNow = 1_000_000;
     server = await startFakeProvider(responder);
     dispatcher = new Agent();
     const credFile = path.join(root, `credentials-${runIds.length}.json`);
@@ -115,6 +120,13 @@ describe("a scripted live run of the linkcheck fixture through the real RunServi
       credentials,
       dispatcher,
       recorder,
+      pacing: {
+        now: () => fakeNow,
+        sleep: async (ms) => {
+          waits.push(ms);
+          fakeNow += ms;
+        },
+      },
       workspaceOf: (req) => {
         const r = runs.ledger.getRun(req.runId).record;
         return { root: r.workspace, controlDir: r.control_dir };
@@ -150,6 +162,7 @@ describe("a scripted live run of the linkcheck fixture through the real RunServi
     await runs.approve(runId, second.pending_action!.action_id);
     const done = await runs.settled(runId);
     expect(done.status, done.reason ?? "").toBe("completed");
+    expect(waits).toEqual([]); // no failure, no backoff
     expect(done.verification).toMatchObject({ passed: true, tests: { discovered: 3, passed: 3, failed: 0 } });
     expect(done.counters).toMatchObject({ model_turns: 7, writes: 2 });
     expect(done.counters.prompt_tokens).toBeGreaterThan(0);
@@ -196,10 +209,10 @@ describe("a scripted live run of the linkcheck fixture through the real RunServi
   });
 
   it.each([
-    ["500", () => errorReply(500, "upstream down")],
-    ["429", () => errorReply(429, "slow down")],
-    ["timeout", () => ({ hang: true }) as Reply],
-  ])("regression: %s is retried exactly twice by the runtime, then the run stops as failed and its record is kept", async (name, reply) => {
+    ["500", () => errorReply(500, "upstream down"), [500, 1000]],
+    ["429 with Retry-After", () => errorReply(429, "slow down", { "retry-after": "3" }), [3000, 3000]],
+    ["timeout", () => ({ hang: true }) as Reply, [500, 1000]],
+  ])("regression: %s is retried exactly twice by the runtime with backoff, then the run stops as failed and its record is kept", async (name, reply, expectedWaits) => {
     await setUp((req, i) => (i === 0 ? textReply("Plan: read the code.") : reply()), name === "timeout" ? { request_timeout_ms: 300 } : {});
     const runId = await start(`ws-retry-${name}`);
     const done = await runs.settled(runId);
@@ -208,6 +221,7 @@ describe("a scripted live run of the linkcheck fixture through the real RunServi
     expect(server.requests).toHaveLength(1 + 3);
     const events = await runs.events(runId, 0, 0);
     expect(events.filter((e) => e.type === "model_retry")).toHaveLength(2);
+    expect(waits).toEqual(expectedWaits);
     await recorder.settled(runId);
     const [record] = (await listLiveRunRecords(stateDir)).filter((r) => r.run_id === runId);
     expect(record).toMatchObject({ status: "failed", model_retries: 2 });

@@ -33,6 +33,8 @@ export interface LiveModelFactoryDeps {
   /** when set, every live run segment leaves a live run record when it stops */
   recorder?: LiveRunRecorder;
   log?: LiveModelOptions["log"];
+  /** clock and sleep for the provider's backoff; default real time */
+  pacing?: LiveModelOptions["pacing"];
 }
 
 /**
@@ -55,6 +57,7 @@ export function createLiveModelFactory(deps: LiveModelFactoryDeps): (req: LiveMo
       credentials: deps.credentials,
       ...(deps.dispatcher ? { dispatcher: deps.dispatcher } : {}),
       ...(deps.log ? { log: deps.log } : {}),
+      ...(deps.pacing ? { pacing: deps.pacing } : {}),
       isolationReportGeneratedAt: pass.report_generated_at,
       preamble: async () => {
         const where = deps.workspaceOf?.(req) ?? null;

@@ -7,6 +7,7 @@ import type { Model, ModelTurn, ModelUsage, ModelView } from "../model.js";
 import { providerHost, type LiveModelConfig } from "./config.js";
 import { decodeJsonAction, decodeToolMessage } from "./decode.js";
 import { postChatCompletion } from "./http.js";
+import { Pacing, type PacingDeps } from "./pacing.js";
 import { jsonActionInstructions, toJsonActionMessages } from "./json-action.js";
 import type { ChatCompletionResponse } from "./wire.js";
 
@@ -33,6 +34,8 @@ export interface LiveModelOptions {
   isolationReportGeneratedAt?: string;
   /** one line per request as data (never messages, never the key); default: silent */
   log?: Pick<Logger, "debug" | "warn">;
+  /** clock and sleep for the backoff after transient failures; default: real time */
+  pacing?: PacingDeps;
 }
 
 /** What the live run record needs to know about the model that drove the run. */
@@ -54,10 +57,12 @@ export class LiveModel implements Model {
   private readonly opts: LiveModelOptions;
   private apiKey: string | null | undefined;
   private preamble: Message[] | undefined;
+  private readonly pacing: Pacing;
 
   constructor(opts: LiveModelOptions) {
     this.opts = opts;
     this.name = `live:${opts.config.model}`;
+    this.pacing = new Pacing(opts.pacing);
   }
 
   async decide(view: ModelView, signal: AbortSignal): Promise<ModelTurn> {
@@ -66,8 +71,11 @@ export class LiveModel implements Model {
     const meta = { runId: view.runId, model: this.opts.config.model, host: providerHost(this.opts.config) };
     let response: ChatCompletionResponse;
     try {
+      await this.pacing.beforeRequest(signal);
       response = await postChatCompletion({ config: this.opts.config, body, apiKey: this.key(), dispatcher: this.opts.dispatcher, signal });
+      this.pacing.succeeded();
     } catch (err) {
+      if (isMiniAgentError(err)) this.pacing.failed(err);
       const code = isMiniAgentError(err) ? err.code : "internal";
       const details = isMiniAgentError(err) ? err.details : undefined;
       this.opts.log?.warn({ ...meta, code, transient: details?.transient === true, status: details?.status, ms: Math.round(performance.now() - started) }, "model request failed");
