@@ -9,6 +9,7 @@ import { MiniAgentError } from "../errors.js";
 import type { IsolationKey, IsolationReportSummary } from "../gate/isolation-facts.js";
 import { checkLiveGate } from "../gate/live-gate.js";
 import { createLiveModelFactory } from "../gate/live-model-factory.js";
+import { createLiveRunRecorder } from "../live-record/recorder.js";
 import { sandboxIsolationFacts } from "../gate/sandbox-facts.js";
 import type { DaemonServices, ServiceContext } from "../main.js";
 import { resolveLiveModelConfig } from "../models/live/config.js";
@@ -46,6 +47,14 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
     throw new MiniAgentError("backend_not_isolated", "the trusted_local backend is not available in this daemon; use --backend container");
   };
 
+  // Every live run leaves a redacted record in <state>/live-runs when it stops (issue 6).
+  const recorder = createLiveRunRecorder({
+    stateDir: config.stateDir,
+    service: () => runService,
+    budgetsOf: (id) => runService.ledger.getRun(id).record.budgets,
+    onError: (runId, err) => log.warn({ runId, err }, "live run record could not be written"),
+  });
+
   const runService = createRunService({
     stateDir: config.stateDir,
     executorFactory,
@@ -56,6 +65,8 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
         facts,
         config: liveConfig,
         credentials,
+        recorder,
+        log: log.child({ part: "live-model" }),
         workspaceOf: (r) => {
           try {
             return { root: runService.getRun(r.runId).workspace };
@@ -94,6 +105,7 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
     isolation,
     liveGate,
     reapLeftovers: () => reapOwnRuns(docker, runService.listRuns().map((r) => r.run_id)),
+    close: () => recorder.close(),
   };
 }
 
