@@ -248,4 +248,35 @@ describe("a scripted live run of the linkcheck fixture through the real RunServi
     expect(runs.traceJsonl(runId)).not.toContain(KEY);
     expect(filesContaining(stateDir, KEY)).toEqual([]);
   });
+
+  it("JSON-action mode through the runtime: prose instead of an action is an observation that costs a tool call, shown to the model next turn", async () => {
+    await setUp(
+      (_req, i) => {
+        if (i === 0) return textReply('{"kind":"tool","call":{"name":"read_file","arguments":{"path":"src/linkcheck.js"}}}');
+        if (i === 1) return textReply("Sure! I will now fix the bug.");
+        return errorReply(400, "stop here");
+      },
+      { mode: "json" },
+    );
+    const runId = await start("ws-json");
+    const done = await runs.settled(runId);
+    expect(done.status).toBe("failed");
+    expect(done.counters.tool_calls).toBe(2);
+    const observed = (await runs.events(runId, 0, 0)).filter((e) => e.type === "tool_observed").map((e) => [e.payload.tool, e.payload.ok, e.payload.error]);
+    expect(observed).toEqual([
+      ["read_file", true, null],
+      ["invalid_output", false, "unknown_tool"],
+    ]);
+    const third = server.requests[2]!.body;
+    expect(third.tools).toBeUndefined();
+    const sent = third.messages as Msg[];
+    expect(sent.some((m) => m.role === "tool" || m.tool_calls !== undefined)).toBe(false);
+    const results = sent.filter((m) => m.role === "user" && String(m.content).startsWith("Result of call"));
+    expect(results).toHaveLength(2);
+    expect(results[1]!.content).toContain("unknown_tool");
+    // the model sees why: the rewritten call it "made" carries the problem, right before the result
+    const before = sent[sent.indexOf(results[1]!) - 1]!;
+    expect(before.role).toBe("assistant");
+    expect(before.content).toContain("reply is not one JSON object");
+  });
 });
