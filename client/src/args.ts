@@ -7,6 +7,15 @@ import { parseArgs, type ParseArgsConfig } from "node:util";
  */
 type OptionSpec = NonNullable<ParseArgsConfig["options"]>;
 
+/** budget overrides for run and resume; unset ones keep the task's (or the run's) values */
+const BUDGET_OPTIONS: OptionSpec = {
+  "max-turns": { type: "string" },
+  "max-tool-calls": { type: "string" },
+  "max-seconds": { type: "string" },
+  "max-tokens": { type: "string" },
+};
+const BUDGET_HELP = "budgets: --max-turns N --max-tool-calls N --max-seconds N --max-tokens N override the task's.";
+
 const GLOBAL: OptionSpec = {
   socket: { type: "string" },
   "state-dir": { type: "string" },
@@ -33,6 +42,7 @@ export const COMMANDS = {
       replay: { type: "string" },
       "trust-replay-file": { type: "boolean" },
       backend: { type: "string" },
+      ...BUDGET_OPTIONS,
     },
     summary:
       "run --fixture DIR --workspace NEWDIR | run --workspace DIR --task-spec FILE [--control DIR]\n" +
@@ -41,7 +51,8 @@ export const COMMANDS = {
       "Creates a run and follows it. --fixture copies DIR/repo into NEWDIR (which must not exist) and uses the\n" +
       "fixture's task.json, control/ and replay.json. Default model: replay; default backend: container.\n" +
       "At a pending write it shows the diff: on a terminal it asks y/N; otherwise it prints the approve/reject\n" +
-      "commands and exits 3.",
+      "commands and exits 3.\n" +
+      BUDGET_HELP,
   },
   status: { positionals: ["RUN"], options: {}, summary: "status RUN [--json]", details: "--json prints {run_id, status, reason, action_id} (action_id when awaiting approval)." },
   list: { positionals: [], options: {}, summary: "list [--json]" },
@@ -57,7 +68,12 @@ export const COMMANDS = {
     summary: "reject RUN ACTION --reason TEXT [--no-follow]",
     details: "Rejects the pending write (the model sees the reason), then follows like approve.",
   },
-  resume: { positionals: ["RUN"], options: { "no-follow": { type: "boolean" } }, summary: "resume RUN [--no-follow]", details: "Resumes an interrupted or budget-exhausted run and follows it." },
+  resume: {
+    positionals: ["RUN"],
+    options: { "no-follow": { type: "boolean" }, ...BUDGET_OPTIONS },
+    summary: "resume RUN [--no-follow] [--max-turns N ...]",
+    details: `Resumes an interrupted or budget-exhausted run and follows it.\n${BUDGET_HELP}`,
+  },
   cancel: { positionals: ["RUN"], options: {}, summary: "cancel RUN" },
   trace: { positionals: ["RUN"], options: { jsonl: { type: "boolean" } }, summary: "trace RUN [--jsonl]" },
   diff: { positionals: ["RUN"], options: {}, summary: "diff RUN" },

@@ -39,6 +39,20 @@ function printJson(ctx: CommandContext, value: unknown): void {
   ctx.out(JSON.stringify(value, null, 2) + "\n");
 }
 
+const BUDGET_FLAGS = { "max-turns": "model_turns", "max-tool-calls": "tool_calls", "max-seconds": "total_seconds", "max-tokens": "tokens" } as const;
+
+/** --max-* flags as a partial Budgets; the daemon validates ranges with the same schema */
+function budgetsFrom(cmd: ParsedCommand): Partial<Record<(typeof BUDGET_FLAGS)[keyof typeof BUDGET_FLAGS], number>> | undefined {
+  const out: Partial<Record<(typeof BUDGET_FLAGS)[keyof typeof BUDGET_FLAGS], number>> = {};
+  for (const [flagName, field] of Object.entries(BUDGET_FLAGS)) {
+    const v = opt(cmd, flagName);
+    if (v === undefined) continue;
+    if (!/^\d+$/.test(v) || Number(v) < 1) throw new UsageError(`--${flagName} takes a positive integer`);
+    out[field] = Number(v);
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
 /** The client owns nothing: the one file it reads is a task spec, to send it. */
 function readTaskSpec(file: string): unknown {
   let text: string;
@@ -72,6 +86,7 @@ const run: Handler = async (cmd, ctx) => {
   if (!backend.success) throw new UsageError("--backend: use container or trusted_local");
   const replay = abs(opt(cmd, "replay"));
   const control = abs(opt(cmd, "control"));
+  const budgets = budgetsFrom(cmd);
   const created = await ctx.api.createRun({
     workspace,
     model,
@@ -81,6 +96,7 @@ const run: Handler = async (cmd, ctx) => {
     ...(taskSpecFile !== undefined && { task_spec: readTaskSpec(taskSpecFile) as never }),
     ...(control !== undefined && { control_dir: control }),
     ...(replay !== undefined && { replay_path: replay }),
+    ...(budgets !== undefined && { budgets }),
   });
   if (!ctx.json) ctx.out(`run ${created.run.run_id} started (model ${model}, backend ${backend.data}, workspace ${workspace})\n`);
   return followRun(ctx.api, created.run, 0, ctx, { json: ctx.json, commandPrefix: ctx.commandPrefix, interactive: true });
@@ -123,7 +139,10 @@ const reject = thenFollow(
     if (!opt(cmd, "reason")) throw new UsageError("reject needs --reason TEXT (the model is told why)");
   },
 );
-const resume = thenFollow((cmd, ctx) => ctx.api.resume(arg(cmd, 0)));
+const resume = thenFollow(
+  (cmd, ctx) => ctx.api.resume(arg(cmd, 0), budgetsFrom(cmd)),
+  (cmd) => void budgetsFrom(cmd),
+);
 
 const cancel: Handler = async (cmd, ctx) => {
   const { run: r } = await ctx.api.cancel(arg(cmd, 0));

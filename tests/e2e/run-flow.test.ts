@@ -264,6 +264,24 @@ describe("runs through the daemon and the client", () => {
     expect(trace.trim().split("\n").filter((l) => (JSON.parse(l) as { type: string }).type === "action_written")).toHaveLength(2);
   });
 
+  it("exit codes through the stack: budget exhausted is 5, resume with a larger budget goes on (3), cancel is 4", async () => {
+    const stateDir = stateDirWithImage();
+    const d = await daemon(stateDir);
+    const socket = ["--socket", d.socketPath];
+    const ws = path.join(path.dirname(stateDir), "ws");
+    const r = await runClient(["run", "--fixture", FIXTURE, "--workspace", ws, "--max-tool-calls", "1", ...socket]);
+    expect({ code: r.code, out: r.stdout + r.stderr }).toMatchObject({ code: 5 });
+    expect(r.stdout).toContain("mini-agent-client resume");
+    const runId = /run (\S+) started/.exec(r.stdout)?.[1] ?? "";
+    expect((await status(d.socketPath, runId)).status).toBe("budget_exhausted");
+    const resumed = await runClient(["resume", runId, "--max-tool-calls", "20", ...socket]);
+    expect({ code: resumed.code, out: resumed.stdout + resumed.stderr }).toMatchObject({ code: 3 });
+    const cancelled = await runClient(["cancel", runId, ...socket]);
+    expect(cancelled.code).toBe(4);
+    expect((await status(d.socketPath, runId)).status).toBe("cancelled");
+    expect(await containersOf(runId)).toEqual([]);
+  });
+
   it("never lets the credential canary out: not in the state dir, logs, trace, API answers or sandbox containers", async () => {
     const canaryEnv = "sk-canaryENV0123456789abcdefXYZ";
     const canaryFile = "sk-canaryFILE0123456789abcdefXYZ";
