@@ -7,9 +7,9 @@ import { createCredentialSource, type CredentialSource } from "../../daemon/src/
 import { isMiniAgentError } from "../../daemon/src/errors.js";
 import type { IsolationFacts, IsolationKey, IsolationReportSummary } from "../../daemon/src/gate/isolation-facts.js";
 import { checkLiveGate, LIVE_GATE_DEFAULTS } from "../../daemon/src/gate/live-gate.js";
-import { openGatedLiveModel } from "../../daemon/src/gate/open-live-model.js";
 import { createLiveModelFactory } from "../../daemon/src/gate/live-model-factory.js";
 import { resolveLiveModelConfig } from "../../daemon/src/models/live/config.js";
+import type { LiveModel } from "../../daemon/src/models/live/live-model.js";
 import { startFakeProvider, textReply, type FakeProvider } from "./openai-server.js";
 
 const NOW = Date.parse("2026-11-30T12:00:00Z");
@@ -64,16 +64,22 @@ describe("live gate", () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
+  /** the runtime's model factory, counting how often it asked where the workspace is */
   async function open(backend: "container" | "trusted_local", f: IsolationFacts) {
     let prepared = 0;
     const config = resolveLiveModelConfig({ MINI_AGENT_BASE_URL: server.baseUrl, MINI_AGENT_MODEL: "fake-model" });
-    const result = await openGatedLiveModel({
-      gate: { backend, facts: f, clock: () => NOW },
-      prepare: async () => {
+    const factory = createLiveModelFactory({
+      facts: f,
+      config,
+      credentials,
+      dispatcher,
+      clock: () => NOW,
+      workspaceOf: () => {
         prepared++;
-        return { config, credentials, dispatcher };
+        return null;
       },
-    }).catch((e: unknown) => e);
+    });
+    const result = await factory({ runId: "run_g", task: { forbidden: [] }, backend }).catch((e: unknown) => e);
     return { result, prepared };
   }
 
@@ -88,7 +94,7 @@ describe("live gate", () => {
     ["report dated in the future", "container", { report: passing(-2) }, "report_stale"],
   ];
 
-  it.each(refusals)("refuses (%s) with isolation_unverified, ZERO requests, the key never read, nothing prepared", async (_name, backend, opts, reason) => {
+  it.each(refusals)("refuses (%s) with isolation_unverified, ZERO requests, the key never read, the workspace never asked for", async (_name, backend, opts, reason) => {
     const { f } = facts(opts);
     const { result, prepared } = await open(backend, f);
     expect(isMiniAgentError(result, "isolation_unverified")).toBe(true);
@@ -116,12 +122,11 @@ describe("live gate", () => {
 
   it("passes with a fresh passing report; the key is read and the server contacted only on the first decision", async () => {
     const { f } = facts({ report: passing(1) });
-    const { result, prepared } = await open("container", f);
+    const { result } = await open("container", f);
     expect(isMiniAgentError(result)).toBe(false);
-    expect(prepared).toBe(1);
     expect(credentials.reads).toBe(0);
     expect(server.requests).toHaveLength(0);
-    const { model } = result as Awaited<ReturnType<typeof openGatedLiveModel>>;
+    const model = result as LiveModel;
     const turn = await model.decide({ runId: "r", messages: [{ role: "system", content: "S" }], tools: [] }, new AbortController().signal);
     expect(turn.decision).toEqual({ kind: "final", text: "nothing" });
     expect(credentials.reads).toBe(1);

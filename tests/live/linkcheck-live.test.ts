@@ -96,7 +96,7 @@ describe("a scripted live run of the linkcheck fixture through the real RunServi
   /** the provider's backoff waits, recorded instead of slept (no timing in tests) */
   let waits: number[] = [];
 
-  async function setUp(responder: (req: RecordedRequest, i: number) => Reply, configExtra: Record<string, unknown> = {}) {
+  async function setUp(responder: (req: RecordedRequest, i: number) => Reply, configExtra: Record<string, unknown> = {}, reportAgeMs = 0) {
     waits = [];
     let fakeNow = 1_000_000;
     server = await startFakeProvider(responder);
@@ -106,7 +106,7 @@ describe("a scripted live run of the linkcheck fixture through the real RunServi
     credentials = createCredentialSource({ env: new Map(), filePath: credFile });
     // the engine facts are real (pinned digest present, HostConfig hash, engine version);
     // the probes' report is supplied fresh here; gate-docker.test.ts covers refusals
-    const fresh: IsolationReportSummary = { passed: true, generated_at: new Date().toISOString(), failed_probe_ids: [] };
+    const fresh: IsolationReportSummary = { passed: true, generated_at: new Date(Date.now() - reportAgeMs).toISOString(), failed_probe_ids: [] };
     const facts = sandboxIsolationFacts({
       docker: createDockerClient({}),
       sandbox: resolveSandboxConfig({}),
@@ -146,6 +146,21 @@ describe("a scripted live run of the linkcheck fixture through the real RunServi
     await recorder.close();
     await server.close();
     await dispatcher.close();
+  });
+
+  it("a stale report refuses createRun before anything exists: no workspace, no run, no key read, no request", async () => {
+    await setUp(canonicalModel, {}, 25 * 3_600_000);
+    const workspace = path.join(root, "ws-refused");
+    const controlRoot = path.join(stateDir, "control");
+    const controlsBefore = fs.existsSync(controlRoot) ? fs.readdirSync(controlRoot) : [];
+    await expect(
+      runs.createRun({ workspace, fixtureDir: LINKCHECK, model: "live", trustReplayFile: false, backend: "container" }),
+    ).rejects.toMatchObject({ code: "isolation_unverified", details: { reason: "report_stale", refresh_command: "mini-agent-client probe" } });
+    expect(fs.existsSync(workspace)).toBe(false);
+    expect(runs.listRuns()).toEqual([]);
+    expect(fs.existsSync(controlRoot) ? fs.readdirSync(controlRoot) : []).toEqual(controlsBefore);
+    expect(credentials.reads).toBe(0);
+    expect(server.requests).toHaveLength(0);
   });
 
   it("completes with the host Verifier after two approvals; requests carry the generated tools, paired messages and the key only in Authorization", async () => {
