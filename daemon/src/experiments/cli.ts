@@ -90,7 +90,11 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     const dockerEnv = io.env.DOCKER_HOST ? { DOCKER_HOST: io.env.DOCKER_HOST } : {};
     const base = { repoRoot: io.repoRoot, executor: engine.executor, engine: engine.facts, imageLockPath: engine.lockPath, dockerEnv, nodeExecPath: io.nodeExecPath };
     for (const id of opts.groups as Array<keyof typeof GROUPS & string>) {
-      const outcome = await runGroup(GROUPS[id], base, { now: () => performance.now(), scratchDir: scratchDirIn(path.join(scratchRoot, "s")) });
+      const outcome = await runGroup(GROUPS[id], base, {
+        now: () => performance.now(),
+        scratchDir: scratchDirIn(path.join(scratchRoot, "s")),
+        onError: (where, err) => io.stderr(`${where} threw ${isMiniAgentError(err) ? err.code : err instanceof Error ? err.name : "error"}: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}`),
+      });
       io.stdout(`${id}: ${outcome.passed ? "passed" : "FAILED"} (${outcome.scenarios.filter((s) => s.passed).length}/${outcome.scenarios.length})`);
       for (const s of outcome.scenarios) if (!s.passed) io.stdout(`  - ${s.id}: expected ${JSON.stringify(s.expected)} observed ${JSON.stringify(s.observed)}`);
       outcomes.push(outcome);

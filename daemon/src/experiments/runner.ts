@@ -17,6 +17,8 @@ export interface RunnerDeps {
   now(): number;
   /** makes an empty scratch dir for one scenario */
   scratchDir(id: string): Promise<string>;
+  /** told when a scenario throws (the report keeps only the code; the operator may want the message) */
+  onError?(scenario: string, err: unknown): void;
 }
 
 /** An error becomes the observation: its stable code, never its message text or stack. */
@@ -35,6 +37,7 @@ export async function runGroup(group: GroupDefinition, base: Omit<ExperimentCont
       // a JSON round trip: what is written is exactly what is compared
       observed = JSON.parse(JSON.stringify((await s.run({ ...base, scratch })) ?? null)) as Json;
     } catch (err) {
+      deps.onError?.(`${group.id}/${s.id}`, err);
       observed = observationOf(err);
     } finally {
       duration_ms[s.id] = Math.round(deps.now() - t0);
