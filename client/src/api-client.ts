@@ -34,11 +34,12 @@ export function startHint(target: ApiTarget): string {
   ].join("\n");
 }
 
+/** Generous: `probe` starts many containers (slower under runsc); long-polls are capped by the daemon anyway. */
 export class ApiClient {
   private readonly dispatcher: Dispatcher;
 
   constructor(private readonly target: ApiTarget) {
-    this.dispatcher = new Agent({ connect: { socketPath: target.socketPath }, headersTimeout: 120_000, bodyTimeout: 120_000 });
+    this.dispatcher = new Agent({ connect: { socketPath: target.socketPath }, headersTimeout: 600_000, bodyTimeout: 600_000 });
   }
 
   async close(): Promise<void> {

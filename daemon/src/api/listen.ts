@@ -9,7 +9,16 @@ import { MiniAgentError } from "../errors.js";
  * bind() so the socket is never visible with wider permissions, not even for
  * the moment between bind and chmod.
  */
+/** sun_path holds 108 bytes including the terminating NUL on Linux */
+const MAX_SOCKET_PATH_BYTES = 107;
+
 export async function listenUnix(server: http.Server, socketPath: string): Promise<void> {
+  if (Buffer.byteLength(socketPath) > MAX_SOCKET_PATH_BYTES) {
+    throw new MiniAgentError(
+      "invalid_request",
+      `socket path is ${Buffer.byteLength(socketPath)} bytes; Unix sockets allow at most ${MAX_SOCKET_PATH_BYTES}. Use a shorter --socket PATH or --state-dir DIR`,
+    );
+  }
   fs.mkdirSync(path.dirname(socketPath), { recursive: true, mode: 0o700 });
   await removeStaleSocket(socketPath);
   const previous = process.umask(0o177);

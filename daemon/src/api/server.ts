@@ -18,11 +18,10 @@ export interface ApiServerOptions {
   token?: string;
 }
 
-let requestCounter = 0;
-
 export function createApiServer(opts: ApiServerOptions): http.Server {
+  let requestCounter = 0;
   const server = http.createServer((req, res) => {
-    void handle(req, res, opts);
+    void handle(req, res, opts, ++requestCounter);
   });
   // A long-poll may wait up to maxWaitMs; keep the default request timeout above it.
   server.requestTimeout = opts.deps.maxWaitMs + 60_000;
@@ -30,8 +29,7 @@ export function createApiServer(opts: ApiServerOptions): http.Server {
   return server;
 }
 
-async function handle(req: IncomingMessage, res: ServerResponse, opts: ApiServerOptions): Promise<void> {
-  const reqId = ++requestCounter;
+async function handle(req: IncomingMessage, res: ServerResponse, opts: ApiServerOptions, reqId: number): Promise<void> {
   const log = opts.log.child({ reqId });
   const method = req.method ?? "GET";
   const url = new URL(req.url ?? "/", "http://mini-agent.invalid");
