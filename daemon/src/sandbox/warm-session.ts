@@ -20,6 +20,8 @@ export class WarmSession implements SandboxSession {
   private box: SandboxContainer | null = null;
   private closed = false;
   private queue: Promise<unknown> = Promise.resolve();
+  /** the clean-up after the previous exec (kill leftovers, empty /workspace); never rejects. */
+  private cleanup: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly o: { docker: Docker; config: SandboxConfig; digest: string; runId: string; now: () => number; epochMs: () => number },
@@ -42,6 +44,7 @@ export class WarmSession implements SandboxSession {
       throw new MiniAgentError("invalid_fields", "controlDir is not accepted in a warm session; use Executor.run");
     }
     const env = buildExecEnv(this.o.config, req.env);
+    await this.cleanup;
     const t0 = this.o.now();
     const startedAt = this.o.epochMs();
     if (!this.box) await this.open();
@@ -59,8 +62,12 @@ export class WarmSession implements SandboxSession {
     });
     const oomKilled = await box.oomKilledSince(startedAt, this.o.epochMs());
     const result = toResult({ ...outcome, oomKilled }, this.o.now() - t0, box.digest, this.o.config.runtime);
-    // the OOM flag sticks to a container: replace it so the next exec's report is its own
-    if (oomKilled || !(await this.reset(box, true))) await this.discard(box);
+    // Leftover processes are killed right after the exec, off the caller's critical path;
+    // the next exec and close() wait for it. An OOM'd container is replaced so the next
+    // exec's report is its own.
+    this.cleanup = (async () => {
+      if (oomKilled || !(await this.reset(box, true))) await this.discard(box);
+    })();
     return result;
   }
 
@@ -90,6 +97,7 @@ export class WarmSession implements SandboxSession {
   async close(): Promise<void> {
     this.closed = true;
     await this.queue;
+    await this.cleanup;
     if (this.box) await this.discard(this.box);
   }
 }
