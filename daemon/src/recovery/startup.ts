@@ -7,7 +7,7 @@ import { patchState } from "../runtime/deps.js";
  * whether to re-enter the Verifier or the model. They are never continued
  * silently. Runs awaiting approval stay as they are: nothing was in flight.
  */
-export function markInterrupted(deps: RuntimeDeps): string[] {
+export function interruptInFlightRuns(deps: RuntimeDeps): string[] {
   const runs = deps.ledger.runsWithStatus(["running", "verifying"]);
   for (const run of runs) {
     deps.ledger.tx(() => {

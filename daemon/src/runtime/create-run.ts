@@ -5,6 +5,7 @@ import type { ReplayFile } from "../contracts/decision.js";
 import { Budgets, TaskSpec } from "../contracts/task-spec.js";
 import { MiniAgentError } from "../errors.js";
 import { isCanonicalReplay, loadReplayFile } from "../models/replay.js";
+import type { RunState } from "../store/records.js";
 import type { CreateRunInput } from "./service.js";
 
 /** What createRun has checked BEFORE anything is created on disk. */
@@ -92,4 +93,19 @@ export function checkCreateInput(input: CreateRunInput, builtinFixturesDir: stri
 export function materializeWorkspace(fixtureDir: string, workspace: string): void {
   fs.mkdirSync(path.dirname(workspace), { recursive: true });
   fs.cpSync(path.join(fixtureDir, "repo"), workspace, { recursive: true, errorOnExist: true, force: false, verbatimSymlinks: true });
+}
+
+/** A new run's state: nothing spent, nothing pending. */
+export function initialState(): RunState {
+  return {
+    schema_version: 1,
+    counters: { model_turns: 0, tool_calls: 0, writes: 0, elapsed_ms: 0, prompt_tokens: 0, completion_tokens: 0 },
+    stop: { cancelled: false, timed_out: false, exhausted: null },
+    interrupted_from: null,
+    pending_action_id: null,
+    last_tool: null,
+    last_plan: null,
+    tests: null,
+    verification: null,
+  };
 }

@@ -19,7 +19,6 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { pino } from "pino";
 import { statePath } from "../config/state-dir.js";
 import { TERMINAL_STATUSES } from "../contracts/run.js";
@@ -30,80 +29,37 @@ import type { Model } from "../models/model.js";
 import { loadReplayFile, ReplayModel } from "../models/replay.js";
 import { loadOrCreateApprovalKey } from "../policy/approval-key.js";
 import { checkBinding, createBinding } from "../recovery/binding.js";
-import { markInterrupted } from "../recovery/startup.js";
+import { interruptInFlightRuns } from "../recovery/startup.js";
 import { recoverInFlightWrites } from "../recovery/three-state.js";
 import { Ledger } from "../store/ledger.js";
-import type { RunRecord, RunState } from "../store/records.js";
-import type { Executor } from "../sandbox/executor.js";
+import type { RunRecord } from "../store/records.js";
 import type { ToolContext } from "../tools/context.js";
 import { exportJsonl } from "../trace/export.js";
 import { Trace } from "../trace/trace.js";
-import { verify } from "../verifier/verify.js";
-import { ActiveRun } from "./active-run.js";
 import { approveAction, pendingAction, rejectAction } from "./approval-flow.js";
 import { exhaustedBefore } from "./budgets.js";
-import { checkCreateInput, materializeWorkspace } from "./create-run.js";
+import { checkCreateInput, initialState, materializeWorkspace } from "./create-run.js";
+import { Drivers, markInterrupted } from "./drivers.js";
+import { checkOptions, defaultFixturesDir, defaultVerifier, type RunServiceOptions } from "./options.js";
 import { patchState, type RuntimeDeps } from "./deps.js";
-import { driveRun } from "./loop.js";
-import { systemClock, type Clock, type CrashHook, type ExecutorFactory, type ModelFactory, type RuntimeLogger, type ToolPort, type Verifier } from "./ports.js";
+import { systemClock } from "./ports.js";
 import { runView } from "./run-view.js";
 import type { CreateRunInput, RunService, RunView, TraceEvent } from "./service.js";
 import { defaultToolPort } from "./tools-port.js";
-import { verifyAndFinish } from "./verify-step.js";
-import { defaultViewBuilder, type ViewBuilder } from "./view-input.js";
+import { defaultViewBuilder } from "./view-input.js";
 
-export interface RunServiceOptions {
-  stateDir: string;
-  executorFactory: ExecutorFactory;
-  modelFactory?: ModelFactory;
-  logger?: RuntimeLogger;
-  clock?: Clock;
-  ledger?: Ledger;
-  verifier?: Verifier;
-  /** replace single tool functions (fault injection); the rest stay real */
-  tools?: Partial<ToolPort>;
-  viewBuilder?: ViewBuilder;
-  /** where the built-in fixtures live; only their replay.json is trusted on trusted_local */
-  builtinFixturesDir?: string;
-  /** test-only crash points; see crashHookFromEnv */
-  crash?: CrashHook;
-  approvalKey?: Uint8Array;
-}
-
-const OPTION_NAMES = ["stateDir", "executorFactory", "modelFactory", "logger", "clock", "ledger", "verifier", "tools", "viewBuilder", "builtinFixturesDir", "crash", "approvalKey"];
-
-function defaultFixturesDir(): string {
-  const here = path.dirname(fileURLToPath(import.meta.url));
-  // source tree: <root>/daemon/src/runtime; build: <root>/dist/daemon/src/runtime
-  const candidates = [path.resolve(here, "../../../fixtures"), path.resolve(here, "../../../../fixtures")];
-  return candidates.find((c) => fs.existsSync(c)) ?? candidates[0]!;
-}
-
-/** verifier/verify.ts takes the Verifier port's shape; the run's control dir stays out of every manifest. */
-const defaultVerifier =
-  (logger: RuntimeLogger): Verifier =>
-  (i) =>
-    verify({ ...i, excludeAbs: [i.controlDir], log: logger as never });
+export type { RunServiceOptions };
 
 export function createRunService(options: RunServiceOptions): RunServiceImpl {
-  const unknown = Object.keys(options).filter((k) => !OPTION_NAMES.includes(k));
-  if (unknown.length > 0) throw new MiniAgentError("invalid_request", `unknown RunService option(s): ${unknown.join(", ")}; known: ${OPTION_NAMES.join(", ")}`);
-  if (!options.stateDir || typeof options.executorFactory !== "function") {
-    throw new MiniAgentError("invalid_request", "createRunService needs stateDir and executorFactory");
-  }
+  checkOptions(options);
   return new RunServiceImpl(options);
-}
-
-interface Driving {
-  active: ActiveRun;
-  done: Promise<void>;
 }
 
 export class RunServiceImpl implements RunService {
   private readonly deps: RuntimeDeps;
   private readonly stateDir: string;
   private readonly ownsLedger: boolean;
-  private readonly driving = new Map<string, Driving>();
+  private readonly drivers: Drivers;
   /** workspaces being claimed by a createRun in progress, and runs with a decision in progress */
   private readonly claims = new Set<string>();
   private readonly busyRuns = new Set<string>();
@@ -128,6 +84,7 @@ export class RunServiceImpl implements RunService {
       buildView: options.viewBuilder ?? defaultViewBuilder(),
       stateDir: this.stateDir,
     };
+    this.drivers = new Drivers(this.deps, options.executorFactory);
     if (options.approvalKey) this.keyPromise = Promise.resolve(options.approvalKey);
   }
 
@@ -186,7 +143,7 @@ export class RunServiceImpl implements RunService {
       });
       inserted = true;
       this.deps.logger.info({ runId, backend: input.backend, model: input.model }, "run created");
-      this.drive(runId, "model", model ?? this.replayModel(runId, record));
+      this.drivers.start(runId, "model", model ?? this.replayModel(runId, record));
       return this.view(runId);
     } catch (err) {
       if (!inserted) {
@@ -218,11 +175,11 @@ export class RunServiceImpl implements RunService {
         await approveAction(this.deps, runId, row, this.toolCtx(run.record), key);
       } catch (err) {
         const now = this.deps.ledger.getRun(runId);
-        if (isMiniAgentError(err, "approval_stale") && now.status === "running") this.drive(runId, "model", this.modelFor(runId, now.record));
-        else if (now.status === "running") this.interrupt(runId, `write failed (${isMiniAgentError(err) ? err.code : "internal"}); resume to recover`, err);
+        if (isMiniAgentError(err, "approval_stale") && now.status === "running") this.drivers.start(runId, "model", this.modelFor(runId, now.record));
+        else if (now.status === "running") markInterrupted(this.deps, runId, `write failed (${isMiniAgentError(err) ? err.code : "internal"}); resume to recover`, "running", err);
         throw err;
       }
-      this.drive(runId, "model", this.modelFor(runId, run.record));
+      this.drivers.start(runId, "model", this.modelFor(runId, run.record));
     });
   }
 
@@ -234,14 +191,14 @@ export class RunServiceImpl implements RunService {
       const row = pendingAction(this.deps, runId, actionId);
       const key = await this.key();
       rejectAction(this.deps, runId, row, reason, key);
-      this.drive(runId, "model", this.modelFor(runId, this.deps.ledger.getRun(runId).record));
+      this.drivers.start(runId, "model", this.modelFor(runId, this.deps.ledger.getRun(runId).record));
     });
   }
 
   async resume(runId: string, budgets?: Partial<Budgets>): Promise<RunView> {
     this.refuseWhenStopping();
     const run = this.deps.ledger.getRun(runId);
-    if (this.driving.has(runId)) return this.view(runId);
+    if (this.drivers.get(runId)) return this.view(runId);
     if (TERMINAL_STATUSES.includes(run.status)) throw new MiniAgentError("run_not_resumable", `run ${runId} is ${run.status}: ${run.reason ?? ""}`.trim());
     // a copied ledger or a moved workspace is refused before anything else is considered
     checkBinding(this.deps.ledger, runId, this.stateDir);
@@ -273,7 +230,7 @@ export class RunServiceImpl implements RunService {
         outcome = await recoverInFlightWrites(this.deps, runId, this.toolCtx(run.record), await this.key());
       } catch (err) {
         // the facts on disk and in the ledger are unchanged: the next resume runs the same three-state check
-        this.interrupt(runId, `recovery failed (${isMiniAgentError(err) ? err.code : "internal"}); resume to retry`, err, phase);
+        markInterrupted(this.deps, runId, `recovery failed (${isMiniAgentError(err) ? err.code : "internal"}); resume to retry`, phase, err);
         throw err;
       }
       if (!outcome.ok) {
@@ -283,7 +240,7 @@ export class RunServiceImpl implements RunService {
         });
         return;
       }
-      this.drive(runId, phase === "verifying" ? "verify" : "model", model);
+      this.drivers.start(runId, phase === "verifying" ? "verify" : "model", model);
     });
   }
 
@@ -291,11 +248,9 @@ export class RunServiceImpl implements RunService {
     const run = this.deps.ledger.getRun(runId);
     if (run.status === "cancelled") return this.view(runId);
     if (TERMINAL_STATUSES.includes(run.status)) throw new MiniAgentError("run_not_resumable", `run ${runId} is already ${run.status}`);
-    const d = this.driving.get(runId);
-    if (d) {
+    if (this.drivers.get(runId)) {
       this.deps.ledger.tx(() => patchState(this.deps, runId, (s) => void (s.stop.cancelled = true)));
-      d.active.abortFor("cancel");
-      await d.done;
+      await this.drivers.abort(runId, "cancel");
     }
     const now = this.deps.ledger.getRun(runId);
     if (!TERMINAL_STATUSES.includes(now.status)) {
@@ -323,14 +278,12 @@ export class RunServiceImpl implements RunService {
   }
 
   async recoverAtStartup(): Promise<void> {
-    markInterrupted(this.deps);
+    interruptInFlightRuns(this.deps);
   }
 
   async shutdown(): Promise<void> {
     this.stopping = true;
-    const all = [...this.driving.values()];
-    for (const d of all) d.active.abortFor("shutdown");
-    await Promise.all(all.map((d) => d.done));
+    await this.drivers.abortAll("shutdown");
     this.deps.trace.wakeAll();
     // let woken long-polls read their last events before the ledger closes
     await new Promise((resolve) => setImmediate(resolve));
@@ -341,14 +294,14 @@ export class RunServiceImpl implements RunService {
 
   /** Resolves with the run's view once this process is no longer driving it. */
   async settled(runId: string): Promise<RunView> {
-    for (let d = this.driving.get(runId); d; d = this.driving.get(runId)) await d.done;
+    await this.drivers.settled(runId);
     return this.view(runId);
   }
 
   // ---- internals -------------------------------------------------------------
 
   private view(runId: string): RunView {
-    return runView(this.deps.ledger, runId, this.driving.get(runId)?.active.elapsedMs());
+    return runView(this.deps.ledger, runId, this.drivers.get(runId)?.elapsedMs());
   }
 
   private refuseWhenStopping(): void {
@@ -394,53 +347,6 @@ export class RunServiceImpl implements RunService {
     if (!this.options.modelFactory) throw new MiniAgentError("invalid_request", "live models are not configured in this daemon");
     return this.options.modelFactory({ runId, task, backend });
   }
-
-  /** Starts driving a run in the background; the promise never rejects. */
-  private drive(runId: string, mode: "model" | "verify", model: Model | Promise<Model>): void {
-    const run = this.deps.ledger.getRun(runId);
-    const acceptance = path.join(run.record.control_dir, "acceptance");
-    let executor: Executor;
-    try {
-      executor = this.options.executorFactory(run.record.backend);
-    } catch (err) {
-      this.interrupt(runId, `sandbox unavailable (${isMiniAgentError(err) ? err.code : "internal"}); resume when fixed`, err, mode === "verify" ? "verifying" : "running");
-      return;
-    }
-    const active = new ActiveRun(
-      runId,
-      executor,
-      this.toolCtx(run.record),
-      fs.existsSync(acceptance) ? acceptance : null,
-      this.deps.clock,
-      run.state.counters.elapsed_ms,
-    );
-    const entry: Driving = { active, done: Promise.resolve() };
-    this.driving.set(runId, entry);
-    entry.done = (async () => {
-      try {
-        active.model = await model;
-      } catch (err) {
-        // e.g. the live gate refused after a restart: resumable once the cause is fixed
-        this.interrupt(runId, `model unavailable (${isMiniAgentError(err) ? err.code : "internal"}); resume when fixed`, err, mode === "verify" ? "verifying" : "running");
-        return;
-      }
-      if (mode === "verify") await verifyAndFinish(this.deps, active);
-      else await driveRun(this.deps, active);
-    })()
-      .catch((err) => this.deps.logger.error({ runId, err }, "run driver failed"))
-      .finally(() => {
-        if (this.driving.get(runId) === entry) this.driving.delete(runId);
-      });
-  }
-
-  private interrupt(runId: string, reason: string, err: unknown, phase: "running" | "verifying" = "running"): void {
-    this.deps.logger.error({ runId, err }, reason);
-    this.deps.ledger.tx(() => {
-      patchState(this.deps, runId, (s) => void (s.interrupted_from = phase));
-      this.deps.ledger.updateRun(runId, { status: "interrupted", reason });
-      this.deps.trace.append(runId, { type: "run_stopped", payload: { status: "interrupted", interrupted_from: phase } });
-    });
-  }
 }
 
 function busy(workspace: string, holder: string | null): MiniAgentError {
@@ -451,18 +357,4 @@ function busy(workspace: string, holder: string | null): MiniAgentError {
 
 function newRunId(): string {
   return `run_${crypto.randomUUID().replace(/-/g, "").slice(0, 20)}`;
-}
-
-function initialState(): RunState {
-  return {
-    schema_version: 1,
-    counters: { model_turns: 0, tool_calls: 0, writes: 0, elapsed_ms: 0, prompt_tokens: 0, completion_tokens: 0 },
-    stop: { cancelled: false, timed_out: false, exhausted: null },
-    interrupted_from: null,
-    pending_action_id: null,
-    last_tool: null,
-    last_plan: null,
-    tests: null,
-    verification: null,
-  };
 }

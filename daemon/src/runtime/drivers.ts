@@ -1,0 +1,92 @@
+import fs from "node:fs";
+import path from "node:path";
+import { isMiniAgentError } from "../errors.js";
+import type { Model } from "../models/model.js";
+import type { Executor } from "../sandbox/executor.js";
+import { ActiveRun } from "./active-run.js";
+import { patchState, type RuntimeDeps } from "./deps.js";
+import { driveRun } from "./loop.js";
+import type { ExecutorFactory } from "./ports.js";
+import { verifyAndFinish } from "./verify-step.js";
+
+interface Driving {
+  active: ActiveRun;
+  done: Promise<void>;
+}
+
+/** Leaves a run `interrupted` (resumable) with the phase to resume into. */
+export function markInterrupted(deps: RuntimeDeps, runId: string, reason: string, phase: "running" | "verifying", err?: unknown): void {
+  deps.logger.error({ runId, err }, reason);
+  deps.ledger.tx(() => {
+    patchState(deps, runId, (s) => void (s.interrupted_from = phase));
+    deps.ledger.updateRun(runId, { status: "interrupted", reason });
+    deps.trace.append(runId, { type: "run_stopped", payload: { status: "interrupted", interrupted_from: phase } });
+  });
+}
+
+/**
+ * The runs this process is driving in the background, one ActiveRun each.
+ * Several runs go at once; a run is driven by at most one loop.
+ */
+export class Drivers {
+  private readonly driving = new Map<string, Driving>();
+
+  constructor(
+    private readonly deps: RuntimeDeps,
+    private readonly executorFactory: ExecutorFactory,
+  ) {}
+
+  get(runId: string): ActiveRun | undefined {
+    return this.driving.get(runId)?.active;
+  }
+
+  /** Starts driving a run in the background; the promise never rejects. */
+  start(runId: string, mode: "model" | "verify", model: Model | Promise<Model>): void {
+    const deps = this.deps;
+    const run = deps.ledger.getRun(runId);
+    const phase = mode === "verify" ? "verifying" : "running";
+    const acceptance = path.join(run.record.control_dir, "acceptance");
+    let executor: Executor;
+    try {
+      executor = this.executorFactory(run.record.backend);
+    } catch (err) {
+      markInterrupted(deps, runId, `sandbox unavailable (${isMiniAgentError(err) ? err.code : "internal"}); resume when fixed`, phase, err);
+      return;
+    }
+    const ctx = { task: run.record.task, workspaceRoot: run.record.workspace, controlDir: run.record.control_dir };
+    const active = new ActiveRun(runId, executor, ctx, fs.existsSync(acceptance) ? acceptance : null, deps.clock, run.state.counters.elapsed_ms);
+    const entry: Driving = { active, done: Promise.resolve() };
+    this.driving.set(runId, entry);
+    entry.done = (async () => {
+      try {
+        active.model = await model;
+      } catch (err) {
+        // e.g. the live gate refused after a restart: resumable once the cause is fixed
+        markInterrupted(deps, runId, `model unavailable (${isMiniAgentError(err) ? err.code : "internal"}); resume when fixed`, phase, err);
+        return;
+      }
+      if (mode === "verify") await verifyAndFinish(deps, active);
+      else await driveRun(deps, active);
+    })()
+      .catch((err) => deps.logger.error({ runId, err }, "run driver failed"))
+      .finally(() => {
+        if (this.driving.get(runId) === entry) this.driving.delete(runId);
+      });
+  }
+
+  /** Resolves once this process is no longer driving the run (a decision may start a new drive meanwhile). */
+  async settled(runId: string): Promise<void> {
+    for (let d = this.driving.get(runId); d; d = this.driving.get(runId)) await d.done;
+  }
+
+  async abort(runId: string, reason: "cancel" | "shutdown"): Promise<void> {
+    const d = this.driving.get(runId);
+    if (!d) return;
+    d.active.abortFor(reason);
+    await d.done;
+  }
+
+  async abortAll(reason: "cancel" | "shutdown"): Promise<void> {
+    await Promise.all([...this.driving.keys()].map((id) => this.abort(id, reason)));
+  }
+}

@@ -1,0 +1,50 @@
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { MiniAgentError } from "../errors.js";
+import type { Ledger } from "../store/ledger.js";
+import { verify } from "../verifier/verify.js";
+import type { Clock, CrashHook, ExecutorFactory, ModelFactory, RuntimeLogger, ToolPort, Verifier } from "./ports.js";
+import type { ViewBuilder } from "./view-input.js";
+
+export interface RunServiceOptions {
+  stateDir: string;
+  executorFactory: ExecutorFactory;
+  modelFactory?: ModelFactory;
+  logger?: RuntimeLogger;
+  clock?: Clock;
+  ledger?: Ledger;
+  verifier?: Verifier;
+  /** replace single tool functions (fault injection); the rest stay real */
+  tools?: Partial<ToolPort>;
+  viewBuilder?: ViewBuilder;
+  /** where the built-in fixtures live; only their replay.json is trusted on trusted_local */
+  builtinFixturesDir?: string;
+  /** test-only crash points; see crashHookFromEnv */
+  crash?: CrashHook;
+  approvalKey?: Uint8Array;
+}
+
+export const OPTION_NAMES = ["stateDir", "executorFactory", "modelFactory", "logger", "clock", "ledger", "verifier", "tools", "viewBuilder", "builtinFixturesDir", "crash", "approvalKey"];
+
+export function defaultFixturesDir(): string {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  // source tree: <root>/daemon/src/runtime; build: <root>/dist/daemon/src/runtime
+  const candidates = [path.resolve(here, "../../../fixtures"), path.resolve(here, "../../../../fixtures")];
+  return candidates.find((c) => fs.existsSync(c)) ?? candidates[0]!;
+}
+
+/** verifier/verify.ts takes the Verifier port's shape; the run's control dir stays out of every manifest. */
+export const defaultVerifier =
+  (logger: RuntimeLogger): Verifier =>
+  (i) =>
+    verify({ ...i, excludeAbs: [i.controlDir], log: logger as never });
+
+/** Unknown options fail loudly, naming the known ones. */
+export function checkOptions(options: RunServiceOptions): void {
+  const unknown = Object.keys(options).filter((k) => !OPTION_NAMES.includes(k));
+  if (unknown.length > 0) throw new MiniAgentError("invalid_request", `unknown RunService option(s): ${unknown.join(", ")}; known: ${OPTION_NAMES.join(", ")}`);
+  if (!options.stateDir || typeof options.executorFactory !== "function") {
+    throw new MiniAgentError("invalid_request", "createRunService needs stateDir and executorFactory");
+  }
+}
