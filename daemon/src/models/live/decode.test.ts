@@ -41,6 +41,16 @@ describe("decoding a model message into one Decision", () => {
     expect(c.kind === "tool" && c.call.call_id).toMatch(/^call_[0-9a-f]{24}$/);
   });
 
+  it("regression: a provider that reuses call ids per reply ('call_0' every turn) gets a fresh id, so a new call never pairs with an old result", () => {
+    const used = new Set(["call_0"]);
+    const d = decodeToolMessage(call("show_diff", "{}", "call_0"), "seed-turn-2", used);
+    expect(d.kind === "tool" && d.call.call_id).toMatch(/^call_[0-9a-f]{24}$/);
+    expect(decodeJsonAction('{"kind":"tool","call":{"call_id":"call_0","name":"show_diff","arguments":{}}}', "s", used)).toMatchObject({
+      call: { call_id: expect.stringMatching(/^call_[0-9a-f]{24}$/) },
+    });
+    expect(decodeToolMessage(call("show_diff", "{}", "call_1"), "s", used)).toMatchObject({ call: { call_id: "call_1" } });
+  });
+
   it("a tool name longer than 64 characters becomes the invalid_output pseudo-tool", () => {
     const d = decodeToolMessage(call("x".repeat(65), "{}"), "s");
     expect(d.kind === "tool" && d.call.name).toBe(INVALID_OUTPUT_TOOL);

@@ -32,21 +32,26 @@ export function invalidOutputDecision(callId: string, problem: string): Decision
   return { kind: "tool", call: { call_id: callId, name: INVALID_OUTPUT_TOOL, arguments: { problem: cap(problem, MAX_REASON) } } };
 }
 
-/** Provider call ids are kept when they are valid ids; otherwise a stable one is derived from the turn. */
-export function callIdFor(raw: string | null | undefined, turnSeed: string): string {
-  if (raw && Id.safeParse(raw).success) return raw;
+/**
+ * Provider call ids are kept when they are valid ids not used earlier in the
+ * run; otherwise a stable one is derived from the turn. Some local servers
+ * number calls per reply ("call_0" every turn), and a reused id would pair a
+ * new call with an old result.
+ */
+export function callIdFor(raw: string | null | undefined, turnSeed: string, used: ReadonlySet<string> = new Set()): string {
+  if (raw && Id.safeParse(raw).success && !used.has(raw)) return raw;
   return `call_${createHash("sha256").update(`${turnSeed}\0${raw ?? ""}`).digest("hex").slice(0, 24)}`;
 }
 
 /** Native tool calling. Parallel calls are disabled in the request; if a provider sends several anyway only the first is taken. */
-export function decodeToolMessage(message: WireMessage, turnSeed: string): Decision {
+export function decodeToolMessage(message: WireMessage, turnSeed: string, usedIds: ReadonlySet<string> = new Set()): Decision {
   const call = message.tool_calls?.[0];
-  if (call) return decodeToolCall(call, turnSeed);
+  if (call) return decodeToolCall(call, turnSeed, usedIds);
   return decodeText(message.content ?? "", turnSeed);
 }
 
-function decodeToolCall(call: WireToolCall, turnSeed: string): Decision {
-  const callId = callIdFor(call.id, turnSeed);
+function decodeToolCall(call: WireToolCall, turnSeed: string, usedIds: ReadonlySet<string>): Decision {
+  const callId = callIdFor(call.id, turnSeed, usedIds);
   const name = call.function.name.trim();
   if (name.length === 0 || name.length > 64) {
     return invalidOutputDecision(callId, "tool call without a valid tool name (1-64 characters)");
@@ -84,7 +89,7 @@ function decodeText(content: string, turnSeed: string): Decision {
  * JSON-action mode: the reply must be exactly one JSON object that is a Decision
  * (a ```json fence around it is tolerated). A tool call may omit call_id.
  */
-export function decodeJsonAction(content: string, turnSeed: string): Decision {
+export function decodeJsonAction(content: string, turnSeed: string, usedIds: ReadonlySet<string> = new Set()): Decision {
   const fallbackId = callIdFor(null, turnSeed);
   const text = unfence(content.trim());
   let value: unknown;
@@ -95,7 +100,7 @@ export function decodeJsonAction(content: string, turnSeed: string): Decision {
   }
   if (isRecord(value) && value.kind === "tool" && isRecord(value.call)) {
     const call = value.call;
-    value = { ...value, call: { ...call, call_id: callIdFor(typeof call.call_id === "string" ? call.call_id : null, turnSeed) } };
+    value = { ...value, call: { ...call, call_id: callIdFor(typeof call.call_id === "string" ? call.call_id : null, turnSeed, usedIds) } };
   }
   const parsed = Decision.safeParse(value);
   if (parsed.success) return parsed.data;

@@ -84,10 +84,11 @@ export class LiveModel implements Model {
     const choice = response.choices[0]!;
     // a stable seed: the same view gives the same derived call ids on a replayed turn
     const seed = createHash("sha256").update(view.runId).update(JSON.stringify(view.messages)).digest("hex");
+    const used = usedCallIds(view.messages);
     const decision =
       this.opts.config.mode === "json"
-        ? decodeJsonAction(choice.message.content ?? "", seed)
-        : decodeToolMessage(choice.message, seed);
+        ? decodeJsonAction(choice.message.content ?? "", seed, used)
+        : decodeToolMessage(choice.message, seed, used);
     const usage = usageOf(response);
     this.opts.log?.debug({ ...meta, ms: Math.round(performance.now() - started), finish_reason: choice.finish_reason ?? null, decision: decision.kind, usage }, "model answered");
     return usage === undefined ? { decision } : { decision, usage };
@@ -154,6 +155,16 @@ export function mergeLeadingSystem(messages: Message[]): Message[] {
     return true;
   });
   return systems.length === 0 ? rest : [{ role: "system", content: systems.join("\n\n") }, ...rest];
+}
+
+/** Call ids the run has already used, as far as the view shows them. */
+function usedCallIds(messages: ReadonlyArray<Message>): Set<string> {
+  const ids = new Set<string>();
+  for (const m of messages) {
+    if (typeof m.tool_call_id === "string") ids.add(m.tool_call_id);
+    if (Array.isArray(m.tool_calls)) for (const c of m.tool_calls as Message[]) if (typeof c.id === "string") ids.add(c.id);
+  }
+  return ids;
 }
 
 function usageOf(response: ChatCompletionResponse): ModelUsage | undefined {
