@@ -54,7 +54,14 @@ export const TOOL_NAMES = Object.keys(TOOL_ARGS) as ToolName[];
 export const ToolCall = z.strictObject({
   call_id: Id,
   name: z.string().min(1).max(64),
-  arguments: z.record(z.string(), z.unknown()),
+  // a record drops an own "__proto__" key (JSON.parse makes one) without a word;
+  // it is refused here instead, before the key can silently vanish
+  arguments: z.preprocess((value, ctx) => {
+    if (value !== null && typeof value === "object" && Object.hasOwn(value, "__proto__")) {
+      ctx.addIssue({ code: "custom", message: "Unrecognized key: \"__proto__\"", input: value });
+    }
+    return value;
+  }, z.record(z.string(), z.unknown())),
 });
 export type ToolCall = z.infer<typeof ToolCall>;
 

@@ -42,6 +42,12 @@ describe("validateToolCall", () => {
     }
   });
 
+  it("regression: an own __proto__ key in the arguments (as JSON.parse makes it) is an extra field, not silently dropped", () => {
+    const v = validateToolCall(JSON.parse('{"call_id":"c","name":"read_file","arguments":{"path":"a","__proto__":{"x":1}}}'));
+    expect(v.ok).toBe(false);
+    if (!v.ok) expect(v.result.error).toMatchObject({ code: "invalid_fields", message: expect.stringContaining("__proto__") });
+  });
+
   it("a getter on the proposal cannot make validation run code twice with different answers", () => {
     let reads = 0;
     const args = {

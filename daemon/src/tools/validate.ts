@@ -35,6 +35,17 @@ export function validateToolCall(raw: unknown): ValidationOutcome {
       result: errorResult(callId, "unknown_tool", `unknown tool '${name.slice(0, 64)}'; available: ${TOOL_NAMES.join(", ")}`),
     };
   }
+  // z.record copies keys by assignment, so an own "__proto__" key (JSON.parse makes
+  // one) would vanish before the strict check; compare the RAW keys first
+  const rawArgs = (raw as { arguments: object }).arguments;
+  const allowed = Object.keys(TOOL_ARGS[name].shape);
+  const extra = Object.keys(rawArgs).filter((k) => !allowed.includes(k));
+  if (extra.length > 0) {
+    return {
+      ok: false,
+      result: errorResult(callId, "invalid_fields", `✖ Unrecognized key(s): ${extra.map((k) => JSON.stringify(k.slice(0, 64))).join(", ")}\n  → at arguments`),
+    };
+  }
   const args = TOOL_ARGS[name].safeParse(top.data.arguments);
   if (!args.success) {
     const prefixed = new z.ZodError(args.error.issues.map((i) => ({ ...i, path: ["arguments", ...i.path] })));
