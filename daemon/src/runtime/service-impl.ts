@@ -62,7 +62,7 @@ export class RunServiceImpl implements RunService {
   private readonly drivers: Drivers;
   /** workspaces being claimed by a createRun in progress, and runs with a decision in progress */
   private readonly claims = new Set<string>();
-  private readonly busyRuns = new Set<string>();
+  private readonly busyRuns = new Map<string, Promise<void>>();
   private keyPromise: Promise<Uint8Array> | null = null;
   private stopping = false;
 
@@ -245,6 +245,8 @@ export class RunServiceImpl implements RunService {
   }
 
   async cancel(runId: string): Promise<RunView> {
+    // an approved write in progress finishes first (writes are never cut in half), then the cancel applies
+    await this.busyRuns.get(runId);
     const run = this.deps.ledger.getRun(runId);
     if (run.status === "cancelled") return this.view(runId);
     if (TERMINAL_STATUSES.includes(run.status)) throw new MiniAgentError("run_not_resumable", `run ${runId} is already ${run.status}`);
@@ -316,9 +318,10 @@ export class RunServiceImpl implements RunService {
   private async decide(runId: string, body: () => Promise<void>): Promise<RunView> {
     this.refuseWhenStopping();
     if (this.busyRuns.has(runId)) throw new MiniAgentError("approval_stale", `another decision on run ${runId} is in progress`);
-    this.busyRuns.add(runId);
+    const work = body();
+    this.busyRuns.set(runId, work.catch(() => {}));
     try {
-      await body();
+      await work;
     } finally {
       this.busyRuns.delete(runId);
     }
