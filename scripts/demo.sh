@@ -10,13 +10,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
+# The demo keeps its own state dir, so it never meets a daemon the user already runs.
+# Exported: the image build records its pinned digest there, where the daemon looks.
+export MINI_AGENT_STATE_DIR=${MINI_AGENT_STATE_DIR:-$root/.state/demo}
+state=$MINI_AGENT_STATE_DIR
+mkdir -p "$state" && chmod 700 "$state"
+
 bash scripts/docker-ensure.sh
 bash scripts/deps-ensure.sh
 npm run --silent build
 npm run --silent image:build
-
-state=${MINI_AGENT_STATE_DIR:-$root/.state/demo}
-mkdir -p "$state" && chmod 700 "$state"
 workspace=$(mktemp -d "${TMPDIR:-/tmp}/mini-agent-demo.XXXXXX")/linkcheck
 client() { node "$root/dist/client/src/cli.js" --state-dir "$state" "$@"; }
 
@@ -30,7 +33,8 @@ for _ in $(seq 1 100); do
   kill -0 "$daemon_pid" 2>/dev/null || { echo "demo: the daemon exited:"; cat "$state/daemon.out"; exit 2; }
   sleep 0.2
 done
-client health
+# health exits 2 until a passing isolation report exists; the probes below make one.
+client health || true
 
 echo
 echo "== isolation probes (a live model would be refused without a fresh passing report)"
