@@ -27,6 +27,12 @@ const BaseUrl = z
   }, "base_url must not carry credentials; put the key in MINI_AGENT_API_KEY or credentials.json")
   .refine((u) => new URL(u).search === "" && new URL(u).hash === "", "base_url must not carry a query or fragment");
 
+/** 127.0.0.0/8, ::1, localhost: traffic that never leaves this machine. */
+function isLoopback(hostname: string): boolean {
+  const h = hostname.replace(/^\[|\]$/g, "");
+  return h === "localhost" || h === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
+}
+
 export const LiveModelConfig = z.strictObject({
   base_url: BaseUrl.default(LIVE_MODEL_DEFAULTS.base_url),
   model: z.string().min(1, "model is required: set MINI_AGENT_MODEL or `model` in the config file").max(256),
@@ -35,6 +41,11 @@ export const LiveModelConfig = z.strictObject({
   request_timeout_ms: z.int().min(100).max(3_600_000).default(LIVE_MODEL_DEFAULTS.request_timeout_ms),
   mode: z.enum(["tools", "json"]).default(LIVE_MODEL_DEFAULTS.mode),
   max_response_bytes: z.int().min(1024).max(64 * 1024 * 1024).default(LIVE_MODEL_DEFAULTS.max_response_bytes),
+  /** plain http to another machine would carry the key in clear text; only with this set */
+  allow_insecure_http: z.boolean().default(false),
+}).refine((c) => c.allow_insecure_http || new URL(c.base_url).protocol === "https:" || isLoopback(new URL(c.base_url).hostname), {
+  message: "base_url uses plain http to another machine, which would send the API key in clear text; use https, or set MINI_AGENT_ALLOW_INSECURE_HTTP=1",
+  path: ["base_url"],
 });
 export type LiveModelConfig = z.infer<typeof LiveModelConfig>;
 /** What a config file may say: every field optional, unknown fields refused by the strict schema. */
@@ -48,6 +59,7 @@ const ENV_NAMES = {
   max_tokens: ["MINI_AGENT_MAX_TOKENS"],
   request_timeout_ms: ["MINI_AGENT_REQUEST_TIMEOUT_MS"],
   mode: ["MINI_AGENT_MODEL_MODE"],
+  allow_insecure_http: ["MINI_AGENT_ALLOW_INSECURE_HTTP"],
 } as const;
 
 const NUMERIC = new Set(["temperature", "max_tokens", "request_timeout_ms"]);
@@ -65,13 +77,19 @@ export function resolveLiveModelConfig(env: NodeJS.ProcessEnv, fileConfig: unkno
     const name = names.find((n) => env[n] !== undefined && env[n] !== "");
     if (name === undefined) continue;
     const raw = env[name] as string;
-    merged[field] = NUMERIC.has(field) ? envNumber(name, raw) : raw;
+    merged[field] = NUMERIC.has(field) ? envNumber(name, raw) : field === "allow_insecure_http" ? envFlag(name, raw) : raw;
   }
   const parsed = LiveModelConfig.safeParse(merged);
   if (!parsed.success) {
     throw new MiniAgentError("invalid_request", `live model configuration is invalid:\n${z.prettifyError(parsed.error)}`);
   }
   return parsed.data;
+}
+
+function envFlag(name: string, raw: string): boolean {
+  if (raw === "1" || raw === "true") return true;
+  if (raw === "0" || raw === "false") return false;
+  throw new MiniAgentError("invalid_request", `${name} must be 1 or 0`);
 }
 
 function envNumber(name: string, raw: string): number {
