@@ -100,6 +100,7 @@ export class SandboxContainer {
     let cancelled = false;
     let stopping: Promise<void> | null = null;
     let containerDied = false;
+    let streamBroken = false;
     const stop = (why: "timeout" | "cancel") => {
       if (why === "timeout") timedOut = true;
       else cancelled = true;
@@ -138,7 +139,11 @@ export class SandboxContainer {
         this.docker.modem.demuxStream(stream, out.stdout, out.stderr);
         stream.on("end", resolve);
         stream.on("close", resolve);
-        stream.on("error", resolve);
+        stream.on("error", () => {
+          // the engine connection broke mid-stream: what we kept may be incomplete
+          streamBroken = true;
+          resolve();
+        });
         // once stopped, the stream must end soon; if something still holds it open, stop waiting.
         const guard = () => {
           void stopping?.then(() => setTimeout(() => (stream as unknown as { destroy(): void }).destroy(), STOP_GRACE_MS).unref());
@@ -163,7 +168,7 @@ export class SandboxContainer {
       const info = await exec.inspect().catch(() => null);
       exitCode = info && !info.Running && typeof info.ExitCode === "number" ? info.ExitCode : null;
     }
-    return { exitCode, timedOut, cancelled, truncated: out.truncated, stdout: out.text("stdout"), stderr: out.text("stderr") };
+    return { exitCode, timedOut, cancelled, truncated: out.truncated || streamBroken, stdout: out.text("stdout"), stderr: out.text("stderr") };
   }
 
   /**
