@@ -188,3 +188,43 @@ describe.each(runtimes)("adversarial candidates on %s", (runtime) => {
     expect(r.timed_out).toBe(false);
   });
 });
+
+describe.each(runtimes)("warm session under attack on %s", (runtime) => {
+  const prefix = runIdPrefix(`warm-${runtime}`);
+  afterAll(async () => {
+    const left = await leftoversWithPrefix(prefix);
+    await removeWithPrefix(prefix);
+    expect(left).toEqual({ containers: [], volumes: [] });
+  });
+
+  it("a stubborn exec is killed at its deadline, and the session keeps working with nothing left over", async () => {
+    const ex = new DockerExecutor({ lockPath: state.lockPath, config: { runtime } });
+    const session = await ex.openSession(`${prefix}-s`);
+    try {
+      const stuck = await session.exec({ purpose: "candidate", argv: ["node", "stubborn.mjs"], workspaceDir: ws, timeoutMs: 1_500 });
+      expect(stuck).toMatchObject({ timed_out: true, exit_code: null });
+      await session.exec({ purpose: "candidate", argv: ["node", "grandchild.mjs"], workspaceDir: ws, timeoutMs: 60_000 });
+      const count = "console.log(require('fs').readdirSync('/proc').filter(x=>/^\\d+$/.test(x)).length)";
+      const after = await session.exec({ purpose: "candidate", argv: ["node", "-e", count], workspaceDir: ws, timeoutMs: 60_000 });
+      expect(after.exit_code).toBe(0);
+      // init, keepalive and this process only
+      expect(Number(after.stdout.trim())).toBe(3);
+    } finally {
+      await session.close();
+    }
+  });
+
+  it("an OOM in one exec is reported and the next exec gets a clean sandbox", async () => {
+    const ex = new DockerExecutor({ lockPath: state.lockPath, config: { runtime, memoryBytes: 256 << 20 } });
+    const session = await ex.openSession(`${prefix}-oom`);
+    try {
+      const oom = await session.exec({ purpose: "candidate", argv: ["node", "oom.mjs"], workspaceDir: ws, timeoutMs: 60_000 });
+      expect(oom.oom_killed).toBe(true);
+      const next = await session.exec({ purpose: "candidate", argv: ["node", "-e", "console.log('ok')"], workspaceDir: ws, timeoutMs: 60_000 });
+      expect(next).toMatchObject({ exit_code: 0, oom_killed: false });
+      expect(next.stdout.trim()).toBe("ok");
+    } finally {
+      await session.close();
+    }
+  });
+});
