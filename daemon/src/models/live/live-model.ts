@@ -50,7 +50,9 @@ export interface LiveModelFacts {
  * A live OpenAI-compatible Chat Completions endpoint as a decision source. It
  * only PROPOSES: one Decision per call to decide(); the host validates it.
  * It never retries: a transient failure is thrown with details.transient=true
- * and the runtime retries at most twice (one home for the retry policy).
+ * and the runtime retries at most twice (one home for the retry policy); the
+ * model only paces the retried request (pacing.ts), since only it knows the
+ * endpoint's Retry-After.
  */
 export class LiveModel implements Model {
   readonly name: string;
