@@ -135,8 +135,8 @@ describe("a scripted live run of the linkcheck fixture through the real RunServi
     runs = service(stateDir, executor, { modelFactory });
   }
 
-  async function start(name: string) {
-    const created = await runs.createRun({ workspace: path.join(root, name), fixtureDir: LINKCHECK, model: "live", trustReplayFile: false, backend: "container" });
+  async function start(name: string, budgets: Record<string, number> = {}) {
+    const created = await runs.createRun({ workspace: path.join(root, name), fixtureDir: LINKCHECK, model: "live", trustReplayFile: false, backend: "container", budgets });
     runIds.push(created.run_id);
     return created.run_id;
   }
@@ -293,5 +293,30 @@ describe("a scripted live run of the linkcheck fixture through the real RunServi
     const before = sent[sent.indexOf(results[1]!) - 1]!;
     expect(before.role).toBe("assistant");
     expect(before.content).toContain("reply is not one JSON object");
+  });
+
+  it("the token budget counts the provider's usage: a run that spends it stops as budget_exhausted, resumable, and its record says so", async () => {
+    // each plan turn reports 100 prompt + 10 completion tokens (textReply's usage)
+    await setUp(() => textReply("Still thinking about the links."));
+    const runId = await start("ws-tokens", { tokens: 300 });
+    const done = await runs.settled(runId);
+    expect(done.status).toBe("budget_exhausted");
+    expect(done.counters).toMatchObject({ model_turns: 3, prompt_tokens: 300, completion_tokens: 30 });
+    expect(server.requests).toHaveLength(3);
+    await recorder.settled(runId);
+    const [record] = (await listLiveRunRecords(stateDir)).filter((r) => r.run_id === runId);
+    expect(record).toMatchObject({ status: "budget_exhausted", usage: { prompt_tokens: 300, completion_tokens: 30 }, budgets: { tokens: 300 } });
+
+    // resumed with a larger budget it continues (through the gate again) and leaves a second record
+    await runs.resume(runId, { tokens: 500 });
+    const again = await runs.settled(runId);
+    expect(again.status).toBe("budget_exhausted");
+    expect(again.counters).toMatchObject({ model_turns: 5, prompt_tokens: 500 });
+    await recorder.settled(runId);
+    const records = (await listLiveRunRecords(stateDir)).filter((r) => r.run_id === runId);
+    expect(records.map((r) => [r.status, r.usage.prompt_tokens, r.budgets.tokens])).toEqual([
+      ["budget_exhausted", 300, 300],
+      ["budget_exhausted", 500, 500],
+    ]);
   });
 });
