@@ -1,4 +1,5 @@
 import type Docker from "dockerode";
+import { pino, type Logger } from "pino";
 import type { SandboxResult, SandboxRunRequest, Runtime } from "../contracts/sandbox.js";
 import { MiniAgentError } from "../errors.js";
 import { buildExecEnv, resolveSandboxConfig, type SandboxConfig } from "./config.js";
@@ -20,6 +21,8 @@ export interface DockerExecutorOptions {
   now?: () => number;
   /** wall clock (epoch ms) for asking the engine about events in a time window. */
   epochMs?: () => number;
+  /** pino logger for sandbox lifecycle problems (default: silent). */
+  log?: Logger;
 }
 
 /**
@@ -35,9 +38,10 @@ export class DockerExecutor implements Executor {
   private readonly lockPath: string;
   private readonly now: () => number;
   private readonly epochMs: () => number;
+  private readonly log: Logger;
 
   constructor(opts: DockerExecutorOptions) {
-    const known = new Set(["lockPath", "config", "docker", "now", "epochMs"]);
+    const known = new Set(["lockPath", "config", "docker", "now", "epochMs", "log"]);
     for (const k of Object.keys(opts)) {
       if (!known.has(k)) throw new MiniAgentError("invalid_fields", `unknown DockerExecutor option ${k}; known: ${[...known].join(", ")}`);
     }
@@ -46,6 +50,7 @@ export class DockerExecutor implements Executor {
     this.lockPath = opts.lockPath;
     this.now = opts.now ?? (() => performance.now());
     this.epochMs = opts.epochMs ?? (() => Date.now());
+    this.log = opts.log ?? pino({ level: "silent" });
   }
 
   /** The digest every container is created from; throws image_missing / image_digest_mismatch / runtime_unavailable. */
@@ -70,7 +75,7 @@ export class DockerExecutor implements Executor {
   /** Starts a fresh sandbox (no content yet); for probes that need the container itself. */
   async startFresh(runId: string, purpose: SandboxRunRequest["purpose"], withControl: boolean): Promise<SandboxContainer> {
     const digest = await this.pinnedDigest();
-    return SandboxContainer.start(this.docker, this.config, digest, runId, purpose, withControl);
+    return SandboxContainer.start(this.docker, this.config, digest, runId, purpose, withControl, this.log);
   }
 
   async run(req: SandboxRunRequest): Promise<SandboxResult> {
@@ -108,7 +113,7 @@ export class DockerExecutor implements Executor {
 
   async openSession(runId: string): Promise<SandboxSession> {
     const digest = await this.pinnedDigest();
-    const session = new WarmSession({ docker: this.docker, config: this.config, digest, runId, now: this.now, epochMs: this.epochMs });
+    const session = new WarmSession({ docker: this.docker, config: this.config, digest, runId, now: this.now, epochMs: this.epochMs, log: this.log });
     await session.open();
     return session;
   }

@@ -1,5 +1,6 @@
 import crypto from "node:crypto";
 import type Docker from "dockerode";
+import { pino, type Logger } from "pino";
 import { MiniAgentError } from "../errors.js";
 import type { SandboxConfig } from "./config.js";
 import { containerSpec, IN_IMAGE, sandboxLabels, volumeSpec, type Purpose } from "./host-config.js";
@@ -25,6 +26,8 @@ export interface ExecOutcome {
   stderr: string;
 }
 
+const SILENT = pino({ level: "silent" });
+
 /** after a kill, how long the exec stream may take to end before it is cut. */
 const STOP_GRACE_MS = 5_000;
 
@@ -44,6 +47,7 @@ export class SandboxContainer {
     readonly container: Docker.Container,
     readonly volumes: string[],
     readonly digest: string,
+    private readonly log: Logger,
   ) {}
 
   get id(): string {
@@ -57,6 +61,7 @@ export class SandboxContainer {
     runId: string,
     purpose: Purpose,
     withControl: boolean,
+    log: Logger = SILENT,
   ): Promise<SandboxContainer> {
     const base = `mini-agent-${shortId(runId)}`;
     const labels = sandboxLabels(runId, purpose);
@@ -73,7 +78,8 @@ export class SandboxContainer {
       container = await docker.createContainer({ ...spec, name: base });
       // tmpfs volumes only hold data while mounted, so content goes in after start (putArchive).
       await container.start();
-      return new SandboxContainer(docker, container, made, digest);
+      log.debug({ runId, purpose, container: container.id }, "sandbox started");
+      return new SandboxContainer(docker, container, made, digest, log);
     } catch (err) {
       if (container) await container.remove({ force: true, v: true }).catch(() => undefined);
       for (const v of made) await docker.getVolume(v).remove({ force: true }).catch(() => undefined);
@@ -221,6 +227,7 @@ export class SandboxContainer {
           .then(() => true)
           .catch((e: { statusCode?: number }) => e?.statusCode === 404);
         if (ok) break;
+        if (i === 59) this.log.warn({ volume: v, container: this.id }, "sandbox volume could not be removed; the start-up reaper will retry");
         await new Promise((r) => setTimeout(r, Math.min(100 * (i + 1), 500)));
       }
     }

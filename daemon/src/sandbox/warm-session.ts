@@ -1,4 +1,5 @@
 import type Docker from "dockerode";
+import type { Logger } from "pino";
 import type { SandboxResult, SandboxRunRequest } from "../contracts/sandbox.js";
 import { MiniAgentError } from "../errors.js";
 import { buildExecEnv, type SandboxConfig } from "./config.js";
@@ -24,11 +25,11 @@ export class WarmSession implements SandboxSession {
   private cleanup: Promise<void> = Promise.resolve();
 
   constructor(
-    private readonly o: { docker: Docker; config: SandboxConfig; digest: string; runId: string; now: () => number; epochMs: () => number },
+    private readonly o: { docker: Docker; config: SandboxConfig; digest: string; runId: string; now: () => number; epochMs: () => number; log: Logger },
   ) {}
 
   async open(): Promise<void> {
-    this.box = await SandboxContainer.start(this.o.docker, this.o.config, this.o.digest, this.o.runId, "session", false);
+    this.box = await SandboxContainer.start(this.o.docker, this.o.config, this.o.digest, this.o.runId, "session", false, this.o.log);
   }
 
   exec(req: Omit<SandboxRunRequest, "runId">): Promise<SandboxResult> {
@@ -89,6 +90,7 @@ export class WarmSession implements SandboxSession {
   }
 
   private async discard(box: SandboxContainer): Promise<void> {
+    if (!this.closed) this.o.log.info({ runId: this.o.runId, container: box.id }, "warm sandbox replaced (clean-up not proven or OOM)");
     if (this.box === box) this.box = null;
     await box.kill();
     await box.remove();
