@@ -113,3 +113,18 @@ describe("ledger", () => {
     ledger.close();
   });
 });
+
+describe("ledger redaction of free text", () => {
+  it("keeps a provider-echoed key out of run reasons, state and messages (regression: key quoted in a model error reached the ledger)", () => {
+    const { file, ledger } = tmpLedger();
+    const key = "sk-canary-0123456789abcdefghij";
+    ledger.insertRun({ run_id: "run_1", created_at: 1, status: "running", reason: null, record, state });
+    ledger.updateRun("run_1", { status: "failed", reason: `model_error: context too long for key ${key}`, state: { ...state, last_plan: `use ${key}` } });
+    ledger.appendMessage("run_1", { schema_version: 1, role: "assistant", decision: { kind: "plan", text: `the key is ${key}` } });
+    expect(ledger.getRun("run_1").reason).toBe("model_error: context too long for key [redacted]");
+    ledger.close();
+    expect(fs.readFileSync(file).includes(key)).toBe(false);
+    const wal = `${file}-wal`;
+    if (fs.existsSync(wal)) expect(fs.readFileSync(wal).includes(key)).toBe(false);
+  });
+});

@@ -5,7 +5,7 @@ import { RunStatus } from "../contracts/run.js";
 import type { EventType } from "../contracts/run.js";
 import { MiniAgentError } from "../errors.js";
 import { migrate } from "./migrations.js";
-import { redact } from "./redact.js";
+import { redact, redactText, redactValues } from "./redact.js";
 import {
   ActionRecord, ActionStatus, ApprovalRecord, BindingRecord, EventPayload, IntentRecord, MessageRecord,
   ReceiptRecord, RunRecord, RunState, readRecord, writeRecord,
@@ -108,8 +108,8 @@ export class Ledger {
     const sets: string[] = [];
     const vals: unknown[] = [];
     if (patch.status !== undefined) (sets.push("status = ?"), vals.push(patch.status));
-    if (patch.reason !== undefined) (sets.push("reason = ?"), vals.push(patch.reason));
-    if (patch.state !== undefined) (sets.push("state = ?"), vals.push(writeRecord(patch.state)));
+    if (patch.reason !== undefined) (sets.push("reason = ?"), vals.push(patch.reason === null ? null : redactText(patch.reason)));
+    if (patch.state !== undefined) (sets.push("state = ?"), vals.push(writeRecord(redactValues(patch.state) as RunState)));
     if (patch.record !== undefined) (sets.push("record = ?"), vals.push(writeRecord(patch.record)));
     if (patch.replay_cursor !== undefined) (sets.push("replay_cursor = ?"), vals.push(patch.replay_cursor));
     if (sets.length === 0) return;
@@ -147,7 +147,9 @@ export class Ledger {
   appendMessage(runId: string, m: MessageRecord): number {
     const next = (this.db.prepare("SELECT COALESCE(MAX(idx), -1) + 1 AS n FROM messages WHERE run_id = ?").get(runId) as { n: number }).n;
     const callId = m.role === "tool" ? m.result.call_id : m.decision.kind === "tool" ? m.decision.call.call_id : null;
-    this.db.prepare("INSERT INTO messages (run_id, idx, role, call_id, record) VALUES (?, ?, ?, ?, ?)").run(runId, next, m.role, callId, writeRecord(m));
+    // a model or provider may quote a key back: secret-shaped text never reaches the ledger
+    const safe = redactValues(m) as MessageRecord;
+    this.db.prepare("INSERT INTO messages (run_id, idx, role, call_id, record) VALUES (?, ?, ?, ?, ?)").run(runId, next, m.role, callId, writeRecord(safe));
     return next;
   }
 

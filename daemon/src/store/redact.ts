@@ -21,3 +21,22 @@ export function redact(value: unknown, depth = 0): unknown {
   }
   return value;
 }
+
+/** Secret-shaped text inside a string (a provider echoing a key in an error, a model quoting one). */
+export function redactText(text: string): string {
+  return text.replace(SECRET_VALUE, REDACTED);
+}
+
+/**
+ * Value-only redaction for records whose field names are ours (messages): the
+ * names are kept, secret-shaped strings anywhere inside are replaced.
+ */
+export function redactValues(value: unknown, depth = 0): unknown {
+  if (depth > 64) return REDACTED;
+  if (typeof value === "string") return redactText(value);
+  if (Array.isArray(value)) return value.map((v) => redactValues(v, depth + 1));
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, redactValues(v, depth + 1)]));
+  }
+  return value;
+}
