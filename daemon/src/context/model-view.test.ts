@@ -158,4 +158,16 @@ describe("buildModelView", () => {
       expect(isMiniAgentError(err, "invalid_request")).toBe(true);
     }
   });
+
+  it("a 16 KB goal is clipped (with a note) only at the tightest level; digest, status and counters stay verbatim", () => {
+    const goal = `${"g".repeat(16_000)}END`;
+    const view = buildModelView({ runId: "r1", summary: summary({ goal }), groups: longHistory(), budgetBytes: 1800, tools: [] });
+    const head = (view.messages as ChatMessage[])[0]!.content as string;
+    expect(jsonBytes(view.messages as ChatMessage[])).toBeLessThanOrEqual(1800);
+    expect(view.compaction.summary_level).toBe(3);
+    expect(head).toContain("goal clipped");
+    expect(head).toContain(`workspace_digest: ${DIGEST}`);
+    expect(head).toContain("status: running");
+    expect(head).toContain("counters: model_turns=41 tool_calls=40 writes=2");
+  });
 });
