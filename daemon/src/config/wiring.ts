@@ -6,8 +6,8 @@ import { statePath } from "./state-dir.js";
 import type { HealthBody } from "../contracts/api.js";
 import type { Backend } from "../contracts/sandbox.js";
 import { MiniAgentError } from "../errors.js";
-import type { IsolationKey, IsolationReportSummary } from "../gate/isolation-facts.js";
 import { checkLiveGate } from "../gate/live-gate.js";
+import { readIsolationReportSummary } from "../gate/probe-report.js";
 import { createLiveModelFactory } from "../gate/live-model-factory.js";
 import { createLiveRunRecorder } from "../live-record/recorder.js";
 import { sandboxIsolationFacts } from "../gate/sandbox-facts.js";
@@ -34,7 +34,7 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
   const sandbox = resolveSandboxConfig({ runtime: config.runtime });
   const container = new DockerExecutor({ lockPath, config: { runtime: config.runtime }, docker });
 
-  const facts = sandboxIsolationFacts({ docker, sandbox, lockPath, readReport: (key) => readReportSummary(config.stateDir, key) });
+  const facts = sandboxIsolationFacts({ docker, sandbox, lockPath, readReport: (key) => readIsolationReportSummary(config.stateDir, key) });
   const liveGate: LiveGate = {
     async check({ backend }) {
       const v = await checkLiveGate({ backend, facts });
@@ -107,12 +107,6 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
     reapLeftovers: () => reapOwnRuns(docker, runService.listRuns().map((r) => r.run_id)),
     close: () => recorder.close(),
   };
-}
-
-async function readReportSummary(stateDir: string, key: IsolationKey): Promise<IsolationReportSummary | null> {
-  const r = await readLatestPassingReport(stateDir, key);
-  if (!r) return null;
-  return { passed: r.passed, generated_at: r.generated_at, failed_probe_ids: r.probes.filter((p) => !p.passed).map((p) => p.id) };
 }
 
 /**
