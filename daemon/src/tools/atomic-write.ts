@@ -3,6 +3,7 @@ import { constants } from "node:fs";
 import path from "node:path";
 import { MiniAgentError } from "../errors.js";
 import type { Matcher } from "../workspace/forbidden.js";
+import { descriptorPath } from "../workspace/read.js";
 import { resolveSafePath } from "../workspace/safe-path.js";
 
 export interface AtomicWriteInput {
@@ -69,6 +70,15 @@ export async function atomicWrite(input: AtomicWriteInput): Promise<void> {
   await fs.mkdir(tmpDir, { recursive: true, mode: 0o700 });
   const tmp = path.join(tmpDir, input.tempName);
   await writeTemp(tmp, input.content, input.mode);
+  // the folder must still be the checked one (not swapped for a symlink) right before the rename
+  const parent = path.dirname(p.abs);
+  const dirFd = await fs.open(parent, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW).catch(() => null);
+  const dirReal = dirFd === null ? null : await descriptorPath(dirFd.fd);
+  await dirFd?.close();
+  if (dirFd === null || (dirReal !== null && dirReal !== parent)) {
+    await fs.rm(tmp, { force: true });
+    throw new MiniAgentError("path_denied", `the folder of ${input.rel} changed during the write; nothing was changed`);
+  }
   try {
     await fs.rename(tmp, p.abs);
   } catch (err) {
