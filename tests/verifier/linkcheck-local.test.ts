@@ -1,0 +1,56 @@
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TaskSpec } from "../../daemon/src/contracts/task-spec.js";
+import { LocalExecutor } from "../../daemon/src/sandbox/local-executor.js";
+import { computeManifest } from "../../daemon/src/workspace/manifest.js";
+import { verify } from "../../daemon/src/verifier/verify.js";
+
+/**
+ * The built-in replay may run on the trusted_local backend (host processes);
+ * the Verifier must reach the same verdicts there, with /control mapped to the
+ * copied acceptance assets. Real files and real node processes, no engine needed.
+ */
+const FIXTURE = path.resolve(import.meta.dirname, "../../fixtures/linkcheck");
+const BUG = "    const resolved = path.join(rootDir, file);";
+const FIX = "    const resolved = path.join(path.dirname(docAbs), file);";
+
+let tmp: string;
+let task: TaskSpec;
+let agentTest: string;
+
+beforeAll(async () => {
+  tmp = await fs.mkdtemp(path.join(os.tmpdir(), "verify-local-"));
+  task = TaskSpec.parse(JSON.parse(await fs.readFile(path.join(FIXTURE, "task.json"), "utf8")));
+  const replay = JSON.parse(await fs.readFile(path.join(FIXTURE, "replay.json"), "utf8"));
+  agentTest = replay.decisions.find((d: { call?: { name: string } }) => d.call?.name === "apply_patch").call.arguments.new;
+});
+afterAll(async () => {
+  await fs.rm(tmp, { recursive: true, force: true });
+});
+
+async function check(name: string, edit: (s: string) => string) {
+  const ws = path.join(tmp, name);
+  await fs.cp(path.join(FIXTURE, "repo"), ws, { recursive: true });
+  const baseline = await computeManifest(ws);
+  const src = path.join(ws, "src", "linkcheck.js");
+  await fs.writeFile(src, edit(await fs.readFile(src, "utf8")));
+  await fs.writeFile(path.join(ws, "tests", "test_agent_nested.js"), agentTest);
+  return verify({ runId: `local-${name}`, task, workspaceRoot: ws, baseline, controlDir: path.join(FIXTURE, "control"), executor: new LocalExecutor() });
+}
+
+describe("verify on the trusted_local backend", () => {
+  it("the fix passes with 3 tests and every hidden case", async () => {
+    const ev = await check("fixed", (s) => s.replace(BUG, FIX));
+    expect(ev).toMatchObject({ passed: true, reason: null, tests: { discovered: 3, passed: 3 } });
+    expect(ev.acceptance?.failed).toEqual([]);
+  });
+
+  it("the always-empty checker is green on the tests and caught by nested_missing", async () => {
+    const ev = await check("always-empty", (s) => s.replace("  return broken;", "  return [];"));
+    expect(ev.tests).toMatchObject({ discovered: 3, passed: 3, failed: 0 });
+    expect(ev).toMatchObject({ passed: false, reason: "verification_failed" });
+    expect(ev.acceptance?.failed).toContain("nested_missing");
+  });
+});
