@@ -19,6 +19,7 @@ import { createRunService } from "../runtime/service-impl.js";
 import { resolveSandboxConfig } from "../sandbox/config.js";
 import { createDockerClient } from "../sandbox/docker-client.js";
 import { DockerExecutor } from "../sandbox/docker-executor.js";
+import { LocalExecutor } from "../sandbox/local-executor.js";
 import type { Executor } from "../sandbox/executor.js";
 import { reapLeftovers } from "../sandbox/reaper.js";
 
@@ -42,10 +43,9 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
     },
   };
 
-  const executorFactory = (backend: Backend): Executor => {
-    if (backend === "container") return container;
-    throw new MiniAgentError("backend_not_isolated", "the trusted_local backend is not available in this daemon; use --backend container");
-  };
+  // trusted_local runs host processes (built-in replays only; the runtime and the gate refuse it otherwise)
+  const local = new LocalExecutor({ config: { runtime: config.runtime } });
+  const executorFactory = (backend: Backend): Executor => (backend === "container" ? container : local);
 
   // Every live run leaves a redacted record in <state>/live-runs when it stops (issue 6).
   const recorder = createLiveRunRecorder({
