@@ -13,6 +13,11 @@
  *   ...                                // RunService methods (runtime/service.ts)
  *   await runs.shutdown();             // on SIGTERM
  *
+ * Every method succeeds or throws MiniAgentError and changes nothing, with one
+ * deliberate exception: approve() on an action whose binding no longer holds
+ * (workspace changed, record tampered) throws `approval_stale` AND tells the
+ * model to re-read, and the run goes on (issue 3).
+ *
  * Unknown options throw `invalid_request`. Runs execute in the background;
  * `settled(runId)` (not part of RunService) resolves when this process stops
  * driving a run, for tests and scripts.
@@ -151,7 +156,9 @@ export class RunServiceImpl implements RunService {
         if (createdWorkspace) fs.rmSync(ws, { recursive: true, force: true });
         if (controlDir) fs.rmSync(controlDir, { recursive: true, force: true });
       }
-      throw err;
+      if (isMiniAgentError(err)) throw err;
+      this.deps.logger.error({ err }, "run creation failed");
+      throw new MiniAgentError("internal", "the run could not be created (see the daemon log)", { cause: err });
     } finally {
       this.claims.delete(ws);
     }
