@@ -170,7 +170,9 @@ async function resourceProbes(executor: DockerExecutor, docker: Docker, nonce: s
   // runc: the pids cgroup makes fork fail with EAGAIN. runsc: forks are tasks of the gVisor kernel,
   // so the bomb ends with the whole sandbox killed instead; either way it is contained.
   const eagain = bombOut.error === "EAGAIN" && (bombOut.forked ?? Infinity) < config.pidsLimit;
-  const sandboxKilled = config.runtime === "runsc" && bomb.res.exit_code === null && !bomb.res.timed_out;
+  // (measured: exit_code null when the whole sandbox dies, 128 when the exec itself is torn down)
+  const sandboxKilled =
+    config.runtime === "runsc" && !bomb.res.timed_out && bombOut.forked === undefined && (bomb.res.exit_code === null || bomb.res.exit_code >= 128);
   out.push(p("pids_limit", "a fork bomb is contained by the pids limit and the host is unaffected",
     config.runtime === "runsc"
       ? `fork fails with EAGAIN before ${config.pidsLimit} processes, or the sandbox is killed; host can still spawn`

@@ -5,6 +5,7 @@ import { isMiniAgentError } from "../../daemon/src/errors.js";
 import { DockerExecutor } from "../../daemon/src/sandbox/docker-executor.js";
 import { reapLeftovers } from "../../daemon/src/sandbox/reaper.js";
 import { buildNodeBaseImage } from "../../sandbox-image/image-builder.js";
+import { hostProcessesOf } from "../../probes/host-probes.js";
 import { docker, freshStateDir, leftoversWithPrefix, removeWithPrefix, runIdPrefix, workspace } from "./helpers.js";
 
 const prefix = runIdPrefix("exec");
@@ -139,10 +140,13 @@ describe("reaper", () => {
     const ex = new DockerExecutor({ lockPath: env.lockPath });
     const box = await ex.startFresh(`${prefix}-reap`, "candidate", true);
     expect((await leftoversWithPrefix(`${prefix}-reap`)).containers).toHaveLength(1);
+    // the host-side process check sees a live sandbox (so "none left" later means something)
+    expect(hostProcessesOf([box.id]).length).toBeGreaterThan(0);
     const removed = await reapLeftovers(docker, { runId: `${prefix}-reap` });
     expect(removed.containers).toBe(1);
     expect(removed.volumes).toBe(2);
     expect(await leftoversWithPrefix(`${prefix}-reap`)).toEqual({ containers: [], volumes: [] });
+    expect(hostProcessesOf([box.id])).toEqual([]);
     await box.remove();
   });
 });
