@@ -98,6 +98,15 @@ export async function main(argv: string[], deps: MainDeps): Promise<number> {
   const servers: http.Server[] = [];
   let socketBound = false;
   let services: DaemonServices | null = null;
+  // Listen for SIGTERM from here on: a stop requested during start-up (recovery,
+  // reaping) is honoured once start-up is done, instead of killing the process mid-way.
+  let offSignal: () => void = () => {};
+  const stopRequested = new Promise<string>((resolve) => {
+    offSignal = deps.onShutdownSignal((s) => {
+      offSignal();
+      resolve(s);
+    });
+  });
   try {
     if (config.tcp && config.tokenFile) token.value = readTokenFile(config.tokenFile, DAEMON_DEFAULTS.minTokenLength);
     const credentials = createCredentialSource({ env: takeCredentialEnv(deps.env), filePath: statePath(config.stateDir, "credentials") });
@@ -127,12 +136,7 @@ export async function main(argv: string[], deps: MainDeps): Promise<number> {
     deps.out(`mini-agent-daemon ready pid=${deps.pid} socket=${config.socketPath}${tcp ? ` tcp=${tcp.host}:${tcp.port}` : ""}`);
     deps.onReady?.({ socketPath: config.socketPath, tcp, pid: deps.pid });
 
-    const signal = await new Promise<string>((resolve) => {
-      const off = deps.onShutdownSignal((s) => {
-        off();
-        resolve(s);
-      });
-    });
+    const signal = await stopRequested;
     log.info({ signal }, "shutting down");
     await shutdown(servers, services, config, log);
     log.info("daemon stopped");
@@ -144,6 +148,7 @@ export async function main(argv: string[], deps: MainDeps): Promise<number> {
     if (services) await services.runService.shutdown().catch(() => undefined);
     return isMiniAgentError(err, "daemon_already_running") ? DAEMON_EXIT.alreadyRunning : DAEMON_EXIT.failure;
   } finally {
+    offSignal();
     if (socketBound) removeSocket(config.socketPath);
     lock?.release();
     log.flush?.();
