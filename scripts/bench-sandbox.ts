@@ -108,6 +108,9 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
         fresh_over_host: +(m.fresh! / m.host!).toFixed(2),
       },
       targets: { warm_over_host: "<= 1.3", fresh_over_cli: "<= 1.0" },
+      // other work on the machine moves every figure: read them with this in mind
+      load_average: os.loadavg().map((l) => +l.toFixed(2)),
+      cpus: os.cpus().length,
       note: haveCli ? "docker run --rm bind-mounts the workspace read-only (a baseline only; the sandbox never binds)" : "docker CLI not available: CLI baseline skipped",
     };
     process.stdout.write(JSON.stringify(out, null, 2) + "\n");
