@@ -128,3 +128,26 @@ describe("ledger redaction of free text", () => {
     if (fs.existsSync(wal)) expect(fs.readFileSync(wal).includes(key)).toBe(false);
   });
 });
+
+describe("append-only trace", () => {
+  it("refuses to update or delete an event at the database level", () => {
+    const { ledger } = tmpLedger();
+    ledger.insertRun({ run_id: "run_1", created_at: 1, status: "running", reason: null, record, state });
+    ledger.appendEvent("run_1", { type: "run_created" }, 1);
+    expect(() => ledger.db.prepare("UPDATE events SET type = 'run_stopped'").run()).toThrow(/append-only/);
+    expect(() => ledger.db.prepare("DELETE FROM events").run()).toThrow(/append-only/);
+    expect(ledger.listEvents("run_1").map((e) => e.type)).toEqual(["run_created"]);
+    ledger.close();
+  });
+
+  it("migrates a version-1 ledger forward without losing its rows", () => {
+    const { file, ledger } = tmpLedger();
+    ledger.insertRun({ run_id: "run_1", created_at: 1, status: "running", reason: null, record, state });
+    ledger.db.exec("DROP TRIGGER events_append_only_update; DROP TRIGGER events_append_only_delete; DELETE FROM schema_version WHERE version = 2");
+    ledger.close();
+    const again = new Ledger(file);
+    expect(again.getRun("run_1").status).toBe("running");
+    expect(again.db.prepare("SELECT MAX(version) AS v FROM schema_version").get()).toEqual({ v: LATEST_SCHEMA });
+    again.close();
+  });
+});

@@ -74,6 +74,16 @@ const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
       );
     `,
   },
+  {
+    // the trace is append-only: the database itself refuses to rewrite or drop an event
+    version: 2,
+    sql: `
+      CREATE TRIGGER events_append_only_update BEFORE UPDATE ON events
+      BEGIN SELECT RAISE(ABORT, 'events are append-only'); END;
+      CREATE TRIGGER events_append_only_delete BEFORE DELETE ON events
+      BEGIN SELECT RAISE(ABORT, 'events are append-only'); END;
+    `,
+  },
 ];
 
 export const LATEST_SCHEMA = MIGRATIONS[MIGRATIONS.length - 1]!.version;
