@@ -6,7 +6,7 @@ import { ToolResult } from "../contracts/tool-call.js";
 import { captureBaseline } from "../workspace/baseline.js";
 import { computeManifest } from "../workspace/manifest.js";
 import { sha256Hex } from "../workspace/hash.js";
-import { hostRunner } from "./host-runner.testkit.js";
+import { LocalExecutor } from "../sandbox/local-executor.js";
 import { driveReplay } from "./replay-driver.testkit.js";
 import { workspaceDiff } from "./show-diff.js";
 import { fixtureRun, type TempRun } from "./workspace.testkit.js";
@@ -29,7 +29,7 @@ describe("fixtures/linkcheck replays stay in step with the repo", () => {
     run = await fixtureRun("linkcheck");
     await captureBaseline(run.ws, run.ctl);
     const notes = await fs.readFile(path.join(run.ws, "notes.txt"), "utf8");
-    const steps = await driveReplay(path.join(run.fixtureDir, "replay.json"), run.ctx, hostRunner());
+    const steps = await driveReplay(path.join(run.fixtureDir, "replay.json"), run.ctx, new LocalExecutor());
     expect(steps.map((s) => s.kind === "tool" ? s.name : s.kind)).toEqual(["plan", "read_file", "apply_patch", "run_tests", "apply_patch", "run_tests", "final"]);
     // every result honours the one ToolResult contract (exact fields, ok/error consistency)
     for (const s of steps) if (s.result) expect(ToolResult.safeParse(s.result).success, s.name).toBe(true);
@@ -59,7 +59,7 @@ describe("fixtures/linkcheck replays stay in step with the repo", () => {
   it("always-empty 'fix' passes the candidate tests but fails the hidden case nested_missing", async () => {
     run = await fixtureRun("linkcheck");
     await captureBaseline(run.ws, run.ctl);
-    const steps = await driveReplay(path.join(run.fixtureDir, "replays/always-empty.json"), run.ctx, hostRunner());
+    const steps = await driveReplay(path.join(run.fixtureDir, "replays/always-empty.json"), run.ctx, new LocalExecutor());
     const tests = steps.filter((s) => s.name === "run_tests");
     expect(tests.map((s) => [data(s).discovered, data(s).passed])).toEqual([[3, 2], [3, 3]]);
     expect(steps.filter((s) => s.wrote).length).toBe(2);
@@ -71,7 +71,7 @@ describe("fixtures/linkcheck replays stay in step with the repo", () => {
   it("final without doing anything: the unchanged repo is green on its own 2 tests yet fails the hidden cases", async () => {
     run = await fixtureRun("linkcheck");
     const before = await computeManifest(run.ws);
-    const steps = await driveReplay(path.join(run.fixtureDir, "replays/final-without-work.json"), run.ctx, hostRunner());
+    const steps = await driveReplay(path.join(run.fixtureDir, "replays/final-without-work.json"), run.ctx, new LocalExecutor());
     expect(steps.map((s) => s.kind)).toEqual(["final"]);
     expect((await computeManifest(run.ws)).digest).toBe(before.digest);
     const acc = acceptance(run.fixtureDir, run.ws);
@@ -87,7 +87,7 @@ describe("fixtures/linkcheck replays stay in step with the repo", () => {
   ])("%s fails closed with %s and changes nothing", async (file, code) => {
     run = await fixtureRun("linkcheck");
     const before = await computeManifest(run.ws);
-    const steps = await driveReplay(path.join(run.fixtureDir, "replays", file), run.ctx, hostRunner());
+    const steps = await driveReplay(path.join(run.fixtureDir, "replays", file), run.ctx, new LocalExecutor());
     expect(steps[0]?.result).toMatchObject({ ok: false, error: { code } });
     expect(steps.at(-1)?.kind).toBe("final");
     expect((await computeManifest(run.ws)).digest).toBe(before.digest);

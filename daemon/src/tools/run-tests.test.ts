@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { SandboxResult } from "../contracts/sandbox.js";
 import { MiniAgentError } from "../errors.js";
 import type { Executor } from "../sandbox/executor.js";
-import { hostRunner } from "./host-runner.testkit.js";
+import { LocalExecutor } from "../sandbox/local-executor.js";
 import { DEFAULT_TOOL_LIMITS } from "./limits.js";
 import { presetInvocation, runTests, summarizeTestRun } from "./run-tests.js";
 import { SMALL_TASK, tempRun, type TempRun } from "./workspace.testkit.js";
@@ -12,7 +12,7 @@ afterEach(async () => run?.cleanup());
 
 const HEAD = 'import test from "node:test";\nimport assert from "node:assert/strict";\n';
 const PKG = JSON.stringify({ type: "module" });
-const ctxFor = (r: TempRun, runner: Executor = hostRunner()) => ({ ...r.ctx, runner, runId: "run_t", timeoutMs: 60_000 });
+const ctxFor = (r: TempRun, runner: Executor = new LocalExecutor()) => ({ ...r.ctx, runner, runId: "run_t", timeoutMs: 60_000 });
 
 describe("presetInvocation", () => {
   it("expands globs host-side in path order, skipping links, and reports a glob that matched nothing", async () => {
@@ -42,8 +42,13 @@ describe("runTests through a real host process", () => {
   it("unknown preset -> unknown_preset and nothing runs", async () => {
     run = await tempRun({});
     let ran = false;
-    const runner = hostRunner();
-    const spy: Executor = { ...runner, run: async (req) => ((ran = true), runner.run(req)) };
+    const runner = new LocalExecutor();
+    const spy: Executor = {
+      kind: runner.kind,
+      run: async (req) => ((ran = true), runner.run(req)),
+      openSession: (id) => runner.openSession(id),
+      describe: () => runner.describe(),
+    };
     expect(await runTests("c1", { preset: "sh" }, ctxFor(run, spy))).toMatchObject({ ok: false, error: { code: "unknown_preset" } });
     expect(ran).toBe(false);
   });
@@ -85,7 +90,16 @@ describe("runTests through a real host process", () => {
 
   it("a runner failure surfaces its stable code", async () => {
     run = await tempRun({ "tests/a.js": "" });
-    const broken: Executor = { ...hostRunner(), run: async () => { throw new MiniAgentError("runtime_unavailable", "no engine"); } };
+    // an engine that is gone cannot be produced on demand here; this fake stands in for it alone
+    const local = new LocalExecutor();
+    const broken: Executor = {
+      kind: "container",
+      run: async () => {
+        throw new MiniAgentError("runtime_unavailable", "no engine");
+      },
+      openSession: (id) => local.openSession(id),
+      describe: () => local.describe(),
+    };
     expect(await runTests("c1", { preset: "candidate" }, ctxFor(run, broken))).toMatchObject({ ok: false, error: { code: "runtime_unavailable" } });
   });
 });
