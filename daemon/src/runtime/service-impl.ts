@@ -112,7 +112,10 @@ export class RunServiceImpl implements RunService {
       const runId = newRunId();
       // both may refuse (backend unavailable, live gate closed): before anything exists
       this.options.executorFactory(input.backend);
-      const model = input.model === "live" ? await this.liveModel(runId, checked.task, input.backend) : null;
+      // the replay was parsed by checkCreateInput; its cursor is read from the ledger at each turn
+      const model: Model = checked.replay
+        ? new ReplayModel(checked.replay.file, () => this.deps.ledger.getRun(runId).replay_cursor)
+        : await this.liveModel(runId, checked.task, input.backend);
       if (checked.fixtureDir) {
         materializeWorkspace(checked.fixtureDir, ws);
         createdWorkspace = true;
@@ -148,7 +151,7 @@ export class RunServiceImpl implements RunService {
       });
       inserted = true;
       this.deps.logger.info({ runId, backend: input.backend, model: input.model }, "run created");
-      this.drivers.start(runId, "model", model ?? this.replayModel(runId, record));
+      this.drivers.start(runId, "model", model);
       return this.view(runId);
     } catch (err) {
       if (!inserted) {
