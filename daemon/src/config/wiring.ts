@@ -21,6 +21,7 @@ import { createDockerClient } from "../sandbox/docker-client.js";
 import { DockerExecutor } from "../sandbox/docker-executor.js";
 import { LocalExecutor } from "../sandbox/local-executor.js";
 import type { Executor } from "../sandbox/executor.js";
+import type { IsolationFacts } from "../gate/isolation-facts.js";
 import { reapLeftovers } from "../sandbox/reaper.js";
 
 /**
@@ -97,7 +98,7 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
       if (!current.ok) return null;
       return (await readLatestPassingReport(config.stateDir, current.key)) as Record<string, unknown> | null;
     },
-    health: () => health(docker, container, liveGate, config.runtime),
+    health: () => health(docker, container, liveGate, config.runtime, facts, config.stateDir),
   };
 
   return {
@@ -131,7 +132,15 @@ async function reapOwnRuns(docker: Docker, runIds: string[]): Promise<number> {
   return removed;
 }
 
-async function health(docker: Docker, container: DockerExecutor, gate: LiveGate, runtime: string): Promise<Pick<HealthBody, "engine" | "isolation">> {
+/** Engine facts plus the gate's verdict, so health and `--model live` never disagree. */
+async function health(
+  docker: Docker,
+  container: DockerExecutor,
+  gate: LiveGate,
+  runtime: string,
+  facts: IsolationFacts,
+  stateDir: string,
+): Promise<Pick<HealthBody, "engine" | "isolation">> {
   const engine: HealthBody["engine"] = { reachable: false, version: null, runtime, image_digest: null, image_present: false, error: null };
   try {
     engine.version = (await docker.version()).Version ?? null;
@@ -148,6 +157,10 @@ async function health(docker: Docker, container: DockerExecutor, gate: LiveGate,
   }
   const v = await gate.check({ backend: "container" });
   if (v.ok) return { engine, isolation: { verdict: "passed", generated_at: v.generated_at ?? null, reason: null } };
-  const verdict = v.reason.startsWith("probe_failed") ? "failed" : v.reason === "report_stale" ? "stale" : v.reason === "runtime_unavailable" ? "unavailable" : "none";
-  return { engine, isolation: { verdict, generated_at: null, reason: v.reason } };
+  if (v.reason === "runtime_unavailable") return { engine, isolation: { verdict: "unavailable", generated_at: null, reason: v.reason } };
+  // the gate says "report_stale" both for an old report and for none at all; health tells them apart
+  const current = await facts.currentKey().catch(() => null);
+  const summary = current?.ok ? await readIsolationReportSummary(stateDir, current.key).catch(() => null) : null;
+  if (summary === null) return { engine, isolation: { verdict: "none", generated_at: null, reason: v.reason } };
+  return { engine, isolation: { verdict: summary.passed ? "stale" : "failed", generated_at: summary.generated_at, reason: v.reason } };
 }
