@@ -1,4 +1,3 @@
-import { spawnSync } from "node:child_process";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -14,12 +13,19 @@ import { fixtureRun, type TempRun } from "./workspace.testkit.js";
 let run: (TempRun & { fixtureDir: string }) | undefined;
 afterEach(async () => run?.cleanup());
 
-/** the hidden acceptance, run on the host against the workspace (the fixture's own trusted code) */
-function acceptance(fixtureDir: string, ws: string): { status: number | null; cases: Record<string, boolean> } {
-  const r = spawnSync(process.execPath, [path.join(fixtureDir, "control/acceptance.mjs")], { cwd: ws, encoding: "utf8" });
-  const doc = JSON.parse(r.stdout) as { schema_version: number; cases: Array<{ id: string; passed: boolean }> };
+/** the hidden acceptance exactly as the task spec says, on the trusted_local executor (control dir at /control) */
+async function acceptance(fixtureDir: string, r: TempRun): Promise<{ status: number | null; cases: Record<string, boolean> }> {
+  const res = await new LocalExecutor().run({
+    runId: "run_acceptance",
+    purpose: "acceptance",
+    argv: r.ctx.task.acceptance!.command,
+    workspaceDir: r.ws,
+    controlDir: path.join(fixtureDir, "control"),
+    timeoutMs: 60_000,
+  });
+  const doc = JSON.parse(res.stdout) as { schema_version: number; cases: Array<{ id: string; passed: boolean }> };
   expect(doc.schema_version).toBe(1);
-  return { status: r.status, cases: Object.fromEntries(doc.cases.map((c) => [c.id, c.passed])) };
+  return { status: res.exit_code, cases: Object.fromEntries(doc.cases.map((c) => [c.id, c.passed])) };
 }
 
 const data = (s: { result?: { data: unknown } }) => s.result?.data as Record<string, unknown>;
@@ -51,7 +57,7 @@ describe("fixtures/linkcheck replays stay in step with the repo", () => {
     const diff = await workspaceDiff(run.ctx);
     expect(diff.files.map((f) => f.path)).toEqual(["src/linkcheck.js", "tests/test_agent_nested.js"]);
     expect(await fs.readFile(path.join(run.ws, "notes.txt"), "utf8")).toBe(notes);
-    const acc = acceptance(run.fixtureDir, run.ws);
+    const acc = await acceptance(run.fixtureDir, run);
     expect(acc.cases).toEqual({ root_link_ok: true, root_missing: true, nested_ok: true, nested_missing: true, nested_anchor_parent: true });
     expect(acc.status).toBe(0);
   });
@@ -63,7 +69,7 @@ describe("fixtures/linkcheck replays stay in step with the repo", () => {
     const tests = steps.filter((s) => s.name === "run_tests");
     expect(tests.map((s) => [data(s).discovered, data(s).passed])).toEqual([[3, 2], [3, 3]]);
     expect(steps.filter((s) => s.wrote).length).toBe(2);
-    const acc = acceptance(run.fixtureDir, run.ws);
+    const acc = await acceptance(run.fixtureDir, run);
     expect(acc.cases.nested_missing).toBe(false);
     expect(acc.status).toBe(1);
   });
@@ -74,7 +80,7 @@ describe("fixtures/linkcheck replays stay in step with the repo", () => {
     const steps = await driveReplay(path.join(run.fixtureDir, "replays/final-without-work.json"), run.ctx, new LocalExecutor());
     expect(steps.map((s) => s.kind)).toEqual(["final"]);
     expect((await computeManifest(run.ws)).digest).toBe(before.digest);
-    const acc = acceptance(run.fixtureDir, run.ws);
+    const acc = await acceptance(run.fixtureDir, run);
     expect(acc.cases).toMatchObject({ nested_ok: false, nested_missing: false, root_link_ok: true });
     expect(acc.status).toBe(1);
   });
