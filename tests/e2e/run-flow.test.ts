@@ -291,6 +291,27 @@ describe("runs through the daemon and the client", () => {
     const ws = path.join(path.dirname(stateDir), "ws");
     const socket = ["--socket", d.socketPath];
     const seen: string[] = [];
+    // every sandbox container this daemon creates is inspected the moment the engine reports its creation
+    const inspections: Array<Promise<void>> = [];
+    let inspected = 0;
+    const events = (await docker.getEvents({ filters: { type: ["container"], event: ["create"], label: ["mini-agent.owner=mini-agent"] } })) as NodeJS.ReadableStream;
+    const myRuns = new Set<string>();
+    events.on("data", (chunk: Buffer) => {
+      for (const line of chunk.toString().split("\n").filter(Boolean)) {
+        const ev = JSON.parse(line) as { id: string; Actor?: { Attributes?: Record<string, string> } };
+        if (!myRuns.has(ev.Actor?.Attributes?.["mini-agent.run"] ?? "")) continue;
+        inspections.push(
+          docker
+            .getContainer(ev.id)
+            .inspect()
+            .then((info) => {
+              seen.push(JSON.stringify(info));
+              inspected++;
+            })
+            .catch(() => undefined),
+        );
+      }
+    });
 
     // a live run without a probe report is refused by the gate, before anything is read
     const live = await runClient(["run", "--fixture", FIXTURE, "--workspace", path.join(path.dirname(stateDir), "ws-live"), "--model", "live", ...socket]);
@@ -302,15 +323,18 @@ describe("runs through the daemon and the client", () => {
     const r = await runClient(["run", "--fixture", FIXTURE, "--workspace", ws, ...socket]);
     seen.push(r.stdout, r.stderr);
     const runId = /run (\S+) started/.exec(r.stdout)?.[1] ?? "";
+    myRuns.add(runId); // the first approval comes before any sandbox is needed (read_file runs on the host)
     for (let i = 0; i < 4; i++) {
       const s = await status(d.socketPath, runId);
       if (s.status !== "awaiting_approval") break;
       // the run's sandbox containers while they exist: nothing of the key in their config
-      for (const c of await containersOf(runId)) seen.push(JSON.stringify(await docker.getContainer(c.Id).inspect()));
       const a = await runClient(["approve", runId, s.action_id!, ...socket]);
       seen.push(a.stdout, a.stderr);
     }
     expect((await status(d.socketPath, runId)).status).toBe("completed");
+    (events as unknown as { destroy(): void }).destroy();
+    await Promise.all(inspections);
+    expect(inspected).toBeGreaterThan(0); // run_tests, the Verifier and acceptance containers, inspected while they existed
     for (const p of [`/v1/runs`, `/v1/runs/${runId}`, `/v1/runs/${runId}/trace`, `/v1/runs/${runId}/diff`, `/v1/runs/${runId}/events?since=0`, `/v1/health`, `/v1/isolation-report`]) {
       seen.push((await rawRequest(d.socketPath, "GET", p)).text);
     }
