@@ -215,11 +215,23 @@ describe("runs through the daemon and the client", () => {
     expect(await d.exited).toBe("SIGKILL");
     expect(fs.existsSync(path.join(ws, "tests/test_agent_nested.js"))).toBe(true);
 
-    d = await daemon(stateDir);
-    const after = await status(d.socketPath, runId);
-    expect(after.status).toBe("interrupted");
-    // the restarted daemon reaped the killed one's sandboxes for this run
-    expect(await containersOf(runId)).toEqual([]);
+    // what a killed daemon may leave: a sandbox of its own run, next to one of another daemon's run
+    const image = (JSON.parse(fs.readFileSync(imageLock, "utf8")) as { images: Record<string, { digest: string }> }).images.node!.digest;
+    const foreignRun = `run_foreign_${process.pid}`;
+    const leftover = async (run: string) =>
+      docker.createContainer({ Image: image, Cmd: ["/usr/bin/node", "-e", "0"], Labels: { "mini-agent.owner": "mini-agent", "mini-agent.run": run, "mini-agent.purpose": "session" } });
+    await leftover(runId);
+    const foreign = await leftover(foreignRun);
+    try {
+      d = await daemon(stateDir);
+      const after = await status(d.socketPath, runId);
+      expect(after.status).toBe("interrupted");
+      // the restarted daemon reaped its own run's leftovers, and never another daemon's sandboxes
+      expect(await containersOf(runId)).toEqual([]);
+      expect((await containersOf(foreignRun)).map((c) => c.Id)).toEqual([foreign.id]);
+    } finally {
+      await foreign.remove({ force: true });
+    }
 
     const resumed = await runClient(["resume", runId, "--socket", d.socketPath]);
     expect(resumed.code).toBe(3);
