@@ -4,7 +4,7 @@ import { MiniAgentError } from "../errors.js";
 import type { Executor } from "../sandbox/executor.js";
 import { LocalExecutor } from "../sandbox/local-executor.js";
 import { DEFAULT_TOOL_LIMITS } from "./limits.js";
-import { presetInvocation, runTests, summarizeTestRun } from "./run-tests.js";
+import { normalizeRunnerText, presetInvocation, runTests, summarizeTestRun } from "./run-tests.js";
 import { SMALL_TASK, tempRun, type TempRun } from "./workspace.testkit.js";
 
 let run: TempRun;
@@ -101,6 +101,22 @@ describe("runTests through a real host process", () => {
       describe: () => local.describe(),
     };
     expect(await runTests("c1", { preset: "candidate" }, ctxFor(run, broken))).toMatchObject({ ok: false, error: { code: "runtime_unavailable" } });
+  });
+});
+
+describe("normalizeRunnerText", () => {
+  it("folds a trusted_local copy's host path to /workspace and drops timings", () => {
+    const raw = "not ok 1 - x\n  ---\n  duration_ms: 1.234\n  location: '/tmp/mini-agent-local-Ab12/workspace/tests/a.js:3:1'\n  stack: |-\n    file:///tmp/mini-agent-local-Ab12/workspace/src/x.js:4:9\n  ...\n# duration_ms 55.1\n";
+    const out = normalizeRunnerText(raw);
+    expect(out).toBe("not ok 1 - x\n  ---\n  location: '/workspace/tests/a.js:3:1'\n  stack: |-\n    /workspace/src/x.js:4:9\n  ...\n");
+  });
+
+  it("the same failing run shows the same output text twice (no timing noise, no temp dirs)", async () => {
+    run = await tempRun({ "package.json": PKG, "tests/a.js": `${HEAD}test("bad", () => assert.equal(1, 2));\n` });
+    const a = await runTests("c1", { preset: "candidate" }, ctxFor(run));
+    const b = await runTests("c1", { preset: "candidate" }, ctxFor(run));
+    expect((a.data as { output: string }).output).toBe((b.data as { output: string }).output);
+    expect((a.data as { output: string }).output).not.toContain("mini-agent-local-");
   });
 });
 

@@ -95,10 +95,22 @@ function tail(text: string, maxBytes: number): { text: string; cut: boolean } {
   return { text: buf.subarray(start).toString("utf8"), cut: true };
 }
 
+/**
+ * What the model and the trace see of runner output: sandbox copy locations
+ * folded to /workspace and /control (a trusted_local copy lives under a host
+ * temp dir, which must not leak) and per-run timings dropped, so the same run
+ * shows the same text every time.
+ */
+export function normalizeRunnerText(text: string): string {
+  return text
+    .replace(/(?:file:\/\/)?\/[^\s'"()`]*?\/(workspace|control)(?=\/)/g, "/$1")
+    .replace(/^[ \t]*(?:# )?duration_ms:? [0-9.]+\r?\n/gm, "");
+}
+
 /** Judges one runner result the same way for run_tests and the Verifier. */
 export function summarizeTestRun(res: SandboxResult, limits: Pick<ToolLimits, "testOutputBytes" | "testDiagnostics" | "diagnosticChars">): TestRunReport {
   const parsed = parseNodeTestOutput(res.stdout, { maxFailures: limits.testDiagnostics, maxMessageChars: limits.diagnosticChars });
-  const combined = res.stderr.length > 0 ? `${res.stdout}\n[stderr]\n${res.stderr}` : res.stdout;
+  const combined = normalizeRunnerText(res.stderr.length > 0 ? `${res.stdout}\n[stderr]\n${res.stderr}` : res.stdout);
   const out = tail(combined, limits.testOutputBytes);
   let verdict = "passed";
   if (res.cancelled) verdict = "cancelled";
@@ -116,7 +128,7 @@ export function summarizeTestRun(res: SandboxResult, limits: Pick<ToolLimits, "t
     cancelled_run: res.cancelled,
     truncated: res.truncated,
     output_truncated: out.cut,
-    diagnostics: failures,
+    diagnostics: failures.map((f) => ({ name: normalizeRunnerText(f.name), message: normalizeRunnerText(f.message) })),
     output: out.text,
     green: verdict === "passed",
     verdict,
