@@ -10,7 +10,10 @@ import { apiError } from "./http-errors.js";
 export async function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
   const declared = req.headers["content-length"];
   if (declared !== undefined && Number(declared) > maxBytes) {
-    req.resume(); // drain so the socket can answer
+    // Read and drop a moderately oversized body before answering, so a client still
+    // sending it reads the 413 instead of a reset; a huge one is cut off (connection closed).
+    if (Number(declared) <= DRAIN_FACTOR * maxBytes) await drain(req);
+    else req.resume();
     throw apiError("payload_too_large", `request body is ${declared} bytes; the limit is ${maxBytes}`);
   }
   const chunks: Buffer[] = [];
@@ -25,6 +28,14 @@ export async function readBody(req: IncomingMessage, maxBytes: number): Promise<
     chunks.push(buf);
   }
   return Buffer.concat(chunks);
+}
+
+const DRAIN_FACTOR = 16;
+
+async function drain(req: IncomingMessage): Promise<void> {
+  for await (const _chunk of req) {
+    /* discard */
+  }
 }
 
 /** JSON body validated by a strict zod schema; an empty body counts as `{}`. */
