@@ -5,6 +5,7 @@ import { tokenMatches } from "./auth.js";
 import type { ApiDeps } from "./ports.js";
 import { matchRoute } from "./routes.js";
 import { MiniAgentError } from "../errors.js";
+import { runLogger } from "../log/logger.js";
 
 /**
  * The /v1 API on node:http. No framework: about a dozen fixed routes, and the
@@ -30,7 +31,7 @@ export function createApiServer(opts: ApiServerOptions): http.Server {
 }
 
 async function handle(req: IncomingMessage, res: ServerResponse, opts: ApiServerOptions, reqId: number): Promise<void> {
-  const log = opts.log.child({ reqId });
+  let log = opts.log.child({ reqId });
   const method = req.method ?? "GET";
   const url = new URL(req.url ?? "/", "http://mini-agent.invalid");
   try {
@@ -44,6 +45,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: ApiServer
       if (match.error === "method_not_allowed") throw new MiniAgentError("invalid_request", `${method} is not allowed on ${url.pathname}`);
       throw new MiniAgentError("not_found", `no such endpoint: ${method} ${url.pathname}`);
     }
+    // every line about one run carries its id (STYLE: child logger per run)
+    if (url.pathname.startsWith("/v1/runs/") && match.params[0]) log = runLogger(log, match.params[0].slice(0, 128));
     const result = await match.route.handle({ req, params: match.params, query: url.searchParams, deps: opts.deps });
     if ("text" in result) {
       send(res, 200, result.contentType, result.text);
