@@ -2,7 +2,7 @@ import type { ErrorCode } from "../errors.js";
 import type { TaskSpec } from "../contracts/task-spec.js";
 import { TOOL_NAMES } from "../contracts/tool-call.js";
 import { createForbiddenMatcher, globMatcher } from "../workspace/forbidden.js";
-import { normalizeRel } from "../workspace/safe-path.js";
+import { isWorkspaceRoot, normalizeRel } from "../workspace/safe-path.js";
 
 export type Verdict = "allow" | "ask" | "deny";
 
@@ -37,7 +37,7 @@ export function classify(name: string, args: Record<string, unknown>, task: Task
       return p.ok ? allow("reads are allowed") : p.decision;
     }
     case "search": {
-      if (args.path === undefined) return allow("reads are allowed");
+      if (args.path === undefined || isWorkspaceRoot(args.path)) return allow("reads are allowed");
       const p = pathOf(args.path);
       return p.ok ? allow("reads are allowed") : p.decision;
     }

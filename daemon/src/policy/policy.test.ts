@@ -18,6 +18,8 @@ describe("classify: deny > ask > allow", () => {
     ["read_file", { path: "src/a.js" }, "allow", null],
     ["search", { query: "x" }, "allow", null],
     ["search", { query: "x", path: ".git" }, "deny", "path_denied"],
+    ["search", { query: "x", path: "." }, "allow", null],
+    ["search", { query: "x", path: "./.." }, "deny", "path_denied"],
     ["show_diff", {}, "allow", null],
     ["run_tests", { preset: "candidate" }, "allow", null],
     ["run_tests", { preset: "rm -rf" }, "deny", "unknown_preset"],

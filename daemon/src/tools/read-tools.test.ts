@@ -96,6 +96,13 @@ describe("search", () => {
     expect(Buffer.byteLength(JSON.stringify(data.hits))).toBeLessThanOrEqual(256 + data.hits.length + 2);
   });
 
+  it("'.' means the whole workspace", async () => {
+    run = await tempRun({ "src/a.js": "k", "docs/b.md": "k" });
+    for (const p of [".", "./"]) {
+      expect((await searchTool("c1", { query: "k", path: p }, run.ctx)).data).toMatchObject({ hits: [{ path: "docs/b.md" }, { path: "src/a.js" }] });
+    }
+  });
+
   it("restricts to a folder and refuses a forbidden one", async () => {
     run = await tempRun({ "src/a.js": "k", "docs/b.md": "k" });
     expect((await searchTool("c1", { query: "k", path: "docs" }, run.ctx)).data).toMatchObject({ hits: [{ path: "docs/b.md", line: 1 }] });

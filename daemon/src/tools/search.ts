@@ -1,6 +1,6 @@
 import type { ToolArgs, ToolResult } from "../contracts/tool-call.js";
 import { readNoFollow } from "../workspace/read.js";
-import { resolveSafePath } from "../workspace/safe-path.js";
+import { isWorkspaceRoot, resolveSafePath } from "../workspace/safe-path.js";
 import { walkTree } from "../workspace/walk.js";
 import { toolEnv, type ToolContext } from "./context.js";
 import { errorResult, okResult } from "./result.js";
@@ -28,7 +28,7 @@ function snippetOf(line: string, at: number, queryLen: number, max: number): str
 export async function searchTool(callId: string, args: ToolArgs<"search">, ctx: ToolContext): Promise<ToolResult> {
   const env = toolEnv(ctx);
   let files: string[];
-  if (args.path !== undefined) {
+  if (args.path !== undefined && !isWorkspaceRoot(args.path)) {
     const p = await resolveSafePath(ctx.workspaceRoot, args.path, { purpose: "read", forbidden: env.forbidden, controlDir: ctx.controlDir });
     if (!p.ok) return errorResult(callId, p.code, p.message);
     if (p.kind === "file") files = [p.rel];

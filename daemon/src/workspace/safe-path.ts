@@ -56,6 +56,11 @@ export function normalizeRel(rel: unknown): { ok: true; rel: string } | { ok: fa
   return { ok: true, rel: parts.join("/") };
 }
 
+/** `.`, `./` and the like: a folder argument meaning "the whole workspace" (search only). */
+export function isWorkspaceRoot(rel: unknown): boolean {
+  return typeof rel === "string" && /^\.(\/+\.?)*\/*$/.test(rel);
+}
+
 function isInside(child: string, parent: string): boolean {
   const r = path.relative(parent, child);
   return r === "" || (!r.startsWith("..") && !path.isAbsolute(r));
