@@ -294,6 +294,27 @@ describe("runs through the daemon and the client", () => {
     expect(await containersOf(runId)).toEqual([]);
   });
 
+  it("--runtime runsc reaches the sandbox and the probes: health names it, the report is for runsc, and health follows the report's verdict", async () => {
+    const info = (await docker.info()) as { Runtimes?: Record<string, unknown> };
+    expect(Object.keys(info.Runtimes ?? {})).toContain("runsc"); // registered on this engine (docker-ensure does it)
+    const stateDir = stateDirWithImage();
+    const d = await startDaemon({ stateDir, args: ["--runtime", "runsc"] });
+    started.push(d);
+    const socket = ["--socket", d.socketPath];
+    const before = JSON.parse((await runClient(["health", "--json", ...socket])).stdout) as { engine: { runtime: string }; isolation: { verdict: string } };
+    expect(before.engine.runtime).toBe("runsc");
+    expect(before.isolation.verdict).toBe("none");
+    const probe = await runClient(["probe", "--json", ...socket]);
+    const report = JSON.parse(probe.stdout) as { runtime: string; passed: boolean };
+    expect(report.runtime).toBe("runsc");
+    // whether every probe passes on gVisor is the probes' verdict; the daemon must report it faithfully
+    expect(probe.code).toBe(report.passed ? 0 : 2);
+    const after = await runClient(["health", "--json", ...socket]);
+    const h = JSON.parse(after.stdout) as { isolation: { verdict: string } };
+    expect(h.isolation.verdict).toBe(report.passed ? "passed" : "failed");
+    expect(after.code).toBe(report.passed ? 0 : 2);
+  });
+
   it("never lets the credential canary out: not in the state dir, logs, trace, API answers or sandbox containers", async () => {
     const canaryEnv = "sk-canaryENV0123456789abcdefXYZ";
     const canaryFile = "sk-canaryFILE0123456789abcdefXYZ";
