@@ -20,17 +20,15 @@ export interface ImageDefinition {
   trees: Array<[string, string]>;
   /** files baked under /opt/mini-agent: [repoRelativeSource, imagePath, mode]. */
   assets: Array<[string, string, number]>;
-  /** compile the static syscall helper into /opt/mini-agent/syscall-probe. */
-  syscallHelper: boolean;
+  /** static C helpers compiled into the image: [repoRelativeSource, imagePath]. */
+  staticHelpers: Array<[string, string]>;
   env: Record<string, string>;
   /** argv of the warm-sandbox main process (there is no shell in the image). */
   keepalive: string[];
 }
 
-const NODE_RUNTIME_ASSETS: ImageDefinition["assets"] = [
-  ["sandbox-image/runtime/keepalive.mjs", "/opt/mini-agent/keepalive.mjs", 0o444],
-  ["sandbox-image/runtime/reset.mjs", "/opt/mini-agent/reset.mjs", 0o444],
-];
+const NODE_RUNTIME_ASSETS: ImageDefinition["assets"] = [["sandbox-image/runtime/keepalive.mjs", "/opt/mini-agent/keepalive.mjs", 0o444]];
+const RESET_HELPER: [string, string] = ["sandbox-image/helper/reset.c", "/opt/mini-agent/reset"];
 
 export const IMAGE_DEFINITIONS = {
   node: {
@@ -39,7 +37,7 @@ export const IMAGE_DEFINITIONS = {
     binaries: ["/usr/bin/node"],
     trees: [],
     assets: [...NODE_RUNTIME_ASSETS, ["probes/inside/probe.mjs", "/opt/mini-agent/probe.mjs", 0o444]],
-    syscallHelper: true,
+    staticHelpers: [RESET_HELPER, ["sandbox-image/helper/syscalls.c", "/opt/mini-agent/syscall-probe"]],
     env: { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: "/tmp", LANG: "C.UTF-8" },
     keepalive: ["/usr/bin/node", "/opt/mini-agent/keepalive.mjs"],
   },
@@ -50,7 +48,7 @@ export const IMAGE_DEFINITIONS = {
     binaries: ["/usr/bin/node"],
     trees: [],
     assets: NODE_RUNTIME_ASSETS,
-    syscallHelper: false,
+    staticHelpers: [RESET_HELPER],
     env: { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: "/tmp", LANG: "C.UTF-8" },
     keepalive: ["/usr/bin/node", "/opt/mini-agent/keepalive.mjs"],
   },

@@ -57,11 +57,11 @@ export async function assembleContext(def: ImageDefinition, contextDir: string):
     await fs.copyFile(repoPath(src), path.join(rootfs, dest));
     await fs.chmod(path.join(rootfs, dest), mode);
   }
-  if (def.syscallHelper) {
-    const out = path.join(rootfs, "opt/mini-agent/syscall-probe");
+  for (const [src, dest] of def.staticHelpers) {
+    const out = path.join(rootfs, dest);
     await fs.mkdir(path.dirname(out), { recursive: true });
-    // -static: the helper must not depend on what the image happens to contain.
-    await run("gcc", ["-static", "-O2", "-o", out, repoPath("sandbox-image/helper/syscalls.c")]);
+    // -static: a helper must not depend on what the image happens to contain.
+    await run("gcc", ["-static", "-O2", "-o", out, repoPath(src)]);
     await run("strip", [out]).catch(() => undefined);
     await fs.chmod(out, 0o555);
   }

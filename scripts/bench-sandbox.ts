@@ -19,16 +19,18 @@ import { isMiniAgentError } from "../daemon/src/errors.js";
 const REPO = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
 
 function parseArgs(argv: string[]) {
-  const o = { runs: 10, runtime: "runc" as "runc" | "runsc", stateDir: undefined as string | undefined };
+  const o = { runs: 10, runtime: "runc" as "runc" | "runsc", stateDir: undefined as string | undefined, cpus: undefined as number | undefined };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "--runs") o.runs = Number(argv[++i]);
     else if (a === "--runtime") o.runtime = argv[++i] as "runc" | "runsc";
     else if (a === "--state-dir") o.stateDir = argv[++i];
-    else throw new Error(`unknown option ${a}; use --runs N, --runtime runc|runsc, --state-dir DIR`);
+    else if (a === "--cpus") o.cpus = Number(argv[++i]);
+    else throw new Error(`unknown option ${a}; use --runs N, --runtime runc|runsc, --cpus N, --state-dir DIR`);
   }
   if (!Number.isInteger(o.runs) || o.runs < 1) throw new Error("--runs must be a positive integer");
   if (o.runtime !== "runc" && o.runtime !== "runsc") throw new Error("--runtime must be runc or runsc");
+  if (o.cpus !== undefined && !(o.cpus > 0)) throw new Error("--cpus must be a positive number");
   return o;
 }
 
@@ -73,7 +75,7 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const o = parseArgs(argv);
   const stateDir = resolveStateDir(env, o.stateDir);
   const docker = createDockerClient(env);
-  const ex = new DockerExecutor({ lockPath: statePath(stateDir, "imageLock"), config: { runtime: o.runtime }, docker });
+  const ex = new DockerExecutor({ lockPath: statePath(stateDir, "imageLock"), config: { runtime: o.runtime, ...(o.cpus ? { nanoCpus: Math.round(o.cpus * 1e9) } : {}) }, docker });
   const digest = await ex.pinnedDigest();
   const w = workload();
   const req = { purpose: "bench" as const, argv: w.argv, workspaceDir: w.dir, timeoutMs: 120_000 };
@@ -85,7 +87,7 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
     if (check.exit_code !== 0) throw new Error(`the workload fails in the sandbox (exit ${check.exit_code}): ${check.stderr.slice(0, 400)}`);
     await hostRun(w.dir, w.argv);
     await ex.run({ ...req, runId: "bench-fresh" });
-    const cliArgs = ["run", "--rm", "--network", "none", "--read-only", "--user", "65534:65534", "--runtime", o.runtime,
+    const cliArgs = ["run", "--rm", "--network", "none", "--read-only", "--user", "65534:65534", "--runtime", o.runtime, "--cpus", String(ex.config.nanoCpus / 1e9),
       "-v", `${w.dir}:/workspace:ro`, "-w", "/workspace", digest, ...w.argv];
     const cli = spawnSync("docker", cliArgs, { stdio: "ignore" });
     const haveCli = cli.status === 0;
@@ -100,6 +102,7 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
       workload: w.label,
       argv: w.argv,
       runtime: o.runtime,
+      sandbox_cpus: ex.config.nanoCpus / 1e9,
       runs: o.runs,
       median_ms: m,
       ratios: {

@@ -104,7 +104,7 @@ export class DockerExecutor implements Executor {
         // a fresh sandbox is simply killed: SIGKILL to the whole container, then force-remove
         onStop: () => box.kill(),
       });
-      const oomKilled = await box.oomKilledSince(startedAt, this.epochMs());
+      const oomKilled = await box.oomKilledSince(startedAt, this.epochMs, outcome);
       return toResult({ ...outcome, oomKilled }, this.now() - t0, box.digest, this.config.runtime);
     } finally {
       await box.remove();

@@ -7,7 +7,7 @@ import { seccompProfile } from "./seccomp-profile.js";
 /** Paths baked into the image by sandbox-image/ (there is no shell to run anything else). */
 export const IN_IMAGE = {
   keepalive: ["/usr/bin/node", "/opt/mini-agent/keepalive.mjs"],
-  reset: ["/usr/bin/node", "/opt/mini-agent/reset.mjs"],
+  reset: ["/opt/mini-agent/reset"],
   probe: ["/usr/bin/node", "/opt/mini-agent/probe.mjs"],
   syscallHelper: "/opt/mini-agent/syscall-probe",
   workspace: "/workspace",

@@ -183,7 +183,19 @@ export class SandboxContainer {
    * stays false when an exec'd test is killed, measured on engine 20.10), so
    * the engine's `oom` events for this container are the per-exec source.
    */
-  async oomKilledSince(sinceMs: number, nowMs: number): Promise<boolean> {
+  async oomKilledSince(sinceMs: number, nowMs: () => number, outcome?: ExecOutcome): Promise<boolean> {
+    if (await this.oomEventBetween(sinceMs, nowMs())) return true;
+    // A kill signature (SIGKILL status, or the container gone) can arrive before the engine has
+    // recorded the oom event: look again briefly, only on this abnormal path.
+    const killed = outcome && !outcome.timedOut && !outcome.cancelled && (outcome.exitCode === null || outcome.exitCode === 137);
+    for (let i = 0; killed && i < 3; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      if (await this.oomEventBetween(sinceMs, nowMs())) return true;
+    }
+    return false;
+  }
+
+  private async oomEventBetween(sinceMs: number, nowMs: number): Promise<boolean> {
     const info = await this.container.inspect().catch(() => null);
     if (info?.State?.OOMKilled === true) return true;
     try {

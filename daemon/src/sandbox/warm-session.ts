@@ -61,7 +61,7 @@ export class WarmSession implements SandboxSession {
         if (!(await this.reset(box, false))) await this.discard(box);
       },
     });
-    const oomKilled = await box.oomKilledSince(startedAt, this.o.epochMs());
+    const oomKilled = await box.oomKilledSince(startedAt, this.o.epochMs, outcome);
     const result = toResult({ ...outcome, oomKilled }, this.o.now() - t0, box.digest, this.o.config.runtime);
     // Leftover processes are killed right after the exec, off the caller's critical path;
     // the next exec and close() wait for it. An OOM'd container is replaced so the next
