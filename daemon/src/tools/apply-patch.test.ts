@@ -147,6 +147,10 @@ describe("commitPreparedAction", () => {
     if (!p.ok) throw new Error("prepare failed");
     const forged = { ...p.action, new_content: "evil()\n", after_hash: v("evil()\n") };
     expect(await commitPreparedAction(forged, run.ctx)).toMatchObject({ ok: false, result: { error: { code: "approval_stale" } } });
+    const shownOtherDiff = { ...p.action, diff: p.action.diff.replace("+  return a + b;", "+  return a + b; // harmless") };
+    expect(await commitPreparedAction(shownOtherDiff, run.ctx)).toMatchObject({ ok: false, result: { error: { code: "approval_stale" } } });
+    const madeExecutable = { ...p.action, mode: 0o755 };
+    expect(await commitPreparedAction(madeExecutable, run.ctx)).toMatchObject({ ok: false, result: { error: { code: "approval_stale" } } });
     const rerouted = { ...p.action, path: "src/other.js" };
     expect(await commitPreparedAction(rerouted, run.ctx)).toMatchObject({ ok: false });
     expect(await read("src/add.js")).toBe(SRC);

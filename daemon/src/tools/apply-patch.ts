@@ -174,6 +174,13 @@ export async function commitPreparedAction(raw: PreparedAction, ctx: ToolContext
   if (rederiveContent(action, currentText) !== action.new_content) {
     return fail("approval_stale", "action record content does not follow from its arguments; nothing was written");
   }
+  // the diff is what the approver was shown, and the mode is not in the id: both must follow from the file too
+  if (unifiedDiff(p.rel, currentText, action.new_content) !== action.diff) {
+    return fail("approval_stale", "action record diff does not match the write; nothing was written");
+  }
+  if (action.mode !== (p.kind === "file" ? p.mode & 0o7777 : 0o644)) {
+    return fail("approval_stale", "action record file mode does not match the file; nothing was written");
+  }
 
   try {
     await atomicWrite({
