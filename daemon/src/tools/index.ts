@@ -10,13 +10,16 @@
  *       read_file | search | show_diff (anything else -> invalid_fields).
  *   prepareApplyPatch(callId, args, ctx): Promise<{ok:true, action: PreparedAction} | {ok:false, result}>
  *       the contract, no write; PreparedAction (contracts/tool-call.ts) is what the ledger stores.
+ *       action_id = actionIdFor(name, normalized args, workspace digest): content-derived, never the call id.
+ *   verifyPreparedAction(raw): re-derives id and digests from a stored record (tamper check).
  *   commitPreparedAction(action, ctx): Promise<{ok:true, receipt: WriteReceipt, result} | {ok:false, result}>
  *       re-checks record, path, workspace digest, before-hash; temp in control dir, fsync, rename, fsync dir.
  *       Record the intent BEFORE and the receipt AFTER this call.
  *   runTests(callId, args, ctx: RunTestsContext): Promise<ToolResult>
  *       presets only; files expanded host-side; runner is an Executor or a SandboxSession.
  *   presetInvocation(task, preset, workspaceRoot, controlDir?) / summarizeTestRun(result, limits)
- *       the same argv and the same green/red judgement for the Verifier.
+ *       the same argv and the same green/red judgement for the Verifier;
+ *       normalizeRunnerText(text) folds sandbox copy paths and drops timings from shown output.
  *   parseNodeTestOutput(stdout, opts?): TestOutputSummary               (tools/test-output.ts)
  *   toolDescriptions(): OpenAiTool[]                                  generated from the zod schemas.
  *   workspaceDiff(ctx): Promise<WorkspaceDiff>                        the diff against the baseline.
@@ -39,8 +42,8 @@ import { showDiffTool } from "./show-diff.js";
 import type { ValidatedToolCall } from "./validate.js";
 
 export { validateToolCall, type ValidatedToolCall, type ValidationOutcome } from "./validate.js";
-export { prepareApplyPatch, commitPreparedAction, verifyPreparedAction, actionIdFor, argsDigest, type PrepareOutcome, type CommitOutcome } from "./apply-patch.js";
-export { runTests, presetInvocation, summarizeTestRun, type RunTestsContext, type PresetInvocation, type TestRunReport } from "./run-tests.js";
+export { prepareApplyPatch, commitPreparedAction, verifyPreparedAction, actionIdFor, argsDigest, unifiedDiff, type PrepareOutcome, type CommitOutcome } from "./apply-patch.js";
+export { runTests, presetInvocation, summarizeTestRun, normalizeRunnerText, type RunTestsContext, type PresetInvocation, type TestRunReport } from "./run-tests.js";
 export { parseNodeTestOutput, type TestOutputSummary, type TestFailure } from "./test-output.js";
 export { toolDescriptions, type OpenAiTool } from "./descriptions.js";
 export { workspaceDiff, type WorkspaceDiff } from "./show-diff.js";
