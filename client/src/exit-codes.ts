@@ -4,7 +4,7 @@ import type { ErrorCode } from "../../daemon/src/errors.js";
 /**
  * mini-agent-client exit codes: the one table (README "Exit codes" repeats it).
  *   0 completed (verified by the host Verifier) / command succeeded
- *   1 failed (reason printed), or a request the daemon refused
+ *   1 failed (reason printed), interrupted or uncertain (resume/inspect command printed), or a request the daemon refused
  *   2 isolation unverified, or the daemon / container engine unreachable
  *   3 awaiting approval (the approve/reject commands are printed)
  *   4 cancelled
