@@ -85,6 +85,15 @@ describe("fixtures/linkcheck replays stay in step with the repo", () => {
     expect(acc.status).toBe(1);
   });
 
+  it("oversized-output replay: a passing test printing ~80 KB is shown cut to the cap with truncated=true, counts intact", async () => {
+    run = await fixtureRun("linkcheck");
+    const ctx = { ...run.ctx, limits: { testOutputBytes: 256 } };
+    const steps = await driveReplay(path.join(run.fixtureDir, "replays/oversized-output.json"), ctx, new LocalExecutor());
+    const tests = steps.find((s) => s.name === "run_tests")!;
+    expect(tests.result).toMatchObject({ ok: true, truncated: true, data: { discovered: 3, passed: 3, output_truncated: true, truncated: false } });
+    expect(Buffer.byteLength(data(tests).output as string)).toBeLessThanOrEqual(256);
+  });
+
   it.each([
     ["unknown-tool.json", "unknown_tool"],
     ["invalid-fields.json", "invalid_fields"],
