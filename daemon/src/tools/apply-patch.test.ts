@@ -165,6 +165,15 @@ describe("commitPreparedAction", () => {
     expect(await read("src/add.js")).toBe(SRC.replace("a - b", "a + b"));
   });
 
+  it("a stored action with an unknown schema_version is refused", async () => {
+    run = await tempRun({ "src/add.js": SRC });
+    const p = await prepareApplyPatch("c1", { path: "src/add.js", version: v(SRC), old: "a - b", new: "a + b" }, run.ctx);
+    if (!p.ok) throw new Error("prepare failed");
+    expect(verifyPreparedAction({ ...p.action, schema_version: 2 })).toMatchObject({ ok: false });
+    expect(await commitPreparedAction({ ...p.action, schema_version: 2 } as never, run.ctx)).toMatchObject({ ok: false });
+    expect(await read("src/add.js")).toBe(SRC);
+  });
+
   it("actionIdFor is stable across key order", () => {
     const d = "0".repeat(64);
     expect(actionIdFor("apply_patch", { a: 1, b: 2 }, d)).toBe(actionIdFor("apply_patch", { b: 2, a: 1 }, d));

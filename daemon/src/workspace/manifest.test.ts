@@ -76,6 +76,15 @@ describe("baseline", () => {
     await expect(loaded.readFile("a.txt")).rejects.toSatisfy((e) => isMiniAgentError(e, "internal"));
   });
 
+  it("refuses a baseline manifest with an unknown schema_version instead of reinterpreting it", async () => {
+    run = await tempRun({ "a.txt": "a" });
+    await captureBaseline(run.ws, run.ctl);
+    const file = path.join(run.ctl, "baseline/manifest.json");
+    const m = JSON.parse(await fs.readFile(file, "utf8"));
+    await fs.writeFile(file, JSON.stringify({ ...m, schema_version: 2 }));
+    await expect(loadBaseline(run.ctl)).rejects.toSatisfy((e) => isMiniAgentError(e, "schema_version_unsupported"));
+  });
+
   it("refuses a manifest whose digest does not match its entries", async () => {
     run = await tempRun({ "a.txt": "a" });
     await captureBaseline(run.ws, run.ctl);
