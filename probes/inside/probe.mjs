@@ -308,10 +308,10 @@ const setuid = safe(function setuid() {
 
 const seccompSyscalls = safe(function seccompSyscalls() {
   const observed = helper();
-  const names = ["keyctl", "unshare", "mount", "bpf", "io_uring_setup", "userfaultfd"];
+  const names = ["keyctl", "unshare", "mount", "bpf", "io_uring_setup", "userfaultfd", "clone3_newuser"];
   // gVisor implements some of these itself or not at all: ENOSYS is a refusal too
   const denied = (n) => observed[n] && observed[n].ret < 0 && ["EPERM", "ENOSYS"].includes(observed[n].error);
-  add("seccomp_syscalls", "seccomp (or the runtime) refuses keyctl, unshare, mount, bpf, io_uring_setup, userfaultfd", "EPERM for each (ENOSYS under gVisor)",
+  add("seccomp_syscalls", "seccomp (or the runtime) refuses keyctl, unshare, mount, bpf, io_uring_setup, userfaultfd, and clone3 creating a user namespace", "EPERM for each (ENOSYS for clone3, and under gVisor)",
     observed, names.every(denied), "other syscalls not in this list");
 });
 

@@ -67,6 +67,15 @@ describe("seccomp profile", () => {
     const clone = p.syscalls.find((s) => s.names.includes("clone"));
     expect(clone?.args).toHaveLength(1);
   });
+
+  it("answers clone3 with ENOSYS on runc but passes it to gVisor (its --oci-seccomp turns errnoRet into EPERM, which broke Node's threads)", () => {
+    type Rule = { names: string[]; action: string; errnoRet?: number };
+    const rule = (runtime: "runc" | "runsc") => (seccompProfile(runtime) as { syscalls: Rule[] }).syscalls.find((s) => s.names.includes("clone3"));
+    expect(rule("runc")).toMatchObject({ action: "SCMP_ACT_ERRNO", errnoRet: 38 });
+    expect(rule("runsc")).toMatchObject({ action: "SCMP_ACT_ALLOW" });
+    const unshare = (seccompProfile("runsc") as { syscalls: Rule[] }).syscalls.some((s) => s.action === "SCMP_ACT_ALLOW" && s.names.includes("unshare"));
+    expect(unshare).toBe(false);
+  });
 });
 
 describe("capped output", () => {

@@ -37,7 +37,7 @@ export function hostConfigTemplate(config: SandboxConfig): Record<string, unknow
     CapDrop: ["ALL"],
     CapAdd: null,
     // our own allowlist profile (stricter than the engine default, see seccomp-profile.ts); never "unconfined".
-    SecurityOpt: ["no-new-privileges", `seccomp=${JSON.stringify(seccompProfile())}`],
+    SecurityOpt: ["no-new-privileges", `seccomp=${JSON.stringify(seccompProfile(config.runtime))}`],
     PidsLimit: config.pidsLimit,
     Memory: config.memoryBytes,
     // equal to Memory: no swap

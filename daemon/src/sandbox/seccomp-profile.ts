@@ -61,17 +61,28 @@ set_mempolicy_home_node`
 const CLONE_NAMESPACE_FLAGS = 0x7e020000;
 const ENOSYS = 38;
 
-export function seccompProfile(): Record<string, unknown> {
+/**
+ * clone3's flags live in memory seccomp cannot read, so runc answers ENOSYS and libc
+ * falls back to clone, whose flags the filter can check. gVisor's --oci-seccomp
+ * (release 20221219 here) ignores errnoRet and answers EPERM, which stops glibc's
+ * fallback and kills Node's thread creation; gVisor itself answers clone3 with
+ * ENOSYS, so under runsc the call is passed to it. The clone3_newuser probe checks
+ * the outcome on both runtimes.
+ */
+export function seccompProfile(runtime: "runc" | "runsc" = "runc"): Record<string, unknown> {
   const denied = new Set<string>(DENIED_SYSCALLS);
   const allowed = X86_64_SYSCALLS.filter((n) => !denied.has(n) && n !== "clone" && n !== "clone3");
+  const clone3 =
+    runtime === "runsc"
+      ? { names: ["clone3"], action: "SCMP_ACT_ALLOW" }
+      : { names: ["clone3"], action: "SCMP_ACT_ERRNO", errnoRet: ENOSYS };
   return {
     defaultAction: "SCMP_ACT_ERRNO",
     syscalls: [
       { names: allowed, action: "SCMP_ACT_ALLOW" },
       // clone only without namespace flags (threads, fork)
       { names: ["clone"], action: "SCMP_ACT_ALLOW", args: [{ index: 0, value: CLONE_NAMESPACE_FLAGS, valueTwo: 0, op: "SCMP_CMP_MASKED_EQ" }] },
-      // clone3's flags live in memory seccomp cannot read: ENOSYS makes libc fall back to clone
-      { names: ["clone3"], action: "SCMP_ACT_ERRNO", errnoRet: ENOSYS },
+      clone3,
     ],
   };
 }
