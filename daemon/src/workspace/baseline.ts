@@ -46,7 +46,8 @@ export async function captureBaseline(workspaceRoot: string, controlDir: string)
   }
   const files: Record<string, string> = {};
   const special: Record<string, string> = {};
-  for (const entry of await walkTree(ws)) {
+  const unreadable = (rel: string) => void (special[rel] = "unreadable:dir");
+  for (const entry of await walkTree(ws, { onUnreadable: unreadable })) {
     if (entry.type === "dir") continue;
     if (entry.type === "symlink") {
       special[entry.rel] = `symlink:${sha256Hex(await fs.readlink(entry.abs).catch(() => ""))}`;

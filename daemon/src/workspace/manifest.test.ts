@@ -34,6 +34,18 @@ describe("computeManifest", () => {
     expect(after.digest).not.toBe(before.digest);
   });
 
+  // root reads any folder regardless of its mode, so the fault exists only for other users
+  it.skipIf(process.getuid?.() === 0)("a folder that cannot be listed is recorded, not silently treated as empty", async () => {
+    run = await tempRun({ "a.txt": "a", "locked/x.txt": "x" });
+    await fs.chmod(path.join(run.ws, "locked"), 0o000);
+    try {
+      const m = await computeManifest(run.ws);
+      expect(m.special.locked).toBe("unreadable:dir");
+    } finally {
+      await fs.chmod(path.join(run.ws, "locked"), 0o755);
+    }
+  });
+
   it("leaves out an excluded folder (a control dir inside the root)", async () => {
     run = await tempRun({ "a.txt": "a", "ctl/x": "1" });
     const m = await computeManifest(run.ws, { excludeAbs: [path.join(run.ws, "ctl")] });

@@ -31,7 +31,8 @@ export function manifestDigest(files: Record<string, string>, special: Record<st
 export async function computeManifest(root: string, opts: ManifestOptions = {}): Promise<Manifest> {
   const files: Record<string, string> = {};
   const special: Record<string, string> = {};
-  for (const entry of await walkTree(root, { excludeAbs: opts.excludeAbs })) {
+  const unreadable = (rel: string) => void (special[rel] = "unreadable:dir");
+  for (const entry of await walkTree(root, { excludeAbs: opts.excludeAbs, onUnreadable: unreadable })) {
     if (entry.type === "dir") continue;
     if (entry.type === "symlink") {
       const target = await fs.readlink(entry.abs).catch(() => "");

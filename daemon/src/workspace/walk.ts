@@ -14,6 +14,8 @@ export interface WalkOptions {
   skip?: (rel: string, type: WalkEntry["type"]) => boolean;
   /** absolute paths never entered (the control dir if it sits inside the root) */
   excludeAbs?: readonly string[];
+  /** a folder below the root that cannot be listed; without it such a folder is silently empty */
+  onUnreadable?: (rel: string) => void;
 }
 
 /**
@@ -25,7 +27,14 @@ export async function walkTree(root: string, opts: WalkOptions = {}): Promise<Wa
   const out: WalkEntry[] = [];
   const exclude = new Set((opts.excludeAbs ?? []).map((p) => path.resolve(p)));
   async function visit(dirAbs: string, dirRel: string): Promise<void> {
-    const names = (await fs.readdir(dirAbs)).sort();
+    let names: string[];
+    try {
+      names = (await fs.readdir(dirAbs)).sort();
+    } catch (err) {
+      if (dirRel === "") throw err; // the root itself must be listable
+      opts.onUnreadable?.(dirRel);
+      return;
+    }
     for (const name of names) {
       const abs = path.join(dirAbs, name);
       if (exclude.has(abs)) continue;
