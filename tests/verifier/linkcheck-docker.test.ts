@@ -53,7 +53,7 @@ async function check(name: string, edit: (src: string) => string) {
   const { ws, baseline } = await workspace(name, edit);
   const runId = `verifier-linkcheck-${name}`;
   runIds.push(runId);
-  return verify({ runId, task, workspaceRoot: ws, baseline, controlDir: path.join(FIXTURE, "control"), executor });
+  return verify({ runId, task, workspaceRoot: ws, baseline, acceptanceDir: path.join(FIXTURE, "control"), executor });
 }
 
 describe("verify the linkcheck fixture on the container sandbox", () => {
@@ -83,7 +83,7 @@ describe("verify the linkcheck fixture on the container sandbox", () => {
     await fs.appendFile(path.join(ws, "notes.txt"), "tidied up by the agent\n");
     const runId = "verifier-linkcheck-notes-touched";
     runIds.push(runId);
-    const ev = await verify({ runId, task, workspaceRoot: ws, baseline, controlDir: path.join(FIXTURE, "control"), executor });
+    const ev = await verify({ runId, task, workspaceRoot: ws, baseline, acceptanceDir: path.join(FIXTURE, "control"), executor });
     expect(ev).toMatchObject({ passed: false, reason: "protected_path_changed", protected_paths_changed: ["notes.txt"], tests: { discovered: 3, passed: 3 } });
     expect(ev.acceptance?.failed).toEqual([]);
   });

@@ -37,7 +37,7 @@ async function check(name: string, edit: (s: string) => string) {
   const src = path.join(ws, "src", "linkcheck.js");
   await fs.writeFile(src, edit(await fs.readFile(src, "utf8")));
   await fs.writeFile(path.join(ws, "tests", "test_agent_nested.js"), agentTest);
-  return verify({ runId: `local-${name}`, task, workspaceRoot: ws, baseline, controlDir: path.join(FIXTURE, "control"), executor: new LocalExecutor() });
+  return verify({ runId: `local-${name}`, task, workspaceRoot: ws, baseline, acceptanceDir: path.join(FIXTURE, "control"), executor: new LocalExecutor() });
 }
 
 describe("verify on the trusted_local backend", () => {

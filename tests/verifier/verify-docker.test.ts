@@ -86,7 +86,7 @@ beforeEach(async () => {
 async function check(task: TaskSpec) {
   const runId = `verifier-test-${n}`;
   runIds.push(runId);
-  return verify({ runId, task, workspaceRoot: ws, baseline, controlDir: control, executor });
+  return verify({ runId, task, workspaceRoot: ws, baseline, acceptanceDir: control, executor });
 }
 
 describe("verify on the container sandbox", () => {

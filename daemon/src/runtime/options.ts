@@ -34,11 +34,11 @@ export function defaultFixturesDir(): string {
   return candidates.find((c) => fs.existsSync(c)) ?? candidates[0]!;
 }
 
-/** verifier/verify.ts takes the Verifier port's shape; the run's control dir stays out of every manifest. */
+/** The Verifier port's control dir is the run's: the baseline is loaded from it. */
 export const defaultVerifier =
   (logger: RuntimeLogger): Verifier =>
   (i) =>
-    verify({ ...i, excludeAbs: [i.controlDir], log: logger as never });
+    verify({ ...i, baseline: { runControlDir: i.controlDir }, log: logger as never });
 
 /** Unknown options fail loudly, naming the known ones. */
 export function checkOptions(options: RunServiceOptions): void {

@@ -8,7 +8,7 @@ import type { Executor } from "../sandbox/executor.js";
 import { MiniAgentError } from "../errors.js";
 import { computeManifest, type Manifest } from "../workspace/manifest.js";
 import { captureBaseline } from "../workspace/baseline.js";
-import { verify, verifyRun } from "./verify.js";
+import { verify } from "./verify.js";
 
 /**
  * The verdict logic against scripted runner outcomes. The same cases run
@@ -74,7 +74,7 @@ afterEach(async () => {
   await fs.rm(root, { recursive: true, force: true });
 });
 
-const run = (executor: Executor) => verify({ runId: "run-1", task, workspaceRoot: ws, baseline, controlDir: control, executor });
+const run = (executor: Executor) => verify({ runId: "run-1", task, workspaceRoot: ws, baseline, acceptanceDir: control, executor });
 
 describe("verify", () => {
   it("passes when tests are green with exit 0 and every hidden case passes, with fresh containers only", async () => {
@@ -152,23 +152,24 @@ describe("verify", () => {
     await captureBaseline(ws, runControl);
     await fs.writeFile(path.join(ws, "notes.txt"), "replaced\n");
     const ex = new ScriptedExecutor({ verifier: result({ stdout: TAP(1, 1, 0) }), acceptance: result({ stdout: ACCEPT_OK }) });
-    const ev = await verifyRun({ runId: "run-1", task, workspaceRoot: ws, controlDir: runControl, acceptanceDir: control, executor: ex, signal: new AbortController().signal });
+    const ev = await verify({ runId: "run-1", task, workspaceRoot: ws, baseline: { runControlDir: runControl }, acceptanceDir: control, executor: ex, signal: new AbortController().signal });
     expect(ev).toMatchObject({ reason: "protected_path_changed", protected_paths_changed: ["notes.txt"] });
+    expect(ex.requests[1]!.controlDir).toBe(control);
+  });
+
+  it("passes with the baseline loaded from the run's control dir when nothing protected changed", async () => {
+    const runControl = path.join(root, "run-control");
+    await captureBaseline(ws, runControl);
+    const ex = new ScriptedExecutor({ verifier: result({ stdout: TAP(1, 1, 0) }), acceptance: result({ stdout: ACCEPT_OK }) });
+    const ev = await verify({ runId: "run-1", task, workspaceRoot: ws, baseline: { runControlDir: runControl }, acceptanceDir: control, executor: ex });
+    expect(ev).toMatchObject({ passed: true, reason: null });
   });
 
   it("a run control dir without a baseline is verification_error:baseline_not_found, never a pass", async () => {
     const ex = new ScriptedExecutor({ verifier: result({ stdout: TAP(1, 1, 0) }), acceptance: result({ stdout: ACCEPT_OK }) });
-    const ev = await verifyRun({ runId: "run-1", task, workspaceRoot: ws, controlDir: path.join(root, "nothing"), acceptanceDir: control, executor: ex });
+    const ev = await verify({ runId: "run-1", task, workspaceRoot: ws, baseline: { runControlDir: path.join(root, "nothing") }, acceptanceDir: control, executor: ex });
     expect(ev).toMatchObject({ passed: false, reason: "verification_error:baseline_not_found" });
     expect(ex.requests).toHaveLength(0);
   });
 
-  it("the port shape without baseline: loads it from the run's control dir and takes acceptanceDir for the hidden assets", async () => {
-    const runControl = path.join(root, "run-control");
-    await captureBaseline(ws, runControl);
-    const ex = new ScriptedExecutor({ verifier: result({ stdout: TAP(1, 1, 0) }), acceptance: result({ stdout: ACCEPT_OK }) });
-    const ev = await verify({ runId: "run-1", task, workspaceRoot: ws, controlDir: runControl, acceptanceDir: control, executor: ex });
-    expect(ev).toMatchObject({ passed: true, reason: null });
-    expect(ex.requests[1]!.controlDir).toBe(control);
-  });
 });

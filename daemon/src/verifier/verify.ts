@@ -2,16 +2,10 @@
  * The host Verifier: "done" is decided here, never by the model (issue 4).
  *
  *   verify(input: VerifyInput): Promise<VerificationEvidence>
- *   Two call shapes, both accepted:
- *   - the runtime/ports.ts `Verifier` port (what the RunService passes):
- *       { runId, task, workspaceRoot, controlDir: the RUN's control dir (the baseline
- *         is loaded from it), acceptanceDir: the task's hidden assets or null,
- *         executor, signal, excludeAbs?, log?, deps? }
- *   - with the baseline in hand:
- *       { runId, task, workspaceRoot, baseline: Manifest, controlDir?: the task's
- *         hidden acceptance assets (used when acceptanceDir is not given), executor, ... }
+ *   `baseline` is the run-start manifest in hand, or `{runControlDir}`: the run's
+ *   control dir in the state dir, where the baseline was captured (it is also kept
+ *   out of every manifest). `acceptanceDir` holds the task's hidden assets, or null.
  *   A baseline that cannot be loaded is verification_error:baseline_<code>.
- *   verifyRun(input) is the port shape with required fields, for type-checked callers.
  *
  * Never throws for a verification outcome: every failure, including an
  * unreachable engine, comes back as evidence with passed=false and a reason:
@@ -74,15 +68,12 @@ export interface VerifyInput {
   runId: string;
   task: TaskSpec;
   workspaceRoot: string;
-  /** the run-start manifest; when absent it is loaded from `controlDir` (the run's control dir) */
-  baseline?: Manifest;
-  /** with `baseline`: the task's acceptance assets (unless acceptanceDir is given); without: the run's control dir */
-  controlDir?: string | null;
+  /** the run-start manifest, or the run's control dir it is loaded from (kept out of every manifest) */
+  baseline: Manifest | { runControlDir: string };
   /** hidden acceptance assets, copied read-only to /control in a fresh container; never into the workspace */
-  acceptanceDir?: string | null;
+  acceptanceDir: string | null;
   executor: Executor;
   signal?: AbortSignal;
-  excludeAbs?: readonly string[];
   log?: Logger;
   deps?: Partial<VerifierDeps>;
 }
@@ -109,8 +100,9 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
   const deps: VerifierDeps = { ...DEFAULT_VERIFIER_DEPS, ...input.deps };
   const log = input.log?.child({ runId: input.runId, part: "verifier" });
   const { task, executor, signal } = input;
-  const manifestOpts = { excludeAbs: input.excludeAbs };
-  const acceptanceDir = input.acceptanceDir !== undefined || input.baseline === undefined ? input.acceptanceDir : input.controlDir;
+  const runControlDir = "runControlDir" in input.baseline ? input.baseline.runControlDir : null;
+  const manifestOpts = { excludeAbs: runControlDir === null ? [] : [runControlDir] };
+  const acceptanceDir = input.acceptanceDir;
   const details: string[] = [];
   const reasons: Reason[] = [];
   const evidence: VerificationEvidence = {
@@ -125,7 +117,7 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
 
   try {
     // (1) protected paths
-    const baseline = input.baseline ?? (await loadRunBaseline(deps, input.controlDir, log));
+    const baseline = runControlDir === null ? (input.baseline as Manifest) : await loadRunBaseline(deps, runControlDir, log);
     const before = await deps.computeManifest(input.workspaceRoot, manifestOpts).catch((err: unknown) => {
       log?.error({ err }, "manifest failed");
       throw new Stop(`verification_error:${isMiniAgentError(err) ? err.code : "manifest_unreadable"}`);
@@ -196,26 +188,7 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
   return evidence;
 }
 
-export interface VerifyRunInput {
-  runId: string;
-  task: TaskSpec;
-  workspaceRoot: string;
-  /** the run's control dir (state dir, outside the workspace): the baseline lives here */
-  controlDir: string;
-  acceptanceDir: string | null;
-  executor: Executor;
-  signal?: AbortSignal;
-  log?: Logger;
-  deps?: Partial<VerifierDeps>;
-}
-
-/** The runtime's Verifier port: the baseline comes from the run's control dir, which is also kept out of the manifest. */
-export function verifyRun(input: VerifyRunInput): Promise<VerificationEvidence> {
-  return verify({ ...input, baseline: undefined, excludeAbs: [input.controlDir] });
-}
-
-async function loadRunBaseline(deps: VerifierDeps, dir: string | null | undefined, log: Logger | undefined): Promise<Manifest> {
-  if (!dir) throw new Stop("verification_error:baseline_missing");
+async function loadRunBaseline(deps: VerifierDeps, dir: string, log: Logger | undefined): Promise<Manifest> {
   try {
     return await deps.loadBaseline(dir);
   } catch (err) {
