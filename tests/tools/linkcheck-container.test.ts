@@ -7,7 +7,7 @@ import { captureBaseline } from "../../daemon/src/workspace/baseline.js";
 import { driveReplay } from "../../daemon/src/tools/replay-driver.testkit.js";
 import { fixtureRun, type TempRun } from "../../daemon/src/tools/workspace.testkit.js";
 import { workspaceDiff } from "../../daemon/src/tools/show-diff.js";
-import { leftoversFor, realExecutor } from "../verifier/docker-env.js";
+import { containerExecutor, leftovers } from "../runtime/harness.js";
 
 /**
  * The linkcheck replays with run_tests going through the REAL container
@@ -21,13 +21,13 @@ const runs: TempRun[] = [];
 
 beforeAll(async () => {
   tmp = await fs.mkdtemp(path.join(os.tmpdir(), "mini-agent-tools-docker-"));
-  executor = await realExecutor(path.join(tmp, "state"));
+  executor = await containerExecutor(path.join(tmp, "state"));
 });
 
 afterAll(async () => {
   for (const r of runs) await r.cleanup();
   await fs.rm(tmp, { recursive: true, force: true });
-  expect(await leftoversFor(runIds)).toEqual([]);
+  expect(await leftovers(runIds)).toEqual([]);
 });
 
 async function replayInContainer(replay: string, runId: string) {

@@ -6,7 +6,7 @@ import { TaskSpec } from "../../daemon/src/contracts/task-spec.js";
 import type { DockerExecutor } from "../../daemon/src/sandbox/docker-executor.js";
 import { computeManifest } from "../../daemon/src/workspace/manifest.js";
 import { verify } from "../../daemon/src/verifier/verify.js";
-import { leftoversFor, realExecutor } from "./docker-env.js";
+import { containerExecutor, leftovers } from "../runtime/harness.js";
 
 /**
  * The canonical fixture through the real Verifier and sandbox: the one-line
@@ -26,14 +26,14 @@ const runIds: string[] = [];
 
 beforeAll(async () => {
   tmp = await fs.mkdtemp(path.join(os.tmpdir(), "verifier-linkcheck-"));
-  executor = await realExecutor(path.join(tmp, "state"));
+  executor = await containerExecutor(path.join(tmp, "state"));
   task = TaskSpec.parse(JSON.parse(await fs.readFile(path.join(FIXTURE, "task.json"), "utf8")));
   const replay = JSON.parse(await fs.readFile(path.join(FIXTURE, "replay.json"), "utf8"));
   agentTest = replay.decisions.find((d: { kind: string; call?: { name: string } }) => d.kind === "tool" && d.call?.name === "apply_patch").call.arguments.new;
 });
 
 afterAll(async () => {
-  expect(await leftoversFor(runIds)).toEqual([]);
+  expect(await leftovers(runIds)).toEqual([]);
   await fs.rm(tmp, { recursive: true, force: true });
 });
 

@@ -6,7 +6,7 @@ import { TaskSpec } from "../../daemon/src/contracts/task-spec.js";
 import type { DockerExecutor } from "../../daemon/src/sandbox/docker-executor.js";
 import { computeManifest, type Manifest } from "../../daemon/src/workspace/manifest.js";
 import { verify } from "../../daemon/src/verifier/verify.js";
-import { leftoversFor, realExecutor } from "./docker-env.js";
+import { containerExecutor, leftovers } from "../runtime/harness.js";
 
 /**
  * The Verifier against the real container sandbox with a small task of its own
@@ -61,14 +61,14 @@ let n = 0;
 
 beforeAll(async () => {
   tmp = await fs.mkdtemp(path.join(os.tmpdir(), "verifier-docker-"));
-  executor = await realExecutor(path.join(tmp, "state"));
+  executor = await containerExecutor(path.join(tmp, "state"));
   control = path.join(tmp, "control");
   await fs.mkdir(control);
   await fs.writeFile(path.join(control, "accept.mjs"), ACCEPT);
 });
 
 afterAll(async () => {
-  expect(await leftoversFor(runIds)).toEqual([]);
+  expect(await leftovers(runIds)).toEqual([]);
   await fs.rm(tmp, { recursive: true, force: true });
 });
 
