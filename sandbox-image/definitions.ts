@@ -29,6 +29,11 @@ export interface ImageDefinition {
 
 const NODE_RUNTIME_ASSETS: ImageDefinition["assets"] = [["sandbox-image/runtime/keepalive.mjs", "/opt/mini-agent/keepalive.mjs", 0o444]];
 const RESET_HELPER: [string, string] = ["sandbox-image/helper/reset.c", "/opt/mini-agent/reset"];
+/** the sandbox's main process and the relay the host execs (see sandbox-image/README.md). */
+const SPAWN_HELPERS: Array<[string, string]> = [
+  ["sandbox-image/helper/spawner.c", "/opt/mini-agent/spawner"],
+  ["sandbox-image/helper/run.c", "/opt/mini-agent/run"],
+];
 
 export const IMAGE_DEFINITIONS = {
   node: {
@@ -37,9 +42,10 @@ export const IMAGE_DEFINITIONS = {
     binaries: ["/usr/bin/node"],
     trees: [],
     assets: [...NODE_RUNTIME_ASSETS, ["probes/inside/probe.mjs", "/opt/mini-agent/probe.mjs", 0o444]],
-    staticHelpers: [RESET_HELPER, ["sandbox-image/helper/syscalls.c", "/opt/mini-agent/syscall-probe"]],
+    staticHelpers: [...SPAWN_HELPERS, ["sandbox-image/helper/syscalls.c", "/opt/mini-agent/syscall-probe"]],
     env: { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: "/tmp", LANG: "C.UTF-8" },
-    keepalive: ["/usr/bin/node", "/opt/mini-agent/keepalive.mjs"],
+    // every command is a child of the spawner, in the init process tree the runtime's seccomp filter covers
+    keepalive: ["/opt/mini-agent/spawner"],
   },
   /** The same Node runtime without the probe bits: a base to package the daemon on. */
   "node-base": {

@@ -237,8 +237,11 @@ const dockerSocket = safe(function dockerSocket() {
   const sockets = [];
   walk("/", (p, st) => { if (st.isSocket()) sockets.push(p); });
   const present = paths.filter((p) => fs.existsSync(p));
-  add("docker_socket", "no container-engine socket is reachable", "none of the usual paths exist and no socket file in the image",
-    { present, sockets }, present.length === 0 && sockets.length === 0, "abstract unix sockets (none are reachable without a network namespace shared with the host)");
+  // the one socket expected is the spawner's own, which it binds on the /tmp tmpfs at start (no binds: host_inspect)
+  const own = "/tmp/.mini-agent-spawner/sock";
+  const foreign = sockets.filter((p) => p !== own);
+  add("docker_socket", "no container-engine socket is reachable", "none of the usual paths exist and no socket file but the spawner's own on /tmp",
+    { present, sockets }, present.length === 0 && foreign.length === 0, "abstract unix sockets (none are reachable without a network namespace shared with the host)");
 });
 
 const environment = safe(function environment() {
@@ -264,8 +267,31 @@ const pidNamespace = safe(function pidNamespace() {
   const list = pids.map((p) => `${p}:${cmd(p)}`);
   const exe = (p) => path.basename((read(`/proc/${p}/cmdline`) ?? "").split("\0")[0] ?? "");
   const foreign = pids.filter((p) => /^(dockerd|containerd.*|runc|runsc|systemd|sshd|init)$/.test(exe(p)) && p !== 1);
-  add("pid_namespace", "the PID namespace is private: only the sandbox's own processes are visible", "init, keepalive, the probe (and its helper)",
+  add("pid_namespace", "the PID namespace is private: only the sandbox's own processes are visible", "init, spawner, the relay exec, the probe (and its helper)",
     list, pids.includes(1) && pids.length <= 6 && foreign.length === 0 && /init/.test(cmd(1)), "that another container's processes are hidden from the host");
+});
+
+// Under gVisor the OCI seccomp filter covers only the container's init process tree, not
+// `docker exec`'d processes: the measured process must descend from the spawner (the
+// container's main process under the init), not from an exec.
+const spawnedTree = safe(function spawnedTree() {
+  const chain = [];
+  let pid = process.pid;
+  for (let hops = 0; hops < 64 && pid > 0; hops++) {
+    const stat = read(`/proc/${pid}/stat`) ?? "";
+    const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1] ?? 0);
+    const argv0 = (read(`/proc/${pid}/cmdline`) ?? "").split("\0")[0];
+    chain.push(`${pid}:${argv0}`);
+    if (pid === 1) break;
+    pid = ppid;
+  }
+  const argv0 = (entry) => entry.slice(entry.indexOf(":") + 1);
+  const spawnerAt = chain.findIndex((e) => argv0(e) === "/opt/mini-agent/spawner");
+  // this process -> spawner -> the init (pid 1): nothing else in between or above
+  const passed = spawnerAt === 1 && chain.length === 3 && chain[2].startsWith("1:") && /init/.test(argv0(chain[2]));
+  add("spawned_tree", "the measured process is a child of the spawner under the container's init (the seccomp-filtered tree), not a docker exec child",
+    "probe -> /opt/mini-agent/spawner -> init (pid 1)", chain, passed,
+    "that a process started some other way would be filtered (the executor starts every command this way)");
 });
 
 const runtime = safe(function runtime() {
@@ -329,6 +355,7 @@ dockerSocket();
 environment();
 canaryFile();
 pidNamespace();
+spawnedTree();
 runtime();
 devices();
 setuid();

@@ -2,9 +2,10 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { spawnSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { isMiniAgentError } from "../../daemon/src/errors.js";
 import { DockerExecutor } from "../../daemon/src/sandbox/docker-executor.js";
 import { hostProcessesOf } from "../../probes/host-probes.js";
-import { availableRuntimes, freshStateDir, leftoversWithPrefix, removeWithPrefix, runIdPrefix, workspace } from "./helpers.js";
+import { availableRuntimes, freshStateDir, leftoversWithPrefix, ONLY_SANDBOX_PROCESSES, PROCESS_LIST, removeWithPrefix, runIdPrefix, workspace } from "./helpers.js";
 
 /**
  * Candidate test files that try to break out or break the host, run through
@@ -204,11 +205,48 @@ describe.each(runtimes)("warm session under attack on %s", (runtime) => {
       const stuck = await session.exec({ purpose: "candidate", argv: ["node", "stubborn.mjs"], workspaceDir: ws, timeoutMs: 1_500 });
       expect(stuck).toMatchObject({ timed_out: true, exit_code: null });
       await session.exec({ purpose: "candidate", argv: ["node", "grandchild.mjs"], workspaceDir: ws, timeoutMs: 60_000 });
-      const count = "console.log(require('fs').readdirSync('/proc').filter(x=>/^\\d+$/.test(x)).length)";
+      const count = PROCESS_LIST;
       const after = await session.exec({ purpose: "candidate", argv: ["node", "-e", count], workspaceDir: ws, timeoutMs: 60_000 });
       expect(after.exit_code).toBe(0);
-      // init, keepalive and this process only
-      expect(Number(after.stdout.trim())).toBe(3);
+      // init, spawner, the relay exec and this process only
+      expect(JSON.parse(after.stdout)).toEqual(ONLY_SANDBOX_PROCESSES);
+    } finally {
+      await session.close();
+    }
+  });
+
+  // Regression: under gVisor (--oci-seccomp) a `docker exec`'d process ran with Seccomp 0; every
+  // command must be a child of the spawner, inside the filtered init tree, fresh and warm alike.
+  it("every command runs as a child of the spawner with the seccomp filter, in a fresh run and in a warm session", async () => {
+    const ex = new DockerExecutor({ lockPath: state.lockPath, config: { runtime } });
+    const where =
+      "const fs=require('fs');const st=fs.readFileSync('/proc/self/status','utf8');" +
+      "console.log(JSON.stringify({seccomp:st.match(/^Seccomp:\\s*(\\d)/m)?.[1],nnp:st.match(/^NoNewPrivs:\\s*(\\d)/m)?.[1]??null," +
+      "parent:fs.readFileSync('/proc/'+process.ppid+'/cmdline','utf8').split('\\0')[0]}))";
+    const fresh = await ex.runFresh({ runId: `${prefix}-where`, purpose: "candidate", argv: ["node", "-e", where], workspaceDir: ws, timeoutMs: 60_000 });
+    expect(fresh.exit_code, fresh.stderr).toBe(0);
+    expect(JSON.parse(fresh.stdout)).toMatchObject({ seccomp: "2", parent: "/opt/mini-agent/spawner" });
+    const session = await ex.openSession(`${prefix}-where`);
+    try {
+      const warm = await session.exec({ purpose: "candidate", argv: ["node", "-e", where], workspaceDir: ws, timeoutMs: 60_000 });
+      expect(warm.exit_code, warm.stderr).toBe(0);
+      expect(JSON.parse(warm.stdout)).toMatchObject({ seccomp: "2", parent: "/opt/mini-agent/spawner" });
+    } finally {
+      await session.close();
+    }
+  });
+
+  it("a command that kills the spawner gets a sandbox_error (not a test failure) and the session's next exec gets a new sandbox", async () => {
+    const ex = new DockerExecutor({ lockPath: state.lockPath, config: { runtime } });
+    const session = await ex.openSession(`${prefix}-lost`);
+    try {
+      const err = await session
+        .exec({ purpose: "candidate", argv: ["node", "-e", "process.kill(process.ppid,'SIGKILL');setTimeout(()=>{},5000)"], workspaceDir: ws, timeoutMs: 60_000 })
+        .then((r) => r, (e: unknown) => e);
+      expect(isMiniAgentError(err, "sandbox_error"), JSON.stringify(err)).toBe(true);
+      const next = await session.exec({ purpose: "candidate", argv: ["node", "-e", "console.log('ok')"], workspaceDir: ws, timeoutMs: 60_000 });
+      expect(next).toMatchObject({ exit_code: 0 });
+      expect(next.stdout.trim()).toBe("ok");
     } finally {
       await session.close();
     }

@@ -6,7 +6,7 @@ import { DockerExecutor } from "../../daemon/src/sandbox/docker-executor.js";
 import { reapLeftovers } from "../../daemon/src/sandbox/reaper.js";
 import { buildNodeBaseImage } from "../../sandbox-image/image-builder.js";
 import { hostProcessesOf } from "../../probes/host-probes.js";
-import { docker, freshStateDir, leftoversWithPrefix, removeWithPrefix, runIdPrefix, workspace } from "./helpers.js";
+import { docker, freshStateDir, leftoversWithPrefix, ONLY_SANDBOX_PROCESSES, PROCESS_LIST, removeWithPrefix, runIdPrefix, workspace } from "./helpers.js";
 
 const prefix = runIdPrefix("exec");
 let env: Awaited<ReturnType<typeof freshStateDir>>;
@@ -115,10 +115,10 @@ describe("DockerExecutor: warm session", () => {
       const spawnDetached = "const c=require('child_process').spawn(process.execPath,['-e','setInterval(()=>{},1000)'],{detached:true,stdio:'ignore'});c.unref();console.log(c.pid)";
       const r1 = await session.exec({ purpose: "candidate", argv: ["node", "-e", spawnDetached], workspaceDir: ws, timeoutMs: 60_000 });
       expect(r1.exit_code).toBe(0);
-      const count = "const n=require('fs').readdirSync('/proc').filter(x=>/^\\d+$/.test(x)).length;console.log(n)";
+      const count = PROCESS_LIST;
       const r2 = await session.exec({ purpose: "candidate", argv: ["node", "-e", count], workspaceDir: ws, timeoutMs: 60_000 });
-      // init, keepalive, this node: nothing from the previous exec
-      expect(Number(r2.stdout.trim())).toBe(3);
+      // init, spawner, the relay exec and this node: nothing from the previous exec
+      expect(JSON.parse(r2.stdout)).toEqual(ONLY_SANDBOX_PROCESSES);
     } finally {
       await session.close();
     }

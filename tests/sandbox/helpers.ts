@@ -58,3 +58,10 @@ export async function removeWithPrefix(prefix: string): Promise<void> {
   for (const id of left.containers) await docker.getContainer(id).remove({ force: true }).catch(() => undefined);
   for (const v of left.volumes) await docker.getVolume(v).remove({ force: true }).catch(() => undefined);
 }
+
+/** in-sandbox script: the argv[0] of every live process, sorted, as JSON. */
+export const PROCESS_LIST =
+  "const fs=require('fs');console.log(JSON.stringify(fs.readdirSync('/proc').filter(x=>/^\\d+$/.test(x)).map(p=>{try{return fs.readFileSync('/proc/'+p+'/cmdline','utf8').split('\\0')[0]}catch{return null}}).filter(x=>x!==null).sort()))";
+
+/** what PROCESS_LIST shows in a sandbox with nothing left over: init, spawner, the relay exec, the node running it. */
+export const ONLY_SANDBOX_PROCESSES = ["/opt/mini-agent/run", "/opt/mini-agent/spawner", "/sbin/docker-init", "node"];

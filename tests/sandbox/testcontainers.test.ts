@@ -54,7 +54,9 @@ describe.each(runtimes)("the pinned image under Testcontainers on %s", (runtime)
       canaryFileName: "no-such-canary",
       hostStateDir: state.stateDir,
     };
-    const res = await started.exec([...IN_IMAGE.probe, JSON.stringify(args)], { user: SANDBOX_USER });
+    // through the relay, as the executor does: the probe must run in the spawner's (seccomp-filtered) tree
+    // (no workspace volume here, and the image's own /workspace is root's: start in /)
+    const res = await started.exec([...IN_IMAGE.relay, ...IN_IMAGE.probe, JSON.stringify(args)], { user: SANDBOX_USER, workingDir: "/" });
     const parsed = JSON.parse(res.stdout.trim().split("\n").pop()!);
     expect(parsed.nonce).toBe(args.nonce);
     probes = parsed.probes;
@@ -69,7 +71,7 @@ describe.each(runtimes)("the pinned image under Testcontainers on %s", (runtime)
   const byId = (id: string) => probes.find((p) => p.id === id);
 
   it.each(["uid_gid", "capabilities", "no_new_privs", "seccomp_mode", "readonly_rootfs", "proc_sys_readonly", "proc_protect", "network_interfaces",
-    "outbound_tcp", "dns", "docker_socket", "env_allowlist", "canary_file", "pid_namespace", "runtime", "devices", "setuid_files", "seccomp_syscalls"])(
+    "outbound_tcp", "dns", "docker_socket", "env_allowlist", "canary_file", "pid_namespace", "runtime", "devices", "setuid_files", "seccomp_syscalls", "spawned_tree"])(
     "inside: %s holds",
     (id) => {
       const p = byId(id);

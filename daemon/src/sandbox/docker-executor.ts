@@ -7,7 +7,7 @@ import { createDockerClient } from "./docker-client.js";
 import type { Executor, SandboxSession } from "./executor.js";
 import { IN_IMAGE } from "./host-config.js";
 import { engineError, resolvePinnedImage } from "./image-pin.js";
-import { SandboxContainer } from "./sandbox-container.js";
+import { SandboxContainer, spawnerLostError } from "./sandbox-container.js";
 import { toResult } from "./result.js";
 import { WarmSession } from "./warm-session.js";
 import { packControl, packWorkspace } from "./workspace-tar.js";
@@ -105,6 +105,7 @@ export class DockerExecutor implements Executor {
         onStop: () => box.kill(),
       });
       const oomKilled = await box.oomKilledSince(startedAt, this.epochMs, outcome);
+      if (outcome.spawnerLost && !oomKilled) throw spawnerLostError(box.id);
       return toResult({ ...outcome, oomKilled }, this.now() - t0, box.digest, this.config.runtime);
     } finally {
       await box.remove();

@@ -6,8 +6,16 @@ import { seccompProfile } from "./seccomp-profile.js";
 
 /** Paths baked into the image by sandbox-image/ (there is no shell to run anything else). */
 export const IN_IMAGE = {
-  keepalive: ["/usr/bin/node", "/opt/mini-agent/keepalive.mjs"],
-  reset: ["/opt/mini-agent/reset"],
+  /**
+   * The container's main process (under the init): every command is its child, so it
+   * runs in the init process tree, which is the tree gVisor's --oci-seccomp filters
+   * (a `docker exec`'d process is not). See sandbox-image/helper/spawner.c.
+   */
+  keepalive: ["/opt/mini-agent/spawner"],
+  /** what the host execs: hands argv/env/fds to the spawner and exits with the command's status. */
+  relay: ["/opt/mini-agent/run", "--"],
+  /** warm sandbox between two commands: kill leftovers, empty /workspace (via the spawner). */
+  clear: ["/opt/mini-agent/run", "--clear"],
   probe: ["/usr/bin/node", "/opt/mini-agent/probe.mjs"],
   syscallHelper: "/opt/mini-agent/syscall-probe",
   workspace: "/workspace",

@@ -15,6 +15,8 @@ export interface ExecSpec {
   signal?: AbortSignal;
   /** called once when the deadline passes or the signal aborts; must kill whatever runs. */
   onStop: (why: "timeout" | "cancel") => Promise<void>;
+  /** bookkeeping exec (argv is a full in-image command, not started through the spawner relay). */
+  control?: boolean;
 }
 
 export interface ExecOutcome {
@@ -24,12 +26,20 @@ export interface ExecOutcome {
   truncated: boolean;
   stdout: string;
   stderr: string;
+  /** the relay lost the spawner (no status came back): a sandbox failure, not the command's. */
+  spawnerLost: boolean;
 }
+
+/** exit code and stderr line of the relay (sandbox-image/helper/run.c) when the spawner is gone. */
+export const RELAY_LOST = 254;
+const RELAY_LOST_LINE = "mini-agent-run: spawner lost";
 
 const SILENT = pino({ level: "silent" });
 
 /** after a kill, how long the exec stream may take to end before it is cut. */
 const STOP_GRACE_MS = 5_000;
+/** after the container died, how long the exec stream may take to end by itself before it is cut. */
+const DIED_GRACE_MS = 1_000;
 
 function shortId(runId: string): string {
   return `${runId.replace(/[^A-Za-z0-9_.-]/g, "_").slice(0, 40)}-${crypto.randomBytes(4).toString("hex")}`;
@@ -113,13 +123,14 @@ export class SandboxContainer {
       stopping ??= spec.onStop(why).catch(() => undefined);
     };
     if (spec.signal?.aborted) {
-      return { exitCode: null, timedOut: false, cancelled: true, truncated: false, stdout: "", stderr: "" };
+      return { exitCode: null, timedOut: false, cancelled: true, truncated: false, stdout: "", stderr: "", spawnerLost: false };
     }
     let exec: Docker.Exec;
     let stream: NodeJS.ReadWriteStream;
     try {
       exec = await this.container.exec({
-        Cmd: spec.argv,
+        // commands run as children of the spawner (inside the seccomp-filtered init tree), never as exec children
+        Cmd: spec.control ? spec.argv : [...IN_IMAGE.relay, ...spec.argv],
         Env: spec.env,
         WorkingDir: IN_IMAGE.workspace,
         AttachStdout: true,
@@ -159,7 +170,8 @@ export class SandboxContainer {
         void died.then((dead) => {
           if (dead) {
             containerDied = true;
-            (stream as unknown as { destroy(): void }).destroy();
+            // let what the relay wrote last (its spawner-lost line) arrive, then cut a stream that never ends
+            setTimeout(() => (stream as unknown as { destroy(): void }).destroy(), DIED_GRACE_MS).unref();
           }
         });
       });
@@ -174,7 +186,14 @@ export class SandboxContainer {
       const info = await exec.inspect().catch(() => null);
       exitCode = info && !info.Running && typeof info.ExitCode === "number" ? info.ExitCode : null;
     }
-    return { exitCode, timedOut, cancelled, truncated: out.truncated || streamBroken, stdout: out.text("stdout"), stderr: out.text("stderr") };
+    const stderr = out.text("stderr");
+    // The relay says the spawner is gone (its line, and exit 254 unless the whole container died
+    // with it). A command may print the same line and exit 254; then it only fails its own run.
+    // Callers rule out an OOM kill first.
+    const marker = stderr.split("\n").some((l) => l.startsWith(RELAY_LOST_LINE));
+    const relayLost = exitCode === RELAY_LOST && marker;
+    const spawnerLost = !spec.control && !timedOut && !cancelled && (relayLost || (containerDied && marker));
+    return { exitCode, timedOut, cancelled, truncated: out.truncated || streamBroken, stdout: out.text("stdout"), stderr, spawnerLost };
   }
 
   /**
@@ -244,6 +263,11 @@ export class SandboxContainer {
       }
     }
   }
+}
+
+/** The spawner (the container's main process) vanished mid-command: the sandbox failed, not the test. */
+export function spawnerLostError(container: string): MiniAgentError {
+  return new MiniAgentError("sandbox_error", "the sandbox's command spawner was lost before the command's status came back", { details: { container } });
 }
 
 export function sandboxFailure(message: string, cause?: unknown): MiniAgentError {

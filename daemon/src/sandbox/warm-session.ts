@@ -6,16 +6,18 @@ import { buildExecEnv, type SandboxConfig } from "./config.js";
 import { toResult } from "./result.js";
 import type { SandboxSession } from "./executor.js";
 import { IN_IMAGE } from "./host-config.js";
-import { SandboxContainer } from "./sandbox-container.js";
+import { SandboxContainer, spawnerLostError } from "./sandbox-container.js";
 import { packWorkspace } from "./workspace-tar.js";
 
 /**
  * One warm container for one agent run. Before each exec the workspace is
  * synced in (the container's /workspace was emptied after the previous exec,
- * so it mirrors the host dir exactly, deletions included); after each exec
- * every leftover process is SIGKILLed. If that clean-up cannot be proven
- * (reset failed, processes remain, OOM), the container is thrown away and the
- * next exec gets a new one. Execs are serialized.
+ * so it mirrors the host dir exactly, deletions included). The spawner kills
+ * every leftover process of a command before its status comes back; the
+ * clear request afterwards proves none is left and empties /workspace. If
+ * that cannot be proven (clear failed, OOM, spawner lost), or the command hit
+ * its deadline or was cancelled, the container is thrown away and the next
+ * exec gets a new one. Execs are serialized.
  */
 export class WarmSession implements SandboxSession {
   private box: SandboxContainer | null = null;
@@ -57,27 +59,31 @@ export class WarmSession implements SandboxSession {
       timeoutMs: req.timeoutMs,
       capBytes: req.outputCapBytes ?? this.o.config.outputCapBytes,
       signal: req.signal,
-      onStop: async () => {
-        if (!(await this.reset(box, false))) await this.discard(box);
-      },
+      // the spawner is busy waiting for this command: the whole container goes (SIGKILL), a new one comes next time
+      onStop: () => this.discard(box),
     });
     const oomKilled = await box.oomKilledSince(startedAt, this.o.epochMs, outcome);
+    if (outcome.spawnerLost && !oomKilled) {
+      await this.discard(box);
+      throw spawnerLostError(box.id);
+    }
     const result = toResult({ ...outcome, oomKilled }, this.o.now() - t0, box.digest, this.o.config.runtime);
     // Leftover processes are killed right after the exec, off the caller's critical path;
     // the next exec and close() wait for it. An OOM'd container is replaced so the next
     // exec's report is its own.
     this.cleanup = (async () => {
-      if (oomKilled || !(await this.reset(box, true))) await this.discard(box);
+      if (oomKilled || !(await this.clear(box))) await this.discard(box);
     })();
     return result;
   }
 
-  /** Kills every leftover process (and with `clear`, empties /workspace). True only when proven. */
-  private async reset(box: SandboxContainer, clear: boolean): Promise<boolean> {
+  /** Kills every leftover process and empties /workspace (spawner request). True only when proven. */
+  private async clear(box: SandboxContainer): Promise<boolean> {
     if (this.box !== box) return false;
     try {
       const o = await box.exec({
-        argv: [...IN_IMAGE.reset, ...(clear ? ["--clear"] : [])],
+        argv: [...IN_IMAGE.clear],
+        control: true,
         env: [],
         timeoutMs: this.o.config.controlExecTimeoutMs,
         capBytes: 4096,

@@ -1,0 +1,114 @@
+/*
+ * run: the relay the host starts with `docker exec` for every command. It
+ * runs no candidate code: it hands argv, cwd, environment and its own fds
+ * 0/1/2 to the spawner (the container's main process, inside the tree the
+ * runtime's seccomp filter covers; under gVisor an exec'd process is NOT
+ * filtered), waits for the exit status and exits with it. So the command
+ * writes straight into this exec's stdout/stderr and the host reads them as
+ * before.
+ *   run -- ARGV...  run a command (cwd and env are this process's own)
+ *   run --clear     kill leftovers and empty /workspace (warm sandbox)
+ * If the spawner cannot be reached or drops the connection without an
+ * answer, it prints "mini-agent-run: spawner lost" on stderr and exits
+ * RELAY_LOST, which the host reports as a sandbox error.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+#include "spawn-proto.h"
+
+extern char **environ;
+
+static void lost(const char *why) {
+  dprintf(2, "mini-agent-run: spawner lost (%s: %s)\n", why, strerror(errno));
+  _exit(RELAY_LOST);
+}
+
+static void write_all(int fd, const void *buf, size_t n) {
+  const char *p = buf;
+  while (n > 0) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) lost("write");
+    p += w;
+    n -= (size_t)w;
+  }
+}
+
+int main(int argc, char **argv) {
+  /* same uid as candidate code: not dumpable, so it cannot be written through /proc/PID/mem */
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  int clear = argc == 2 && strcmp(argv[1], "--clear") == 0;
+  if (!clear && (argc < 3 || strcmp(argv[1], "--") != 0)) {
+    dprintf(2, "usage: run -- ARGV... | run --clear\n");
+    return 2;
+  }
+  for (int fd = 0; fd < 3; fd++) {
+    if (fcntl(fd, F_GETFD) < 0) {
+      int n = open("/dev/null", O_RDWR);
+      if (n >= 0 && n != fd) { dup2(n, fd); close(n); }
+    }
+  }
+  uint32_t type = clear ? SPAWN_CLEAR : SPAWN_RUN;
+  char cwd[4096];
+  if (!getcwd(cwd, sizeof cwd)) strcpy(cwd, "/");
+  uint32_t nargs = clear ? 0 : (uint32_t)(argc - 2), nenv = 0;
+  size_t len = 8 + strlen(cwd) + 1;
+  for (uint32_t i = 0; i < nargs; i++) len += strlen(argv[2 + i]) + 1;
+  for (char **e = environ; e && *e; e++, nenv++) len += strlen(*e) + 1;
+  if (len > SPAWN_MAX_PAYLOAD) {
+    dprintf(2, "mini-agent-run: argv and environment too large\n");
+    return 2;
+  }
+  char *buf = malloc(len), *p = buf;
+  if (!buf) return 2;
+  memcpy(p, &nargs, 4); memcpy(p + 4, &nenv, 4); p += 8;
+  p = stpcpy(p, cwd) + 1;
+  for (uint32_t i = 0; i < nargs; i++) p = stpcpy(p, argv[2 + i]) + 1;
+  for (char **e = environ; e && *e; e++) p = stpcpy(p, *e) + 1;
+
+  int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (s < 0) lost("socket");
+  struct sockaddr_un addr = {.sun_family = AF_UNIX};
+  strcpy(addr.sun_path, SPAWN_SOCK);
+  /* the spawner binds its socket right after the container starts: wait for it, bounded */
+  struct timespec pause = {0, 5 * 1000 * 1000};
+  for (int i = 0;; i++) {
+    if (connect(s, (struct sockaddr *)&addr, sizeof addr) == 0) break;
+    if (i >= 2000 || (errno != ENOENT && errno != ECONNREFUSED && errno != EAGAIN)) lost("connect");
+    nanosleep(&pause, NULL);
+  }
+  struct spawn_header h = {SPAWN_MAGIC, type, (uint32_t)len};
+  int fds[3] = {0, 1, 2};
+  char cbuf[CMSG_SPACE(sizeof fds)];
+  memset(cbuf, 0, sizeof cbuf);
+  struct iovec iov = {&h, sizeof h};
+  struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
+  struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof fds);
+  memcpy(CMSG_DATA(c), fds, sizeof fds);
+  ssize_t sent;
+  do sent = sendmsg(s, &m, 0); while (sent < 0 && errno == EINTR);
+  if (sent != (ssize_t)sizeof h) lost("sendmsg");
+  write_all(s, buf, len);
+  struct spawn_answer a;
+  size_t got = 0;
+  while (got < sizeof a) {
+    ssize_t r = read(s, (char *)&a + got, sizeof a - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) { errno = r == 0 ? ECONNRESET : errno; lost("read"); }
+    got += (size_t)r;
+  }
+  if (a.magic != SPAWN_MAGIC) { errno = EPROTO; lost("answer"); }
+  return a.status & 0xff;
+}

@@ -1,0 +1,26 @@
+/*
+ * Wire format between the relay (run.c, started by `docker exec`) and the
+ * spawner (spawner.c, the container's main process). One request per
+ * connection on a Unix stream socket:
+ *   header  {u32 magic, u32 type, u32 length}  sent with the relay's fds 0/1/2 (SCM_RIGHTS)
+ *   payload {u32 argc, u32 envc} then NUL-terminated strings: cwd, argv..., env...
+ * Answer: {u32 magic, i32 status, u32 leftovers}; status is the exit code, or
+ * 128+signal, of the command (for CLEAR: 0 when proven clean).
+ */
+#ifndef MINI_AGENT_SPAWN_PROTO_H
+#define MINI_AGENT_SPAWN_PROTO_H
+#include <stdint.h>
+
+#define SPAWN_DIR "/tmp/.mini-agent-spawner"
+#define SPAWN_SOCK SPAWN_DIR "/sock"
+#define SPAWN_MAGIC 0x6d615370u /* "maSp" */
+#define SPAWN_RUN 1u
+/* kill every leftover process and empty /workspace (warm sandbox between two commands) */
+#define SPAWN_CLEAR 2u
+#define SPAWN_MAX_PAYLOAD (4u << 20)
+/* relay exit code when the spawner cannot be reached or dropped the connection */
+#define RELAY_LOST 254
+
+struct spawn_header { uint32_t magic, type, length; };
+struct spawn_answer { uint32_t magic; int32_t status; uint32_t leftovers; };
+#endif

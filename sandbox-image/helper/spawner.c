@@ -1,0 +1,309 @@
+/*
+ * spawner: the main process of every sandbox container (under the init).
+ * Under gVisor with --oci-seccomp the OCI seccomp filter covers only the
+ * container's init process tree; a `docker exec`'d process runs unfiltered.
+ * So no command is started by `docker exec` directly: the host execs the
+ * relay (run.c), which hands argv/cwd/env and its fds 0/1/2 to this process
+ * over a Unix socket; this process forks and execs the command, which
+ * inherits the seccomp filter and no_new_privs, and writes straight into the
+ * exec's stdout/stderr. When the command exits, every remaining process of
+ * the command tree (detached grandchildren included: orphans come to this
+ * process as child subreaper, or to the init where the runtime refuses that)
+ * is SIGKILLed and reaped before the status goes back. Same code path on
+ * runc and runsc.
+ * One request at a time; a connection from a process of the command tree
+ * (code of a command) or from a process already gone is refused, so a command
+ * cannot queue another that would outlive it.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "spawn-proto.h"
+
+#define MAX_PROCS 65536
+
+static pid_t self;
+
+static int numeric(const char *s) {
+  if (!*s) return 0;
+  for (; *s; s++) if (!isdigit((unsigned char)*s)) return 0;
+  return 1;
+}
+
+/* state letter and parent pid from /proc/PID/stat (fields after the last ')') */
+static int proc_stat(int pid, char *state, int *ppid) {
+  char path[64], buf[1024];
+  snprintf(path, sizeof path, "/proc/%d/stat", pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return -1;
+  buf[n] = 0;
+  char *p = strrchr(buf, ')');
+  if (!p || sscanf(p + 2, "%c %d", state, ppid) != 2) return -1;
+  return 0;
+}
+
+static int pids[MAX_PROCS], ppids[MAX_PROCS];
+static char states[MAX_PROCS];
+
+static int snapshot(void) {
+  DIR *d = opendir("/proc");
+  int n = 0;
+  struct dirent *e;
+  while (d && (e = readdir(d)) && n < MAX_PROCS) {
+    if (!numeric(e->d_name)) continue;
+    int pid = atoi(e->d_name);
+    if (proc_stat(pid, &states[n], &ppids[n]) == 0) pids[n++] = pid;
+  }
+  if (d) closedir(d);
+  return n;
+}
+
+/*
+ * Is `pid` in the command tree: a (transitive) descendant of this process, or
+ * of the init (pid 1)? Orphans come to this process where it could become a
+ * child subreaper (runc) and to the init where it could not (gVisor release
+ * 20221219 answers PR_SET_CHILD_SUBREAPER with EINVAL); the init's only child
+ * of its own is this process. `docker exec`'d processes (the relays) have no
+ * parent inside the container (ppid 0) and are never in the tree.
+ */
+static int is_descendant(int pid, int n) {
+  for (int hops = 0; hops < 4096 && pid > 1; hops++) {
+    int parent = -1;
+    for (int i = 0; i < n; i++) if (pids[i] == pid) { parent = ppids[i]; break; }
+    if (parent == self || parent == 1) return pid != self;
+    if (parent <= 0 || parent == pid) return 0;
+    pid = parent;
+  }
+  return 0;
+}
+
+static void reap(void) {
+  while (waitpid(-1, NULL, WNOHANG) > 0) {}
+}
+
+/* SIGKILL every live descendant until none is left; returns how many are still alive */
+static int kill_descendants(void) {
+  struct timespec pause = {0, 5 * 1000 * 1000};
+  for (int round = 0; round < 400; round++) {
+    reap();
+    int n = snapshot(), live = 0;
+    for (int i = 0; i < n; i++) {
+      if (pids[i] == self || states[i] == 'Z' || !is_descendant(pids[i], n)) continue;
+      kill(pids[i], SIGKILL);
+      live++;
+    }
+    if (live == 0) return 0;
+    nanosleep(&pause, NULL);
+  }
+  reap();
+  int n = snapshot(), live = 0;
+  for (int i = 0; i < n; i++) if (pids[i] != self && states[i] != 'Z' && is_descendant(pids[i], n)) live++;
+  return live;
+}
+
+static int open_dirs(const char *p, const struct stat *sb, int flag, struct FTW *ftw) {
+  (void)ftw;
+  if (flag == FTW_D || flag == FTW_DNR) chmod(p, (sb->st_mode & 07777) | 0700);
+  return 0;
+}
+
+static int remove_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw) {
+  (void)sb; (void)flag;
+  if (ftw->level > 0) remove(p);
+  return 0;
+}
+
+static int workspace_empty(void) {
+  DIR *d = opendir("/workspace");
+  if (!d) return 0;
+  struct dirent *e;
+  int empty = 1;
+  while ((e = readdir(d))) if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) empty = 0;
+  closedir(d);
+  return empty;
+}
+
+static int read_all(int fd, void *buf, size_t n) {
+  char *p = buf;
+  while (n > 0) {
+    ssize_t r = read(fd, p, n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return -1;
+    p += r;
+    n -= (size_t)r;
+  }
+  return 0;
+}
+
+static void answer(int conn, int status, int leftovers) {
+  struct spawn_answer a = {SPAWN_MAGIC, status, (uint32_t)leftovers};
+  ssize_t w;
+  do w = write(conn, &a, sizeof a); while (w < 0 && errno == EINTR);
+}
+
+/* argv[0] without a slash is looked up in the request's PATH, as `docker exec` does */
+static void exec_command(char **argv, char **envp) {
+  if (strchr(argv[0], '/')) {
+    execve(argv[0], argv, envp);
+    return;
+  }
+  const char *path = "/usr/local/bin:/usr/bin:/bin";
+  for (char **e = envp; *e; e++) if (strncmp(*e, "PATH=", 5) == 0) path = *e + 5;
+  char full[4096];
+  int saved = ENOENT;
+  for (const char *p = path; *p;) {
+    const char *end = strchr(p, ':');
+    size_t dl = end ? (size_t)(end - p) : strlen(p);
+    if (dl > 0 && snprintf(full, sizeof full, "%.*s/%s", (int)dl, p, argv[0]) < (int)sizeof full) {
+      execve(full, argv, envp);
+      if (errno != ENOENT) saved = errno;
+    }
+    if (!end) break;
+    p = end + 1;
+  }
+  errno = saved;
+}
+
+static void handle(int conn) {
+  struct ucred cred;
+  socklen_t cl = sizeof cred;
+  if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &cl) != 0) return;
+  int n = snapshot();
+  if (kill(cred.pid, 0) != 0 || is_descendant(cred.pid, n)) return;
+
+  struct spawn_header h;
+  int fds[3] = {-1, -1, -1};
+  char cbuf[CMSG_SPACE(sizeof fds)];
+  struct iovec iov = {&h, sizeof h};
+  struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
+  ssize_t r;
+  do r = recvmsg(conn, &m, MSG_CMSG_CLOEXEC | MSG_WAITALL); while (r < 0 && errno == EINTR);
+  for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof fds)) memcpy(fds, CMSG_DATA(c), sizeof fds);
+  }
+  char *buf = NULL;
+  if (r != (ssize_t)sizeof h || h.magic != SPAWN_MAGIC || h.length < 9 || h.length > SPAWN_MAX_PAYLOAD || fds[0] < 0) goto out;
+  buf = malloc(h.length + 1);
+  if (!buf || read_all(conn, buf, h.length) != 0) goto out;
+  buf[h.length] = 0;
+
+  if (h.type == SPAWN_CLEAR) {
+    int left = kill_descendants();
+    /* a command may have made directories unreadable; open them up, then remove depth-first */
+    nftw("/workspace", open_dirs, 32, FTW_PHYS);
+    nftw("/workspace", remove_entry, 32, FTW_PHYS | FTW_DEPTH);
+    int empty = workspace_empty();
+    if (!empty) dprintf(fds[2], "mini-agent-spawner: /workspace could not be emptied\n");
+    if (left) dprintf(fds[2], "mini-agent-spawner: %d processes could not be killed\n", left);
+    answer(conn, left == 0 && empty ? 0 : 1, left);
+    goto out;
+  }
+  if (h.type != SPAWN_RUN) goto out;
+
+  uint32_t argc, envc;
+  memcpy(&argc, buf, 4);
+  memcpy(&envc, buf + 4, 4);
+  if (argc == 0 || argc > h.length || envc > h.length) goto out;
+  char **argv = calloc(argc + 1, sizeof *argv), **envp = calloc(envc + 1, sizeof *envp);
+  if (!argv || !envp) goto out;
+  char *p = buf + 8, *end = buf + h.length;
+  char *cwd = p;
+  p += strlen(p) + 1;
+  for (uint32_t i = 0; i < argc + envc; i++) {
+    if (p >= end) { free(argv); free(envp); goto out; }
+    if (i < argc) argv[i] = p; else envp[i - argc] = p;
+    p += strlen(p) + 1;
+  }
+
+  pid_t child = fork();
+  if (child == 0) {
+    /* own session and process group, default signals, the relay's fds as 0/1/2 */
+    setsid();
+    for (int s = 1; s < NSIG; s++) signal(s, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    for (int i = 0; i < 3; i++) if (dup2(fds[i], i) < 0) _exit(126);
+    if (chdir(cwd) != 0) {
+      dprintf(2, "mini-agent-spawner: chdir %s: %s\n", cwd, strerror(errno));
+      _exit(126);
+    }
+    exec_command(argv, envp);
+    int err = errno;
+    dprintf(2, "mini-agent-spawner: exec %s: %s\n", argv[0], strerror(err));
+    _exit(err == ENOENT ? 127 : 126);
+  }
+  free(argv);
+  free(envp);
+  for (int i = 0; i < 3; i++) { close(fds[i]); fds[i] = -1; }
+  if (child < 0) {
+    answer(conn, 126, 0);
+    goto out;
+  }
+  int status = 0;
+  for (;;) {
+    pid_t w = waitpid(-1, &status, 0);
+    if (w == child) break;
+    if (w < 0 && errno != EINTR) { status = 0; break; }
+  }
+  int code = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 126;
+  int left = kill_descendants();
+  answer(conn, code, left);
+out:
+  for (int i = 0; i < 3; i++) if (fds[i] >= 0) close(fds[i]);
+  free(buf);
+}
+
+int main(void) {
+  self = getpid();
+  /* best effort: where it fails, orphans go to the init and is_descendant still covers them */
+  prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  signal(SIGPIPE, SIG_IGN);
+  umask(077);
+  if (mkdir(SPAWN_DIR, 0700) != 0 && errno != EEXIST) {
+    perror("mini-agent-spawner: mkdir");
+    return 1;
+  }
+  unlink(SPAWN_SOCK);
+  int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_un addr = {.sun_family = AF_UNIX};
+  strcpy(addr.sun_path, SPAWN_SOCK);
+  if (s < 0 || bind(s, (struct sockaddr *)&addr, sizeof addr) != 0 || listen(s, 16) != 0) {
+    perror("mini-agent-spawner: listen");
+    return 1;
+  }
+  /* SIGTERM (docker stop) ends the container */
+  for (;;) {
+    int conn = accept4(s, NULL, NULL, SOCK_CLOEXEC);
+    if (conn < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      perror("mini-agent-spawner: accept");
+      return 1;
+    }
+    /* a relay sends its request at once: never let a silent peer hold the spawner */
+    struct timeval tv = {10, 0};
+    setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    handle(conn);
+    close(conn);
+    reap();
+  }
+}
