@@ -8,6 +8,7 @@
  * before.
  *   run -- ARGV...  run a command (cwd and env are this process's own)
  *   run --clear     kill leftovers and empty /workspace (warm sandbox)
+ *   run --settle    kill leftovers; keep /workspace if no command changed it, else empty it
  * If the spawner cannot be reached or drops the connection without an
  * answer, it prints "mini-agent-run: spawner lost" on stderr and exits
  * RELAY_LOST, which the host reports as a sandbox error.
@@ -46,9 +47,10 @@ static void write_all(int fd, const void *buf, size_t n) {
 int main(int argc, char **argv) {
   /* same uid as candidate code: not dumpable, so it cannot be written through /proc/PID/mem */
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-  int clear = argc == 2 && strcmp(argv[1], "--clear") == 0;
+  int settle = argc == 2 && strcmp(argv[1], "--settle") == 0;
+  int clear = settle || (argc == 2 && strcmp(argv[1], "--clear") == 0);
   if (!clear && (argc < 3 || strcmp(argv[1], "--") != 0)) {
-    dprintf(2, "usage: run -- ARGV... | run --clear\n");
+    dprintf(2, "usage: run -- ARGV... | run --clear | run --settle\n");
     return 2;
   }
   for (int fd = 0; fd < 3; fd++) {
@@ -57,7 +59,7 @@ int main(int argc, char **argv) {
       if (n >= 0 && n != fd) { dup2(n, fd); close(n); }
     }
   }
-  uint32_t type = clear ? SPAWN_CLEAR : SPAWN_RUN;
+  uint32_t type = settle ? SPAWN_SETTLE : clear ? SPAWN_CLEAR : SPAWN_RUN;
   char cwd[4096];
   if (!getcwd(cwd, sizeof cwd)) strcpy(cwd, "/");
   uint32_t nargs = clear ? 0 : (uint32_t)(argc - 2), nenv = 0;

@@ -5,7 +5,7 @@
  *   header  {u32 magic, u32 type, u32 length}  sent with the relay's fds 0/1/2 (SCM_RIGHTS)
  *   payload {u32 argc, u32 envc} then NUL-terminated strings: cwd, argv..., env...
  * Answer: {u32 magic, i32 status, u32 leftovers}; status is the exit code, or
- * 128+signal, of the command (for CLEAR: 0 when proven clean).
+ * 128+signal, of the command (for CLEAR: 0 when proven clean; SETTLE: below).
  */
 #ifndef MINI_AGENT_SPAWN_PROTO_H
 #define MINI_AGENT_SPAWN_PROTO_H
@@ -17,6 +17,13 @@
 #define SPAWN_RUN 1u
 /* kill every leftover process and empty /workspace (warm sandbox between two commands) */
 #define SPAWN_CLEAR 2u
+/*
+ * after a command (warm sandbox): kill leftovers; if /workspace is exactly as it
+ * was when the last command started (same entries, inodes, sizes, modes, mtimes
+ * and ctimes), keep it and answer 0; else empty it and answer SETTLE_CLEARED.
+ */
+#define SPAWN_SETTLE 3u
+#define SETTLE_CLEARED 3
 #define SPAWN_MAX_PAYLOAD (4u << 20)
 /* relay exit code when the spawner cannot be reached or dropped the connection */
 #define RELAY_LOST 254

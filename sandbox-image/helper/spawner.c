@@ -141,6 +141,79 @@ static int workspace_empty(void) {
   return empty;
 }
 
+/*
+ * Fingerprint of /workspace: one record per entry (path, inode, mode, size,
+ * mtime, ctime) in walk order. Any create, delete, rename, write, chmod or
+ * utimes changes a ctime (the kernel sets it; code cannot choose it), so an
+ * equal fingerprint means the tree is as it was.
+ */
+static char *fp_buf;
+static size_t fp_len, fp_cap;
+static int fp_failed;
+static struct timespec fp_newest;
+
+static int fp_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw) {
+  (void)flag; (void)ftw;
+  size_t pl = strlen(p) + 1, need = pl + 6 * sizeof(uint64_t);
+  if (fp_len + need > fp_cap) {
+    size_t cap = fp_cap ? fp_cap * 2 : 65536;
+    while (cap < fp_len + need) cap *= 2;
+    char *nb = realloc(fp_buf, cap);
+    if (!nb) { fp_failed = 1; return 1; }
+    fp_buf = nb;
+    fp_cap = cap;
+  }
+  uint64_t rec[6] = {(uint64_t)sb->st_ino, (uint64_t)sb->st_mode, (uint64_t)sb->st_size,
+                     (uint64_t)sb->st_mtim.tv_sec * 1000000000u + (uint64_t)sb->st_mtim.tv_nsec,
+                     (uint64_t)sb->st_ctim.tv_sec * 1000000000u + (uint64_t)sb->st_ctim.tv_nsec, (uint64_t)flag};
+  memcpy(fp_buf + fp_len, p, pl);
+  memcpy(fp_buf + fp_len + pl, rec, sizeof rec);
+  fp_len += need;
+  if (sb->st_ctim.tv_sec > fp_newest.tv_sec || (sb->st_ctim.tv_sec == fp_newest.tv_sec && sb->st_ctim.tv_nsec > fp_newest.tv_nsec)) fp_newest = sb->st_ctim;
+  return 0;
+}
+
+/* fingerprint into a fresh buffer (caller frees); NULL when the walk failed */
+static char *fingerprint(size_t *len) {
+  fp_buf = NULL; fp_len = fp_cap = 0; fp_failed = 0;
+  fp_newest.tv_sec = 0; fp_newest.tv_nsec = 0;
+  if (nftw("/workspace", fp_entry, 32, FTW_PHYS) != 0 || fp_failed) {
+    free(fp_buf);
+    return NULL;
+  }
+  *len = fp_len;
+  return fp_buf ? fp_buf : calloc(1, 1);
+}
+
+/* the fingerprint taken when the last command started (NULL: none, or unusable) */
+static char *baseline;
+static size_t baseline_len;
+
+static void take_baseline(void) {
+  free(baseline);
+  baseline = fingerprint(&baseline_len);
+  if (!baseline) return;
+  /* timestamps are set from a coarse clock: wait until it has moved past the newest
+   * ctime, so a change the command makes cannot carry the same ctime as before */
+  struct timespec now, pause = {0, 1000 * 1000};
+  for (int i = 0; i < 50; i++) {
+    if (clock_gettime(CLOCK_REALTIME_COARSE, &now) != 0) { nanosleep(&pause, NULL); continue; }
+    if (now.tv_sec > fp_newest.tv_sec || (now.tv_sec == fp_newest.tv_sec && now.tv_nsec > fp_newest.tv_nsec)) return;
+    nanosleep(&pause, NULL);
+  }
+  free(baseline);
+  baseline = NULL;
+}
+
+static int workspace_unchanged(void) {
+  if (!baseline) return 0;
+  size_t len;
+  char *now = fingerprint(&len);
+  int same = now && len == baseline_len && memcmp(now, baseline, len) == 0;
+  free(now);
+  return same;
+}
+
 static int read_all(int fd, void *buf, size_t n) {
   char *p = buf;
   while (n > 0) {
@@ -205,7 +278,23 @@ static void handle(int conn) {
   if (!buf || read_all(conn, buf, h.length) != 0) goto out;
   buf[h.length] = 0;
 
+  int settle = h.type == SPAWN_SETTLE;
+  if (settle) {
+    int left = kill_descendants();
+    if (left) {
+      dprintf(fds[2], "mini-agent-spawner: %d processes could not be killed\n", left);
+      answer(conn, 1, left);
+      goto out;
+    }
+    if (workspace_unchanged()) {
+      answer(conn, 0, 0);
+      goto out;
+    }
+    h.type = SPAWN_CLEAR;
+  }
   if (h.type == SPAWN_CLEAR) {
+    free(baseline);
+    baseline = NULL;
     int left = kill_descendants();
     /* a command may have made directories unreadable; open them up, then remove depth-first */
     nftw("/workspace", open_dirs, 32, FTW_PHYS);
@@ -213,7 +302,7 @@ static void handle(int conn) {
     int empty = workspace_empty();
     if (!empty) dprintf(fds[2], "mini-agent-spawner: /workspace could not be emptied\n");
     if (left) dprintf(fds[2], "mini-agent-spawner: %d processes could not be killed\n", left);
-    answer(conn, left == 0 && empty ? 0 : 1, left);
+    answer(conn, left == 0 && empty ? (settle ? SETTLE_CLEARED : 0) : 1, left);
     goto out;
   }
   if (h.type != SPAWN_RUN) goto out;
@@ -233,6 +322,7 @@ static void handle(int conn) {
     p += strlen(p) + 1;
   }
 
+  take_baseline();
   pid_t child = fork();
   if (child == 0) {
     /* own session and process group, default signals, the relay's fds as 0/1/2 */

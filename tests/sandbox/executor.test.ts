@@ -6,7 +6,7 @@ import { DockerExecutor } from "../../daemon/src/sandbox/docker-executor.js";
 import { reapLeftovers } from "../../daemon/src/sandbox/reaper.js";
 import { buildNodeBaseImage } from "../../sandbox-image/image-builder.js";
 import { hostProcessesOf } from "../../probes/host-probes.js";
-import { docker, freshStateDir, leftoversWithPrefix, ONLY_SANDBOX_PROCESSES, PROCESS_LIST, removeWithPrefix, runIdPrefix, workspace } from "./helpers.js";
+import { availableRuntimes, docker, freshStateDir, leftoversWithPrefix, ONLY_SANDBOX_PROCESSES, PROCESS_LIST, removeWithPrefix, runIdPrefix, workspace } from "./helpers.js";
 
 const prefix = runIdPrefix("exec");
 let env: Awaited<ReturnType<typeof freshStateDir>>;
@@ -89,6 +89,8 @@ describe("DockerExecutor: fresh run", () => {
   });
 });
 
+const runtimes = await availableRuntimes();
+
 describe("DockerExecutor: warm session", () => {
   it("mirrors the host workspace before each exec, deletions included", async () => {
     const dir = await workspace({ "keep.txt": "1", "gone.txt": "2" });
@@ -107,6 +109,46 @@ describe("DockerExecutor: warm session", () => {
       await fs.rm(dir, { recursive: true, force: true });
     }
     expect(await leftoversWithPrefix(`${prefix}-warm`)).toEqual({ containers: [], volumes: [] });
+  });
+
+  // Regression guard for the incremental sync: only changed files go in, and only while the
+  // previous command left /workspace untouched; a stale or edited copy must never be reused.
+  it.each(runtimes)("sends only host changes while the sandbox copy is untouched, and resyncs fully after a command edits or deletes in /workspace (%s)", async (runtime) => {
+    const dir = await workspace({ "a.txt": "a1", "sub/b.txt": "b1" });
+    const session = await new DockerExecutor({ lockPath: env.lockPath, config: { runtime } }).openSession(`${prefix}-incr`);
+    const dump =
+      "const fs=require('fs');const out={};const w=(d)=>{for(const n of fs.readdirSync(d).sort()){const p=d+'/'+n;" +
+      "if(fs.statSync(p).isDirectory())w(p);else out[p]=fs.readFileSync(p,'utf8')}};w('/workspace');console.log(JSON.stringify(out))";
+    const run = async (extra = "") => {
+      const r = await session.exec({ purpose: "candidate", argv: ["node", "-e", dump + extra], workspaceDir: dir, timeoutMs: 60_000 });
+      expect(r.exit_code, r.stderr).toBe(0);
+      return JSON.parse(r.stdout.trim().split("\n")[0]!);
+    };
+    try {
+      expect(await run()).toEqual({ "/workspace/a.txt": "a1", "/workspace/sub/b.txt": "b1" });
+      // unchanged host, untouched copy: nothing to send, same content
+      expect(await run()).toEqual({ "/workspace/a.txt": "a1", "/workspace/sub/b.txt": "b1" });
+      // same size, new content, and a new directory: sent as changes
+      await fs.writeFile(path.join(dir, "a.txt"), "a2");
+      await fs.mkdir(path.join(dir, "new/deep"), { recursive: true });
+      await fs.writeFile(path.join(dir, "new/deep/c.txt"), "c1");
+      // this command rewrites a file and deletes another in its own copy
+      expect(await run(";fs.writeFileSync('/workspace/sub/b.txt','EVIL');fs.rmSync('/workspace/a.txt')")).toEqual({
+        "/workspace/a.txt": "a2", "/workspace/new/deep/c.txt": "c1", "/workspace/sub/b.txt": "b1",
+      });
+      // the edits above were the sandbox's own: the next run sees the host's content again
+      expect(await run()).toEqual({ "/workspace/a.txt": "a2", "/workspace/new/deep/c.txt": "c1", "/workspace/sub/b.txt": "b1" });
+      // a command that only changes a timestamp counts as a change too
+      expect(await run(";fs.utimesSync('/workspace/sub/b.txt',1,1);fs.appendFileSync('/tmp/x','')")).toEqual({
+        "/workspace/a.txt": "a2", "/workspace/new/deep/c.txt": "c1", "/workspace/sub/b.txt": "b1",
+      });
+      await fs.rm(path.join(dir, "new"), { recursive: true });
+      expect(await run()).toEqual({ "/workspace/a.txt": "a2", "/workspace/sub/b.txt": "b1" });
+    } finally {
+      await session.close();
+      await fs.rm(dir, { recursive: true, force: true });
+    }
+    expect(await leftoversWithPrefix(`${prefix}-incr`)).toEqual({ containers: [], volumes: [] });
   });
 
   it("kills detached leftovers of one exec before the next (regression: a grandchild outliving its test run)", async () => {

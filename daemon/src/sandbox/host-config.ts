@@ -16,6 +16,8 @@ export const IN_IMAGE = {
   relay: ["/opt/mini-agent/run", "--"],
   /** warm sandbox between two commands: kill leftovers, empty /workspace (via the spawner). */
   clear: ["/opt/mini-agent/run", "--clear"],
+  /** after a command: kill leftovers; keep /workspace if unchanged, else empty it (exit 3). */
+  settle: ["/opt/mini-agent/run", "--settle"],
   probe: ["/usr/bin/node", "/opt/mini-agent/probe.mjs"],
   syscallHelper: "/opt/mini-agent/syscall-probe",
   workspace: "/workspace",

@@ -32,6 +32,8 @@ export interface ExecOutcome {
 
 /** exit code and stderr line of the relay (sandbox-image/helper/run.c) when the spawner is gone. */
 export const RELAY_LOST = 254;
+/** `run --settle` exit code: a command changed /workspace, so it was emptied (spawn-proto.h). */
+export const SETTLE_CLEARED = 3;
 const RELAY_LOST_LINE = "mini-agent-run: spawner lost";
 
 const SILENT = pino({ level: "silent" });

@@ -6,18 +6,20 @@ import { buildExecEnv, type SandboxConfig } from "./config.js";
 import { toResult } from "./result.js";
 import type { SandboxSession } from "./executor.js";
 import { IN_IMAGE } from "./host-config.js";
-import { SandboxContainer, spawnerLostError } from "./sandbox-container.js";
+import { SandboxContainer, SETTLE_CLEARED, spawnerLostError } from "./sandbox-container.js";
 import { packWorkspace } from "./workspace-tar.js";
+import { planSync, workspaceManifest, type Manifest } from "./workspace-sync.js";
 
 /**
  * One warm container for one agent run. Before each exec the workspace is
- * synced in (the container's /workspace was emptied after the previous exec,
- * so it mirrors the host dir exactly, deletions included). The spawner kills
- * every leftover process of a command before its status comes back; the
- * clear request afterwards proves none is left and empties /workspace. If
- * that cannot be proven (clear failed, OOM, spawner lost), or the command hit
- * its deadline or was cancelled, the container is thrown away and the next
- * exec gets a new one. Execs are serialized.
+ * synced in so the container's /workspace mirrors the host dir exactly,
+ * deletions included: only what changed on the host goes in, as long as the
+ * previous command left /workspace as it found it (the spawner's settle
+ * request checks that, else empties it). The spawner kills every leftover
+ * process of a command before its status comes back; settle proves none is
+ * left. If that cannot be proven (settle failed, OOM, spawner lost), or the
+ * command hit its deadline or was cancelled, the container is thrown away
+ * and the next exec gets a new one. Execs are serialized.
  */
 export class WarmSession implements SandboxSession {
   private box: SandboxContainer | null = null;
@@ -25,12 +27,15 @@ export class WarmSession implements SandboxSession {
   private queue: Promise<unknown> = Promise.resolve();
   /** the clean-up after the previous exec (kill leftovers, empty /workspace); never rejects. */
   private cleanup: Promise<void> = Promise.resolve();
+  /** host metadata of what the box's /workspace holds; null: it is empty (or unknown, then emptied first). */
+  private synced: Manifest | null = null;
 
   constructor(
     private readonly o: { docker: Docker; config: SandboxConfig; digest: string; runId: string; now: () => number; epochMs: () => number; log: Logger },
   ) {}
 
   async open(): Promise<void> {
+    this.synced = null;
     this.box = await SandboxContainer.start(this.o.docker, this.o.config, this.o.digest, this.o.runId, "session", false, this.o.log);
   }
 
@@ -51,8 +56,7 @@ export class WarmSession implements SandboxSession {
     const t0 = this.o.now();
     const startedAt = this.o.epochMs();
     if (!this.box) await this.open();
-    const box = this.box!;
-    await box.putArchive(packWorkspace(req.workspaceDir), IN_IMAGE.workspace);
+    const box = await this.sync(req.workspaceDir);
     const outcome = await box.exec({
       argv: req.argv,
       env,
@@ -72,30 +76,75 @@ export class WarmSession implements SandboxSession {
     // the next exec and close() wait for it. An OOM'd container is replaced so the next
     // exec's report is its own.
     this.cleanup = (async () => {
-      if (oomKilled || !(await this.clear(box))) await this.discard(box);
+      if (oomKilled) return this.discard(box);
+      const settled = await this.settle(box);
+      if (settled === "failed") await this.discard(box);
+      else if (settled === "cleared") this.synced = null;
     })();
     return result;
+  }
+
+  /**
+   * Brings the sandbox's /workspace to the host dir's content. It holds
+   * `synced` (or nothing) since the last command left it unchanged (settle),
+   * so usually only what the host changed goes in; after a deletion it is
+   * emptied and filled again. Returns the box to run in.
+   */
+  private async sync(workspaceDir: string): Promise<SandboxContainer> {
+    const current = workspaceManifest(workspaceDir);
+    let plan = planSync(this.synced, current);
+    if (plan.kind === "full" && plan.clearFirst && !(await this.clear(this.box!))) {
+      await this.discard(this.box!);
+      await this.open();
+      plan = { kind: "full", clearFirst: false };
+    }
+    const box = this.box!;
+    // from here until the put completes, what the sandbox holds is not known
+    this.synced = null;
+    try {
+      if (plan.kind === "full") await box.putArchive(packWorkspace(workspaceDir), IN_IMAGE.workspace);
+      else if (plan.kind === "partial") await box.putArchive(packWorkspace(workspaceDir, plan.entries), IN_IMAGE.workspace);
+    } catch (err) {
+      // half a sync leaves unknown content: this container is not reused
+      await this.discard(box);
+      throw err;
+    }
+    this.synced = current;
+    return box;
+  }
+
+  /** After a command: kill leftovers; keep /workspace if the command left it unchanged, else empty it. */
+  private async settle(box: SandboxContainer): Promise<"kept" | "cleared" | "failed"> {
+    if (this.box !== box) return "failed";
+    const o = await this.control(box, IN_IMAGE.settle);
+    return o === 0 ? "kept" : o === SETTLE_CLEARED ? "cleared" : "failed";
   }
 
   /** Kills every leftover process and empties /workspace (spawner request). True only when proven. */
   private async clear(box: SandboxContainer): Promise<boolean> {
     if (this.box !== box) return false;
+    this.synced = null;
+    return (await this.control(box, IN_IMAGE.clear)) === 0;
+  }
+
+  private async control(box: SandboxContainer, argv: readonly string[]): Promise<number | null> {
     try {
       const o = await box.exec({
-        argv: [...IN_IMAGE.clear],
+        argv: [...argv],
         control: true,
         env: [],
         timeoutMs: this.o.config.controlExecTimeoutMs,
         capBytes: 4096,
         onStop: () => box.kill(),
       });
-      return o.exitCode === 0;
+      return o.timedOut ? null : o.exitCode;
     } catch {
-      return false;
+      return null;
     }
   }
 
   private async discard(box: SandboxContainer): Promise<void> {
+    if (this.box === box) this.synced = null;
     if (!this.closed) this.o.log.info({ runId: this.o.runId, container: box.id }, "warm sandbox replaced (clean-up not proven or OOM)");
     if (this.box === box) this.box = null;
     await box.kill();

@@ -22,10 +22,13 @@ function checkDir(dir: string, what: string): string {
  * packed as links (never followed out of the tree), sockets/fifos/devices are
  * skipped, `.git` is left out (hooks and objects never reach the sandbox), and
  * everything is owned by the sandbox user so tests can write their own files.
+ * With `entries`, only those paths (see workspace-sync.ts).
  */
-export function packWorkspace(dir: string): NodeJS.ReadableStream {
+export function packWorkspace(dir: string, entries?: string[]): NodeJS.ReadableStream {
   const root = checkDir(dir, "workspace");
   return tar.pack(root, {
+    // only these relative paths (a directory with everything in it); default: the whole tree
+    ...(entries ? { entries } : {}),
     dereference: false,
     strict: false,
     sort: true,
