@@ -362,7 +362,28 @@ out:
   free(buf);
 }
 
+/*
+ * The kill sweep covers every child of pid 1: only sane inside the sandbox's
+ * own PID namespace. Refuse to run anywhere else (as root, or not directly
+ * under Docker's init), so a spawner started by mistake on a host can never
+ * signal the host's processes.
+ */
+static int inside_sandbox(void) {
+  char buf[256];
+  int fd = open("/proc/1/cmdline", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return 0;
+  buf[n] = 0;
+  return geteuid() != 0 && getuid() != 0 && getppid() == 1 && strcmp(buf, "/sbin/docker-init") == 0;
+}
+
 int main(void) {
+  if (!inside_sandbox()) {
+    fprintf(stderr, "mini-agent-spawner: runs only as a sandbox container's main process (non-root, under /sbin/docker-init as pid 1)\n");
+    return 1;
+  }
   self = getpid();
   /* best effort: where it fails, orphans go to the init and is_descendant still covers them */
   prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
