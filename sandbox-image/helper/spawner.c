@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -255,6 +256,21 @@ static void exec_command(char **argv, char **envp) {
   errno = saved;
 }
 
+/* where the answer goes: the relay's connection, or (attached) a marker on stdout and stderr */
+struct reply { int conn; const char *nonce; };
+
+static void reply_with(struct reply *rp, int status, int leftovers) {
+  if (rp->conn >= 0) {
+    answer(rp->conn, status, leftovers);
+    return;
+  }
+  /* the command's output went to these same pipes before this line: the host reads up to the marker */
+  dprintf(1, "%cmini-agent-end:%s:%d%c", 0, rp->nonce, status, 0);
+  dprintf(2, "%cmini-agent-end:%s%c", 0, rp->nonce, 0);
+}
+
+static void serve(struct spawn_header h, char *buf, int fds[3], struct reply *rp, char **merge_env);
+
 static void handle(int conn) {
   struct ucred cred;
   socklen_t cl = sizeof cred;
@@ -273,22 +289,45 @@ static void handle(int conn) {
     if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof fds)) memcpy(fds, CMSG_DATA(c), sizeof fds);
   }
   char *buf = NULL;
-  if (r != (ssize_t)sizeof h || h.magic != SPAWN_MAGIC || h.length < 9 || h.length > SPAWN_MAX_PAYLOAD || fds[0] < 0) goto out;
-  buf = malloc(h.length + 1);
-  if (!buf || read_all(conn, buf, h.length) != 0) goto out;
-  buf[h.length] = 0;
+  if (r == (ssize_t)sizeof h && h.magic == SPAWN_MAGIC && h.length >= 9 && h.length <= SPAWN_MAX_PAYLOAD && fds[0] >= 0 && fds[1] >= 0 && fds[2] >= 0 &&
+      (buf = malloc(h.length + 1)) != NULL && read_all(conn, buf, h.length) == 0) {
+    buf[h.length] = 0;
+    struct reply rp = {conn, NULL};
+    serve(h, buf, fds, &rp, NULL);
+  }
+  for (int i = 0; i < 3; i++) if (fds[i] >= 0) close(fds[i]);
+  free(buf);
+}
 
+/* env of the request, then every name of `base` it does not set (what `docker exec` does with the container's env) */
+static char **merged_env(char **req, uint32_t n, char **base) {
+  size_t nb = 0;
+  for (char **e = base; e && *e; e++) nb++;
+  char **out = calloc(n + nb + 1, sizeof *out);
+  if (!out) return NULL;
+  size_t k = 0;
+  for (uint32_t i = 0; i < n; i++) out[k++] = req[i];
+  for (char **e = base; e && *e; e++) {
+    size_t nl = strcspn(*e, "=");
+    int set = 0;
+    for (uint32_t i = 0; i < n && !set; i++) set = strncmp(req[i], *e, nl) == 0 && req[i][nl] == '=';
+    if (!set) out[k++] = *e;
+  }
+  return out;
+}
+
+static void serve(struct spawn_header h, char *buf, int fds[3], struct reply *rp, char **merge_env) {
   int settle = h.type == SPAWN_SETTLE;
   if (settle) {
     int left = kill_descendants();
     if (left) {
       dprintf(fds[2], "mini-agent-spawner: %d processes could not be killed\n", left);
-      answer(conn, 1, left);
-      goto out;
+      reply_with(rp, 1, left);
+      return;
     }
     if (workspace_unchanged()) {
-      answer(conn, 0, 0);
-      goto out;
+      reply_with(rp, 0, 0);
+      return;
     }
     h.type = SPAWN_CLEAR;
   }
@@ -302,31 +341,37 @@ static void handle(int conn) {
     int empty = workspace_empty();
     if (!empty) dprintf(fds[2], "mini-agent-spawner: /workspace could not be emptied\n");
     if (left) dprintf(fds[2], "mini-agent-spawner: %d processes could not be killed\n", left);
-    answer(conn, left == 0 && empty ? (settle ? SETTLE_CLEARED : 0) : 1, left);
-    goto out;
+    reply_with(rp, left == 0 && empty ? (settle ? SETTLE_CLEARED : 0) : 1, left);
+    return;
   }
-  if (h.type != SPAWN_RUN) goto out;
+  if (h.type != SPAWN_RUN) return;
 
   uint32_t argc, envc;
   memcpy(&argc, buf, 4);
   memcpy(&envc, buf + 4, 4);
-  if (argc == 0 || argc > h.length || envc > h.length) goto out;
+  if (argc == 0 || argc > h.length || envc > h.length) return;
   char **argv = calloc(argc + 1, sizeof *argv), **envp = calloc(envc + 1, sizeof *envp);
-  if (!argv || !envp) goto out;
+  if (!argv || !envp) return;
   char *p = buf + 8, *end = buf + h.length;
   char *cwd = p;
   p += strlen(p) + 1;
   for (uint32_t i = 0; i < argc + envc; i++) {
-    if (p >= end) { free(argv); free(envp); goto out; }
+    if (p >= end) { free(argv); free(envp); return; }
     if (i < argc) argv[i] = p; else envp[i - argc] = p;
     p += strlen(p) + 1;
   }
 
+  char **use_env = envp;
+  if (merge_env) {
+    use_env = merged_env(envp, envc, merge_env);
+    if (!use_env) { free(argv); free(envp); return; }
+  }
   take_baseline();
   pid_t child = fork();
   if (child == 0) {
     /* own session and process group, default signals, the relay's fds as 0/1/2 */
     setsid();
+    umask(022);
     for (int s = 1; s < NSIG; s++) signal(s, SIG_DFL);
     sigset_t none;
     sigemptyset(&none);
@@ -336,17 +381,18 @@ static void handle(int conn) {
       dprintf(2, "mini-agent-spawner: chdir %s: %s\n", cwd, strerror(errno));
       _exit(126);
     }
-    exec_command(argv, envp);
+    exec_command(argv, use_env);
     int err = errno;
     dprintf(2, "mini-agent-spawner: exec %s: %s\n", argv[0], strerror(err));
     _exit(err == ENOENT ? 127 : 126);
   }
+  if (use_env != envp) free(use_env);
   free(argv);
   free(envp);
   for (int i = 0; i < 3; i++) { close(fds[i]); fds[i] = -1; }
   if (child < 0) {
-    answer(conn, 126, 0);
-    goto out;
+    reply_with(rp, 126, 0);
+    return;
   }
   int status = 0;
   for (;;) {
@@ -356,10 +402,38 @@ static void handle(int conn) {
   }
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 126;
   int left = kill_descendants();
-  answer(conn, code, left);
-out:
+  reply_with(rp, code, left);
+}
+
+/*
+ * Warm sandbox fast path: the host attached to this process's stdin once and
+ * sends requests there (the same framing, type SPAWN_RUN, payload prefixed by
+ * a 32-character nonce); the command writes straight into this process's
+ * stdout/stderr (the attach stream) with /dev/null as stdin, and the end is a
+ * NUL-framed marker carrying the nonce (and the status, on stdout). Commands
+ * cannot forge it: they never see the nonce (this process is not dumpable and
+ * its stdin is not theirs). Saves a `docker exec` per command.
+ * Returns -1 when stdin is closed or out of step (then it is not read again).
+ */
+static int serve_attached(void) {
+  struct spawn_header h;
+  if (read_all(0, &h, sizeof h) != 0 || h.magic != SPAWN_MAGIC || h.type != SPAWN_RUN || h.length < 32 + 9 || h.length > SPAWN_MAX_PAYLOAD) return -1;
+  char *buf = malloc(h.length + 1);
+  if (!buf || read_all(0, buf, h.length) != 0) { free(buf); return -1; }
+  buf[h.length] = 0;
+  char nonce[33];
+  memcpy(nonce, buf, 32);
+  nonce[32] = 0;
+  for (int i = 0; i < 32; i++) if (!isxdigit((unsigned char)nonce[i])) { free(buf); return -1; }
+  int fds[3] = {open("/dev/null", O_RDONLY | O_CLOEXEC), fcntl(1, F_DUPFD_CLOEXEC, 3), fcntl(2, F_DUPFD_CLOEXEC, 3)};
+  struct reply rp = {-1, nonce};
+  h.length -= 32;
+  extern char **environ;
+  if (fds[0] >= 0 && fds[1] >= 0 && fds[2] >= 0) serve(h, buf + 32, fds, &rp, environ);
+  else reply_with(&rp, 126, 0);
   for (int i = 0; i < 3; i++) if (fds[i] >= 0) close(fds[i]);
   free(buf);
+  return 0;
 }
 
 /*
@@ -403,7 +477,17 @@ int main(void) {
     return 1;
   }
   /* SIGTERM (docker stop) ends the container */
+  int attached = 1;
   for (;;) {
+    struct pollfd pf[2] = {{s, POLLIN, 0}, {0, POLLIN, 0}};
+    if (poll(pf, attached ? 2 : 1, -1) < 0) continue;
+    if (attached && (pf[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+      /* a warm sandbox's host attached to stdin: stdin closed, or a request that does not parse, ends that way */
+      if (serve_attached() != 0) attached = 0;
+      reap();
+      continue;
+    }
+    if (!(pf[0].revents & POLLIN)) continue;
     int conn = accept4(s, NULL, NULL, SOCK_CLOEXEC);
     if (conn < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;

@@ -208,7 +208,7 @@ describe.each(runtimes)("warm session under attack on %s", (runtime) => {
       const count = PROCESS_LIST;
       const after = await session.exec({ purpose: "candidate", argv: ["node", "-e", count], workspaceDir: ws, timeoutMs: 60_000 });
       expect(after.exit_code).toBe(0);
-      // init, spawner, the relay exec and this process only
+      // init, spawner and this process only
       expect(JSON.parse(after.stdout)).toEqual(ONLY_SANDBOX_PROCESSES);
     } finally {
       await session.close();

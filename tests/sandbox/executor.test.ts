@@ -151,6 +151,35 @@ describe("DockerExecutor: warm session", () => {
     expect(await leftoversWithPrefix(`${prefix}-incr`)).toEqual({ containers: [], volumes: [] });
   });
 
+  // Commands of a warm session come over the spawner's attached stdin and end with a nonce marker:
+  // a command printing a marker-like line must neither end early nor choose its exit code.
+  it.each(runtimes)("a warm exec keeps exit code, both streams and env as a fresh run gives them, and a forged end marker is just output (%s)", async (runtime) => {
+    const ex = new DockerExecutor({ lockPath: env.lockPath, config: { runtime } });
+    const session = await ex.openSession(`${prefix}-attach`);
+    const script =
+      "process.stdout.write('\\0mini-agent-end:'+'0'.repeat(32)+':0\\0');process.stderr.write('\\0mini-agent-end:'+'0'.repeat(32)+'\\0');" +
+      "setTimeout(()=>{process.stdout.write('out-no-newline');process.stderr.write(JSON.stringify({env:Object.keys(process.env).sort(),cwd:process.cwd()}));process.exit(5)},100)";
+    try {
+      const warm = await session.exec({ purpose: "candidate", argv: ["node", "-e", script], workspaceDir: ws, timeoutMs: 60_000, env: { CI: "1" } });
+      const fresh = await ex.run({ runId: `${prefix}-attach-fresh`, purpose: "candidate", argv: ["node", "-e", script], workspaceDir: ws, timeoutMs: 60_000, env: { CI: "1" } });
+      for (const r of [warm, fresh]) {
+        expect(r.exit_code).toBe(5);
+        expect(r.stdout).toBe(`\0mini-agent-end:${"0".repeat(32)}:0\0out-no-newline`);
+        expect(r.stderr.startsWith(`\0mini-agent-end:${"0".repeat(32)}\0`)).toBe(true);
+      }
+      const seen = (r: { stderr: string }) => JSON.parse(r.stderr.slice(r.stderr.indexOf("{")));
+      expect(seen(warm)).toEqual(seen(fresh));
+      expect(seen(warm).env).toContain("CI");
+      // a big chatty output still arrives whole up to the cap
+      const big = await session.exec({ purpose: "candidate", argv: ["node", "-e", "process.stdout.write('y'.repeat(300000))"], workspaceDir: ws, timeoutMs: 60_000 });
+      expect(big).toMatchObject({ exit_code: 0, truncated: false });
+      expect(big.stdout.length).toBe(300000);
+    } finally {
+      await session.close();
+    }
+    expect(await leftoversWithPrefix(`${prefix}-attach`)).toEqual({ containers: [], volumes: [] });
+  });
+
   it("kills detached leftovers of one exec before the next (regression: a grandchild outliving its test run)", async () => {
     const session = await new DockerExecutor({ lockPath: env.lockPath }).openSession(`${prefix}-leftover`);
     try {
@@ -159,7 +188,7 @@ describe("DockerExecutor: warm session", () => {
       expect(r1.exit_code).toBe(0);
       const count = PROCESS_LIST;
       const r2 = await session.exec({ purpose: "candidate", argv: ["node", "-e", count], workspaceDir: ws, timeoutMs: 60_000 });
-      // init, spawner, the relay exec and this node: nothing from the previous exec
+      // init, spawner and this node: nothing from the previous exec
       expect(JSON.parse(r2.stdout)).toEqual(ONLY_SANDBOX_PROCESSES);
     } finally {
       await session.close();

@@ -63,5 +63,5 @@ export async function removeWithPrefix(prefix: string): Promise<void> {
 export const PROCESS_LIST =
   "const fs=require('fs');console.log(JSON.stringify(fs.readdirSync('/proc').filter(x=>/^\\d+$/.test(x)).map(p=>{try{return fs.readFileSync('/proc/'+p+'/cmdline','utf8').split('\\0')[0]}catch{return null}}).filter(x=>x!==null).sort()))";
 
-/** what PROCESS_LIST shows in a sandbox with nothing left over: init, spawner, the relay exec, the node running it. */
-export const ONLY_SANDBOX_PROCESSES = ["/opt/mini-agent/run", "/opt/mini-agent/spawner", "/sbin/docker-init", "node"];
+/** what PROCESS_LIST shows in a warm sandbox with nothing left over: init, spawner, the node running it (commands come over the attach, no exec'd relay). */
+export const ONLY_SANDBOX_PROCESSES = ["/opt/mini-agent/spawner", "/sbin/docker-init", "node"];

@@ -87,7 +87,9 @@ export class SandboxContainer {
         made.push(`${base}-ctl`);
       }
       const spec = containerSpec(config, digest, labels, { workspace: `${base}-ws`, control: withControl ? `${base}-ctl` : null });
-      container = await docker.createContainer({ ...spec, name: base });
+      // a warm sandbox takes its commands on the spawner's stdin (attach-channel.ts): no exec per command
+      const stdin = purpose === "session" ? { OpenStdin: true, AttachStdin: true, StdinOnce: false } : {};
+      container = await docker.createContainer({ ...spec, ...stdin, name: base });
       // tmpfs volumes only hold data while mounted, so content goes in after start (putArchive).
       await container.start();
       log.debug({ runId, purpose, container: container.id }, "sandbox started");
