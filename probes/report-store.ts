@@ -3,7 +3,7 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import type Docker from "dockerode";
 import { statePath } from "../daemon/src/config/state-dir.js";
-import { resolveSandboxConfig } from "../daemon/src/sandbox/config.js";
+import { resolveSandboxConfig, type SandboxConfig } from "../daemon/src/sandbox/config.js";
 import { createDockerClient } from "../daemon/src/sandbox/docker-client.js";
 import { hostConfigHash } from "../daemon/src/sandbox/host-config.js";
 import { engineError } from "../daemon/src/sandbox/image-pin.js";
@@ -29,7 +29,12 @@ export async function currentIsolationKey(opts: { config?: unknown; lockPath: st
   } catch (err) {
     throw engineError(err);
   }
-  return { image_digest: digest, host_config_hash: hostConfigHash(config), engine_version: engine, runtime: config.runtime };
+  return isolationKeyFor(config, digest, engine);
+}
+
+/** The one formula for the key; the live gate builds it from the same facts after its own engine checks. */
+export function isolationKeyFor(config: SandboxConfig, imageDigest: string, engineVersion: string): IsolationKey {
+  return { image_digest: imageDigest, host_config_hash: hostConfigHash(config), engine_version: engineVersion, runtime: config.runtime };
 }
 
 export function keyId(key: IsolationKey): string {
@@ -56,12 +61,8 @@ export async function writeReport(stateDir: string, report: IsolationReport): Pr
   return file;
 }
 
-/**
- * The latest report for exactly this key if it passed, else null. Because a
- * failing run replaces the stored report, an older pass never hides a newer
- * failure. The caller decides freshness from `generated_at`.
- */
-export async function readLatestPassingReport(stateDir: string, key: IsolationKey): Promise<IsolationReport | null> {
+/** The latest report stored for exactly this key, whatever its verdict, or null. */
+export async function readLatestReport(stateDir: string, key: IsolationKey): Promise<IsolationReport | null> {
   let text: string;
   try {
     text = await fs.readFile(reportPath(stateDir, key), "utf8");
@@ -82,5 +83,20 @@ export async function readLatestPassingReport(stateDir: string, key: IsolationKe
     r.host_config_hash === key.host_config_hash &&
     r.engine_version === key.engine_version &&
     r.runtime === key.runtime;
-  return same && r.passed && r.probes.length > 0 && r.probes.every((p) => p.passed) ? r : null;
+  return same ? r : null;
+}
+
+/** A pass needs probes, every one passed, and the report saying so. */
+export function isPassingReport(r: IsolationReport): boolean {
+  return r.passed && r.probes.length > 0 && r.probes.every((p) => p.passed);
+}
+
+/**
+ * The latest report for exactly this key if it passed, else null. Because a
+ * failing run replaces the stored report, an older pass never hides a newer
+ * failure. The caller decides freshness from `generated_at`.
+ */
+export async function readLatestPassingReport(stateDir: string, key: IsolationKey): Promise<IsolationReport | null> {
+  const r = await readLatestReport(stateDir, key);
+  return r && isPassingReport(r) ? r : null;
 }

@@ -1,7 +1,7 @@
 import type Docker from "dockerode";
 import { isMiniAgentError } from "../errors.js";
 import type { SandboxConfig } from "../sandbox/config.js";
-import { hostConfigHash } from "../sandbox/host-config.js";
+import { isolationKeyFor } from "../../../probes/report-store.js";
 import { resolvePinnedImage } from "../sandbox/image-pin.js";
 import type { CurrentKeyResult, IsolationFacts, IsolationKey, IsolationReportSummary } from "./isolation-facts.js";
 
@@ -46,7 +46,7 @@ export function sandboxIsolationFacts(opts: SandboxFactsOptions): IsolationFacts
       }
       return {
         ok: true,
-        key: { image_digest: digest, host_config_hash: hostConfigHash(opts.sandbox), engine_version: engineVersion, runtime: opts.sandbox.runtime },
+        key: isolationKeyFor(opts.sandbox, digest, engineVersion),
       };
     },
     latestReport: (key) => opts.readReport(key),
