@@ -13,7 +13,10 @@ npm run --silent build
 npm run --silent image:build
 
 status=0
-npx vitest run --reporter=default "$@" || status=$?
+results=$(mktemp -d)/vitest.json
+npx vitest run --reporter=default --reporter=json --outputFile.json="$results" "$@" || status=$?
+# one plain closing line, whatever the runner printed above it
+node -e 'const r=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));console.log(`tests: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests+r.numTodoTests} skipped`)' "$results" || status=1
 
 # A test that leaks a container or volume is a failure even when its assertions passed.
 node --import tsx scripts/leftovers.ts --remove || status=$?
