@@ -23,12 +23,10 @@ export interface ImageDefinition {
   /** static C helpers compiled into the image: [repoRelativeSource, imagePath]. */
   staticHelpers: Array<[string, string]>;
   env: Record<string, string>;
-  /** argv of the warm-sandbox main process (there is no shell in the image). */
-  keepalive: string[];
+  /** the image's CMD (there is no shell in the image). */
+  cmd: string[];
 }
 
-const NODE_RUNTIME_ASSETS: ImageDefinition["assets"] = [["sandbox-image/runtime/keepalive.mjs", "/opt/mini-agent/keepalive.mjs", 0o444]];
-const RESET_HELPER: [string, string] = ["sandbox-image/helper/reset.c", "/opt/mini-agent/reset"];
 /** the sandbox's main process and the relay the host execs (see sandbox-image/README.md). */
 const SPAWN_HELPERS: Array<[string, string]> = [
   ["sandbox-image/helper/spawner.c", "/opt/mini-agent/spawner"],
@@ -41,22 +39,22 @@ export const IMAGE_DEFINITIONS = {
     tag: "mini-agent/sandbox-node:local",
     binaries: ["/usr/bin/node"],
     trees: [],
-    assets: [...NODE_RUNTIME_ASSETS, ["probes/inside/probe.mjs", "/opt/mini-agent/probe.mjs", 0o444]],
+    assets: [["probes/inside/probe.mjs", "/opt/mini-agent/probe.mjs", 0o444]],
     staticHelpers: [...SPAWN_HELPERS, ["sandbox-image/helper/syscalls.c", "/opt/mini-agent/syscall-probe"]],
     env: { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: "/tmp", LANG: "C.UTF-8" },
     // every command is a child of the spawner, in the init process tree the runtime's seccomp filter covers
-    keepalive: ["/opt/mini-agent/spawner"],
+    cmd: ["/opt/mini-agent/spawner"],
   },
-  /** The same Node runtime without the probe bits: a base to package the daemon on. */
+  /** The bare Node runtime, no sandbox helpers: a base to package the daemon on (its Dockerfile sets the entrypoint). */
   "node-base": {
     family: "node-base",
     tag: "mini-agent/node-base:local",
     binaries: ["/usr/bin/node"],
     trees: [],
-    assets: NODE_RUNTIME_ASSETS,
-    staticHelpers: [RESET_HELPER],
+    assets: [],
+    staticHelpers: [],
     env: { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: "/tmp", LANG: "C.UTF-8" },
-    keepalive: ["/usr/bin/node", "/opt/mini-agent/keepalive.mjs"],
+    cmd: ["/usr/bin/node"],
   },
 } satisfies Record<string, ImageDefinition>;
 

@@ -84,7 +84,7 @@ export function dockerfile(def: ImageDefinition): string {
     env,
     `USER ${SANDBOX_UID}:${SANDBOX_UID}`,
     "WORKDIR /workspace",
-    `CMD ${JSON.stringify(def.keepalive)}`,
+    `CMD ${JSON.stringify(def.cmd)}`,
     "",
   ].join("\n");
 }
