@@ -5,6 +5,7 @@ import Database from "better-sqlite3";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ErrorBody } from "../../daemon/src/contracts/api.js";
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
+import { instanceIdFor } from "../../daemon/src/config/state-dir.js";
 import { allFiles, REPO, rawRequest, runClient, startDaemon, tempDir, type ClientResult, type DaemonHandle } from "./harness.js";
 
 /**
@@ -218,19 +219,31 @@ describe("runs through the daemon and the client", () => {
     // what a killed daemon may leave: a sandbox of its own run, next to one of another daemon's run
     const image = (JSON.parse(fs.readFileSync(imageLock, "utf8")) as { images: Record<string, { digest: string }> }).images.node!.digest;
     const foreignRun = `run_foreign_${process.pid}`;
-    const leftover = async (run: string) =>
-      docker.createContainer({ Image: image, Cmd: ["/usr/bin/node", "-e", "0"], Labels: { "mini-agent.owner": "mini-agent", "mini-agent.run": run, "mini-agent.purpose": "session" } });
+    const probeRun = `probe-${process.pid}-inside`;
+    const foreignProbeRun = `probe-${process.pid}-foreign`;
+    const leftover = async (run: string, instance?: string) =>
+      docker.createContainer({
+        Image: image,
+        Cmd: ["/usr/bin/node", "-e", "0"],
+        Labels: { "mini-agent.owner": "mini-agent", "mini-agent.run": run, "mini-agent.purpose": "session", ...(instance ? { "mini-agent.instance": instance } : {}) },
+      });
     await leftover(runId);
+    // a probe sandbox is in no ledger: only this daemon's instance label says it is this daemon's
+    await leftover(probeRun, instanceIdFor(stateDir));
     const foreign = await leftover(foreignRun);
+    const foreignProbe = await leftover(foreignProbeRun, instanceIdFor(`${stateDir}-another`));
     try {
       d = await daemon(stateDir);
       const after = await status(d.socketPath, runId);
       expect(after.status).toBe("interrupted");
-      // the restarted daemon reaped its own run's leftovers, and never another daemon's sandboxes
+      // the restarted daemon reaped its own run's and its own probe's leftovers, and never another daemon's sandboxes
       expect(await containersOf(runId)).toEqual([]);
+      expect(await containersOf(probeRun)).toEqual([]);
       expect((await containersOf(foreignRun)).map((c) => c.Id)).toEqual([foreign.id]);
+      expect((await containersOf(foreignProbeRun)).map((c) => c.Id)).toEqual([foreignProbe.id]);
     } finally {
       await foreign.remove({ force: true });
+      await foreignProbe.remove({ force: true });
     }
 
     const resumed = await runClient(["resume", runId, "--socket", d.socketPath]);

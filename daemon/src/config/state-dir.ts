@@ -1,3 +1,4 @@
+import crypto from "node:crypto";
 import path from "node:path";
 
 /**
@@ -31,4 +32,12 @@ export const STATE_FILES = {
 
 export function statePath(stateDir: string, name: keyof typeof STATE_FILES): string {
   return path.join(stateDir, STATE_FILES[name]);
+}
+
+/**
+ * A stable name for the daemon that owns this state dir, put on every sandbox's
+ * labels so its start-up reaper finds exactly what it left behind.
+ */
+export function instanceIdFor(stateDir: string): string {
+  return crypto.createHash("sha256").update(path.resolve(stateDir)).digest("hex").slice(0, 16);
 }

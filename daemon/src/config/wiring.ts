@@ -2,7 +2,7 @@ import type Docker from "dockerode";
 import { readLatestPassingReport } from "../../../probes/report-store.js";
 import { runIsolationProbes } from "../../../probes/run.js";
 import type { IsolationService, LiveGate } from "../api/ports.js";
-import { statePath } from "./state-dir.js";
+import { instanceIdFor, statePath } from "./state-dir.js";
 import type { HealthBody } from "../contracts/api.js";
 import type { Backend } from "../contracts/sandbox.js";
 import { MiniAgentError } from "../errors.js";
@@ -33,8 +33,9 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
   const { config, log, credentials, env } = ctx;
   const docker = createDockerClient(env);
   const lockPath = statePath(config.stateDir, "imageLock");
-  const sandbox = resolveSandboxConfig({ runtime: config.runtime });
-  const container = new DockerExecutor({ lockPath, config: { runtime: config.runtime }, docker });
+  const instance = instanceIdFor(config.stateDir);
+  const sandbox = resolveSandboxConfig({ runtime: config.runtime, instance });
+  const container = new DockerExecutor({ lockPath, config: { runtime: config.runtime, instance }, docker });
 
   const facts = sandboxIsolationFacts({ docker, sandbox, lockPath, readReport: (key) => readIsolationReportSummary(config.stateDir, key) });
   const liveGate: LiveGate = {
@@ -89,7 +90,7 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
     runProbes(runtime) {
       const next = probing
         .catch(() => undefined)
-        .then(() => runIsolationProbes({ stateDir: config.stateDir, config: { runtime: runtime ?? config.runtime }, docker, hostEnv: env }));
+        .then(() => runIsolationProbes({ stateDir: config.stateDir, config: { runtime: runtime ?? config.runtime, instance }, docker, hostEnv: env }));
       probing = next;
       return next as Promise<unknown> as Promise<Record<string, unknown>>;
     },
@@ -105,17 +106,19 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
     runService,
     isolation,
     liveGate,
-    reapLeftovers: () => reapOwnRuns(docker, runService.listRuns().map((r) => r.run_id)),
+    reapLeftovers: () => reapOwnLeftovers(docker, instance, runService.listRuns().map((r) => r.run_id)),
     close: () => recorder.close(),
   };
 }
 
 /**
- * Removes what THIS daemon's runs left in the engine. Not every labelled
- * container: another daemon (another state dir) on the same engine may be
- * running sandboxes right now, and a start-up must never kill those.
+ * Removes what THIS daemon left in the engine: everything carrying its instance
+ * label (probe sandboxes included), and anything of a run in its ledger. Not
+ * every labelled container: another daemon (another state dir) on the same
+ * engine may be running sandboxes right now, and a start-up must never kill those.
  */
-async function reapOwnRuns(docker: Docker, runIds: string[]): Promise<number> {
+async function reapOwnLeftovers(docker: Docker, instance: string, runIds: string[]): Promise<number> {
+  let removed = (await reapLeftovers(docker, { instance })).containers;
   const mine = new Set(runIds);
   const present = new Set<string>();
   const label = ["mini-agent.owner=mini-agent"];
@@ -127,7 +130,6 @@ async function reapOwnRuns(docker: Docker, runIds: string[]): Promise<number> {
     const run = v.Labels?.["mini-agent.run"];
     if (run && mine.has(run)) present.add(run);
   }
-  let removed = 0;
   for (const runId of present) removed += (await reapLeftovers(docker, { runId })).containers;
   return removed;
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { isMiniAgentError } from "../errors.js";
 import { buildExecEnv, resolveSandboxConfig, SANDBOX_DEFAULTS } from "./config.js";
-import { hostConfigHash, hostConfigTemplate } from "./host-config.js";
+import { hostConfigHash, hostConfigTemplate, sandboxLabels } from "./host-config.js";
 import { DENIED_SYSCALLS, seccompProfile } from "./seccomp-profile.js";
 import { CappedOutput } from "./output.js";
 
@@ -94,5 +94,16 @@ describe("capped output", () => {
     const o = new CappedOutput(10);
     o.push("stdout", Buffer.from("0123456789"));
     expect(o.truncated).toBe(false);
+  });
+});
+
+describe("instance label", () => {
+  it("names the owning daemon on every sandbox's labels, so its reaper never touches another daemon's sandboxes", () => {
+    expect(sandboxLabels("r1", "verifier", "0123456789abcdef")).toMatchObject({ "mini-agent.run": "r1", "mini-agent.instance": "0123456789abcdef" });
+    expect(sandboxLabels("r1", "verifier")).not.toHaveProperty("mini-agent.instance");
+    expect(resolveSandboxConfig({ instance: "0123456789abcdef" }).instance).toBe("0123456789abcdef");
+    expect(() => resolveSandboxConfig({ instance: "../x" })).toThrow(/instance/);
+    // the label is not HostConfig: the isolation report's key stays the same
+    expect(hostConfigHash(resolveSandboxConfig({ instance: "0123456789abcdef" }))).toBe(hostConfigHash(resolveSandboxConfig({})));
   });
 });

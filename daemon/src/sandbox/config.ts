@@ -25,6 +25,12 @@ export const SANDBOX_DEFAULTS = {
   outputCapBytes: 1024 * 1024,
   /** bound on the bookkeeping execs (reset, sync) in a warm sandbox. */
   controlExecTimeoutMs: 20_000,
+  /**
+   * Names the daemon (its state dir) on every container's labels, so that daemon's
+   * start-up reaper removes whatever it left (probe sandboxes included) and never a
+   * sandbox of another daemon sharing the engine. Not part of the HostConfig hash.
+   */
+  instance: null as string | null,
   /** names a caller may pass in `env`; the daemon's own environment is never passed. */
   envAllowlist: ["CI", "NODE_ENV", "NO_COLOR", "FORCE_COLOR", "TZ", "LANG", "MINI_AGENT_NONCE"] as string[],
   /** env every exec gets (the image's PATH/HOME are fixed here, not inherited). */
@@ -45,6 +51,7 @@ const Overrides = z.strictObject({
   controlBytes: z.int().min(1024 * 1024).optional(),
   outputCapBytes: z.int().min(1024).optional(),
   controlExecTimeoutMs: z.int().min(1000).optional(),
+  instance: z.string().regex(/^[a-f0-9]{8,64}$/, "lowercase hex, 8-64 characters").nullable().optional(),
   envAllowlist: z.array(z.string().regex(/^[A-Z_][A-Z0-9_]*$/)).optional(),
   baseEnv: z.record(z.string().regex(/^[A-Z_][A-Z0-9_]*$/), z.string()).optional(),
 });

@@ -27,11 +27,14 @@ export const IN_IMAGE = {
 export const SANDBOX_USER = "65534:65534";
 export const OWNER_LABEL = "mini-agent.owner";
 export const OWNER_VALUE = "mini-agent";
+export const INSTANCE_LABEL = "mini-agent.instance";
 
 export type Purpose = SandboxRunRequest["purpose"] | "session";
 
-export function sandboxLabels(runId: string, purpose: Purpose): Record<string, string> {
-  return { [OWNER_LABEL]: OWNER_VALUE, "mini-agent.run": runId, "mini-agent.purpose": purpose };
+export function sandboxLabels(runId: string, purpose: Purpose, instance: string | null = null): Record<string, string> {
+  const labels: Record<string, string> = { [OWNER_LABEL]: OWNER_VALUE, "mini-agent.run": runId, "mini-agent.purpose": purpose };
+  if (instance !== null) labels[INSTANCE_LABEL] = instance;
+  return labels;
 }
 
 /**

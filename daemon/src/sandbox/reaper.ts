@@ -1,15 +1,16 @@
 import type Docker from "dockerode";
-import { OWNER_LABEL, OWNER_VALUE } from "./host-config.js";
+import { INSTANCE_LABEL, OWNER_LABEL, OWNER_VALUE } from "./host-config.js";
 import { engineError } from "./image-pin.js";
 
 /**
- * Removes every container and volume carrying the owner label (optionally only
- * one run's). The daemon calls it at start-up: whatever a crashed daemon left
- * behind is gone before anything new runs.
+ * Removes every container and volume carrying the owner label, narrowed to one
+ * run's and/or one daemon instance's. The daemon calls it at start-up with its
+ * instance: whatever it left when it died is gone before anything new runs.
  */
-export async function reapLeftovers(docker: Docker, opts: { runId?: string } = {}): Promise<{ containers: number; volumes: number }> {
+export async function reapLeftovers(docker: Docker, opts: { runId?: string; instance?: string } = {}): Promise<{ containers: number; volumes: number }> {
   const label = [`${OWNER_LABEL}=${OWNER_VALUE}`];
   if (opts.runId) label.push(`mini-agent.run=${opts.runId}`);
+  if (opts.instance) label.push(`${INSTANCE_LABEL}=${opts.instance}`);
   let containers = 0;
   let volumes = 0;
   try {

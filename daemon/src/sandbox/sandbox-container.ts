@@ -76,7 +76,7 @@ export class SandboxContainer {
     log: Logger = SILENT,
   ): Promise<SandboxContainer> {
     const base = `mini-agent-${shortId(runId)}`;
-    const labels = sandboxLabels(runId, purpose);
+    const labels = sandboxLabels(runId, purpose, config.instance);
     const made: string[] = [];
     let container: Docker.Container | undefined;
     try {
