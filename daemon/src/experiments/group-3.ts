@@ -7,8 +7,8 @@ import { CRASH_ENV } from "../runtime/crash.js";
 import { isMiniAgentError } from "../errors.js";
 import type { CrashPoint } from "../runtime/ports.js";
 import type { RunServiceImpl } from "../runtime/service-impl.js";
-import type { TraceEvent } from "../runtime/service.js";
-import { fileHash, runReplay, startService } from "./harness.js";
+import type { PendingActionView, TraceEvent } from "../runtime/service.js";
+import { fileHash, runReplay, startService, type ReplayRunOutcome } from "./harness.js";
 import type { ExperimentContext, GroupDefinition, Json } from "./types.js";
 
 /**
@@ -59,6 +59,18 @@ async function restart(ctx: ExperimentContext): Promise<RunServiceImpl> {
   return svc;
 }
 
+/**
+ * The canonical replay up to its first write, then the service shut down as a
+ * stopped daemon would leave it: the run waits for approval of that write.
+ */
+async function pausedAtFirstWrite(ctx: ExperimentContext): Promise<{ out: ReplayRunOutcome; pending: PendingActionView } | { error: Json }> {
+  const svc = startService(ctx);
+  const out = await runReplay(svc, ctx, { approve: false });
+  await svc.shutdown();
+  const pending = out.view.pending_action;
+  return pending ? { out, pending } : { error: { error: "no_pending_action", status: out.view.status } };
+}
+
 async function inode(file: string): Promise<number | null> {
   try {
     return (await fs.stat(file)).ino;
@@ -86,16 +98,14 @@ export const group3: GroupDefinition = {
         "a process approving the first write is SIGKILLed right after action_intent; a second process resuming the run is SIGKILLed at the same point again; a third (this one) resumes cleanly. For the one approved action there is exactly 1 action_intent, 1 action_written and 1 action_receipt, the file on disk has the approved after-hash, and the run goes on to the next approval",
       does_not_prove: "durability across power loss (only a process kill is exercised), or recovery at points other than the named ones",
       async run(ctx) {
-        let svc = startService(ctx);
-        const out = await runReplay(svc, ctx, { approve: false });
-        await svc.shutdown();
-        const pending = out.view.pending_action;
-        if (!pending) return { error: "no_pending_action", status: out.view.status };
+        const paused = await pausedAtFirstWrite(ctx);
+        if ("error" in paused) return paused.error;
+        const { out, pending } = paused;
         const attempts = [
           await inChild(ctx, "after_intent", ["approve", out.runId, pending.action_id]),
           await inChild(ctx, "after_intent", ["resume", out.runId]),
         ];
-        svc = await restart(ctx);
+        const svc = await restart(ctx);
         try {
           attempts.push(
             await attempt(async () => {
@@ -156,15 +166,13 @@ export const group3: GroupDefinition = {
         "the approving process is SIGKILLed after the write and before its receipt; the file already has the after-hash; a new service's resume records exactly one receipt with source=recovered, and the file keeps its inode (writes are atomic renames, so a second write would give a new inode)",
       does_not_prove: "recovery when the file was changed by someone else meanwhile (that run stops as uncertain; not exercised here)",
       async run(ctx) {
-        let svc = startService(ctx);
-        const out = await runReplay(svc, ctx, { approve: false });
-        await svc.shutdown();
-        const pending = out.view.pending_action;
-        if (!pending) return { error: "no_pending_action", status: out.view.status };
+        const paused = await pausedAtFirstWrite(ctx);
+        if ("error" in paused) return paused.error;
+        const { out, pending } = paused;
         const approve = await inChild(ctx, "after_write_before_receipt", ["approve", out.runId, pending.action_id]);
         const file = path.join(out.workspace, pending.path);
         const inodeBefore = await inode(file);
-        svc = await restart(ctx);
+        const svc = await restart(ctx);
         try {
           const resume = await attempt(() => svc.resume(out.runId));
           await svc.settled(out.runId);
