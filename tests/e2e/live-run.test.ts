@@ -2,7 +2,8 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startFakeProvider, textReply, toolCallReply, type FakeProvider, type RecordedRequest, type Reply } from "../live/openai-server.js";
+import { startFakeProvider, type FakeProvider } from "../live/openai-server.js";
+import { canonicalModel } from "../live/canonical-model.js";
 import { allFiles, REPO, rawRequest, runClient, startDaemon, tempDir, type DaemonHandle } from "./harness.js";
 
 /**
@@ -13,35 +14,6 @@ import { allFiles, REPO, rawRequest, runClient, startDaemon, tempDir, type Daemo
  */
 const FIXTURE = path.join(REPO, "fixtures/linkcheck");
 const KEY = "sk-e2e-live-canary-0123456789abcdefABCDEF";
-const BUG = "    const resolved = path.join(rootDir, file);";
-const FIX = "    const resolved = path.join(path.dirname(docAbs), file);";
-const REPLAY = JSON.parse(fs.readFileSync(path.join(FIXTURE, "replay.json"), "utf8")) as {
-  decisions: Array<{ call?: { name: string; arguments: Record<string, unknown> } }>;
-};
-const NEW_TEST = REPLAY.decisions.find((d) => d.call?.name === "apply_patch" && d.call.arguments.version === "absent")!.call!.arguments;
-
-type Msg = { role: string; content: string | null };
-
-/** answers from what it is sent: the fix quotes the version read_file returned */
-function model(req: RecordedRequest): Reply {
-  const messages = req.body.messages as Msg[];
-  if (!messages.some((m) => m.role === "assistant")) return textReply("Plan: read, add a failing nested-link test, fix, re-run.");
-  const seen = messages.filter((m) => m.role === "tool").map((m) => JSON.parse(m.content ?? "{}") as { tool: string; data: Record<string, unknown> });
-  switch (seen.length) {
-    case 0:
-      return toolCallReply("read_file", { path: "src/linkcheck.js" }, "call_read");
-    case 1:
-      return toolCallReply("apply_patch", NEW_TEST, "call_add_test");
-    case 2:
-      return toolCallReply("run_tests", { preset: "candidate" }, "call_red");
-    case 3:
-      return toolCallReply("apply_patch", { path: "src/linkcheck.js", version: seen.find((e) => e.tool === "read_file")!.data.version, old: BUG, new: FIX }, "call_fix");
-    case 4:
-      return toolCallReply("run_tests", { preset: "candidate" }, "call_green");
-    default:
-      return textReply("FINAL: relative links resolve from the document's directory; 3 of 3 tests pass.");
-  }
-}
 
 let root: string;
 let stateDir: string;
@@ -54,7 +26,7 @@ beforeAll(async () => {
   fs.mkdirSync(stateDir, { mode: 0o700 });
   const built = spawnSync(process.execPath, ["--import", "tsx", "sandbox-image/build.ts", "--state-dir", stateDir, "--quiet"], { cwd: REPO, encoding: "utf8" });
   if (built.status !== 0) throw new Error(`sandbox image build failed: ${built.stderr}`);
-  provider = await startFakeProvider(model);
+  provider = await startFakeProvider(canonicalModel);
   d = await startDaemon({ stateDir, env: { MINI_AGENT_API_KEY: KEY, MINI_AGENT_BASE_URL: provider.baseUrl, MINI_AGENT_MODEL: "e2e-model" } });
 });
 
