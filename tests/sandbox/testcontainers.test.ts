@@ -20,7 +20,7 @@ class PinnedSandbox extends GenericContainer {
     // Testcontainers sets its own network mode at start: ask for none explicitly
     this.withNetworkMode("none")
       .withUser(SANDBOX_USER)
-      .withCommand([...IN_IMAGE.keepalive])
+      .withCommand([...IN_IMAGE.spawner])
       .withLabels(sandboxLabels(runId, "probe"))
       .withPullPolicy({ shouldPull: () => false });
   }

@@ -23,7 +23,7 @@ export const SANDBOX_DEFAULTS = {
   controlBytes: 16 * 1024 * 1024,
   /** stdout+stderr kept per exec; beyond it `truncated: true`. */
   outputCapBytes: 1024 * 1024,
-  /** bound on the bookkeeping execs (reset, sync) in a warm sandbox. */
+  /** bound on the bookkeeping steps (clear, settle, sync) in a warm sandbox. */
   controlExecTimeoutMs: 20_000,
   /**
    * Names the daemon (its state dir) on every container's labels, so that daemon's

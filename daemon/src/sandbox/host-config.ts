@@ -11,7 +11,7 @@ export const IN_IMAGE = {
    * runs in the init process tree, which is the tree gVisor's --oci-seccomp filters
    * (a `docker exec`'d process is not). See sandbox-image/helper/spawner.c.
    */
-  keepalive: ["/opt/mini-agent/spawner"],
+  spawner: ["/opt/mini-agent/spawner"],
   /** what the host execs: hands argv/env/fds to the spawner and exits with the command's status. */
   relay: ["/opt/mini-agent/run", "--"],
   /** warm sandbox between two commands: kill leftovers, empty /workspace (via the spawner). */
@@ -113,7 +113,7 @@ export function containerSpec(
   if (volumes.control) mounts.push({ Type: "volume", Source: volumes.control, Target: IN_IMAGE.control, ReadOnly: false });
   return {
     Image: digest,
-    Cmd: [...IN_IMAGE.keepalive],
+    Cmd: [...IN_IMAGE.spawner],
     User: SANDBOX_USER,
     WorkingDir: IN_IMAGE.workspace,
     Env: Object.entries(config.baseEnv).map(([k, v]) => `${k}=${v}`),
