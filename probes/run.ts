@@ -117,7 +117,7 @@ async function insideProbes(
     {
       onStarted: async (box: SandboxContainer) => {
         const info = (await box.inspect()) as Parameters<typeof inspectProbes>[0];
-        const vols = await Promise.all(box.volumes.map((v) => docker.getVolume(v).inspect()));
+        const vols = await Promise.all((info.Mounts ?? []).flatMap((m) => (m.Name ? [docker.getVolume(m.Name).inspect()] : [])));
         host = inspectProbes(info, config, digest, vols);
       },
     },

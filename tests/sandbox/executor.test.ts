@@ -207,17 +207,39 @@ describe("DockerExecutor: warm session", () => {
 });
 
 describe("reaper", () => {
-  it("removes every labelled container and volume of a run", async () => {
+  it("removes every labelled container of a run, its volumes with it", async () => {
     const ex = new DockerExecutor({ lockPath: env.lockPath });
     const box = await ex.startFresh(`${prefix}-reap`, "candidate", true);
-    expect((await leftoversWithPrefix(`${prefix}-reap`)).containers).toHaveLength(1);
+    const left = await leftoversWithPrefix(`${prefix}-reap`);
+    expect(left.containers).toHaveLength(1);
+    expect(left.volumes).toHaveLength(2);
     // the host-side process check sees a live sandbox (so "none left" later means something)
     expect(hostProcessesOf([box.id]).length).toBeGreaterThan(0);
     const removed = await reapLeftovers(docker, { runId: `${prefix}-reap` });
     expect(removed.containers).toBe(1);
-    expect(removed.volumes).toBe(2);
     expect(await leftoversWithPrefix(`${prefix}-reap`)).toEqual({ containers: [], volumes: [] });
     expect(hostProcessesOf([box.id])).toEqual([]);
     await box.remove();
+  });
+
+  it("removes a run's volumes the engine left behind without their container", async () => {
+    const ex = new DockerExecutor({ lockPath: env.lockPath });
+    const box = await ex.startFresh(`${prefix}-orphan`, "candidate", true);
+    // the container goes, its volumes stay (as when the engine fails to remove them)
+    await docker.getContainer(box.id).remove({ force: true, v: false });
+    expect(await leftoversWithPrefix(`${prefix}-orphan`)).toMatchObject({ containers: [], volumes: [expect.any(String), expect.any(String)] });
+    const removed = await reapLeftovers(docker, { runId: `${prefix}-orphan` });
+    expect(removed).toEqual({ containers: 0, volumes: 2 });
+    expect(await leftoversWithPrefix(`${prefix}-orphan`)).toEqual({ containers: [], volumes: [] });
+    await box.remove();
+  });
+
+  it("a sandbox's own removal also finds volumes the engine left", async () => {
+    const ex = new DockerExecutor({ lockPath: env.lockPath });
+    const box = await ex.startFresh(`${prefix}-own`, "candidate", true);
+    await docker.getContainer(box.id).remove({ force: true, v: false });
+    expect((await leftoversWithPrefix(`${prefix}-own`)).volumes).toHaveLength(2);
+    await box.remove();
+    expect(await leftoversWithPrefix(`${prefix}-own`)).toEqual({ containers: [], volumes: [] });
   });
 });

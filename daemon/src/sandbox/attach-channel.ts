@@ -1,6 +1,7 @@
 import crypto from "node:crypto";
 import { Writable } from "node:stream";
 import type Docker from "dockerode";
+import { MiniAgentError } from "../errors.js";
 import { engineError } from "./image-pin.js";
 import { CappedOutput } from "./output.js";
 import type { ExecOutcome, ExecSpec } from "./sandbox-container.js";
@@ -63,12 +64,12 @@ interface Current {
 }
 
 /**
- * A warm sandbox's command channel: one attach to the spawner's stdin,
- * stdout and stderr for the container's life. A command is a request on
- * stdin; its output comes back on the attach stream, ended by a marker that
- * carries a fresh nonce the command never sees. Saves the `docker exec` per
- * command (measured ~28 ms of ~38 ms overhead with runc). Commands are
- * serialized by the session.
+ * A sandbox's command channel: one attach to the spawner's stdin, stdout
+ * and stderr for the container's life. A command is a request on stdin; its
+ * output comes back on the attach stream, ended by a marker that carries a
+ * fresh nonce the command never sees. Saves the `docker exec` per command
+ * (measured ~28 ms of ~38 ms overhead with runc), in a warm sandbox and in a
+ * fresh one alike. One command at a time: a second concurrent `run` is refused.
  */
 export class AttachChannel {
   private current: Current | null = null;
@@ -103,10 +104,6 @@ export class AttachChannel {
     return ch;
   }
 
-  get usable(): boolean {
-    return !this.closed;
-  }
-
   destroy(): void {
     this.closed = true;
     (this.stream as unknown as { destroy(): void }).destroy();
@@ -117,6 +114,7 @@ export class AttachChannel {
     if (spec.signal?.aborted) {
       return { exitCode: null, timedOut: false, cancelled: true, truncated: false, stdout: "", stderr: "", spawnerLost: false };
     }
+    if (this.current) throw new MiniAgentError("sandbox_error", "the sandbox's command channel is busy with another command");
     const nonce = crypto.randomBytes(16).toString("hex");
     const out = new CappedOutput(spec.capBytes);
     const so = new MarkerScanner(Buffer.from(`\0${END}${nonce}:`, "latin1"), (b) => out.push("stdout", b));

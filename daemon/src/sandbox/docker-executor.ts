@@ -95,7 +95,7 @@ export class DockerExecutor implements Executor {
       await box.putArchive(packWorkspace(req.workspaceDir), IN_IMAGE.workspace);
       if (req.controlDir !== undefined) await box.putArchive(packControl(req.controlDir), IN_IMAGE.control);
       await hooks.onStarted?.(box);
-      const outcome = await box.exec({
+      const outcome = await box.run({
         argv: req.argv,
         env,
         timeoutMs: req.timeoutMs,
@@ -105,7 +105,11 @@ export class DockerExecutor implements Executor {
         onStop: () => box.kill(),
       });
       const oomKilled = await box.oomKilledSince(startedAt, this.epochMs, outcome);
-      if (outcome.spawnerLost && !oomKilled) throw spawnerLostError(box.id);
+      // No status came back. When the whole sandbox died under the command (gVisor's kernel dies
+      // when a fork bomb hits the pids limit; a command can kill the spawner, the container's main
+      // process), that is the command's result: killed, no exit code. When the sandbox still runs,
+      // the channel itself broke: a sandbox failure, never a result.
+      if (outcome.spawnerLost && !oomKilled && (await box.running()) !== false) throw spawnerLostError(box.id);
       return toResult({ ...outcome, oomKilled }, this.now() - t0, box.digest, this.config.runtime);
     } finally {
       await box.remove();

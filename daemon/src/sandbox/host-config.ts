@@ -12,7 +12,11 @@ export const IN_IMAGE = {
    * (a `docker exec`'d process is not). See sandbox-image/helper/spawner.c.
    */
   spawner: ["/opt/mini-agent/spawner"],
-  /** what the host execs: hands argv/env/fds to the spawner and exits with the command's status. */
+  /**
+   * For a plain `docker exec` (e.g. a Testcontainers container): hands argv/env/fds to the
+   * spawner and exits with the command's status. The daemon itself sends commands over
+   * the attach channel instead (attach-channel.ts).
+   */
   relay: ["/opt/mini-agent/run", "--"],
   /** warm sandbox between two commands: kill leftovers, empty /workspace (via the spawner). */
   clear: ["/opt/mini-agent/run", "--clear"],
@@ -28,6 +32,8 @@ export const SANDBOX_USER = "65534:65534";
 export const OWNER_LABEL = "mini-agent.owner";
 export const OWNER_VALUE = "mini-agent";
 export const INSTANCE_LABEL = "mini-agent.instance";
+/** names one sandbox container; its volumes carry it too, so they can be found if the engine leaves them. */
+export const SANDBOX_LABEL = "mini-agent.sandbox";
 
 export type Purpose = SandboxRunRequest["purpose"] | "session";
 
@@ -74,7 +80,12 @@ export function hostConfigTemplate(config: SandboxConfig): Record<string, unknow
 }
 
 export function hostConfigHash(config: SandboxConfig): string {
-  const tmpl = { ...hostConfigTemplate(config), workspaceBytes: config.workspaceBytes, controlBytes: config.controlBytes, user: SANDBOX_USER };
+  const tmpl = {
+    ...hostConfigTemplate(config),
+    workspaceVolume: tmpfsVolumeOptions(config.workspaceBytes, "sandbox"),
+    controlVolume: tmpfsVolumeOptions(config.controlBytes, "root"),
+    user: SANDBOX_USER,
+  };
   return "sha256:" + crypto.createHash("sha256").update(canonicalJson(tmpl)).digest("hex");
 }
 
@@ -87,30 +98,36 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value ?? null);
 }
 
-export interface VolumePlan {
-  workspace: string;
-  control: string | null;
-}
-
-/** Size-capped tmpfs volumes: a candidate filling /workspace cannot eat host disk. */
-export function volumeSpec(name: string, labels: Record<string, string>, bytes: number, owner: "sandbox" | "root"): Docker.VolumeCreateOptions {
+/** Size-capped tmpfs: a candidate filling /workspace cannot eat host disk. */
+export function tmpfsVolumeOptions(bytes: number, owner: "sandbox" | "root"): Record<string, string> {
   const ids = owner === "sandbox" ? "uid=65534,gid=65534,mode=0700" : "uid=0,gid=0,mode=0555";
-  return {
-    Name: name,
-    Driver: "local",
-    DriverOpts: { type: "tmpfs", device: "tmpfs", o: `size=${bytes},nosuid,nodev,${ids}` },
-    Labels: labels,
-  };
+  return { type: "tmpfs", device: "tmpfs", o: `size=${bytes},nosuid,nodev,${ids}` };
 }
 
-export function containerSpec(
-  config: SandboxConfig,
-  digest: string,
-  labels: Record<string, string>,
-  volumes: VolumePlan,
-): Docker.ContainerCreateOptions {
-  const mounts: Docker.MountSettings[] = [{ Type: "volume", Source: volumes.workspace, Target: IN_IMAGE.workspace, ReadOnly: false }];
-  if (volumes.control) mounts.push({ Type: "volume", Source: volumes.control, Target: IN_IMAGE.control, ReadOnly: false });
+/**
+ * The sandbox's own volumes: /workspace (the sandbox user's) and, for
+ * acceptance runs, /control (root's, no write bits). Anonymous volumes made
+ * with the container and removed with it (`remove({ v: true })`), carrying
+ * the sandbox's labels so the reaper finds any the engine failed to remove.
+ * Volumes, not HostConfig.Tmpfs: the engine uploads (putArchive) into
+ * volumes, never into a tmpfs under a read-only root.
+ */
+export function sandboxMounts(config: SandboxConfig, labels: Record<string, string>, withControl: boolean): Docker.MountSettings[] {
+  const volume = (target: string, options: Record<string, string>): Docker.MountSettings => ({
+    Type: "volume",
+    // no name: an anonymous volume, named by the engine and removed with the container
+    Source: "",
+    Target: target,
+    ReadOnly: false,
+    // NoCopy: nothing of the image is copied into the volume; it starts empty
+    VolumeOptions: { NoCopy: true, Labels: labels, DriverConfig: { Name: "local", Options: options } },
+  });
+  const mounts = [volume(IN_IMAGE.workspace, tmpfsVolumeOptions(config.workspaceBytes, "sandbox"))];
+  if (withControl) mounts.push(volume(IN_IMAGE.control, tmpfsVolumeOptions(config.controlBytes, "root")));
+  return mounts;
+}
+
+export function containerSpec(config: SandboxConfig, digest: string, labels: Record<string, string>, withControl: boolean): Docker.ContainerCreateOptions {
   return {
     Image: digest,
     Cmd: [...IN_IMAGE.spawner],
@@ -120,11 +137,13 @@ export function containerSpec(
     Labels: labels,
     NetworkDisabled: true,
     Hostname: "sandbox",
-    AttachStdin: false,
+    // commands go to the spawner's stdin over one attach (attach-channel.ts): no exec per command
+    OpenStdin: true,
+    AttachStdin: true,
+    StdinOnce: false,
     AttachStdout: false,
     AttachStderr: false,
     Tty: false,
-    OpenStdin: false,
-    HostConfig: { ...(hostConfigTemplate(config) as Docker.HostConfig), Mounts: mounts },
+    HostConfig: { ...(hostConfigTemplate(config) as Docker.HostConfig), Mounts: sandboxMounts(config, labels, withControl) },
   };
 }

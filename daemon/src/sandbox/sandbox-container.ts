@@ -3,7 +3,8 @@ import type Docker from "dockerode";
 import { pino, type Logger } from "pino";
 import { MiniAgentError } from "../errors.js";
 import type { SandboxConfig } from "./config.js";
-import { containerSpec, IN_IMAGE, sandboxLabels, volumeSpec, type Purpose } from "./host-config.js";
+import { AttachChannel } from "./attach-channel.js";
+import { containerSpec, IN_IMAGE, SANDBOX_LABEL, sandboxLabels, type Purpose } from "./host-config.js";
 import { engineError } from "./image-pin.js";
 import { CappedOutput } from "./output.js";
 
@@ -15,8 +16,6 @@ export interface ExecSpec {
   signal?: AbortSignal;
   /** called once when the deadline passes or the signal aborts; must kill whatever runs. */
   onStop: (why: "timeout" | "cancel") => Promise<void>;
-  /** bookkeeping exec (argv is a full in-image command, not started through the spawner relay). */
-  control?: boolean;
 }
 
 export interface ExecOutcome {
@@ -26,21 +25,18 @@ export interface ExecOutcome {
   truncated: boolean;
   stdout: string;
   stderr: string;
-  /** the relay lost the spawner (no status came back): a sandbox failure, not the command's. */
+  /** no status came back from the spawner (it, or the whole container, is gone): a sandbox failure, not the command's. */
   spawnerLost: boolean;
 }
 
-/** exit code and stderr line of the relay (sandbox-image/helper/run.c) when the spawner is gone. */
-export const RELAY_LOST = 254;
 /** `run --settle` exit code: a command changed /workspace, so it was emptied (spawn-proto.h). */
 export const SETTLE_CLEARED = 3;
-const RELAY_LOST_LINE = "mini-agent-run: spawner lost";
 
 const SILENT = pino({ level: "silent" });
 
-/** after a kill, how long the exec stream may take to end before it is cut. */
+/** after a kill, how long a control exec's stream may take to end before it is cut. */
 const STOP_GRACE_MS = 5_000;
-/** after the container died, how long the exec stream may take to end by itself before it is cut. */
+/** after the container died, how long a control exec's stream may take to end by itself before it is cut. */
 const DIED_GRACE_MS = 1_000;
 
 function shortId(runId: string): string {
@@ -48,16 +44,19 @@ function shortId(runId: string): string {
 }
 
 /**
- * One started sandbox container with its own size-capped tmpfs volumes.
- * Lifecycle: `start()` gives a running container (or removes everything it
- * made and throws); `remove()` is idempotent and never throws.
+ * One started sandbox container with its own size-capped tmpfs volumes and
+ * its command channel (one attach to the spawner). Lifecycle: `start()` gives
+ * a running, attached container (or removes everything it made and throws);
+ * `remove()` is idempotent and never throws.
  */
 export class SandboxContainer {
   private removed = false;
   private constructor(
     private readonly docker: Docker,
     readonly container: Docker.Container,
-    readonly volumes: string[],
+    /** the container's name, also its volumes' SANDBOX_LABEL value */
+    readonly name: string,
+    private readonly channel: AttachChannel,
     readonly digest: string,
     private readonly log: Logger,
   ) {}
@@ -75,28 +74,18 @@ export class SandboxContainer {
     withControl: boolean,
     log: Logger = SILENT,
   ): Promise<SandboxContainer> {
-    const base = `mini-agent-${shortId(runId)}`;
-    const labels = sandboxLabels(runId, purpose, config.instance);
-    const made: string[] = [];
+    const name = `mini-agent-${shortId(runId)}`;
+    const labels = { ...sandboxLabels(runId, purpose, config.instance), [SANDBOX_LABEL]: name };
     let container: Docker.Container | undefined;
     try {
-      await docker.createVolume(volumeSpec(`${base}-ws`, labels, config.workspaceBytes, "sandbox"));
-      made.push(`${base}-ws`);
-      if (withControl) {
-        await docker.createVolume(volumeSpec(`${base}-ctl`, labels, config.controlBytes, "root"));
-        made.push(`${base}-ctl`);
-      }
-      const spec = containerSpec(config, digest, labels, { workspace: `${base}-ws`, control: withControl ? `${base}-ctl` : null });
-      // a warm sandbox takes its commands on the spawner's stdin (attach-channel.ts): no exec per command
-      const stdin = purpose === "session" ? { OpenStdin: true, AttachStdin: true, StdinOnce: false } : {};
-      container = await docker.createContainer({ ...spec, ...stdin, name: base });
+      container = await docker.createContainer({ ...containerSpec(config, digest, labels, withControl), name });
       // tmpfs volumes only hold data while mounted, so content goes in after start (putArchive).
       await container.start();
+      const channel = await AttachChannel.open(docker, container);
       log.debug({ runId, purpose, container: container.id }, "sandbox started");
-      return new SandboxContainer(docker, container, made, digest, log);
+      return new SandboxContainer(docker, container, name, channel, digest, log);
     } catch (err) {
-      if (container) await container.remove({ force: true, v: true }).catch(() => undefined);
-      for (const v of made) await docker.getVolume(v).remove({ force: true }).catch(() => undefined);
+      if (container) await removeWithVolumes(docker, container, name, log);
       throw engineError(err);
     }
   }
@@ -109,12 +98,18 @@ export class SandboxContainer {
     }
   }
 
+  /** Runs argv as a child of the spawner in /workspace (one request on the attach channel). */
+  run(spec: ExecSpec): Promise<ExecOutcome> {
+    return this.channel.run({ ...spec, cwd: IN_IMAGE.workspace });
+  }
+
   /**
-   * Runs argv via exec, draining both streams continuously into a capped
-   * buffer. On deadline/abort, `onStop` kills it; the stream then ends and
-   * the outcome keeps both flags.
+   * Runs a bookkeeping command of the image (argv is a full in-image command,
+   * e.g. `run --settle`) via exec, draining both streams into a capped
+   * buffer. On deadline/abort `onStop` kills it. Candidate commands never go
+   * this way (see `run`).
    */
-  async exec(spec: ExecSpec): Promise<ExecOutcome> {
+  async control(spec: ExecSpec): Promise<ExecOutcome> {
     const out = new CappedOutput(spec.capBytes);
     let timedOut = false;
     let cancelled = false;
@@ -133,8 +128,7 @@ export class SandboxContainer {
     let stream: NodeJS.ReadWriteStream;
     try {
       exec = await this.container.exec({
-        // commands run as children of the spawner (inside the seccomp-filtered init tree), never as exec children
-        Cmd: spec.control ? spec.argv : [...IN_IMAGE.relay, ...spec.argv],
+        Cmd: spec.argv,
         Env: spec.env,
         WorkingDir: IN_IMAGE.workspace,
         AttachStdout: true,
@@ -174,7 +168,6 @@ export class SandboxContainer {
         void died.then((dead) => {
           if (dead) {
             containerDied = true;
-            // let what the relay wrote last (its spawner-lost line) arrive, then cut a stream that never ends
             setTimeout(() => (stream as unknown as { destroy(): void }).destroy(), DIED_GRACE_MS).unref();
           }
         });
@@ -190,14 +183,7 @@ export class SandboxContainer {
       const info = await exec.inspect().catch(() => null);
       exitCode = info && !info.Running && typeof info.ExitCode === "number" ? info.ExitCode : null;
     }
-    const stderr = out.text("stderr");
-    // The relay says the spawner is gone (its line, and exit 254 unless the whole container died
-    // with it). A command may print the same line and exit 254; then it only fails its own run.
-    // Callers rule out an OOM kill first.
-    const marker = stderr.split("\n").some((l) => l.startsWith(RELAY_LOST_LINE));
-    const relayLost = exitCode === RELAY_LOST && marker;
-    const spawnerLost = !spec.control && !timedOut && !cancelled && (relayLost || (containerDied && marker));
-    return { exitCode, timedOut, cancelled, truncated: out.truncated || streamBroken, stdout: out.text("stdout"), stderr, spawnerLost };
+    return { exitCode, timedOut, cancelled, truncated: out.truncated || streamBroken, stdout: out.text("stdout"), stderr: out.text("stderr"), spawnerLost: containerDied };
   }
 
   /**
@@ -244,6 +230,14 @@ export class SandboxContainer {
     }
   }
 
+  /** Is the container still running? null when the engine cannot say. */
+  async running(): Promise<boolean | null> {
+    return this.container.inspect().then(
+      (i) => i.State?.Running === true,
+      () => null,
+    );
+  }
+
   async kill(): Promise<void> {
     await this.container.kill({ signal: "SIGKILL" }).catch(() => undefined);
   }
@@ -252,20 +246,30 @@ export class SandboxContainer {
   async remove(): Promise<void> {
     if (this.removed) return;
     this.removed = true;
-    await this.container.remove({ force: true, v: true }).catch(() => undefined);
-    for (const v of this.volumes) {
-      // the volume is released a moment after the container is gone
-      for (let i = 0; i < 60; i++) {
-        const ok = await this.docker
-          .getVolume(v)
-          .remove({ force: true })
-          .then(() => true)
-          .catch((e: { statusCode?: number }) => e?.statusCode === 404);
-        if (ok) break;
-        if (i === 59) this.log.warn({ volume: v, container: this.id }, "sandbox volume could not be removed; the start-up reaper will retry");
-        await new Promise((r) => setTimeout(r, Math.min(100 * (i + 1), 500)));
-      }
-    }
+    this.channel.destroy();
+    await removeWithVolumes(this.docker, this.container, this.name, this.log);
+  }
+}
+
+/**
+ * Force-removes a sandbox container with its anonymous volumes (`v: true`),
+ * then makes sure none of them is left: they carry the sandbox's own label,
+ * so any the engine did not remove (it logs and goes on) is found and removed
+ * here. Never throws; what still fails is left to the start-up reaper.
+ */
+async function removeWithVolumes(docker: Docker, container: Docker.Container, name: string, log: Logger): Promise<void> {
+  await container.remove({ force: true, v: true }).catch(() => undefined);
+  const left = await docker
+    .listVolumes({ filters: { label: [`${SANDBOX_LABEL}=${name}`] } })
+    .then((r) => (r.Volumes ?? []).map((v) => v.Name))
+    .catch(() => [] as string[]);
+  for (const v of left) {
+    await docker
+      .getVolume(v)
+      .remove({ force: true })
+      .catch((e: { statusCode?: number }) => {
+        if (e?.statusCode !== 404) log.warn({ volume: v, container: container.id }, "sandbox volume could not be removed; the start-up reaper will retry");
+      });
   }
 }
 

@@ -5,7 +5,6 @@ import { MiniAgentError } from "../errors.js";
 import { buildExecEnv, type SandboxConfig } from "./config.js";
 import { toResult } from "./result.js";
 import type { SandboxSession } from "./executor.js";
-import { AttachChannel } from "./attach-channel.js";
 import { IN_IMAGE } from "./host-config.js";
 import { SandboxContainer, SETTLE_CLEARED, spawnerLostError } from "./sandbox-container.js";
 import { packWorkspace } from "./workspace-tar.js";
@@ -30,8 +29,6 @@ export class WarmSession implements SandboxSession {
   private cleanup: Promise<void> = Promise.resolve();
   /** host metadata of what the box's /workspace holds; null: it is empty (or unknown, then emptied first). */
   private synced: Manifest | null = null;
-  /** the box's command channel (the spawner's stdin and output, attached once). */
-  private channel: AttachChannel | null = null;
 
   constructor(
     private readonly o: { docker: Docker; config: SandboxConfig; digest: string; runId: string; now: () => number; epochMs: () => number; log: Logger },
@@ -39,14 +36,7 @@ export class WarmSession implements SandboxSession {
 
   async open(): Promise<void> {
     this.synced = null;
-    const box = await SandboxContainer.start(this.o.docker, this.o.config, this.o.digest, this.o.runId, "session", false, this.o.log);
-    try {
-      this.channel = await AttachChannel.open(this.o.docker, box.container);
-    } catch (err) {
-      await box.remove();
-      throw err;
-    }
-    this.box = box;
+    this.box = await SandboxContainer.start(this.o.docker, this.o.config, this.o.digest, this.o.runId, "session", false, this.o.log);
   }
 
   exec(req: Omit<SandboxRunRequest, "runId">): Promise<SandboxResult> {
@@ -67,10 +57,8 @@ export class WarmSession implements SandboxSession {
     const startedAt = this.o.epochMs();
     if (!this.box) await this.open();
     const box = await this.sync(req.workspaceDir);
-    const channel = this.channel!;
-    const outcome = await channel.run({
+    const outcome = await box.run({
       argv: req.argv,
-      cwd: IN_IMAGE.workspace,
       env,
       timeoutMs: req.timeoutMs,
       capBytes: req.outputCapBytes ?? this.o.config.outputCapBytes,
@@ -141,9 +129,8 @@ export class WarmSession implements SandboxSession {
 
   private async control(box: SandboxContainer, argv: readonly string[]): Promise<number | null> {
     try {
-      const o = await box.exec({
+      const o = await box.control({
         argv: [...argv],
-        control: true,
         env: [],
         timeoutMs: this.o.config.controlExecTimeoutMs,
         capBytes: 4096,
@@ -156,11 +143,7 @@ export class WarmSession implements SandboxSession {
   }
 
   private async discard(box: SandboxContainer): Promise<void> {
-    if (this.box === box) {
-      this.synced = null;
-      this.channel?.destroy();
-      this.channel = null;
-    }
+    if (this.box === box) this.synced = null;
     if (!this.closed) this.o.log.info({ runId: this.o.runId, container: box.id }, "warm sandbox replaced (clean-up not proven or OOM)");
     if (this.box === box) this.box = null;
     await box.kill();

@@ -1,0 +1,65 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { Duplex, Readable } from "node:stream";
+import type Docker from "dockerode";
+import { afterAll, describe, expect, it } from "vitest";
+import { isMiniAgentError } from "../errors.js";
+import { DockerExecutor } from "./docker-executor.js";
+
+const DIGEST = "sha256:" + "a".repeat(64);
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mini-agent-dexec-"));
+const lockPath = path.join(dir, "lock.json");
+fs.writeFileSync(lockPath, JSON.stringify({ schema_version: 1, images: { node: { tag: "t", digest: DIGEST, built_at: "x" } } }));
+const ws = path.join(dir, "ws");
+fs.mkdirSync(ws);
+fs.writeFileSync(path.join(ws, "a.txt"), "A");
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+/**
+ * Fakes for what a real engine cannot be made to do on demand: the command
+ * channel ending with no status while the container is (or is not) still running.
+ */
+function fakeDocker(stillRunning: boolean): Docker {
+  const attach = new Duplex({
+    read() {},
+    write(_c, _e, done) {
+      // the request arrives; the channel then ends without a status
+      setImmediate(() => attach.push(null));
+      done();
+    },
+  });
+  const container = {
+    id: "fake",
+    start: async () => undefined,
+    attach: async () => attach,
+    putArchive: async (s: Readable) => {
+      s.resume();
+      await new Promise((r) => s.on("end", r));
+    },
+    inspect: async () => ({ State: { Running: stillRunning, OOMKilled: false } }),
+    kill: async () => undefined,
+    remove: async () => undefined,
+  };
+  return {
+    getImage: () => ({ inspect: async () => ({ Id: DIGEST }) }),
+    createContainer: async () => container,
+    listVolumes: async () => ({ Volumes: [] }),
+    getEvents: async () => Readable.from([]),
+    modem: { demuxStream: (s: Readable, out: NodeJS.WritableStream) => s.on("data", (c: Buffer) => out.write(c)) },
+  } as unknown as Docker;
+}
+
+const req = { runId: "r", purpose: "verifier" as const, argv: ["node", "-e", "0"], workspaceDir: ws, timeoutMs: 10_000 };
+
+describe("DockerExecutor.run when no status comes back", () => {
+  it("is a sandbox failure while the sandbox still runs (the channel broke), never a result", async () => {
+    const err = await new DockerExecutor({ lockPath, docker: fakeDocker(true) }).run(req).catch((e) => e);
+    expect(isMiniAgentError(err, "sandbox_error")).toBe(true);
+  });
+
+  it("is the command's result (killed, no exit code) when the whole sandbox died under it", async () => {
+    const res = await new DockerExecutor({ lockPath, docker: fakeDocker(false) }).run(req);
+    expect(res).toMatchObject({ exit_code: null, timed_out: false, cancelled: false, oom_killed: false, image_digest: DIGEST });
+  });
+});
