@@ -264,11 +264,21 @@ const canaryFile = safe(function canaryFile() {
 const pidNamespace = safe(function pidNamespace() {
   const pids = fs.readdirSync("/proc").filter((n) => /^\d+$/.test(n)).map(Number);
   const cmd = (p) => (read(`/proc/${p}/cmdline`) ?? "").split("\0").filter(Boolean).join(" ");
+  const ppid = (p) => {
+    const stat = read(`/proc/${p}/stat`) ?? "";
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1] ?? 0);
+  };
+  const mine = (p) => {
+    for (let q = p, hops = 0; q > 1 && hops < 64; q = ppid(q), hops++) if (q === process.pid) return true;
+    return false;
+  };
   const list = pids.map((p) => `${p}:${cmd(p)}`);
-  const exe = (p) => path.basename((read(`/proc/${p}/cmdline`) ?? "").split("\0")[0] ?? "");
-  const foreign = pids.filter((p) => /^(dockerd|containerd.*|runc|runsc|systemd|sshd|init)$/.test(exe(p)) && p !== 1);
-  add("pid_namespace", "the PID namespace is private: only the sandbox's own processes are visible", "init, spawner, the relay exec, the probe (and its helper)",
-    list, pids.includes(1) && pids.length <= 6 && foreign.length === 0 && /init/.test(cmd(1)), "that another container's processes are hidden from the host");
+  // exactly: the init, the spawner under it, this probe and what this probe started; started by a
+  // plain `docker exec` (not the daemon's way), also the relay that exec made (its parent is outside)
+  const relay = (p) => ppid(p) === 0 && cmd(p).startsWith("/opt/mini-agent/run -- ");
+  const unexpected = pids.filter((p) => !(p === 1 || (ppid(p) === 1 && cmd(p) === "/opt/mini-agent/spawner") || mine(p) || relay(p)));
+  add("pid_namespace", "the PID namespace is private: only the sandbox's own processes are visible", "the init (pid 1), the spawner, this probe (and its children; under a plain docker exec, its relay); nothing else",
+    { processes: list, unexpected }, pids.includes(1) && /init/.test(cmd(1)) && unexpected.length === 0, "that another container's processes are hidden from the host");
 });
 
 // Under gVisor the OCI seccomp filter covers only the container's init process tree, not

@@ -2,10 +2,12 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
+import { DockerExecutor } from "../../daemon/src/sandbox/docker-executor.js";
+import { IN_IMAGE } from "../../daemon/src/sandbox/host-config.js";
 import { currentIsolationKey, readLatestPassingReport } from "../../probes/report-store.js";
 import { runIsolationProbes } from "../../probes/run.js";
 import type { IsolationReport } from "../../probes/types.js";
-import { availableRuntimes, docker, freshStateDir } from "./helpers.js";
+import { availableRuntimes, docker, freshStateDir, removeWithPrefix, runIdPrefix, workspace } from "./helpers.js";
 
 let state: Awaited<ReturnType<typeof freshStateDir>>;
 const runtimes = await availableRuntimes();
@@ -61,6 +63,31 @@ describe.each(runtimes)("isolation probes on %s", (runtime) => {
     const other = await currentIsolationKey({ config: { runtime, memoryBytes: 300 << 20 }, lockPath: state.lockPath, docker });
     expect(other.host_config_hash).not.toBe(key.host_config_hash);
     expect(await readLatestPassingReport(state.stateDir, other)).toBeNull();
+  });
+});
+
+describe("the process probes can fail", () => {
+  it("pid_namespace and spawned_tree fail when a stray process runs and the probe is not the spawner's own child", async () => {
+    const prefix = runIdPrefix("probe-neg");
+    const ws = await workspace({ "x.txt": "x" });
+    try {
+      const args = { nonce: "n".repeat(32), runtime: "runc", allowedEnv: [], canarySha256: "", canaryName: "NONE", canaryFileName: "none", hostStateDir: "/nonexistent" };
+      // a wrapper between the spawner and the probe, and a detached sibling that outlives nothing of the probe's
+      const wrapper = "const c=require('child_process');c.spawn('/usr/bin/node',['-e','setTimeout(()=>{},30000)'],{detached:true,stdio:'ignore'});" +
+        "process.exit(c.spawnSync(process.argv[1],process.argv.slice(2),{stdio:'inherit'}).status)";
+      const ex = new DockerExecutor({ lockPath: state.lockPath });
+      const res = await ex.run({ runId: `${prefix}-x`, purpose: "probe", argv: ["node", "-e", wrapper, ...IN_IMAGE.probe, JSON.stringify(args)], workspaceDir: ws, timeoutMs: 60_000 });
+      const lines = res.stdout.trim().split("\n");
+      const probes = (JSON.parse(lines[lines.length - 1]!) as { probes: Array<{ id: string; passed: boolean; observed: unknown }> }).probes;
+      const pidNs = probes.find((p) => p.id === "pid_namespace")!;
+      expect(pidNs.passed).toBe(false);
+      // the wrapper and the detached sibling
+      expect((pidNs.observed as { unexpected: number[] }).unexpected).toHaveLength(2);
+      expect(probes.find((p) => p.id === "spawned_tree")!.passed).toBe(false);
+    } finally {
+      await removeWithPrefix(prefix);
+      await fs.rm(ws, { recursive: true, force: true });
+    }
   });
 });
 
