@@ -27,7 +27,7 @@ export interface ImageDefinition {
   cmd: string[];
 }
 
-/** the sandbox's main process and the relay the host execs (see sandbox-image/README.md). */
+/** the sandbox's main process and its request tool `run` (see sandbox-image/README.md). */
 const SPAWN_HELPERS: Array<[string, string]> = [
   ["sandbox-image/helper/spawner.c", "/opt/mini-agent/spawner"],
   ["sandbox-image/helper/run.c", "/opt/mini-agent/run"],

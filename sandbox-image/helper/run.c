@@ -1,17 +1,18 @@
 /*
- * run: the relay the host starts with `docker exec` for every command. It
- * runs no candidate code: it hands argv, cwd, environment and its own fds
- * 0/1/2 to the spawner (the container's main process, inside the tree the
- * runtime's seccomp filter covers; under gVisor an exec'd process is NOT
- * filtered), waits for the exit status and exits with it. So the command
- * writes straight into this exec's stdout/stderr and the host reads them as
- * before.
+ * run: requests to the spawner over its socket. For a warm sandbox the host
+ * execs `--settle` / `--clear` between two commands. `run -- ARGV` is the
+ * relay for a plain `docker exec` (the daemon itself sends commands over its
+ * attach to the spawner's stdin instead): it runs no candidate code, hands
+ * argv, cwd, environment and its own fds 0/1/2 to the spawner (the
+ * container's main process, inside the tree the runtime's seccomp filter
+ * covers; under gVisor an exec'd process is NOT filtered), waits for the
+ * exit status and exits with it.
  *   run -- ARGV...  run a command (cwd and env are this process's own)
  *   run --clear     kill leftovers and empty /workspace (warm sandbox)
  *   run --settle    kill leftovers; keep /workspace if no command changed it, else empty it
  * If the spawner cannot be reached or drops the connection without an
  * answer, it prints "mini-agent-run: spawner lost" on stderr and exits
- * RELAY_LOST, which the host reports as a sandbox error.
+ * RELAY_LOST.
  */
 #define _GNU_SOURCE
 #include <errno.h>

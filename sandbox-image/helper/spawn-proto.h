@@ -1,11 +1,15 @@
 /*
- * Wire format between the relay (run.c, started by `docker exec`) and the
- * spawner (spawner.c, the container's main process). One request per
+ * Wire format of requests to the spawner (spawner.c, the container's main
+ * process). From run.c (started by `docker exec`), one request per
  * connection on a Unix stream socket:
  *   header  {u32 magic, u32 type, u32 length}  sent with the relay's fds 0/1/2 (SCM_RIGHTS)
  *   payload {u32 argc, u32 envc} then NUL-terminated strings: cwd, argv..., env...
  * Answer: {u32 magic, i32 status, u32 leftovers}; status is the exit code, or
  * 128+signal, of the command (for CLEAR: 0 when proven clean; SETTLE: below).
+ * From the host's attach to the spawner's stdin (RUN only): the same header,
+ * the payload prefixed by a 32-hex-digit nonce; the answer is an end marker
+ * on stdout ("\0mini-agent-end:<nonce>:<status>\0") and stderr
+ * ("\0mini-agent-end:<nonce>\0").
  */
 #ifndef MINI_AGENT_SPAWN_PROTO_H
 #define MINI_AGENT_SPAWN_PROTO_H

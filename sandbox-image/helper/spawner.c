@@ -2,15 +2,15 @@
  * spawner: the main process of every sandbox container (under the init).
  * Under gVisor with --oci-seccomp the OCI seccomp filter covers only the
  * container's init process tree; a `docker exec`'d process runs unfiltered.
- * So no command is started by `docker exec` directly: the host execs the
- * relay (run.c), which hands argv/cwd/env and its fds 0/1/2 to this process
- * over a Unix socket; this process forks and execs the command, which
- * inherits the seccomp filter and no_new_privs, and writes straight into the
- * exec's stdout/stderr. When the command exits, every remaining process of
- * the command tree (detached grandchildren included: orphans come to this
- * process as child subreaper, or to the init where the runtime refuses that)
- * is SIGKILLed and reaped before the status goes back. Same code path on
- * runc and runsc.
+ * So no command is started by `docker exec` directly: the host attaches to
+ * this process's stdin once and sends requests there (serve_attached), or a
+ * relay (run.c, for a plain `docker exec`) hands argv/cwd/env and its fds
+ * 0/1/2 over a Unix socket; this process forks and execs the command, which
+ * inherits the seccomp filter and no_new_privs. When the command exits,
+ * every remaining process of the command tree (detached grandchildren
+ * included: orphans come to this process as child subreaper, or to the init
+ * where the runtime refuses that) is SIGKILLed and reaped before the status
+ * goes back. Same code path on runc and runsc.
  * One request at a time; a connection from a process of the command tree
  * (code of a command) or from a process already gone is refused, so a command
  * cannot queue another that would outlive it.
@@ -406,7 +406,7 @@ static void serve(struct spawn_header h, char *buf, int fds[3], struct reply *rp
 }
 
 /*
- * Warm sandbox fast path: the host attached to this process's stdin once and
+ * The host's command channel: it attached to this process's stdin once and
  * sends requests there (the same framing, type SPAWN_RUN, payload prefixed by
  * a 32-character nonce); the command writes straight into this process's
  * stdout/stderr (the attach stream) with /dev/null as stdin, and the end is a
@@ -482,7 +482,7 @@ int main(void) {
     struct pollfd pf[2] = {{s, POLLIN, 0}, {0, POLLIN, 0}};
     if (poll(pf, attached ? 2 : 1, -1) < 0) continue;
     if (attached && (pf[1].revents & (POLLIN | POLLHUP | POLLERR))) {
-      /* a warm sandbox's host attached to stdin: stdin closed, or a request that does not parse, ends that way */
+      /* the host's channel on stdin: stdin closed, or a request that does not parse, ends that way */
       if (serve_attached() != 0) attached = 0;
       reap();
       continue;
