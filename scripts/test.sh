@@ -10,6 +10,8 @@ export TESTCONTAINERS_RYUK_DISABLED=true
 bash scripts/docker-ensure.sh
 bash scripts/deps-ensure.sh
 npm run --silent build
+# the tests are type-checked too (vitest itself only strips types)
+npx tsc -p tsconfig.tests.json
 npm run --silent image:build
 
 status=0

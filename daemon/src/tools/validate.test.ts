@@ -60,7 +60,7 @@ describe("validateToolCall", () => {
     // whatever was validated is what is returned; later reads of the getter do not leak in
     expect(v.ok).toBe(true);
     if (v.ok) {
-      expect(v.args.path).toBe("src/a.js");
+      expect((v.args as { path: string }).path).toBe("src/a.js");
       expect(v.call.arguments.path).toBe("src/a.js");
     }
   });
