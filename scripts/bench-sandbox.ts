@@ -7,6 +7,8 @@ import { resolveStateDir, statePath } from "../daemon/src/config/state-dir.js";
 import { createDockerClient } from "../daemon/src/sandbox/docker-client.js";
 import { DockerExecutor } from "../daemon/src/sandbox/docker-executor.js";
 import { isMiniAgentError } from "../daemon/src/errors.js";
+import { SANDBOX_USER } from "../daemon/src/sandbox/host-config.js";
+import { seccompProfile } from "../daemon/src/sandbox/seccomp-profile.js";
 
 /**
  * `npm run bench:sandbox [-- --runs N] [--runtime runc|runsc] [--state-dir DIR]`
@@ -80,6 +82,7 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const w = workload();
   const req = { purpose: "bench" as const, argv: w.argv, workspaceDir: w.dir, timeoutMs: 120_000 };
   const samples: Record<string, number[]> = { host: [], warm: [], fresh: [], cli: [] };
+  const cleanups: Array<() => void> = [];
   const session = await ex.openSession("bench-warm");
   try {
     // one untimed round first: page cache, image layers, the engine's own warm-up
@@ -87,10 +90,19 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
     if (check.exit_code !== 0) throw new Error(`the workload fails in the sandbox (exit ${check.exit_code}): ${check.stderr.slice(0, 400)}`);
     await hostRun(w.dir, w.argv);
     await ex.run({ ...req, runId: "bench-fresh" });
-    const cliArgs = ["run", "--rm", "--network", "none", "--read-only", "--user", "65534:65534", "--runtime", o.runtime, "--cpus", String(ex.config.nanoCpus / 1e9),
+    // the same isolation as the sandbox, as CLI flags (the seccomp profile too: gVisor needs ours)
+    const c = ex.config;
+    const profile = path.join(w.dir, "..", `${path.basename(w.dir)}-seccomp.json`);
+    fs.writeFileSync(profile, JSON.stringify(seccompProfile(c.runtime)));
+    const cliArgs = ["run", "--rm", "--network", "none", "--read-only", "--user", SANDBOX_USER, "--runtime", o.runtime, "--cpus", String(c.nanoCpus / 1e9),
+      "--memory", String(c.memoryBytes), "--memory-swap", String(c.memoryBytes), "--pids-limit", String(c.pidsLimit), "--cap-drop", "ALL",
+      "--security-opt", "no-new-privileges", "--security-opt", `seccomp=${profile}`, "--ipc", "none", "--init", "--log-driver", "none",
+      "--tmpfs", `/tmp:rw,nosuid,nodev,noexec,size=${c.tmpfsBytes},mode=1777`,
       "-v", `${w.dir}:/workspace:ro`, "-w", "/workspace", digest, ...w.argv];
-    const cli = spawnSync("docker", cliArgs, { stdio: "ignore" });
+    const cli = spawnSync("docker", cliArgs, { encoding: "utf8" });
     const haveCli = cli.status === 0;
+    const cliProblem = cli.error ? cli.error.message : `exit ${cli.status}: ${(cli.stderr ?? "").trim().slice(0, 300)}`;
+    cleanups.push(() => fs.rmSync(profile, { force: true }));
     for (let i = 0; i < o.runs; i++) {
       samples.host!.push(await time(() => hostRun(w.dir, w.argv)));
       samples.warm!.push(await time(() => session.exec(req)));
@@ -114,12 +126,15 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
       // other work on the machine moves every figure: read them with this in mind
       load_average: os.loadavg().map((l) => +l.toFixed(2)),
       cpus: os.cpus().length,
-      note: haveCli ? "docker run --rm bind-mounts the workspace read-only (a baseline only; the sandbox never binds)" : "docker CLI not available: CLI baseline skipped",
+      note: haveCli
+        ? "docker run --rm gets the sandbox's isolation flags and bind-mounts the workspace read-only (a baseline only; the sandbox never binds)"
+        : `docker run --rm failed (${cliProblem}): CLI baseline skipped`,
     };
     process.stdout.write(JSON.stringify(out, null, 2) + "\n");
     return 0;
   } finally {
     await session.close();
+    for (const f of cleanups) f();
     w.cleanup();
   }
 }
