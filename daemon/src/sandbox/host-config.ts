@@ -2,6 +2,7 @@ import crypto from "node:crypto";
 import type Docker from "dockerode";
 import type { SandboxRunRequest } from "../contracts/sandbox.js";
 import type { SandboxConfig } from "./config.js";
+import { canonicalJson } from "../workspace/hash.js";
 import { seccompProfile } from "./seccomp-profile.js";
 
 /** Paths baked into the image by sandbox-image/ (there is no shell to run anything else). */
@@ -87,15 +88,6 @@ export function hostConfigHash(config: SandboxConfig): string {
     user: SANDBOX_USER,
   };
   return "sha256:" + crypto.createHash("sha256").update(canonicalJson(tmpl)).digest("hex");
-}
-
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  if (value && typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
-  }
-  return JSON.stringify(value ?? null);
 }
 
 /** Size-capped tmpfs: a candidate filling /workspace cannot eat host disk. */
