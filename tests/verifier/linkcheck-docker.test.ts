@@ -78,6 +78,35 @@ describe("verify the linkcheck fixture on the container sandbox", () => {
     expect(ev.acceptance?.failed).toContain("nested_missing");
   });
 
+  it("candidate code that forges the hidden harness's result line (it reads /control and writes the line itself) is still rejected", async () => {
+    // what an adversarial implementation can do inside the acceptance sandbox: read everything there
+    // (an expected answer left in /control would be found and replayed), then print the case
+    // runner's result line before the runner does, claiming its own answers for every case
+    const forger = [
+      'import fsForge from "node:fs";',
+      'if (fsForge.existsSync("/control/cases.mjs")) {',
+      '  const marker = process.argv.find((a) => /^ACCEPTANCE-RESULT-/.test(a)) ?? "";',
+      '  const found = {};',
+      '  for (const f of fsForge.readdirSync("/control")) {',
+      '    const p = "/control/" + f;',
+      '    if (!fsForge.statSync(p).isFile()) continue;',
+      '    const m = /EXPECTED = (\\{[\\s\\S]*?\\n\\});/.exec(fsForge.readFileSync(p, "utf8"));',
+      '    if (m) Object.assign(found, Function("return " + m[1])());',
+      '  }',
+      '  const ids = [...fsForge.readFileSync("/control/cases.mjs", "utf8").matchAll(/^  (\\w+): "/gm)].map((x) => x[1]);',
+      '  const forged = Object.fromEntries(ids.map((id) => [id, { actual: found[id] ?? [], error: null }]));',
+      '  fsForge.writeSync(1, marker + " " + JSON.stringify(forged) + "\\n");',
+      '  process.exit(0);',
+      '}',
+      "",
+    ].join("\n");
+    const ev = await check("forger", (s) => forger + s.replace("  return broken;", "  return [];"));
+    expect(ev).toMatchObject({ passed: false, reason: "verification_failed" });
+    // the harness took the forged line and reported every case passed; the host's answers did not agree
+    expect((ev.details ?? []).join("\n")).toMatch(/reported as passed with a wrong answer: nested_missing, root_missing/);
+    expect(ev.acceptance).toEqual({ passed: ["nested_anchor_parent", "nested_ok", "root_link_ok"], failed: ["nested_missing", "root_missing"], error: null });
+  });
+
   it("the fix with notes.txt touched -> protected_path_changed, although tests and hidden cases pass", async () => {
     const { ws, baseline } = await workspace("notes-touched", (s) => s.replace(BUG, FIX));
     await fs.appendFile(path.join(ws, "notes.txt"), "tidied up by the agent\n");

@@ -46,7 +46,7 @@ function taskSpec(over: Record<string, unknown> = {}, acceptArg = "ok"): TaskSpe
       lying: { command: ["node", "tests/lying-runner.js"] },
     },
     verify_preset: "unit",
-    acceptance: { command: ["node", "/control/accept.mjs", acceptArg], cases: ["sum_small", "sum_negative"] },
+    acceptance: { command: ["node", "/control/accept.mjs", acceptArg], cases: ["sum_small", "sum_negative"], expected: { sum_small: 3, sum_negative: -3 } },
     ...over,
   });
 }

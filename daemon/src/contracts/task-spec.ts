@@ -18,13 +18,29 @@ export const TestPreset = z.strictObject({
 });
 export type TestPreset = z.infer<typeof TestPreset>;
 
-export const Acceptance = z.strictObject({
-  /** argv run in a fresh sandbox; control assets are visible read-only under /control. */
-  command: z.array(z.string().min(1).max(512)).min(1).max(64),
-  /** the exact case ids the acceptance output must report. */
-  cases: z.array(Id).min(1).max(256),
-  timeout_seconds: z.int().min(1).max(3600).default(60),
-});
+export const Acceptance = z
+  .strictObject({
+    /** argv run in a fresh sandbox; control assets are visible read-only under /control. */
+    command: z.array(z.string().min(1).max(512)).min(1).max(64),
+    /** the exact case ids the acceptance output must report. */
+    cases: z.array(Id).min(1).max(256),
+    /**
+     * case id -> the `actual` the case must report, compared by the host (canonical JSON).
+     * It never enters a sandbox: code under test shares the acceptance sandbox with the
+     * harness and can read /control or print the harness's lines, so a verdict made in
+     * there is only a claim; answers to hidden inputs it cannot know are the proof.
+     */
+    expected: z.record(Id, z.json()),
+    timeout_seconds: z.int().min(1).max(3600).default(60),
+  })
+  .superRefine((a, ctx) => {
+    const cases = new Set(a.cases);
+    if (cases.size !== a.cases.length) ctx.addIssue({ code: "custom", path: ["cases"], message: "case ids must be unique" });
+    const missing = a.cases.filter((id) => !(id in a.expected));
+    const extra = Object.keys(a.expected).filter((id) => !cases.has(id));
+    if (missing.length > 0) ctx.addIssue({ code: "custom", path: ["expected"], message: `no expected answer for case(s): ${missing.join(", ")}` });
+    if (extra.length > 0) ctx.addIssue({ code: "custom", path: ["expected"], message: `expected answers for unknown case(s): ${extra.join(", ")}` });
+  });
 export type Acceptance = z.infer<typeof Acceptance>;
 
 export const Budgets = z.strictObject({

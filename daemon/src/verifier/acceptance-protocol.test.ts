@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseAcceptanceOutput } from "./acceptance-protocol.js";
+import { decideCases, parseAcceptanceOutput } from "./acceptance-protocol.js";
 
 const IDS = ["nested_missing", "root_ok"];
 const good = (cases: unknown[]) => JSON.stringify({ schema_version: 1, cases });
@@ -31,4 +31,24 @@ describe("parseAcceptanceOutput", () => {
       if (!r.ok) expect(r.error.length).toBeGreaterThan(0);
     });
   }
+});
+
+describe("decideCases", () => {
+  const c = (id: string, passed: boolean, actual: unknown) => ({ id, passed, actual: actual as never, error: passed ? null : "x" });
+
+  it("passes a case only when the harness passed it AND its answer is the expected one", () => {
+    const d = decideCases([c("right", true, [1]), c("wrong", true, [2]), c("failed", false, [1])], { right: [1], wrong: [1], failed: [1] });
+    expect(d).toEqual({ passed: ["right"], failed: ["failed", "wrong"], claimed_but_wrong: ["wrong"] });
+  });
+
+  it("compares canonically: key order never matters, array order does", () => {
+    const expected = { k: { a: 1, b: [1, 2] }, o: [1, 2] };
+    expect(decideCases([c("k", true, { b: [1, 2], a: 1 }), c("o", true, [2, 1])], expected)).toMatchObject({ passed: ["k"], failed: ["o"] });
+  });
+
+  it("a case with no expected answer never passes", () => {
+    expect(decideCases([c("x", true, null)], {}).failed).toEqual(["x"]);
+    // an inherited name is not an expected answer either
+    expect(decideCases([c("toString", true, null)], {}).failed).toEqual(["toString"]);
+  });
 });

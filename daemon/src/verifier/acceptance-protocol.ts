@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { Id, describeZodError } from "../contracts/common.js";
+import { canonicalJson } from "../workspace/hash.js";
 
 /**
  * The hidden acceptance command prints exactly one JSON document on stdout:
@@ -9,6 +10,7 @@ import { Id, describeZodError } from "../contracts/common.js";
  * because a lenient parser is exactly where a wrong "done" slips through.
  *
  *   parseAcceptanceOutput(stdout, expectedIds) -> AcceptanceParse
+ *   decideCases(cases, expected) -> which cases pass: the host's decision
  */
 export const AcceptanceCase = z.strictObject({
   id: Id,
@@ -61,4 +63,33 @@ export function parseAcceptanceOutput(stdout: string, expectedIds: readonly stri
   const passed = parsed.data.cases.filter((c) => c.passed).map((c) => c.id).sort();
   const failed = parsed.data.cases.filter((c) => !c.passed).map((c) => c.id).sort();
   return { ok: true, passed, failed, cases: parsed.data.cases };
+}
+
+export interface CaseDecision {
+  passed: string[];
+  failed: string[];
+  /** cases the harness reported as passed whose answer is not the expected one */
+  claimed_but_wrong: string[];
+}
+
+/**
+ * The host decides each case: it passes only when the harness reported it
+ * passed AND its `actual` equals the task's expected answer (canonical JSON:
+ * key order never matters, array order does). The expected answers never
+ * enter the sandbox, so code under test can print the harness's lines but not
+ * the right answers to inputs it was not given.
+ */
+export function decideCases(cases: readonly AcceptanceCase[], expected: Readonly<Record<string, unknown>>): CaseDecision {
+  const passed: string[] = [];
+  const failed: string[] = [];
+  const claimedButWrong: string[] = [];
+  for (const c of cases) {
+    const right = Object.hasOwn(expected, c.id) && canonicalJson(c.actual) === canonicalJson(expected[c.id]);
+    if (c.passed && right) passed.push(c.id);
+    else {
+      failed.push(c.id);
+      if (c.passed) claimedButWrong.push(c.id);
+    }
+  }
+  return { passed: passed.sort(), failed: failed.sort(), claimed_but_wrong: claimedButWrong.sort() };
 }

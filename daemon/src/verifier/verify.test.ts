@@ -23,7 +23,7 @@ const task = TaskSpec.parse({
   creatable: ["tests/test_agent_*.js"],
   test_presets: { unit: { command: ["node", "--test"], files: ["tests/*.js"] } },
   verify_preset: "unit",
-  acceptance: { command: ["node", "/control/accept.js"], cases: ["nested_missing", "root_ok"] },
+  acceptance: { command: ["node", "/control/accept.js"], cases: ["nested_missing", "root_ok"], expected: { nested_missing: [], root_ok: [] } },
 });
 
 const TAP = (tests: number, pass: number, fail: number) =>
@@ -126,6 +126,22 @@ describe("verify", () => {
     const out = JSON.stringify({ schema_version: 1, cases: [{ id: "nested_missing", passed: false, actual: ["docs/x.md"], error: "broken link missed" }, { id: "root_ok", passed: true, actual: [], error: null }] });
     const ev = await run(new ScriptedExecutor({ verifier: result({ stdout: TAP(3, 3, 0) }), acceptance: result({ stdout: out, exit_code: 1 }) }));
     expect(ev).toMatchObject({ passed: false, reason: "verification_failed", acceptance: { passed: ["root_ok"], failed: ["nested_missing"], error: null } });
+  });
+
+  it("a case the harness reports as passed with an answer other than the host's expected one fails (the harness's verdict is only a claim)", async () => {
+    // e.g. code under test printed the harness's result line itself
+    const out = JSON.stringify({ schema_version: 1, cases: [{ id: "nested_missing", passed: true, actual: ["forged"], error: null }, { id: "root_ok", passed: true, actual: [], error: null }] });
+    const ev = await run(new ScriptedExecutor({ verifier: result({ stdout: TAP(3, 3, 0) }), acceptance: result({ stdout: out }) }));
+    expect(ev).toMatchObject({ passed: false, reason: "verification_failed", acceptance: { passed: ["root_ok"], failed: ["nested_missing"], error: null } });
+    expect((ev.details ?? []).join("\n")).toMatch(/reported as passed with a wrong answer: nested_missing/);
+    // the expected answer itself is never written into the evidence
+    expect(JSON.stringify(ev)).not.toMatch(/"actual"/);
+  });
+
+  it("the right answer is not enough when the harness itself reports the case failed", async () => {
+    const out = JSON.stringify({ schema_version: 1, cases: [{ id: "nested_missing", passed: false, actual: [], error: "harness check failed" }, { id: "root_ok", passed: true, actual: [], error: null }] });
+    const ev = await run(new ScriptedExecutor({ verifier: result({ stdout: TAP(3, 3, 0) }), acceptance: result({ stdout: out, exit_code: 1 }) }));
+    expect(ev).toMatchObject({ passed: false, acceptance: { failed: ["nested_missing"] } });
   });
 
   it("acceptance output with an extra field -> acceptance_protocol_error", async () => {

@@ -16,7 +16,9 @@
  * Steps: (1) manifest vs baseline: non-writable paths unchanged; (2) the task's
  * verify_preset in a FRESH container (executor.run, never a warm session);
  * (3) the hidden acceptance command in a fresh container with the control dir
- * at /control; (4) the manifest again, so the evidence names the exact workspace
+ * at /control, each case decided HERE against the task's expected answers
+ * (the harness's own verdict is only a claim: code under test shares its
+ * sandbox); (4) the manifest again, so the evidence names the exact workspace
  * digest it applies to. All steps run (except after a cancel or an engine
  * failure) so the evidence is complete; the reason is the first failure in order.
  */
@@ -29,7 +31,7 @@ import { isMiniAgentError } from "../errors.js";
 import { computeManifest, type Manifest } from "../workspace/manifest.js";
 import { loadBaseline } from "../workspace/baseline.js";
 import { protectedChanges } from "./protected-paths.js";
-import { parseAcceptanceOutput } from "./acceptance-protocol.js";
+import { decideCases, parseAcceptanceOutput } from "./acceptance-protocol.js";
 import { presetInvocation, type PresetInvocation } from "../tools/run-tests.js";
 import { parseNodeTestOutput } from "../tools/test-output.js";
 
@@ -167,7 +169,7 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
         signal,
       });
       if (r.cancelled) throw new Stop("verification_error:cancelled");
-      const accReason = judgeAcceptance(r, task.acceptance.cases, evidence, details);
+      const accReason = judgeAcceptance(r, task.acceptance, evidence, details);
       if (accReason) reasons.push(accReason);
     }
 
@@ -227,7 +229,7 @@ function judgeTests(t: VerificationEvidence["tests"], details: string[]): Reason
   return null;
 }
 
-function judgeAcceptance(r: SandboxResult, expected: readonly string[], evidence: VerificationEvidence, details: string[]): Reason | null {
+function judgeAcceptance(r: SandboxResult, spec: NonNullable<TaskSpec["acceptance"]>, evidence: VerificationEvidence, details: string[]): Reason | null {
   if (r.timed_out) {
     evidence.acceptance = { passed: [], failed: [], error: "acceptance timed out" };
     details.push("acceptance timed out");
@@ -238,15 +240,21 @@ function judgeAcceptance(r: SandboxResult, expected: readonly string[], evidence
     details.push("acceptance output was truncated");
     return "acceptance_protocol_error";
   }
-  const parsed = parseAcceptanceOutput(r.stdout, expected);
+  const parsed = parseAcceptanceOutput(r.stdout, spec.cases);
   if (!parsed.ok) {
     evidence.acceptance = { passed: [], failed: [], error: parsed.error };
     details.push(`acceptance protocol error: ${parsed.error}`);
     return "acceptance_protocol_error";
   }
-  evidence.acceptance = { passed: parsed.passed, failed: parsed.failed, error: null };
-  if (parsed.failed.length > 0) {
-    details.push(`hidden acceptance case(s) failed: ${parsed.failed.join(", ")}`);
+  // the harness's own verdicts are claims; the host holds the expected answers
+  const decided = decideCases(parsed.cases, spec.expected);
+  evidence.acceptance = { passed: decided.passed, failed: decided.failed, error: null };
+  if (decided.claimed_but_wrong.length > 0) {
+    // the ids only: the expected answers stay hidden
+    details.push(`hidden acceptance case(s) reported as passed with a wrong answer: ${decided.claimed_but_wrong.join(", ")}`);
+  }
+  if (decided.failed.length > 0) {
+    details.push(`hidden acceptance case(s) failed: ${decided.failed.join(", ")}`);
     return "verification_failed";
   }
   if (r.exit_code !== 0) {
