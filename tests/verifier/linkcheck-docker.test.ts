@@ -107,6 +107,12 @@ describe("verify the linkcheck fixture on the container sandbox", () => {
     expect(ev.acceptance).toEqual({ passed: ["nested_anchor_parent", "nested_ok", "root_link_ok"], failed: ["nested_missing", "root_missing"], error: null });
   });
 
+  it("code that exits the process on import: node counts each test file as passed, the Verifier counts no test (false_green)", async () => {
+    const ev = await check("exits-on-import", (s) => "process.exit(0);\n" + s);
+    expect(ev).toMatchObject({ passed: false, reason: "false_green", tests: { discovered: 0, passed: 0, exit_code: 0 } });
+    expect((ev.details ?? []).join("\n")).toMatch(/exited without running a test \(not counted\): \/workspace\/tests\/test_agent_nested\.js, \/workspace\/tests\/test_extract\.js, \/workspace\/tests\/test_root\.js/);
+  });
+
   it("the fix with notes.txt touched -> protected_path_changed, although tests and hidden cases pass", async () => {
     const { ws, baseline } = await workspace("notes-touched", (s) => s.replace(BUG, FIX));
     await fs.appendFile(path.join(ws, "notes.txt"), "tidied up by the agent\n");

@@ -117,7 +117,9 @@ export function summarizeTestRun(res: SandboxResult, limits: Pick<ToolLimits, "t
   else if (res.timed_out) verdict = "timed out";
   else if (res.truncated) verdict = "runner output was truncated; the summary cannot be trusted";
   else if (!parsed.summary_found) verdict = parsed.problem ?? "no test summary";
-  else if (parsed.discovered === 0) verdict = "no tests were discovered (a green run with 0 tests is not a pass)";
+  else if (parsed.discovered === 0 && parsed.files_without_tests.length > 0) {
+    verdict = `no test ran: ${parsed.files_without_tests.length} test file(s) exited without running a test (e.g. code they import exits the process)`;
+  } else if (parsed.discovered === 0) verdict = "no tests were discovered (a green run with 0 tests is not a pass)";
   else if (parsed.failed > 0 || parsed.cancelled > 0) verdict = `${parsed.failed} of ${parsed.discovered} tests failed`;
   else if (res.exit_code !== 0) verdict = `the runner exited with code ${res.exit_code}`;
   const { failures, ...counts } = parsed;

@@ -50,6 +50,23 @@ describe("parseNodeTestOutput on real node:test output", () => {
     expect(s).toMatchObject({ summary_found: true, discovered: 1, passed: 0, failed: 1 });
   });
 
+  it("regression: a test file that exits 0 before running a test is not a passing test (node counts it as one)", async () => {
+    run = await tempRun({
+      "package.json": PKG,
+      "src/m.js": "process.exit(0);\nexport const x = 1;\n",
+      "tests/quits.js": `${HEAD}import { x } from "../src/m.js";\ntest("never runs", () => assert.equal(x, 2));\n`,
+      "tests/real.js": `${HEAD}test("runs", () => assert.equal(1, 1));\n`,
+    });
+    const both = nodeTest(run.ws, ["tests/quits.js", "tests/real.js"]);
+    expect(both.status).toBe(0);
+    // what the runner itself says: 2 tests, 2 passed
+    expect(both.stdout).toMatch(/^# tests 2$/m);
+    const s = parseNodeTestOutput(both.stdout);
+    expect(s).toMatchObject({ summary_found: true, discovered: 1, passed: 1, failed: 0 });
+    expect(s.files_without_tests).toEqual([`${run.ws}/tests/quits.js`]);
+    expect(parseNodeTestOutput(nodeTest(run.ws, ["tests/quits.js"]).stdout)).toMatchObject({ discovered: 0, passed: 0, files_without_tests: [`${run.ws}/tests/quits.js`] });
+  });
+
   it("subtests are counted and their failures named", async () => {
     run = await tempRun({ "package.json": PKG, "tests/s.js": `${HEAD}test("suite", async (t) => { await t.test("inner ok", () => {}); await t.test("inner bad", () => assert.ok(false)); });\n` });
     const s = parseNodeTestOutput(nodeTest(run.ws, ["tests/s.js"]).stdout);

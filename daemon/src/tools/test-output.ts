@@ -3,6 +3,9 @@
  * Counts come ONLY from the runner's final summary block; a missing, partial
  * or self-contradicting summary means 0 discovered, never a guess. Text a test
  * prints is escaped by the runner (`# \# pass 99`), so it cannot forge the block.
+ * A test file that exits 0 without running a test (e.g. code it imports calls
+ * process.exit(0)) is reported by the runner as ONE passing test named by the
+ * file's path; it is not counted (see `files_without_tests`).
  * The Verifier reuses this parser.
  */
 export interface TestFailure {
@@ -20,6 +23,12 @@ export interface TestOutputSummary {
   todo: number;
   /** first failing tests in output order, capped */
   failures: TestFailure[];
+  /**
+   * test files that exited 0 without running a test: the runner counts each as
+   * one passing test named by its path; here they are taken out of
+   * `discovered` and `passed`.
+   */
+  files_without_tests: string[];
   /** why the summary was not accepted, when it was not */
   problem: string | null;
 }
@@ -32,8 +41,11 @@ export interface ParseOptions {
 const SUMMARY_KEYS = ["tests", "suites", "pass", "fail", "cancelled", "skipped", "todo", "duration_ms"] as const;
 
 function empty(problem: string, failures: TestFailure[]): TestOutputSummary {
-  return { summary_found: false, discovered: 0, passed: 0, failed: 0, cancelled: 0, skipped: 0, todo: 0, failures, problem };
+  return { summary_found: false, discovered: 0, passed: 0, failed: 0, cancelled: 0, skipped: 0, todo: 0, failures, files_without_tests: [], problem };
 }
+
+/** a top-level passing entry named by an absolute path to a script: the runner's stand-in for a file that ran no test */
+const FILE_ENTRY = /^ok \d+ - (\/.*\.[cm]?[jt]s)$/;
 
 function unescapeName(raw: string): string {
   return raw.replace(/\\(.)/g, (_m, c: string) => (c === "n" ? "\n" : c));
@@ -100,15 +112,21 @@ export function parseNodeTestOutput(output: string, opts: ParseOptions = {}): Te
   if (v("pass") + v("fail") + v("cancelled") + v("skipped") + v("todo") !== v("tests")) {
     return empty("node:test summary counts do not add up", failures);
   }
+  const filesWithoutTests = lines.slice(0, start).flatMap((l) => {
+    const m = FILE_ENTRY.exec(l);
+    return m ? [unescapeName(m[1] as string)] : [];
+  });
+  if (filesWithoutTests.length > v("pass")) return empty("node:test summary counts do not add up", failures);
   return {
     summary_found: true,
-    discovered: v("tests"),
-    passed: v("pass"),
+    discovered: v("tests") - filesWithoutTests.length,
+    passed: v("pass") - filesWithoutTests.length,
     failed: v("fail"),
     cancelled: v("cancelled"),
     skipped: v("skipped"),
     todo: v("todo"),
     failures,
+    files_without_tests: filesWithoutTests,
     problem: null,
   };
 }

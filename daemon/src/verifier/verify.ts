@@ -39,6 +39,8 @@ export interface TestCounts {
   discovered: number;
   passed: number;
   failed: number;
+  /** test files that exited without running a test (not counted above) */
+  files_without_tests: string[];
 }
 
 export interface VerifierDeps {
@@ -56,7 +58,7 @@ export const DEFAULT_VERIFIER_DEPS: VerifierDeps = {
   parseTestOutput: (stdout) => {
     const s = parseNodeTestOutput(stdout);
     // a cancelled test did not pass: count it with the failures
-    return { discovered: s.discovered, passed: s.passed, failed: s.failed + s.cancelled };
+    return { discovered: s.discovered, passed: s.passed, failed: s.failed + s.cancelled, files_without_tests: s.files_without_tests };
   },
   presetInvocation: (task, preset, root) => presetInvocation(task, preset, root),
 };
@@ -149,8 +151,9 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
         signal,
       });
       if (r.cancelled) throw new Stop("verification_error:cancelled");
-      const counts = deps.parseTestOutput(r.stdout, r.stderr);
+      const { files_without_tests: empty, ...counts } = deps.parseTestOutput(r.stdout, r.stderr);
       evidence.tests = { ...counts, exit_code: r.exit_code, timed_out: r.timed_out, truncated: r.truncated };
+      if (empty.length > 0) details.push(`test file(s) that exited without running a test (not counted): ${empty.join(", ")}`);
       const testReason = judgeTests(evidence.tests, details);
       if (testReason) reasons.push(testReason);
     }
