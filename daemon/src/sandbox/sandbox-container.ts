@@ -25,7 +25,11 @@ export interface ExecOutcome {
   truncated: boolean;
   stdout: string;
   stderr: string;
-  /** no status came back from the spawner (it, or the whole container, is gone): a sandbox failure, not the command's. */
+  /**
+   * No status came back from the spawner (it, or the whole container, is gone). Never a
+   * pass; whether it is the command's result or a sandbox failure is the caller's call
+   * (DockerExecutor.runFresh asks whether the sandbox still runs; a warm session fails).
+   */
   spawnerLost: boolean;
 }
 
