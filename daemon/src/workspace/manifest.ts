@@ -2,7 +2,8 @@ import fs from "node:fs/promises";
 import { z } from "zod";
 import { SchemaVersion, Sha256Hex } from "../contracts/common.js";
 import { canonicalJson, sha256Hex } from "./hash.js";
-import { readNoFollow } from "./read.js";
+import { fileHashCache, type FileHashCache } from "./hash-cache.js";
+import { hashNoFollow } from "./read.js";
 import { walkTree } from "./walk.js";
 
 /**
@@ -21,14 +22,21 @@ export type Manifest = z.infer<typeof Manifest>;
 export interface ManifestOptions {
   /** absolute paths left out (the control dir, should it live inside the root) */
   excludeAbs?: readonly string[];
+  /** hashes of files unchanged since they were last read (default: the daemon's one cache; null: read everything) */
+  hashCache?: FileHashCache | null;
 }
 
 export function manifestDigest(files: Record<string, string>, special: Record<string, string>): string {
   return sha256Hex(canonicalJson({ schema_version: 1, files, special }));
 }
 
-/** SHA-256 of every file, read with O_NOFOLLOW; the digest is over the sorted manifest. */
+/**
+ * SHA-256 of every file, read with O_NOFOLLOW (a file whose fstat stamps are
+ * unchanged since it was last hashed is not read again: FileHashCache); the
+ * digest is over the sorted manifest.
+ */
 export async function computeManifest(root: string, opts: ManifestOptions = {}): Promise<Manifest> {
+  const cache = opts.hashCache === undefined ? fileHashCache : opts.hashCache;
   const files: Record<string, string> = {};
   const special: Record<string, string> = {};
   const unreadable = (rel: string) => void (special[rel] = "unreadable:dir");
@@ -43,9 +51,15 @@ export async function computeManifest(root: string, opts: ManifestOptions = {}):
       special[entry.rel] = "special";
       continue;
     }
-    const read = await readNoFollow(entry.abs);
-    if (read.ok) files[entry.rel] = sha256Hex(read.bytes);
-    else special[entry.rel] = `unreadable:${read.reason}`;
+    // the walk's lstat already shows an unchanged regular file: no need to open it
+    const known = cache?.get(entry.abs, entry.stat);
+    if (known !== undefined) {
+      files[entry.rel] = known;
+      continue;
+    }
+    const hashed = await hashNoFollow(entry.abs, cache);
+    if (hashed.ok) files[entry.rel] = hashed.sha256;
+    else special[entry.rel] = `unreadable:${hashed.reason}`;
   }
   return { schema_version: 1, files, special, digest: manifestDigest(files, special) };
 }

@@ -1,5 +1,7 @@
 import fs from "node:fs/promises";
 import { constants } from "node:fs";
+import { createHash } from "node:crypto";
+import type { FileHashCache } from "./hash-cache.js";
 
 export type NoFollowRead =
   | { ok: true; bytes: Buffer; nlink: number }
@@ -50,6 +52,39 @@ export async function readNoFollow(abs: string, opts: NoFollowOptions | number =
     const bytes = await fh.readFile();
     if (bytes.length > maxBytes) return { ok: false, reason: "too_large" };
     return { ok: true, bytes, nlink: st.nlink };
+  } catch {
+    return { ok: false, reason: "unreadable" };
+  } finally {
+    await fh.close();
+  }
+}
+
+export type NoFollowHash = { ok: true; sha256: string; nlink: number } | { ok: false; reason: "absent" | "not_regular" | "symlink" | "unreadable" };
+
+/**
+ * SHA-256 of a regular file, opened with O_NOFOLLOW and checked on the open
+ * descriptor like readNoFollow. With a cache, an unchanged file (same fstat
+ * stamps, see FileHashCache) is not read again.
+ */
+export async function hashNoFollow(abs: string, cache: FileHashCache | null): Promise<NoFollowHash> {
+  let fh: fs.FileHandle;
+  try {
+    fh = await fs.open(abs, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return { ok: false, reason: "absent" };
+    if (code === "ELOOP") return { ok: false, reason: "symlink" };
+    return { ok: false, reason: "unreadable" };
+  }
+  try {
+    const before = await fh.stat({ bigint: true });
+    if (!before.isFile()) return { ok: false, reason: "not_regular" };
+    const nlink = Number(before.nlink);
+    const cached = cache?.get(abs, before);
+    if (cached !== undefined) return { ok: true, sha256: cached, nlink };
+    const sha256 = createHash("sha256").update(await fh.readFile()).digest("hex");
+    if (cache) cache.set(abs, before, await fh.stat({ bigint: true }), sha256);
+    return { ok: true, sha256, nlink };
   } catch {
     return { ok: false, reason: "unreadable" };
   } finally {

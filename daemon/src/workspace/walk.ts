@@ -7,6 +7,8 @@ export interface WalkEntry {
   type: "file" | "dir" | "symlink" | "other";
   nlink: number;
   size: number;
+  /** the lstat itself (nanosecond stamps: the manifest's hash cache compares them) */
+  stat: import("node:fs").BigIntStats;
 }
 
 export interface WalkOptions {
@@ -39,15 +41,15 @@ export async function walkTree(root: string, opts: WalkOptions = {}): Promise<Wa
       const abs = path.join(dirAbs, name);
       if (exclude.has(abs)) continue;
       const rel = dirRel === "" ? name : `${dirRel}/${name}`;
-      let st: import("node:fs").Stats;
+      let st: import("node:fs").BigIntStats;
       try {
-        st = await fs.lstat(abs);
+        st = await fs.lstat(abs, { bigint: true });
       } catch {
         continue; // vanished between readdir and lstat
       }
       const type: WalkEntry["type"] = st.isSymbolicLink() ? "symlink" : st.isDirectory() ? "dir" : st.isFile() ? "file" : "other";
       if (opts.skip?.(rel, type)) continue;
-      out.push({ rel, abs, type, nlink: st.nlink, size: st.size });
+      out.push({ rel, abs, type, nlink: Number(st.nlink), size: Number(st.size), stat: st });
       if (type === "dir") await visit(abs, rel);
     }
   }

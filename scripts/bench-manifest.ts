@@ -1,0 +1,101 @@
+import crypto from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { FileHashCache } from "../daemon/src/workspace/hash-cache.js";
+import { computeManifest } from "../daemon/src/workspace/manifest.js";
+
+/**
+ * `npm run bench:manifest [-- --files N] [--kib K] [--runs R] [--dir DIR]`
+ * The workspace manifest is taken on every model turn and two or three times
+ * per write. In ONE run, on the same tree, side by side: the median time of a
+ * manifest that reads and hashes every file, and of one with the hash cache
+ * warm (nothing changed since the last manifest), plus one after a single file
+ * changed. Prints medians and ratios; never a timed test.
+ */
+function parseArgs(argv: string[]) {
+  const o = { files: 5000, kib: 16, runs: 7, dir: undefined as string | undefined };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const n = () => Number(argv[++i]);
+    if (a === "--files") o.files = n();
+    else if (a === "--kib") o.kib = n();
+    else if (a === "--runs") o.runs = n();
+    else if (a === "--dir") o.dir = argv[++i];
+    else throw new Error(`unknown option ${a}; use --files N, --kib K, --runs R, --dir DIR (an existing tree to measure instead)`);
+  }
+  for (const k of ["files", "kib", "runs"] as const) if (!Number.isInteger(o[k]) || o[k] < 1) throw new Error(`--${k} must be a positive integer`);
+  return o;
+}
+
+function makeTree(files: number, kib: number): string {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "mini-agent-bench-manifest-"));
+  for (let i = 0; i < files; i++) {
+    const dir = path.join(root, `d${i % 50}`, `e${i % 7}`);
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, `f${i}.js`), crypto.randomBytes(kib * 1024));
+  }
+  // old enough that the cache may trust the stamps (see FileHashCache: racily clean files are re-hashed)
+  const past = new Date(Date.now() - 60_000);
+  for (const f of fs.readdirSync(root, { recursive: true }) as string[]) fs.utimesSync(path.join(root, f), past, past);
+  return root;
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const o = parseArgs(argv);
+  const made = o.dir === undefined;
+  const root = o.dir ?? makeTree(o.files, o.kib);
+  try {
+    // ctime cannot be set back, so the cache gets a clock 10 s ahead: the fresh tree counts as quiet
+    const cache = new FileHashCache({ now: () => Date.now() + 10_000 });
+    const first = await computeManifest(root, { hashCache: cache });
+    const samples = { read_everything: [] as number[], cache_warm: [] as number[], one_file_changed: [] as number[] };
+    const someFile = Object.keys(first.files)[0];
+    for (let i = 0; i < o.runs; i++) {
+      let t = performance.now();
+      const plain = await computeManifest(root, { hashCache: null });
+      samples.read_everything.push(performance.now() - t);
+      t = performance.now();
+      const cached = await computeManifest(root, { hashCache: cache });
+      samples.cache_warm.push(performance.now() - t);
+      if (cached.digest !== plain.digest) throw new Error("the cached manifest differs from the full one");
+      if (made && someFile) {
+        fs.writeFileSync(path.join(root, someFile), crypto.randomBytes(o.kib * 1024));
+        t = performance.now();
+        const after = await computeManifest(root, { hashCache: cache });
+        samples.one_file_changed.push(performance.now() - t);
+        if (after.files[someFile] === plain.files[someFile]) throw new Error("the change was not seen");
+      }
+    }
+    const m = Object.fromEntries(Object.entries(samples).filter(([, v]) => v.length).map(([k, v]) => [k, Math.round(median(v))]));
+    const out = {
+      tree: made ? `${o.files} files of ${o.kib} KiB (generated)` : root,
+      files: Object.keys(first.files).length,
+      runs: o.runs,
+      median_ms: m,
+      ratios: {
+        cache_warm_over_read_everything: +(m.cache_warm! / m.read_everything!).toFixed(2),
+        ...(m.one_file_changed ? { one_file_changed_over_read_everything: +(m.one_file_changed / m.read_everything!).toFixed(2) } : {}),
+      },
+      load_average: os.loadavg().map((l) => +l.toFixed(2)),
+    };
+    process.stdout.write(JSON.stringify(out, null, 2) + "\n");
+    return 0;
+  } finally {
+    if (made) fs.rmSync(root, { recursive: true, force: true });
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => (process.exitCode = code),
+  (err) => {
+    process.stderr.write(`bench failed: ${(err as Error).message}\n`);
+    process.exitCode = 1;
+  },
+);
