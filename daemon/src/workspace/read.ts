@@ -26,21 +26,27 @@ export async function descriptorPath(fd: number): Promise<string | null> {
   }
 }
 
-/**
- * Opens with O_NOFOLLOW and checks the OPEN descriptor (fstat), so a file
- * swapped for a symlink after a path check is still never followed.
- */
-export async function readNoFollow(abs: string, opts: NoFollowOptions | number = {}): Promise<NoFollowRead> {
-  const { maxBytes = Number.MAX_SAFE_INTEGER, verifyPath = false } = typeof opts === "number" ? { maxBytes: opts } : opts;
-  let fh: fs.FileHandle;
+/** Opens for reading without following a final symlink, and without blocking on a fifo. */
+async function openNoFollow(abs: string): Promise<{ ok: true; fh: fs.FileHandle } | { ok: false; reason: "absent" | "symlink" | "unreadable" }> {
   try {
-    fh = await fs.open(abs, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    return { ok: true, fh: await fs.open(abs, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK) };
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "ENOENT") return { ok: false, reason: "absent" };
     if (code === "ELOOP") return { ok: false, reason: "symlink" };
     return { ok: false, reason: "unreadable" };
   }
+}
+
+/**
+ * Opens with O_NOFOLLOW and checks the OPEN descriptor (fstat), so a file
+ * swapped for a symlink after a path check is still never followed.
+ */
+export async function readNoFollow(abs: string, opts: NoFollowOptions | number = {}): Promise<NoFollowRead> {
+  const { maxBytes = Number.MAX_SAFE_INTEGER, verifyPath = false } = typeof opts === "number" ? { maxBytes: opts } : opts;
+  const opened = await openNoFollow(abs);
+  if (!opened.ok) return opened;
+  const fh = opened.fh;
   try {
     if (verifyPath) {
       const real = await descriptorPath(fh.fd);
@@ -67,15 +73,9 @@ export type NoFollowHash = { ok: true; sha256: string; nlink: number } | { ok: f
  * stamps, see FileHashCache) is not read again.
  */
 export async function hashNoFollow(abs: string, cache: FileHashCache | null): Promise<NoFollowHash> {
-  let fh: fs.FileHandle;
-  try {
-    fh = await fs.open(abs, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") return { ok: false, reason: "absent" };
-    if (code === "ELOOP") return { ok: false, reason: "symlink" };
-    return { ok: false, reason: "unreadable" };
-  }
+  const opened = await openNoFollow(abs);
+  if (!opened.ok) return opened;
+  const fh = opened.fh;
   try {
     const before = await fh.stat({ bigint: true });
     if (!before.isFile()) return { ok: false, reason: "not_regular" };
