@@ -1,5 +1,5 @@
 import type { VerificationEvidence } from "../runtime/service.js";
-import { countEvents, diffPaths, runReplay, startService } from "./harness.js";
+import { countEvents, diffPaths, runReplay, withService } from "./harness.js";
 import type { GroupDefinition, Json } from "./types.js";
 
 /**
@@ -30,8 +30,7 @@ export const group1: GroupDefinition = {
       does_not_prove:
         "that a live model would find this fix, that the approvals a human gives are wise, or that the hidden cases cover every link-resolution bug; the replay is scripted",
       async run(ctx) {
-        const svc = startService(ctx);
-        try {
+        return withService(ctx, async (svc) => {
           const out = await runReplay(svc, ctx, { approve: true });
           const red = out.events.filter((e) => e.type === "tool_observed" && e.payload.tool === "run_tests" && Number(e.payload.failed) > 0).length;
           const v: VerificationEvidence | null = out.view.verification;
@@ -46,9 +45,7 @@ export const group1: GroupDefinition = {
             protected_paths_changed: v ? v.protected_paths_changed : null,
             status: out.view.status,
           };
-        } finally {
-          await svc.shutdown();
-        }
+        });
       },
     },
   ],

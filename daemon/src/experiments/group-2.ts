@@ -1,5 +1,5 @@
 import path from "node:path";
-import { countEvents, fixtureDir, fixtureRepoDigest, manifestDigest, observedFor, runReplay, startService } from "./harness.js";
+import { countEvents, fixtureDir, fixtureRepoDigest, manifestDigest, observedFor, runReplay, withService } from "./harness.js";
 import type { ExperimentContext, GroupDefinition, Json, Scenario } from "./types.js";
 import { MiniAgentError } from "../errors.js";
 
@@ -8,8 +8,7 @@ import { MiniAgentError } from "../errors.js";
  * can act on, before any side effect; and "done" without evidence is not done.
  */
 async function refusedCall(ctx: ExperimentContext, replay: string, callId: string): Promise<Json> {
-  const svc = startService(ctx);
-  try {
+  return withService(ctx, async (svc) => {
     const out = await runReplay(svc, ctx, { replay, approve: false });
     const obs = observedFor(out.events, callId);
     return {
@@ -20,9 +19,7 @@ async function refusedCall(ctx: ExperimentContext, replay: string, callId: strin
       manifest_unchanged: (await manifestDigest(out.workspace)) === (await fixtureRepoDigest(ctx)),
       completed: out.view.status === "completed",
     };
-  } finally {
-    await svc.shutdown();
-  }
+  });
 }
 
 function refusal(id: string, title: string, replay: string, callId: string, code: string, dnp: string): Scenario {
@@ -70,8 +67,7 @@ export const group2: GroupDefinition = {
       criterion: "the Verifier's fresh candidate run is green (3/3) yet the hidden acceptance lists nested_missing as failed, and the run ends failed with reason verification_failed",
       does_not_prove: "that the hidden cases catch every wrong implementation; only this over-fitting one",
       async run(ctx) {
-        const svc = startService(ctx);
-        try {
+        return withService(ctx, async (svc) => {
           const out = await runReplay(svc, ctx, { replay: "replays/always-empty.json", approve: true });
           const v = out.view.verification;
           return {
@@ -80,9 +76,7 @@ export const group2: GroupDefinition = {
             status: out.view.status,
             reason: out.view.reason,
           };
-        } finally {
-          await svc.shutdown();
-        }
+        });
       },
     },
     {
@@ -92,8 +86,7 @@ export const group2: GroupDefinition = {
       criterion: "the run is verified by the host (verification_started recorded) and does not complete; nothing was written",
       does_not_prove: "which reason a different untouched task would fail with; here the hidden cases and tests decide",
       async run(ctx) {
-        const svc = startService(ctx);
-        try {
+        return withService(ctx, async (svc) => {
           const out = await runReplay(svc, ctx, { replay: "replays/final-without-work.json", approve: false });
           return {
             status: out.view.status,
@@ -102,9 +95,7 @@ export const group2: GroupDefinition = {
             verification_ran: countEvents(out.events, "verification_started") === 1,
             manifest_unchanged: (await manifestDigest(out.workspace)) === (await fixtureRepoDigest(ctx)),
           };
-        } finally {
-          await svc.shutdown();
-        }
+        });
       },
     },
   ],

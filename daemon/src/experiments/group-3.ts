@@ -8,7 +8,7 @@ import { isMiniAgentError } from "../errors.js";
 import type { CrashPoint } from "../runtime/ports.js";
 import type { RunServiceImpl } from "../runtime/service-impl.js";
 import type { PendingActionView, TraceEvent } from "../runtime/service.js";
-import { fileHash, runReplay, startService, type ReplayRunOutcome } from "./harness.js";
+import { fileHash, runReplay, startService, withService, type ReplayRunOutcome } from "./harness.js";
 import type { ExperimentContext, GroupDefinition, Json } from "./types.js";
 
 /**
@@ -64,9 +64,7 @@ async function restart(ctx: ExperimentContext): Promise<RunServiceImpl> {
  * stopped daemon would leave it: the run waits for approval of that write.
  */
 async function pausedAtFirstWrite(ctx: ExperimentContext): Promise<{ out: ReplayRunOutcome; pending: PendingActionView } | { error: Json }> {
-  const svc = startService(ctx);
-  const out = await runReplay(svc, ctx, { approve: false });
-  await svc.shutdown();
+  const out = await withService(ctx, (svc) => runReplay(svc, ctx, { approve: false }));
   const pending = out.view.pending_action;
   return pending ? { out, pending } : { error: { error: "no_pending_action", status: out.view.status } };
 }

@@ -5,7 +5,7 @@ import { defaultToolPort } from "../runtime/tools-port.js";
 import { defaultViewBuilder } from "../runtime/view-input.js";
 import { createDockerClient } from "../sandbox/docker-client.js";
 import { runIsolationProbes } from "../../../probes/run.js";
-import { countEvents, manifestDigest, observedFor, runReplay, startService } from "./harness.js";
+import { countEvents, manifestDigest, observedFor, runReplay, startService, withService } from "./harness.js";
 import type { GroupDefinition } from "./types.js";
 
 /**
@@ -27,8 +27,7 @@ export const group4: GroupDefinition = {
         "the serialized messages are <= 1800 bytes; the first (system) message carries the task text, the workspace digest, the run status and the counters; every tool_call_id in the view has its assistant tool_call and vice versa; a history_compaction marker says what was dropped",
       does_not_prove: "that a model decides well from a compacted view, or token counts for any tokenizer (the budget is bytes)",
       async run(ctx) {
-        const svc = startService(ctx);
-        try {
+        return withService(ctx, async (svc) => {
           const out = await runReplay(svc, ctx, { approve: true });
           const run = svc.ledger.getRun(out.runId);
           const digest = await manifestDigest(out.workspace);
@@ -47,9 +46,7 @@ export const group4: GroupDefinition = {
             pairs_intact: asked.length === answered.length && asked.every((id) => answered.includes(id)),
             compaction_marker: messages.some((m) => m.role === "system" && m.content.startsWith("history_compaction:")),
           };
-        } finally {
-          await svc.shutdown();
-        }
+        });
       },
     },
     {
@@ -61,17 +58,14 @@ export const group4: GroupDefinition = {
       async run(ctx) {
         const marker = "OUTSIDE-THE-WORKSPACE-7f3a";
         await fs.writeFile(path.join(ctx.scratch, "outside.txt"), `${marker}\n`);
-        const svc = startService(ctx);
-        try {
+        return withService(ctx, async (svc) => {
           const out = await runReplay(svc, ctx, { replay: "replays/path-escape.json", approve: false });
           return {
             code: observedFor(out.events, "call_01_escape")?.error ?? null,
             outside_content_in_trace: svc.traceJsonl(out.runId).includes(marker),
             writes: countEvents(out.events, "action_written"),
           };
-        } finally {
-          await svc.shutdown();
-        }
+        });
       },
     },
     {

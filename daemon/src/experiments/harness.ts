@@ -35,6 +35,16 @@ export function startService(ctx: ExperimentContext, extra: Partial<RunServiceOp
   });
 }
 
+/** `fn` with a fresh service on the context's state dir; the service is shut down however `fn` ends. */
+export async function withService<T>(ctx: ExperimentContext, fn: (svc: RunServiceImpl) => Promise<T>): Promise<T> {
+  const svc = startService(ctx);
+  try {
+    return await fn(svc);
+  } finally {
+    await svc.shutdown();
+  }
+}
+
 export interface ReplayRunOptions {
   /** a replay under fixtures/linkcheck (default: its canonical replay.json) */
   replay?: string;
