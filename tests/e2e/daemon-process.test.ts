@@ -2,28 +2,19 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ApiResponse, ErrorBody } from "../../daemon/src/contracts/api.js";
-import { rawRequest, runClient, startDaemon, tempDir, type DaemonHandle } from "./harness.js";
+import { rawRequest, runClient, Started, type StartOptions } from "./harness.js";
 
 /**
  * The daemon as a real process: lock, permissions, token, signals, and the
  * client's answers when nothing listens. Runs themselves are in run-flow.test.ts.
  */
-const started: DaemonHandle[] = [];
-const dirs: string[] = [];
-function dir(prefix: string): string {
-  const d = tempDir(prefix);
-  dirs.push(d);
-  return d;
-}
-async function daemon(opts: Parameters<typeof startDaemon>[0]): Promise<DaemonHandle> {
-  const d = await startDaemon(opts);
-  started.push(d);
-  return d;
-}
+const started = new Started();
+const dir = (prefix: string) => started.dir(prefix);
+const daemon = (opts: StartOptions) => started.daemon(opts);
 
 afterEach(async () => {
-  for (const d of started.splice(0)) await d.stop("SIGKILL");
-  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+  await started.stopDaemons("SIGKILL");
+  started.removeDirs();
 });
 
 describe("mini-agent-daemon process", () => {

@@ -90,6 +90,32 @@ export async function startDaemon(opts: StartOptions): Promise<DaemonHandle> {
   }
 }
 
+/** The temp dirs and daemons a test file made, so its hooks stop and remove exactly those. */
+export class Started {
+  private readonly daemons: DaemonHandle[] = [];
+  private readonly dirs: string[] = [];
+
+  dir(prefix: string): string {
+    const d = tempDir(prefix);
+    this.dirs.push(d);
+    return d;
+  }
+
+  async daemon(opts: StartOptions): Promise<DaemonHandle> {
+    const d = await startDaemon(opts);
+    this.daemons.push(d);
+    return d;
+  }
+
+  async stopDaemons(signal: NodeJS.Signals): Promise<void> {
+    for (const d of this.daemons.splice(0)) await d.stop(signal);
+  }
+
+  removeDirs(): void {
+    for (const d of this.dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+  }
+}
+
 export interface ClientResult {
   code: number;
   stdout: string;

@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ErrorBody } from "../../daemon/src/contracts/api.js";
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
 import { instanceIdFor } from "../../daemon/src/config/state-dir.js";
-import { allFiles, REPO, rawRequest, runClient, startDaemon, tempDir, type ClientResult, type DaemonHandle } from "./harness.js";
+import { allFiles, REPO, rawRequest, runClient, Started, type ClientResult, type DaemonHandle } from "./harness.js";
 
 /**
  * Whole runs through the real daemon and the real client: the canonical
@@ -19,14 +19,8 @@ const docker = createDockerClient(process.env);
 
 let imageLock: string;
 let imageStateDir: string;
-const started: DaemonHandle[] = [];
-const dirs: string[] = [];
-
-function dir(prefix: string): string {
-  const d = tempDir(prefix);
-  dirs.push(d);
-  return d;
-}
+const started = new Started();
+const dir = (prefix: string) => started.dir(prefix);
 
 /** a state dir that already knows the pinned sandbox image (built once for the file) */
 function stateDirWithImage(): string {
@@ -36,10 +30,8 @@ function stateDirWithImage(): string {
   return s;
 }
 
-async function daemon(stateDir: string, env: Record<string, string> = {}): Promise<DaemonHandle> {
-  const d = await startDaemon({ stateDir, env });
-  started.push(d);
-  return d;
+function daemon(stateDir: string, env: Record<string, string> = {}): Promise<DaemonHandle> {
+  return started.daemon({ stateDir, env });
 }
 
 function json(r: ClientResult): Record<string, unknown> {
@@ -80,12 +72,12 @@ beforeAll(async () => {
 });
 
 afterEach(async () => {
-  for (const d of started.splice(0)) await d.stop("SIGTERM");
+  await started.stopDaemons("SIGTERM");
 });
 
 afterAll(async () => {
-  for (const d of started.splice(0)) await d.stop("SIGKILL");
-  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+  await started.stopDaemons("SIGKILL");
+  started.removeDirs();
 });
 
 describe("runs through the daemon and the client", () => {
@@ -311,8 +303,7 @@ describe("runs through the daemon and the client", () => {
     const info = (await docker.info()) as { Runtimes?: Record<string, unknown> };
     expect(Object.keys(info.Runtimes ?? {})).toContain("runsc"); // registered on this engine (docker-ensure does it)
     const stateDir = stateDirWithImage();
-    const d = await startDaemon({ stateDir, args: ["--runtime", "runsc"] });
-    started.push(d);
+    const d = await started.daemon({ stateDir, args: ["--runtime", "runsc"] });
     const socket = ["--socket", d.socketPath];
     const before = JSON.parse((await runClient(["health", "--json", ...socket])).stdout) as { engine: { runtime: string }; isolation: { verdict: string } };
     expect(before.engine.runtime).toBe("runsc");
