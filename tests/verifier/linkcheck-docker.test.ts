@@ -2,11 +2,11 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { TaskSpec } from "../../daemon/src/contracts/task-spec.js";
+import type { TaskSpec } from "../../daemon/src/contracts/task-spec.js";
 import type { DockerExecutor } from "../../daemon/src/sandbox/docker-executor.js";
-import { computeManifest } from "../../daemon/src/workspace/manifest.js";
 import { verify } from "../../daemon/src/verifier/verify.js";
 import { containerExecutor, leftovers } from "../runtime/harness.js";
+import { BUG, CONTROL, editedWorkspace, FIX, loadLinkcheck } from "./linkcheck-fixture.js";
 
 /**
  * The canonical fixture through the real Verifier and sandbox: the one-line
@@ -14,10 +14,6 @@ import { containerExecutor, leftovers } from "../runtime/harness.js";
  * links at all passes the candidate tests but is caught by the hidden case
  * `nested_missing`.
  */
-const FIXTURE = path.resolve(import.meta.dirname, "../../fixtures/linkcheck");
-const BUG = "    const resolved = path.join(rootDir, file);";
-const FIX = "    const resolved = path.join(path.dirname(docAbs), file);";
-
 let tmp: string;
 let executor: DockerExecutor;
 let task: TaskSpec;
@@ -27,9 +23,7 @@ const runIds: string[] = [];
 beforeAll(async () => {
   tmp = await fs.mkdtemp(path.join(os.tmpdir(), "verifier-linkcheck-"));
   executor = await containerExecutor(path.join(tmp, "state"));
-  task = TaskSpec.parse(JSON.parse(await fs.readFile(path.join(FIXTURE, "task.json"), "utf8")));
-  const replay = JSON.parse(await fs.readFile(path.join(FIXTURE, "replay.json"), "utf8"));
-  agentTest = replay.decisions.find((d: { kind: string; call?: { name: string } }) => d.kind === "tool" && d.call?.name === "apply_patch").call.arguments.new;
+  ({ task, agentTest } = await loadLinkcheck());
 });
 
 afterAll(async () => {
@@ -37,23 +31,13 @@ afterAll(async () => {
   await fs.rm(tmp, { recursive: true, force: true });
 });
 
-async function workspace(name: string, edit: (src: string) => string) {
-  const ws = path.join(tmp, name);
-  await fs.cp(path.join(FIXTURE, "repo"), ws, { recursive: true });
-  const baseline = await computeManifest(ws);
-  const srcPath = path.join(ws, "src", "linkcheck.js");
-  const src = await fs.readFile(srcPath, "utf8");
-  expect(src).toContain(BUG);
-  await fs.writeFile(srcPath, edit(src));
-  await fs.writeFile(path.join(ws, "tests", "test_agent_nested.js"), agentTest);
-  return { ws, baseline };
-}
+const workspace = (name: string, edit: (src: string) => string) => editedWorkspace(tmp, name, agentTest, edit);
 
 async function check(name: string, edit: (src: string) => string) {
   const { ws, baseline } = await workspace(name, edit);
   const runId = `verifier-linkcheck-${name}`;
   runIds.push(runId);
-  return verify({ runId, task, workspaceRoot: ws, baseline, acceptanceDir: path.join(FIXTURE, "control"), executor });
+  return verify({ runId, task, workspaceRoot: ws, baseline, acceptanceDir: CONTROL, executor });
 }
 
 describe("verify the linkcheck fixture on the container sandbox", () => {
@@ -118,7 +102,7 @@ describe("verify the linkcheck fixture on the container sandbox", () => {
     await fs.appendFile(path.join(ws, "notes.txt"), "tidied up by the agent\n");
     const runId = "verifier-linkcheck-notes-touched";
     runIds.push(runId);
-    const ev = await verify({ runId, task, workspaceRoot: ws, baseline, acceptanceDir: path.join(FIXTURE, "control"), executor });
+    const ev = await verify({ runId, task, workspaceRoot: ws, baseline, acceptanceDir: CONTROL, executor });
     expect(ev).toMatchObject({ passed: false, reason: "protected_path_changed", protected_paths_changed: ["notes.txt"], tests: { discovered: 3, passed: 3 } });
     expect(ev.acceptance?.failed).toEqual([]);
   });

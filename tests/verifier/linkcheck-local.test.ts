@@ -2,42 +2,31 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { TaskSpec } from "../../daemon/src/contracts/task-spec.js";
+import type { TaskSpec } from "../../daemon/src/contracts/task-spec.js";
 import { LocalExecutor } from "../../daemon/src/sandbox/local-executor.js";
-import { computeManifest } from "../../daemon/src/workspace/manifest.js";
 import { verify } from "../../daemon/src/verifier/verify.js";
+import { BUG, CONTROL, editedWorkspace, FIX, loadLinkcheck } from "./linkcheck-fixture.js";
 
 /**
  * The built-in replay may run on the trusted_local backend (host processes);
  * the Verifier must reach the same verdicts there, with /control mapped to the
  * copied acceptance assets. Real files and real node processes, no engine needed.
  */
-const FIXTURE = path.resolve(import.meta.dirname, "../../fixtures/linkcheck");
-const BUG = "    const resolved = path.join(rootDir, file);";
-const FIX = "    const resolved = path.join(path.dirname(docAbs), file);";
-
 let tmp: string;
 let task: TaskSpec;
 let agentTest: string;
 
 beforeAll(async () => {
   tmp = await fs.mkdtemp(path.join(os.tmpdir(), "verify-local-"));
-  task = TaskSpec.parse(JSON.parse(await fs.readFile(path.join(FIXTURE, "task.json"), "utf8")));
-  const replay = JSON.parse(await fs.readFile(path.join(FIXTURE, "replay.json"), "utf8"));
-  agentTest = replay.decisions.find((d: { call?: { name: string } }) => d.call?.name === "apply_patch").call.arguments.new;
+  ({ task, agentTest } = await loadLinkcheck());
 });
 afterAll(async () => {
   await fs.rm(tmp, { recursive: true, force: true });
 });
 
 async function check(name: string, edit: (s: string) => string) {
-  const ws = path.join(tmp, name);
-  await fs.cp(path.join(FIXTURE, "repo"), ws, { recursive: true });
-  const baseline = await computeManifest(ws);
-  const src = path.join(ws, "src", "linkcheck.js");
-  await fs.writeFile(src, edit(await fs.readFile(src, "utf8")));
-  await fs.writeFile(path.join(ws, "tests", "test_agent_nested.js"), agentTest);
-  return verify({ runId: `local-${name}`, task, workspaceRoot: ws, baseline, acceptanceDir: path.join(FIXTURE, "control"), executor: new LocalExecutor() });
+  const { ws, baseline } = await editedWorkspace(tmp, name, agentTest, edit);
+  return verify({ runId: `local-${name}`, task, workspaceRoot: ws, baseline, acceptanceDir: CONTROL, executor: new LocalExecutor() });
 }
 
 describe("verify on the trusted_local backend", () => {
