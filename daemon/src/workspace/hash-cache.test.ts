@@ -49,6 +49,7 @@ describe("FileHashCache with real files", () => {
     const cache = later();
     await hashNoFollow(path.join(ws, "a.txt"), cache);
     await fs.rename(path.join(ws, "b.txt"), path.join(ws, "a.txt"));
+    expect(cache.get(path.join(ws, "a.txt"), await stat(path.join(ws, "a.txt")))).toBeUndefined();
     expect(await hashNoFollow(path.join(ws, "a.txt"), cache)).toMatchObject({ sha256: sha256Hex("two") });
   });
 

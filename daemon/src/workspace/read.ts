@@ -69,8 +69,9 @@ export type NoFollowHash = { ok: true; sha256: string; nlink: number } | { ok: f
 
 /**
  * SHA-256 of a regular file, opened with O_NOFOLLOW and checked on the open
- * descriptor like readNoFollow. With a cache, an unchanged file (same fstat
- * stamps, see FileHashCache) is not read again.
+ * descriptor like readNoFollow. With a cache, the hash is recorded with the
+ * file's fstat stamps (see FileHashCache); looking it up is the caller's, from
+ * the stamps it already has (computeManifest: the walk's lstat).
  */
 export async function hashNoFollow(abs: string, cache: FileHashCache | null): Promise<NoFollowHash> {
   const opened = await openNoFollow(abs);
@@ -80,8 +81,6 @@ export async function hashNoFollow(abs: string, cache: FileHashCache | null): Pr
     const before = await fh.stat({ bigint: true });
     if (!before.isFile()) return { ok: false, reason: "not_regular" };
     const nlink = Number(before.nlink);
-    const cached = cache?.get(abs, before);
-    if (cached !== undefined) return { ok: true, sha256: cached, nlink };
     const sha256 = createHash("sha256").update(await fh.readFile()).digest("hex");
     if (cache) cache.set(abs, before, await fh.stat({ bigint: true }), sha256);
     return { ok: true, sha256, nlink };
