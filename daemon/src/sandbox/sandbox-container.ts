@@ -281,7 +281,3 @@ async function removeWithVolumes(docker: Docker, container: Docker.Container, na
 export function spawnerLostError(container: string): MiniAgentError {
   return new MiniAgentError("sandbox_error", "the sandbox's command spawner was lost before the command's status came back", { details: { container } });
 }
-
-export function sandboxFailure(message: string, cause?: unknown): MiniAgentError {
-  return new MiniAgentError("sandbox_error", message, { cause });
-}
