@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { createRequire } from "node:module";
 import { main } from "./main.js";
-import { createDefaultServices } from "./config/wiring.js";
+import { createDefaultServices } from "./wiring.js";
 
 /**
  * mini-agent-daemon: a tiny entry that hands the real process to main().

@@ -9,6 +9,7 @@ import {
   RejectRequest,
   ResumeRequest,
   RunIdParam,
+  TRACE_CONTENT_TYPE,
   type ApiResponse,
 } from "../contracts/api.js";
 import type { CreateRunInput } from "../runtime/service.js";
@@ -119,7 +120,7 @@ export const ROUTES: Route[] = [
   }),
   route("GET", "/runs/:id/trace", async (ctx) => {
     noQuery(ctx.query);
-    return { text: ctx.deps.runService.traceJsonl(runId(ctx)), contentType: "application/x-ndjson" };
+    return { text: ctx.deps.runService.traceJsonl(runId(ctx)), contentType: TRACE_CONTENT_TYPE };
   }),
   route("GET", "/runs/:id/diff", async (ctx) => {
     noQuery(ctx.query);

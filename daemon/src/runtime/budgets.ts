@@ -35,8 +35,3 @@ export function primaryStop(f: StopFacts): { status: RunStatus; reason: string }
   if (f.timed_out) return { status: "budget_exhausted", reason: "budget_exhausted:total_seconds" };
   return null;
 }
-
-/** Raising a budget on resume: only the names given change; the result must be valid Budgets. */
-export function raiseBudgets(current: Budgets, more: Partial<Budgets> | undefined): Budgets {
-  return { ...current, ...(more ?? {}) };
-}

@@ -1,8 +1,8 @@
-import type { ActionRow } from "../store/ledger.js";
-import type { ToolContext } from "../tools/context.js";
-import { checkApproval } from "../policy/approvals.js";
-import type { RuntimeDeps } from "../runtime/deps.js";
-import { executeApprovedWrite, recordNoWrite, recordReceipt } from "../runtime/write-action.js";
+import type { ActionRow } from "../../store/ledger.js";
+import type { ToolContext } from "../../tools/context.js";
+import { checkApproval } from "../../policy/approvals.js";
+import type { RuntimeDeps } from "../deps.js";
+import { executeApprovedWrite, recordNoWrite, recordReceipt } from "../write-action.js";
 
 export type RecoveryOutcome = { ok: true; recovered: Array<{ action_id: string; outcome: "receipt_only" | "written" | "stale" }> } | { ok: false; path: string; message: string };
 

@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { MiniAgentError } from "../errors.js";
-import type { Ledger } from "../store/ledger.js";
-import { BindingRecord, readRecord } from "../store/records.js";
+import { MiniAgentError } from "../../errors.js";
+import type { Ledger } from "../../store/ledger.js";
+import { BindingRecord, readRecord } from "../../store/records.js";
 
 /**
  * A run belongs to one workspace and one state dir. The binding id is stored

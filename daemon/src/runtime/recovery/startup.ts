@@ -1,5 +1,5 @@
-import type { RuntimeDeps } from "../runtime/deps.js";
-import { patchState } from "../runtime/deps.js";
+import type { RuntimeDeps } from "../deps.js";
+import { patchState } from "../deps.js";
 
 /**
  * At daemon start, runs that were in flight when the last process died are
