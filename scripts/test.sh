@@ -12,6 +12,8 @@ bash scripts/deps-ensure.sh
 npm run --silent build
 # the tests are type-checked too (vitest itself only strips types)
 npx tsc -p tsconfig.tests.json
+# import rules: no cycles, contracts/ imports nothing of ours, sandbox/ never imports runtime/ (.dependency-cruiser.cjs)
+npm run --silent lint:imports
 npm run --silent image:build
 
 status=0

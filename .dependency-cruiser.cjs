@@ -1,0 +1,56 @@
+/**
+ * mini-agent's import rules, checked in CI (`npm run lint:imports`).
+ * Why each rule exists is in its comment; a violation names the two files.
+ */
+module.exports = {
+  forbidden: [
+    {
+      name: "no-cycles",
+      comment: "A cycle means two modules are one concept split in two, or a type that needs its own home.",
+      severity: "error",
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: "contracts-import-nothing-of-ours",
+      comment: "contracts/ is the one source of truth for schemas; it may use zod and itself, nothing else of the daemon.",
+      severity: "error",
+      from: { path: "^daemon/src/contracts/" },
+      to: { path: "^(daemon|client|probes|sandbox-image)/", pathNot: "^daemon/src/(contracts/|errors\\.ts$)" },
+    },
+    {
+      name: "sandbox-never-imports-runtime",
+      comment: "The sandbox executes; it never drives a run. runtime/ uses sandbox/, never the other way round.",
+      severity: "error",
+      from: { path: "^daemon/src/sandbox/" },
+      to: { path: "^daemon/src/runtime/" },
+    },
+    {
+      name: "client-owns-nothing",
+      comment:
+        "The client shares only the daemon's contracts, the error codes they name, and the one rule for where the state dir (and so the socket) lives; it never reaches into the daemon's logic.",
+      severity: "error",
+      from: { path: "^client/src/", pathNot: "\\.test\\.ts$" },
+      to: { path: "^daemon/", pathNot: "^daemon/src/(contracts/|errors\\.ts$|config/state-dir\\.ts$)" },
+    },
+    {
+      name: "no-test-kits-in-production",
+      comment: "Test kits and tests are never imported by shipped code (they must stay out of dist/ and the image).",
+      severity: "error",
+      from: { path: "^(daemon|client|probes|sandbox-image)/", pathNot: "(\\.test\\.ts|\\.testkit\\.ts)$" },
+      to: { path: "(\\.test\\.ts|\\.testkit\\.ts)$|^tests/" },
+    },
+    {
+      name: "not-to-unresolvable",
+      severity: "error",
+      from: {},
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    exclude: { path: "(^|/)(node_modules|dist)/" },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.tests.json" },
+  },
+};
