@@ -1,24 +1,50 @@
+import os from "node:os";
+import path from "node:path";
 import { defineConfig } from "vitest/config";
 
-// Two tiers: fast unit tests beside the logic, and real-Docker / real-process
-// tests under tests/ that run one file at a time with generous timeouts.
+// Two tiers, split by what a test needs rather than by where it lives:
+// - unit: needs no Docker engine. Fast tests beside the logic, plus cross-module and
+//   spawned-process tests under tests/ named *.unit.test.ts. The tier runs with
+//   DOCKER_HOST pointing at a socket that does not exist, so a test that quietly
+//   starts using the engine fails here instead of slowing this tier down.
+// - integration: needs the engine (real sandboxes, images, probes). Runs after the
+//   unit tier, several files at once: every file scopes its containers, volumes and
+//   state dirs by its own run ids and prefixes, and daemons reap only their own
+//   instance's sandboxes, so no file touches another's resources.
+// Most of a test's time is spent waiting on the engine or a child process, not on
+// this process's CPU, so the worker count is above the core count.
+const workers = Number(process.env.MINI_AGENT_TEST_WORKERS ?? Math.max(3, os.availableParallelism() + 1));
+const NO_ENGINE = `unix://${path.join(os.tmpdir(), "mini-agent-unit-tier-has-no-docker.sock")}`;
+
 export default defineConfig({
   test: {
+    maxWorkers: workers,
     projects: [
       {
         test: {
           name: "unit",
-          include: ["daemon/src/**/*.test.ts", "client/src/**/*.test.ts", "probes/**/*.test.ts", "sandbox-image/**/*.test.ts"],
-          testTimeout: 30_000,
+          include: [
+            "daemon/src/**/*.test.ts",
+            "client/src/**/*.test.ts",
+            "probes/**/*.test.ts",
+            "sandbox-image/**/*.test.ts",
+            "tests/**/*.unit.test.ts",
+          ],
+          env: { DOCKER_HOST: NO_ENGINE },
+          // generous: spawned daemons and clients share two cores with the integration tier's engine work
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+          sequence: { groupOrder: 0 },
         },
       },
       {
         test: {
           name: "integration",
           include: ["tests/**/*.test.ts"],
-          fileParallelism: false,
-          testTimeout: 240_000,
+          exclude: ["tests/**/*.unit.test.ts"],
+          testTimeout: 300_000,
           hookTimeout: 300_000,
+          sequence: { groupOrder: 1 },
         },
       },
     ],
