@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
 import { DockerExecutor } from "../../daemon/src/sandbox/docker-executor.js";
 import { IN_IMAGE } from "../../daemon/src/sandbox/host-config.js";
+import { insideProbeArgv } from "../../probes/inside-args.js";
 import { currentIsolationKey, readLatestPassingReport } from "../../probes/report-store.js";
 import { runIsolationProbes } from "../../probes/run.js";
 import type { IsolationReport } from "../../probes/types.js";
@@ -55,7 +56,7 @@ describe.each(runtimes)("isolation probes on %s", (runtime) => {
 
   it("is stored under its key and found by the gate only while the key matches", async () => {
     const key = await currentIsolationKey({ config: { runtime }, lockPath: state.lockPath, docker });
-    expect(key).toEqual({ image_digest: report.image_digest, host_config_hash: report.host_config_hash, engine_version: report.engine_version, runtime });
+    expect(key).toEqual({ image_family: "node", image_digest: report.image_digest, host_config_hash: report.host_config_hash, engine_version: report.engine_version, runtime });
     const found = await readLatestPassingReport(state.stateDir, key);
     if (report.passed) expect(found?.generated_at).toBe(report.generated_at);
     else expect(found).toBeNull();
@@ -71,12 +72,12 @@ describe("the process probes can fail", () => {
     const prefix = runIdPrefix("probe-neg");
     const ws = await workspace({ "x.txt": "x" });
     try {
-      const args = { nonce: "n".repeat(32), runtime: "runc", allowedEnv: [], canarySha256: "", canaryName: "NONE", canaryFileName: "none", hostStateDir: "/nonexistent" };
+      const args = { nonce: "n".repeat(32), runtime: "runc", allowedEnv: [], canarySha256: "", canaryName: "NONE", canaryFileName: "none", hostStateDir: "/nonexistent", tmpNoexec: true };
       // a wrapper between the spawner and the probe, and a detached sibling that outlives nothing of the probe's
       const wrapper = "const c=require('child_process');c.spawn('/usr/bin/node',['-e','setTimeout(()=>{},30000)'],{detached:true,stdio:'ignore'});" +
         "process.exit(c.spawnSync(process.argv[1],process.argv.slice(2),{stdio:'inherit'}).status)";
       const ex = new DockerExecutor({ lockPath: state.lockPath });
-      const res = await ex.run({ runId: `${prefix}-x`, purpose: "probe", argv: ["node", "-e", wrapper, ...IN_IMAGE.probe, JSON.stringify(args)], workspaceDir: ws, timeoutMs: 60_000 });
+      const res = await ex.run({ runId: `${prefix}-x`, purpose: "probe", argv: ["node", "-e", wrapper, ...insideProbeArgv(IN_IMAGE.probe, args)], workspaceDir: ws, timeoutMs: 60_000 });
       const lines = res.stdout.trim().split("\n");
       const probes = (JSON.parse(lines[lines.length - 1]!) as { probes: Array<{ id: string; passed: boolean; observed: unknown }> }).probes;
       const pidNs = probes.find((p) => p.id === "pid_namespace")!;
