@@ -1,20 +1,23 @@
 import { resolveStateDir } from "../daemon/src/config/state-dir.js";
 import { createDockerClient } from "../daemon/src/sandbox/docker-client.js";
 import { isMiniAgentError } from "../daemon/src/errors.js";
+import { SANDBOX_FAMILIES } from "../sandbox-image/definitions.js";
 import { runIsolationProbes } from "./run.js";
 
-const USAGE = "usage: npm run probe -- [--json] [--runtime runc|runsc] [--state-dir DIR]";
+const USAGE = "usage: npm run probe -- [--json] [--runtime runc|runsc] [--family node|python|go] [--state-dir DIR]";
 
 /** Exit codes: 0 every probe passed, 1 a probe failed or the run failed, 2 no engine, 64 bad usage. */
 export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   let json = false;
   let runtime: string | undefined;
   let stateFlag: string | undefined;
+  let family: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "--json") json = true;
     else if (a === "--runtime") runtime = argv[++i];
     else if (a === "--state-dir") stateFlag = argv[++i];
+    else if (a === "--family") family = argv[++i];
     else {
       process.stderr.write(`unknown option ${a}\n${USAGE}\n`);
       return 64;
@@ -24,10 +27,14 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
     process.stderr.write(`--runtime must be runc or runsc\n${USAGE}\n`);
     return 64;
   }
+  if (family !== undefined && !(SANDBOX_FAMILIES as readonly string[]).includes(family)) {
+    process.stderr.write(`--family must be one of ${SANDBOX_FAMILIES.join(", ")}\n${USAGE}\n`);
+    return 64;
+  }
   const stateDir = resolveStateDir(env, stateFlag);
   let report;
   try {
-    report = await runIsolationProbes({ stateDir, config: runtime ? { runtime } : {}, docker: createDockerClient(env), hostEnv: env });
+    report = await runIsolationProbes({ stateDir, config: { ...(runtime ? { runtime } : {}), ...(family ? { imageFamily: family } : {}) }, docker: createDockerClient(env), hostEnv: env });
   } catch (err) {
     const msg = isMiniAgentError(err) ? `${err.code}: ${err.message}` : String((err as Error)?.message ?? err);
     process.stderr.write(`isolation probes could not run: ${msg}\n`);
@@ -37,7 +44,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
   else if (!report.available) process.stdout.write("no Docker engine reachable: isolation NOT verified (runtime_unavailable)\n");
   else {
     for (const pr of report.probes) process.stdout.write(`${pr.passed ? "PASS" : "FAIL"} ${pr.id}: ${pr.property}\n`);
-    process.stdout.write(`${report.passed ? "isolation verified" : "isolation NOT verified"} (${report.runtime}, ${report.image_digest})\n`);
+    process.stdout.write(`${report.passed ? "isolation verified" : "isolation NOT verified"} (${report.image_family}, ${report.runtime}, ${report.image_digest})\n`);
   }
   if (!report.available) return 2;
   return report.passed ? 0 : 1;

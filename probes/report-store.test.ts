@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { readLatestPassingReport, writeReport } from "./report-store.js";
-import type { IsolationKey, IsolationReport } from "./types.js";
+import { REPORT_SCHEMA_VERSION, type IsolationKey, type IsolationReport } from "./types.js";
 
 let dir: string;
 beforeEach(async () => {
@@ -13,10 +13,10 @@ afterEach(async () => {
   await fs.rm(dir, { recursive: true, force: true });
 });
 
-const key: IsolationKey = { image_digest: "sha256:" + "1".repeat(64), host_config_hash: "sha256:" + "2".repeat(64), engine_version: "20.10.24", runtime: "runc" };
+const key: IsolationKey = { image_family: "node", image_digest: "sha256:" + "1".repeat(64), host_config_hash: "sha256:" + "2".repeat(64), engine_version: "20.10.24", runtime: "runc" };
 const probe = (passed: boolean) => ({ id: "uid_gid", property: "p", expected: 1, observed: 1, passed, does_not_prove: "x" });
 function report(passed: boolean, at: string, k: IsolationKey = key): IsolationReport {
-  return { schema_version: 1, available: true, ...k, generated_at: at, nonce: "n", probes: [probe(passed)], passed };
+  return { schema_version: REPORT_SCHEMA_VERSION, available: true, ...k, generated_at: at, nonce: "n", probes: [probe(passed)], passed };
 }
 
 describe("isolation report store", () => {
@@ -25,6 +25,8 @@ describe("isolation report store", () => {
     expect((await readLatestPassingReport(dir, key))?.generated_at).toBe("2026-11-30T00:00:00.000Z");
     expect(await readLatestPassingReport(dir, { ...key, runtime: "runsc" })).toBeNull();
     expect(await readLatestPassingReport(dir, { ...key, engine_version: "24.0.0" })).toBeNull();
+    // a live run in another family's image is not proven by this family's report
+    expect(await readLatestPassingReport(dir, { ...key, image_family: "python" })).toBeNull();
   });
 
   it("a newer failing report hides an older pass (regression: a stale pass unlocking the live model)", async () => {

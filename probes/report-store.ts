@@ -12,8 +12,8 @@ import { MiniAgentError } from "../daemon/src/errors.js";
 import { IsolationReport, type IsolationKey } from "./types.js";
 
 /**
- * What a report proves is tied to this tuple; a change to any part (new image,
- * other HostConfig, engine upgrade, other runtime) needs a new report.
+ * What a report proves is tied to this tuple; a change to any part (other family,
+ * new image, other HostConfig, engine upgrade, other runtime) needs a new report.
  * Cheap and side-effect free: reads the lock and asks the engine its version;
  * no container is made.
  */
@@ -34,11 +34,11 @@ export async function currentIsolationKey(opts: { config?: unknown; lockPath: st
 
 /** The one formula for the key; the live gate builds it from the same facts after its own engine checks. */
 export function isolationKeyFor(config: SandboxConfig, imageDigest: string, engineVersion: string): IsolationKey {
-  return { image_digest: imageDigest, host_config_hash: hostConfigHash(config), engine_version: engineVersion, runtime: config.runtime };
+  return { image_family: config.imageFamily, image_digest: imageDigest, host_config_hash: hostConfigHash(config), engine_version: engineVersion, runtime: config.runtime };
 }
 
 export function keyId(key: IsolationKey): string {
-  const canon = JSON.stringify([key.image_digest, key.host_config_hash, key.engine_version, key.runtime]);
+  const canon = JSON.stringify([key.image_family, key.image_digest, key.host_config_hash, key.engine_version, key.runtime]);
   return crypto.createHash("sha256").update(canon).digest("hex").slice(0, 32);
 }
 
@@ -49,6 +49,7 @@ function reportPath(stateDir: string, key: IsolationKey): string {
 /** Stores the report as the latest for its key (atomic replace); a failing run replaces an older pass. */
 export async function writeReport(stateDir: string, report: IsolationReport): Promise<string> {
   const file = reportPath(stateDir, {
+    image_family: report.image_family,
     image_digest: report.image_digest,
     host_config_hash: report.host_config_hash,
     engine_version: report.engine_version,
@@ -79,6 +80,7 @@ export async function readLatestReport(stateDir: string, key: IsolationKey): Pro
   if (!parsed.success) return null;
   const r = parsed.data;
   const same =
+    r.image_family === key.image_family &&
     r.image_digest === key.image_digest &&
     r.host_config_hash === key.host_config_hash &&
     r.engine_version === key.engine_version &&

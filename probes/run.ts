@@ -9,6 +9,7 @@ import { DockerExecutor } from "../daemon/src/sandbox/docker-executor.js";
 import { hostConfigHash, IN_IMAGE } from "../daemon/src/sandbox/host-config.js";
 import type { SandboxContainer } from "../daemon/src/sandbox/sandbox-container.js";
 import { hostCanSpawn, inspectProbes, leftovers, runtimeRegistrationProbe } from "./host-probes.js";
+import { insideProbeArgv } from "./inside-args.js";
 import { writeReport } from "./report-store.js";
 import { InsideOutput, REPORT_SCHEMA_VERSION, type IsolationReport, type ProbeResult, type UnavailableReport } from "./types.js";
 
@@ -47,7 +48,16 @@ export async function runIsolationProbes(opts: ProbeOptions): Promise<IsolationR
     engineVersion = (await docker.version()).Version;
     engineInfo = (await docker.info()) as Record<string, unknown>;
   } catch {
-    return { schema_version: REPORT_SCHEMA_VERSION, available: false, isolation_passed: false, reason: "runtime_unavailable", runtime: config.runtime, generated_at: now().toISOString(), passed: false };
+    return {
+      schema_version: REPORT_SCHEMA_VERSION,
+      available: false,
+      isolation_passed: false,
+      reason: "runtime_unavailable",
+      runtime: config.runtime,
+      image_family: config.imageFamily,
+      generated_at: now().toISOString(),
+      passed: false,
+    };
   }
   const digest = await executor.pinnedDigest();
   const nonce = crypto.randomBytes(16).toString("hex");
@@ -82,7 +92,9 @@ export async function runIsolationProbes(opts: ProbeOptions): Promise<IsolationR
     available: true,
     engine_version: engineVersion,
     runtime: config.runtime,
+    image_family: config.imageFamily,
     image_digest: digest,
+    // the executor's own config made every probe container: the same HostConfig as its candidate runs
     host_config_hash: hostConfigHash(config),
     generated_at: now().toISOString(),
     nonce,
@@ -100,8 +112,10 @@ async function insideProbes(
   o: { nonce: string; ws: string; ctl: string; canary: string; canaryFileName: string; stateDir: string },
 ): Promise<ProbeResult[]> {
   const config = executor.config;
-  const allowedEnv = [...new Set(["HOSTNAME", ...Object.keys(config.baseEnv), ...config.envAllowlist])];
-  const args = {
+  // the pinned image's own ENV (a family's PYTHON*/GO* settings) is part of what the digest pins, not the host's
+  const imageEnv = ((await docker.getImage(digest).inspect()).Config?.Env ?? []).map((e) => e.split("=", 1)[0]!);
+  const allowedEnv = [...new Set(["HOSTNAME", ...Object.keys(config.baseEnv), ...config.envAllowlist, ...imageEnv])];
+  const argv = insideProbeArgv(IN_IMAGE.probe, {
     nonce: o.nonce,
     runtime: config.runtime,
     allowedEnv,
@@ -109,11 +123,12 @@ async function insideProbes(
     canaryName: CANARY_ENV,
     canaryFileName: o.canaryFileName,
     hostStateDir: path.resolve(o.stateDir),
-  };
+    tmpNoexec: !config.tmpExec,
+  });
   let host: ProbeResult[] = [];
   const runId = `probe-${o.nonce.slice(0, 12)}-inside`;
   const res = await executor.runFresh(
-    { runId, purpose: "probe", argv: [...IN_IMAGE.probe, JSON.stringify(args)], workspaceDir: o.ws, controlDir: o.ctl, timeoutMs: 120_000, env: { MINI_AGENT_NONCE: o.nonce } },
+    { runId, purpose: "probe", argv, workspaceDir: o.ws, controlDir: o.ctl, timeoutMs: 120_000, env: { MINI_AGENT_NONCE: o.nonce } },
     {
       onStarted: async (box: SandboxContainer) => {
         const info = (await box.inspect()) as Parameters<typeof inspectProbes>[0];
@@ -181,12 +196,13 @@ async function resourceProbes(executor: DockerExecutor, docker: Docker, nonce: s
     (eagain || sandboxKilled) && spawnOk && clean(bomb.left),
     config.runtime === "runsc" ? "that gVisor enforces the pids limit per task (the bomb ends by killing the sandbox)" : "limits on threads inside one process beyond the same pids cgroup"));
 
-  const mem = await run("memory", ["/usr/bin/node", "-e", "const a=[];for(;;)a.push(Buffer.alloc(16<<20,1))"], 60_000);
+  // the static helper, not a language runtime: the same resource probes in every image family
+  const mem = await run("memory", [IN_IMAGE.syscallHelper, "memory"], 60_000);
   out.push(p("memory_limit", "the memory limit holds: the allocation is OOM-killed and reported, no hang",
     "oom_killed=true, timed_out=false", { oom_killed: mem.res.oom_killed, exit_code: mem.res.exit_code, timed_out: mem.res.timed_out, leftovers: mem.left },
     mem.res.oom_killed && !mem.res.timed_out && clean(mem.left), "page-cache or kernel memory accounting outside the cgroup"));
 
-  const stubborn = ["/usr/bin/node", "-e", "process.on('SIGTERM',()=>{});setInterval(()=>{},1000)"];
+  const stubborn = [IN_IMAGE.syscallHelper, "stubborn"];
   const deadline = await run("deadline", stubborn, 2_000);
   out.push(p("sigterm_deadline", "a process ignoring SIGTERM is gone at the deadline; no container, volume or process remains",
     "timed_out=true; no leftovers", { timed_out: deadline.res.timed_out, exit_code: deadline.res.exit_code, duration_ms: deadline.res.duration_ms, leftovers: deadline.left },

@@ -15,6 +15,8 @@ export type ProbeResult = z.infer<typeof ProbeResult>;
 export const InsideOutput = z.strictObject({ nonce: z.string(), probes: z.array(ProbeResult).min(1) });
 
 export const IsolationKey = z.strictObject({
+  /** the image family (node, python, go): a live run in one family needs a report of that family */
+  image_family: z.string(),
   image_digest: z.string(),
   host_config_hash: z.string(),
   engine_version: z.string(),
@@ -22,13 +24,15 @@ export const IsolationKey = z.strictObject({
 });
 export type IsolationKey = z.infer<typeof IsolationKey>;
 
-export const REPORT_SCHEMA_VERSION = 1;
+/** 2: reports name their image family (issue 11); a version-1 report proves nothing for the gate now. */
+export const REPORT_SCHEMA_VERSION = 2;
 
 export const IsolationReport = z.strictObject({
   schema_version: z.literal(REPORT_SCHEMA_VERSION),
   available: z.literal(true),
   engine_version: z.string(),
   runtime: Runtime,
+  image_family: z.string(),
   image_digest: z.string(),
   host_config_hash: z.string(),
   generated_at: z.string(),
@@ -45,6 +49,7 @@ export interface UnavailableReport {
   isolation_passed: false;
   reason: "runtime_unavailable";
   runtime: Runtime;
+  image_family: string;
   generated_at: string;
   passed: false;
 }

@@ -5,10 +5,11 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, "..");
 
 /**
- * One image family per test-preset family. A second family (e.g. Python with
- * pytest) is another entry here: its interpreter binary, the extra trees it
- * needs, and its env; the builder copies the binaries with exactly the shared
- * libraries `ldd` lists, so nothing else is needed to add one.
+ * One image family per test-preset family (node, python, go). A family is its
+ * interpreter or toolchain binaries, the trees they need, and its env; the
+ * builder copies the binaries with exactly the shared libraries `ldd` lists, so
+ * nothing else is needed to add one. What a family needs from the sandbox at run
+ * time (a larger or exec /tmp) is in daemon/src/sandbox/families.ts.
  */
 export interface ImageDefinition {
   family: string;
@@ -25,13 +26,35 @@ export interface ImageDefinition {
   env: Record<string, string>;
   /** the image's CMD (there is no shell in the image). */
   cmd: string[];
+  /** host paths (or subtrees) inside `trees` that are left out, e.g. pip's installer or the toolchain's own test suite. */
+  exclude?: string[];
+  /** directories copied by `trees` whose shared objects (`*.so`) also get their `ldd` closure (Python's extension modules). */
+  libraryClosureOf?: string[];
+  /** symbolic links made in the image: [imagePath, target]. */
+  symlinks?: Array<[string, string]>;
+  /**
+   * Debian packages the host files come from. The build checks them (and installs them as root on
+   * Debian) with scripts/toolchains-ensure.sh first; a family without any never runs it.
+   */
+  hostPackages?: string[];
 }
 
-/** the sandbox's main process and its request tool `run` (see sandbox-image/README.md). */
-const SPAWN_HELPERS: Array<[string, string]> = [
+/**
+ * What every sandbox family carries, whatever its language: the main process and its request
+ * tool `run` (see sandbox-image/README.md), and the isolation probe with its syscall helper.
+ * All static, so the probe run needs nothing from the family (issue 11): one probe, every image.
+ */
+const SANDBOX_HELPERS: Array<[string, string]> = [
   ["sandbox-image/helper/spawner.c", "/opt/mini-agent/spawner"],
   ["sandbox-image/helper/run.c", "/opt/mini-agent/run"],
+  ["probes/inside/probe.c", "/opt/mini-agent/probe"],
+  ["sandbox-image/helper/syscalls.c", "/opt/mini-agent/syscall-probe"],
 ];
+
+const BASE_ENV = { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: "/tmp", LANG: "C.UTF-8" };
+
+/** Debian's Go 1.19 (package golang-go); GOROOT is where its `go` binary lives. */
+const GOROOT = "/usr/lib/go-1.19";
 
 export const IMAGE_DEFINITIONS = {
   node: {
@@ -39,11 +62,82 @@ export const IMAGE_DEFINITIONS = {
     tag: "mini-agent/sandbox-node:local",
     binaries: ["/usr/bin/node"],
     trees: [],
-    assets: [["probes/inside/probe.mjs", "/opt/mini-agent/probe.mjs", 0o444]],
-    staticHelpers: [...SPAWN_HELPERS, ["sandbox-image/helper/syscalls.c", "/opt/mini-agent/syscall-probe"]],
-    env: { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: "/tmp", LANG: "C.UTF-8" },
+    assets: [],
+    staticHelpers: SANDBOX_HELPERS,
+    env: BASE_ENV,
     // every command is a child of the spawner, in the init process tree the runtime's seccomp filter covers
     cmd: ["/opt/mini-agent/spawner"],
+  },
+  /**
+   * Debian's python3.11 with exactly its stdlib and the shared libraries it and its extension
+   * modules load, plus pytest and its pure-Python dependencies from Debian's python3-pytest.
+   * No pip: neither pip nor ensurepip is copied, so nothing can be installed at run time.
+   */
+  python: {
+    family: "python",
+    tag: "mini-agent/sandbox-python:local",
+    binaries: ["/usr/bin/python3.11"],
+    trees: [
+      ["/usr/lib/python3.11", "/usr/lib/python3.11"],
+      // pytest 7.2 and what it imports (python3-pytest's Depends that 3.11 still needs)
+      ...["_pytest", "pytest", "py.py", "pluggy", "iniconfig", "packaging", "attr", "attrs"].map(
+        (n): [string, string] => [`/usr/lib/python3/dist-packages/${n}`, `/usr/lib/python3/dist-packages/${n}`],
+      ),
+    ],
+    exclude: ["/usr/lib/python3.11/ensurepip", "/usr/lib/python3.11/site-packages", "/usr/lib/python3.11/test", "/usr/lib/python3.11/idlelib"],
+    libraryClosureOf: ["/usr/lib/python3.11/lib-dynload"],
+    symlinks: [["/usr/bin/python3", "python3.11"], ["/usr/bin/python", "python3.11"]],
+    assets: [],
+    staticHelpers: SANDBOX_HELPERS,
+    env: {
+      ...BASE_ENV,
+      // the root is read-only and /workspace is the candidate's: no bytecode written anywhere,
+      // and where something would write a cache it goes to /tmp
+      PYTHONDONTWRITEBYTECODE: "1",
+      PYTHONPYCACHEPREFIX: "/tmp/pycache",
+      PYTHONNOUSERSITE: "1",
+      PYTEST_ADDOPTS: "-o cache_dir=/tmp/pytest-cache",
+    },
+    cmd: ["/opt/mini-agent/spawner"],
+    hostPackages: ["python3-pytest"],
+  },
+  /**
+   * Debian's Go toolchain (its compiler, linker and vet under GOROOT/pkg/tool, the standard
+   * library's source and its precompiled archives). Nothing is ever fetched: GOPROXY=off, and
+   * no -mod flag, so Go's default applies (vendor/ when the module has one, else read-only
+   * go.mod): a dependency that is not vendored fails with "module lookup disabled by
+   * GOPROXY=off" (or "missing go.sum entry"). CGO_ENABLED=0: there is no C compiler.
+   */
+  go: {
+    family: "go",
+    tag: "mini-agent/sandbox-go:local",
+    binaries: [],
+    trees: [[GOROOT, GOROOT]],
+    // the toolchain's own tests and docs, and precompiled archives of the go command itself
+    exclude: [`${GOROOT}/test`, `${GOROOT}/api`, `${GOROOT}/misc`, `${GOROOT}/pkg/linux_amd64/cmd`],
+    // the go command and its tools are dynamically linked on some builds: copy whatever they load
+    libraryClosureOf: [`${GOROOT}/bin`, `${GOROOT}/pkg/tool`],
+    symlinks: [["/usr/bin/go", `${GOROOT}/bin/go`], ["/usr/bin/gofmt", `${GOROOT}/bin/gofmt`]],
+    assets: [],
+    staticHelpers: SANDBOX_HELPERS,
+    env: {
+      ...BASE_ENV,
+      GOROOT,
+      // caches and temporary builds on the /tmp tmpfs (exec and larger for this family: daemon/src/sandbox/families.ts)
+      GOCACHE: "/tmp/go-cache",
+      GOPATH: "/tmp/go",
+      GOMODCACHE: "/tmp/go/pkg/mod",
+      GOTMPDIR: "/tmp",
+      GOPROXY: "off",
+      GOSUMDB: "off",
+      GOTOOLCHAIN: "local",
+      GOTELEMETRY: "off",
+      // no git in the image: do not stamp version-control info into binaries
+      GOFLAGS: "-buildvcs=false",
+      CGO_ENABLED: "0",
+    },
+    cmd: ["/opt/mini-agent/spawner"],
+    hostPackages: ["golang-go"],
   },
   /** The bare Node runtime, no sandbox helpers: a base to package the daemon on (its Dockerfile sets the entrypoint). */
   "node-base": {
@@ -53,12 +147,15 @@ export const IMAGE_DEFINITIONS = {
     trees: [],
     assets: [],
     staticHelpers: [],
-    env: { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: "/tmp", LANG: "C.UTF-8" },
+    env: BASE_ENV,
     cmd: ["/usr/bin/node"],
   },
 } satisfies Record<string, ImageDefinition>;
 
 export type ImageFamily = keyof typeof IMAGE_DEFINITIONS;
+
+/** the families candidate code runs in (node-base packages the daemon itself: no sandbox, no probes) */
+export const SANDBOX_FAMILIES = ["node", "python", "go"] as const satisfies readonly ImageFamily[];
 
 export function repoPath(rel: string): string {
   return path.join(REPO, rel);

@@ -1,4 +1,6 @@
+import { execFile } from "node:child_process";
 import path from "node:path";
+import { promisify } from "node:util";
 import type Docker from "dockerode";
 import tar from "tar-fs";
 import { MiniAgentError } from "../daemon/src/errors.js";
@@ -39,6 +41,24 @@ export function packContext(contextDir: string): NodeJS.ReadableStream {
   }) as unknown as NodeJS.ReadableStream;
 }
 
+/**
+ * The host packages a family is assembled from, installed when missing (as root on
+ * Debian) by scripts/toolchains-ensure.sh; a clear error otherwise. Families without
+ * host packages (node) never run it.
+ */
+export async function ensureHostPackages(def: ImageDefinition): Promise<void> {
+  const packages = def.hostPackages ?? [];
+  if (packages.length === 0) return;
+  try {
+    await promisify(execFile)("bash", [repoPath("scripts/toolchains-ensure.sh"), ...packages], { maxBuffer: 16 << 20 });
+  } catch (err) {
+    const stderr = String((err as { stderr?: string }).stderr ?? "").trim().split("\n").slice(-3).join("; ");
+    throw new MiniAgentError("sandbox_error", `image family ${def.family} needs the host packages ${packages.join(", ")}: ${stderr || "toolchains-ensure.sh failed"}`, {
+      cause: err,
+    });
+  }
+}
+
 /** Assembles and builds one image definition through the Engine API (no CLI, no registry). */
 export async function buildImageFromDefinition(
   docker: Docker,
@@ -46,6 +66,7 @@ export async function buildImageFromDefinition(
   opts: { contextDir?: string; onProgress?: (line: string) => void } = {},
 ): Promise<BuiltImage> {
   const contextDir = opts.contextDir ?? repoPath(path.join("sandbox-image/build", def.family));
+  await ensureHostPackages(def);
   await assembleContext(def, contextDir);
   const stream = await docker.buildImage(packContext(contextDir) as never, {
     t: def.tag,

@@ -1,6 +1,10 @@
+import { execFileSync } from "node:child_process";
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { dockerfile, parseLdd } from "./rootfs.js";
-import { IMAGE_DEFINITIONS } from "./definitions.js";
+import { assembleContext, dockerfile, parseLdd } from "./rootfs.js";
+import { IMAGE_DEFINITIONS, SANDBOX_FAMILIES } from "./definitions.js";
 
 describe("rootfs assembly", () => {
   it("takes exactly the files ldd names, including the loader, and skips the vdso", () => {
@@ -14,5 +18,46 @@ describe("rootfs assembly", () => {
     expect(df).toContain("USER 65534:65534");
     expect(df).not.toMatch(/LABEL|ARG|RUN|ADD http/);
     expect(dockerfile(IMAGE_DEFINITIONS.node)).toBe(df);
+  });
+
+  it("leaves excluded subtrees out, copies what the tree's ELF files load, and makes the links", async () => {
+    const tmp = await fs.mkdtemp(path.join(os.tmpdir(), "mini-agent-rootfs-"));
+    try {
+      const tree = path.join(tmp, "host/tool");
+      await fs.mkdir(path.join(tree, "bin"), { recursive: true });
+      await fs.mkdir(path.join(tree, "test"), { recursive: true });
+      // a dynamically linked ELF file (the test runner's own node) and a file that must not go in
+      await fs.copyFile(process.execPath, path.join(tree, "bin/tool"));
+      await fs.writeFile(path.join(tree, "test/huge.txt"), "x");
+      const ctx = path.join(tmp, "ctx");
+      await assembleContext(
+        { ...IMAGE_DEFINITIONS["node-base"], binaries: [], trees: [[tree, "/opt/tool"]], exclude: [path.join(tree, "test")], libraryClosureOf: [tree], symlinks: [["/usr/bin/tool", "/opt/tool/bin/tool"]] },
+        ctx,
+      );
+      const rootfs = path.join(ctx, "rootfs");
+      expect((await fs.stat(path.join(rootfs, "opt/tool/bin/tool"))).isFile()).toBe(true);
+      await expect(fs.stat(path.join(rootfs, "opt/tool/test"))).rejects.toThrow();
+      expect(await fs.readlink(path.join(rootfs, "usr/bin/tool"))).toBe("/opt/tool/bin/tool");
+      // the loader and libc of whatever `ldd` names for the ELF file
+      const libs = parseLdd(execFileSync("ldd", [process.execPath], { encoding: "utf8" }));
+      expect(libs.length).toBeGreaterThan(0);
+      for (const lib of libs) expect((await fs.stat(path.join(rootfs, lib))).isFile()).toBe(true);
+    } finally {
+      await fs.rm(tmp, { recursive: true, force: true });
+    }
+  });
+
+  it("every sandbox family carries the static spawner, relay and probes, and the python and go families ask for no pip and no fetch", () => {
+    for (const family of SANDBOX_FAMILIES) {
+      expect(IMAGE_DEFINITIONS[family].staticHelpers.map(([, dest]) => dest)).toEqual(
+        expect.arrayContaining(["/opt/mini-agent/spawner", "/opt/mini-agent/run", "/opt/mini-agent/probe", "/opt/mini-agent/syscall-probe"]),
+      );
+      expect(IMAGE_DEFINITIONS[family].cmd).toEqual(["/opt/mini-agent/spawner"]);
+    }
+    expect(IMAGE_DEFINITIONS.python.exclude).toContain("/usr/lib/python3.11/ensurepip");
+    expect(IMAGE_DEFINITIONS.python.trees.map(([src]) => src).some((s) => /pip/.test(path.basename(s)))).toBe(false);
+    expect(IMAGE_DEFINITIONS.python.env).toMatchObject({ PYTHONDONTWRITEBYTECODE: "1" });
+    expect(IMAGE_DEFINITIONS.go.env).toMatchObject({ GOPROXY: "off", GOSUMDB: "off", GOTOOLCHAIN: "local", CGO_ENABLED: "0" });
+    expect(IMAGE_DEFINITIONS.go.env.GOFLAGS ?? "").not.toMatch(/-mod=/);
   });
 });

@@ -33,6 +33,35 @@ async function copyResolved(src: string, rootfs: string, dest = src): Promise<vo
   await fs.chmod(target, mode);
 }
 
+/** Copies the shared libraries `ldd` lists for one host file; a static file has none (ldd exits non-zero). */
+async function copyClosure(file: string, rootfs: string): Promise<void> {
+  let stdout: string;
+  try {
+    ({ stdout } = await run("ldd", [file]));
+  } catch {
+    return;
+  }
+  for (const lib of parseLdd(stdout)) await copyResolved(lib, rootfs);
+}
+
+/** Regular files under `dir` that start with the ELF magic. */
+async function elfFilesUnder(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const entry of await fs.readdir(dir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const file = path.join(entry.parentPath ?? entry.path, entry.name);
+    const fh = await fs.open(file, "r");
+    try {
+      const head = Buffer.alloc(4);
+      await fh.read(head, 0, 4, 0);
+      if (head.equals(Buffer.from([0x7f, 0x45, 0x4c, 0x46]))) out.push(file);
+    } finally {
+      await fh.close();
+    }
+  }
+  return out.sort();
+}
+
 /**
  * Writes a build context (`Dockerfile` + `rootfs/`) for one image definition
  * into `contextDir`, which is emptied first. Only the listed binaries, their
@@ -46,11 +75,18 @@ export async function assembleContext(def: ImageDefinition, contextDir: string):
 
   for (const bin of def.binaries) {
     await copyResolved(bin, rootfs);
-    const { stdout } = await run("ldd", [bin]);
-    for (const lib of parseLdd(stdout)) await copyResolved(lib, rootfs);
+    await copyClosure(bin, rootfs);
   }
+  const excluded = (src: string) => (def.exclude ?? []).some((x) => src === x || src.startsWith(x + "/"));
   for (const [src, dest] of def.trees) {
-    await fs.cp(src, path.join(rootfs, dest), { recursive: true, dereference: true });
+    await fs.cp(src, path.join(rootfs, dest), { recursive: true, dereference: true, filter: (from) => !excluded(from) });
+  }
+  for (const dir of def.libraryClosureOf ?? []) {
+    for (const file of await elfFilesUnder(dir)) if (!excluded(file)) await copyClosure(file, rootfs);
+  }
+  for (const [link, target] of def.symlinks ?? []) {
+    await fs.mkdir(path.dirname(path.join(rootfs, link)), { recursive: true });
+    await fs.symlink(target, path.join(rootfs, link));
   }
   for (const [src, dest, mode] of def.assets) {
     await fs.mkdir(path.dirname(path.join(rootfs, dest)), { recursive: true });

@@ -34,10 +34,18 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
   const docker = createDockerClient(env);
   const lockPath = statePath(config.stateDir, "imageLock");
   const instance = instanceIdFor(config.stateDir);
-  const sandbox = resolveSandboxConfig({ runtime: config.runtime, instance });
-  const container = new DockerExecutor({ lockPath, config: { runtime: config.runtime, instance }, docker });
+  // one set of sandbox overrides: the executor, the gate and each family's config are made from it
+  const sandboxOverrides = (imageFamily?: string) => ({ runtime: config.runtime, instance, ...(imageFamily ? { imageFamily } : {}) });
+  const sandbox = resolveSandboxConfig(sandboxOverrides());
+  const container = new DockerExecutor({ lockPath, config: sandboxOverrides(), docker });
 
-  const facts = sandboxIsolationFacts({ docker, sandbox, lockPath, readReport: (key) => readIsolationReportSummary(config.stateDir, key) });
+  const facts = sandboxIsolationFacts({
+    docker,
+    sandbox,
+    sandboxFor: (family) => resolveSandboxConfig(sandboxOverrides(family)),
+    lockPath,
+    readReport: (key) => readIsolationReportSummary(config.stateDir, key),
+  });
   const liveGate: LiveGate = {
     async check({ backend }) {
       const v = await checkLiveGate({ backend, facts });

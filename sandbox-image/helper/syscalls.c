@@ -49,9 +49,31 @@ static int forkbomb(void) {
   return 0;
 }
 
+/*
+ * `syscall-probe memory`: allocates and touches 16 MiB at a time until the memory
+ * cgroup kills it (the probe expects an OOM kill, never a return).
+ * `syscall-probe stubborn`: ignores SIGTERM and waits forever (only SIGKILL ends it).
+ * Here rather than in a language runtime, so the resource probes run in every family.
+ */
+static int memory(void) {
+  for (;;) {
+    char *p = malloc(16 << 20);
+    if (!p) { printf("{\"error\":\"ENOMEM\"}\n"); fflush(stdout); return 1; }
+    memset(p, 1, 16 << 20);
+  }
+}
+
+static int stubborn(void) {
+  signal(SIGTERM, SIG_IGN);
+  for (;;) pause();
+  return 0;
+}
+
 int main(int argc, char **argv) {
   long r;
   if (argc > 1 && strcmp(argv[1], "forkbomb") == 0) return forkbomb();
+  if (argc > 1 && strcmp(argv[1], "memory") == 0) return memory();
+  if (argc > 1 && strcmp(argv[1], "stubborn") == 0) return stubborn();
   printf("{");
   /* KEYCTL_GET_KEYRING_ID (0) of the session keyring (-3), create=0 */
   errno = 0; r = syscall(SYS_keyctl, 0, -3, 0); report("keyctl", r, errno);

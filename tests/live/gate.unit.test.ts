@@ -14,7 +14,7 @@ import { startFakeProvider, textReply, type FakeProvider } from "./openai-server
 
 const NOW = Date.parse("2026-11-30T12:00:00Z");
 const HOUR = 3_600_000;
-const KEY: IsolationKey = { image_digest: `sha256:${"a".repeat(64)}`, host_config_hash: `sha256:${"b".repeat(64)}`, engine_version: "20.10.24", runtime: "runc" };
+const KEY: IsolationKey = { image_family: "node", image_digest: `sha256:${"a".repeat(64)}`, host_config_hash: `sha256:${"b".repeat(64)}`, engine_version: "20.10.24", runtime: "runc" };
 
 /**
  * Isolation facts as the gate sees them, one wrong at a time. The gate's

@@ -3,18 +3,18 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { keyId, writeReport } from "../../probes/report-store.js";
-import type { IsolationReport } from "../../probes/types.js";
+import { REPORT_SCHEMA_VERSION, type IsolationReport } from "../../probes/types.js";
 import { statePath } from "../../daemon/src/config/state-dir.js";
 import type { IsolationKey } from "../../daemon/src/gate/isolation-facts.js";
 import { checkLiveGate } from "../../daemon/src/gate/live-gate.js";
 import { readIsolationReportSummary } from "../../daemon/src/gate/probe-report.js";
 
-const KEY: IsolationKey = { image_digest: `sha256:${"c".repeat(64)}`, host_config_hash: `sha256:${"d".repeat(64)}`, engine_version: "20.10.24", runtime: "runc" };
+const KEY: IsolationKey = { image_family: "node", image_digest: `sha256:${"c".repeat(64)}`, host_config_hash: `sha256:${"d".repeat(64)}`, engine_version: "20.10.24", runtime: "runc" };
 const AT = "2026-11-30T00:00:00.000Z";
 
 function report(probes: Array<[string, boolean]>, over: Partial<IsolationReport> = {}): IsolationReport {
   return {
-    schema_version: 1,
+    schema_version: REPORT_SCHEMA_VERSION,
     available: true,
     ...KEY,
     generated_at: AT,

@@ -43,7 +43,7 @@ try { fs.writeFileSync("/workspace/host-secret-link", "overwritten"); out.hostLi
 console.log(JSON.stringify(out));`,
   "hardlink.mjs": `import fs from "node:fs";
 const out = {};
-for (const src of ["/etc/passwd", "/usr/bin/node", "/opt/mini-agent/probe.mjs"]) { try { fs.linkSync(src, "/workspace/hl-" + src.split("/").pop()); out[src] = "LINKED"; } catch (e) { out[src] = e.code; } }
+for (const src of ["/etc/passwd", "/usr/bin/node", "/opt/mini-agent/probe"]) { try { fs.linkSync(src, "/workspace/hl-" + src.split("/").pop()); out[src] = "LINKED"; } catch (e) { out[src] = e.code; } }
 console.log(JSON.stringify(out));`,
   "environ.mjs": `import fs from "node:fs";
 let e; try { e = fs.readFileSync("/proc/1/environ", "utf8").split("\\0").filter(Boolean); } catch (err) { e = err.code; }

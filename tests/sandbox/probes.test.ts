@@ -1,9 +1,11 @@
 import { spawnSync } from "node:child_process";
+import crypto from "node:crypto";
 import fs from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
 import { DockerExecutor } from "../../daemon/src/sandbox/docker-executor.js";
 import { IN_IMAGE } from "../../daemon/src/sandbox/host-config.js";
+import { insideProbeArgv } from "../../probes/inside-args.js";
 import { currentIsolationKey, readLatestPassingReport } from "../../probes/report-store.js";
 import { runIsolationProbes } from "../../probes/run.js";
 import type { IsolationReport } from "../../probes/types.js";
@@ -55,7 +57,7 @@ describe.each(runtimes)("isolation probes on %s", (runtime) => {
 
   it("is stored under its key and found by the gate only while the key matches", async () => {
     const key = await currentIsolationKey({ config: { runtime }, lockPath: state.lockPath, docker });
-    expect(key).toEqual({ image_digest: report.image_digest, host_config_hash: report.host_config_hash, engine_version: report.engine_version, runtime });
+    expect(key).toEqual({ image_family: "node", image_digest: report.image_digest, host_config_hash: report.host_config_hash, engine_version: report.engine_version, runtime });
     const found = await readLatestPassingReport(state.stateDir, key);
     if (report.passed) expect(found?.generated_at).toBe(report.generated_at);
     else expect(found).toBeNull();
@@ -71,12 +73,12 @@ describe("the process probes can fail", () => {
     const prefix = runIdPrefix("probe-neg");
     const ws = await workspace({ "x.txt": "x" });
     try {
-      const args = { nonce: "n".repeat(32), runtime: "runc", allowedEnv: [], canarySha256: "", canaryName: "NONE", canaryFileName: "none", hostStateDir: "/nonexistent" };
+      const args = { nonce: "n".repeat(32), runtime: "runc", allowedEnv: [], canarySha256: "", canaryName: "NONE", canaryFileName: "none", hostStateDir: "/nonexistent", tmpNoexec: true };
       // a wrapper between the spawner and the probe, and a detached sibling that outlives nothing of the probe's
       const wrapper = "const c=require('child_process');c.spawn('/usr/bin/node',['-e','setTimeout(()=>{},30000)'],{detached:true,stdio:'ignore'});" +
         "process.exit(c.spawnSync(process.argv[1],process.argv.slice(2),{stdio:'inherit'}).status)";
       const ex = new DockerExecutor({ lockPath: state.lockPath });
-      const res = await ex.run({ runId: `${prefix}-x`, purpose: "probe", argv: ["node", "-e", wrapper, ...IN_IMAGE.probe, JSON.stringify(args)], workspaceDir: ws, timeoutMs: 60_000 });
+      const res = await ex.run({ runId: `${prefix}-x`, purpose: "probe", argv: ["node", "-e", wrapper, ...insideProbeArgv(IN_IMAGE.probe, args)], workspaceDir: ws, timeoutMs: 60_000 });
       const lines = res.stdout.trim().split("\n");
       const probes = (JSON.parse(lines[lines.length - 1]!) as { probes: Array<{ id: string; passed: boolean; observed: unknown }> }).probes;
       const pidNs = probes.find((p) => p.id === "pid_namespace")!;
@@ -84,6 +86,40 @@ describe("the process probes can fail", () => {
       // the wrapper and the detached sibling
       expect((pidNs.observed as { unexpected: number[] }).unexpected).toHaveLength(2);
       expect(probes.find((p) => p.id === "spawned_tree")!.passed).toBe(false);
+    } finally {
+      await removeWithPrefix(prefix);
+      await fs.rm(ws, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("the static inside probe can fail", () => {
+  it("reports runtime, env_allowlist and canary_file as failed when the sandbox does not match what the host says it must be", async () => {
+    const prefix = runIdPrefix("probe-static-neg");
+    const ws = await workspace({ "planted-canary": "x" });
+    try {
+      // a runc sandbox described as runsc; no env name allowed; LANG's value posing as the canary secret;
+      // a canary file the probe will find; a "host state dir" that is visible
+      const argv = insideProbeArgv(IN_IMAGE.probe, {
+        nonce: "m".repeat(32),
+        runtime: "runsc",
+        allowedEnv: [],
+        canarySha256: crypto.createHash("sha256").update("C.UTF-8").digest("hex"),
+        canaryName: "NONE",
+        canaryFileName: "planted-canary",
+        hostStateDir: "/workspace",
+        tmpNoexec: true,
+      });
+      const ex = new DockerExecutor({ lockPath: state.lockPath });
+      const res = await ex.run({ runId: `${prefix}-x`, purpose: "probe", argv, workspaceDir: ws, timeoutMs: 60_000 });
+      const out = JSON.parse(res.stdout.trim().split("\n").pop()!) as { nonce: string; probes: Array<{ id: string; passed: boolean; observed: unknown }> };
+      expect(out.nonce).toBe("m".repeat(32));
+      const byId = Object.fromEntries(out.probes.map((p) => [p.id, p]));
+      for (const id of ["runtime", "env_allowlist", "canary_file"]) expect(byId[id]?.passed, id).toBe(false);
+      expect((byId.env_allowlist!.observed as { canary_seen: boolean }).canary_seen).toBe(true);
+      expect((byId.canary_file!.observed as { found: string[] }).found).toEqual(["/workspace/planted-canary"]);
+      // the rest of this sandbox is sound: the same run passes the probes that do not depend on those facts
+      for (const id of ["uid_gid", "capabilities", "readonly_rootfs", "network_interfaces", "seccomp_syscalls", "spawned_tree"]) expect(byId[id]?.passed, id).toBe(true);
     } finally {
       await removeWithPrefix(prefix);
       await fs.rm(ws, { recursive: true, force: true });

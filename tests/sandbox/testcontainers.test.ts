@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resolveSandboxConfig } from "../../daemon/src/sandbox/config.js";
 import { hostConfigTemplate, IN_IMAGE, sandboxLabels, SANDBOX_USER } from "../../daemon/src/sandbox/host-config.js";
 import { inspectProbes } from "../../probes/host-probes.js";
+import { insideProbeArgv } from "../../probes/inside-args.js";
 import type { ProbeResult } from "../../probes/types.js";
 import { availableRuntimes, docker, freshStateDir, runIdPrefix } from "./helpers.js";
 
@@ -53,10 +54,11 @@ describe.each(runtimes)("the pinned image under Testcontainers on %s", (runtime)
       canaryName: "NOT_SET",
       canaryFileName: "no-such-canary",
       hostStateDir: state.stateDir,
+      tmpNoexec: true,
     };
     // through the relay, as the executor does: the probe must run in the spawner's (seccomp-filtered) tree
     // (no workspace volume here, and the image's own /workspace is root's: start in /)
-    const res = await started.exec([...IN_IMAGE.relay, ...IN_IMAGE.probe, JSON.stringify(args)], { user: SANDBOX_USER, workingDir: "/" });
+    const res = await started.exec([...IN_IMAGE.relay, ...insideProbeArgv(IN_IMAGE.probe, args)], { user: SANDBOX_USER, workingDir: "/" });
     const parsed = JSON.parse(res.stdout.trim().split("\n").pop()!);
     expect(parsed.nonce).toBe(args.nonce);
     probes = parsed.probes;

@@ -7,6 +7,8 @@ import type { Runtime } from "../contracts/sandbox.js";
  * probes' report store; it never starts a container.
  */
 export interface IsolationKey {
+  /** the image family (node, python, go): reports are per family */
+  image_family: string;
   image_digest: string;
   host_config_hash: string;
   engine_version: string;
@@ -27,8 +29,11 @@ export interface IsolationReportSummary {
 }
 
 export interface IsolationFacts {
-  /** engine reachable? pinned image present? then the current key. Cheap: no container is run. */
-  currentKey(): Promise<CurrentKeyResult>;
+  /**
+   * engine reachable? pinned image of this family present? then the current key of that
+   * family (its own HostConfig hash). No family: the configured one. Cheap: no container is run.
+   */
+  currentKey(family?: string): Promise<CurrentKeyResult>;
   /** the most recent report for exactly this key, or null when there is none */
   latestReport(key: IsolationKey): Promise<IsolationReportSummary | null>;
 }

@@ -9,8 +9,10 @@ import type { IsolationFacts, IsolationKey } from "./isolation-facts.js";
  * is read and BEFORE any HTTP request:
  *   1. the backend is `container` (never trusted_local);
  *   2. the engine is reachable and the pinned image digest is present;
- *   3. the latest isolation report for the CURRENT key (image digest, HostConfig
- *      hash, engine version, runtime) passed and is younger than maxReportAgeMs.
+ *   3. the latest isolation report for the CURRENT key of the run's image family
+ *      (family, image digest, HostConfig hash, engine version, runtime) passed and
+ *      is younger than maxReportAgeMs: a live run in the python image needs a
+ *      passing python report, whatever the node report says.
  * The gate takes no credential source and no HTTP client: it cannot touch either.
  */
 export const LIVE_GATE_DEFAULTS = {
@@ -36,6 +38,8 @@ export type LiveGateResult =
 export interface LiveGateInput {
   backend: Backend;
   facts: IsolationFacts;
+  /** the image family the run's sandbox uses; absent: the configured family */
+  family?: string;
   maxReportAgeMs?: number;
   /** epoch milliseconds; injected so staleness is testable without waiting */
   clock?: () => number;
@@ -54,12 +58,16 @@ export async function checkLiveGate(input: LiveGateInput): Promise<LiveGateResul
 
   let current;
   try {
-    current = await input.facts.currentKey();
+    current = await input.facts.currentKey(input.family);
   } catch {
     // fail closed: a fact we cannot establish is a fact that does not hold
     return refuse("runtime_unavailable", "the container engine could not be queried");
   }
   if (!current.ok) return refuse(current.reason, current.detail);
+  // fail closed: a key of another family proves nothing about this run's sandbox
+  if (input.family !== undefined && current.key.image_family !== input.family) {
+    return refuse("image_missing", `the sandbox facts describe family ${current.key.image_family}, not ${input.family}`);
+  }
 
   let report;
   try {
@@ -68,7 +76,7 @@ export async function checkLiveGate(input: LiveGateInput): Promise<LiveGateResul
     return refuse("report_stale", "the isolation report for the current sandbox could not be read");
   }
   if (report === null) {
-    return refuse("report_stale", "no isolation report exists for the current image, sandbox config, engine and runtime");
+    return refuse("report_stale", `no isolation report exists for the current ${current.key.image_family} image, sandbox config, engine and runtime`);
   }
   if (!report.passed) {
     const failed = report.failed_probe_ids[0] ?? "unknown";

@@ -14,6 +14,8 @@ export interface LiveModelRequest {
   runId: string;
   task: Pick<TaskSpec, "forbidden">;
   backend: Backend;
+  /** the image family of the run's sandbox; absent: the configured one (runs choose a family in later work) */
+  imageFamily?: string;
 }
 
 export interface LiveModelFactoryDeps {
@@ -49,6 +51,7 @@ export function createLiveModelFactory(deps: LiveModelFactoryDeps): (req: LiveMo
     const pass = await assertLiveGate({
       backend: req.backend,
       facts: deps.facts,
+      ...(req.imageFamily !== undefined ? { family: req.imageFamily } : {}),
       ...(deps.maxReportAgeMs !== undefined ? { maxReportAgeMs: deps.maxReportAgeMs } : {}),
       ...(deps.clock ? { clock: deps.clock } : {}),
     });

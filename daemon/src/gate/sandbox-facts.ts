@@ -7,7 +7,14 @@ import type { CurrentKeyResult, IsolationFacts, IsolationKey, IsolationReportSum
 
 export interface SandboxFactsOptions {
   docker: Docker;
+  /** the configured sandbox (its family is the default one) */
   sandbox: SandboxConfig;
+  /**
+   * The sandbox config of another image family, made exactly as that family's executor
+   * makes it (the same overrides plus `imageFamily`), so its HostConfig hash is the one
+   * its probes ran with. Absent: only the configured family has a sandbox.
+   */
+  sandboxFor?: (family: string) => SandboxConfig;
   /** statePath(stateDir, "imageLock") */
   lockPath: string;
   /** the probes' report store: the latest report (passing or not) stored for exactly this key */
@@ -22,7 +29,16 @@ export interface SandboxFactsOptions {
  */
 export function sandboxIsolationFacts(opts: SandboxFactsOptions): IsolationFacts {
   return {
-    async currentKey(): Promise<CurrentKeyResult> {
+    async currentKey(family?: string): Promise<CurrentKeyResult> {
+      let sandbox = opts.sandbox;
+      if (family !== undefined && family !== opts.sandbox.imageFamily) {
+        if (!opts.sandboxFor) return { ok: false, reason: "image_missing", detail: `no sandbox is configured for the image family ${family}` };
+        try {
+          sandbox = opts.sandboxFor(family);
+        } catch (err) {
+          return { ok: false, reason: "image_missing", detail: isMiniAgentError(err) ? err.message : `no sandbox for the image family ${family}` };
+        }
+      }
       let engineVersion: string;
       let runtimes: Record<string, unknown>;
       try {
@@ -32,12 +48,12 @@ export function sandboxIsolationFacts(opts: SandboxFactsOptions): IsolationFacts
       } catch {
         return { ok: false, reason: "runtime_unavailable", detail: "no Docker engine is reachable; run `npm run docker:ensure`" };
       }
-      if (!(opts.sandbox.runtime in runtimes)) {
-        return { ok: false, reason: "runtime_unavailable", detail: `the OCI runtime ${opts.sandbox.runtime} is not registered with the engine` };
+      if (!(sandbox.runtime in runtimes)) {
+        return { ok: false, reason: "runtime_unavailable", detail: `the OCI runtime ${sandbox.runtime} is not registered with the engine` };
       }
       let digest: string;
       try {
-        digest = await resolvePinnedImage(opts.docker, opts.sandbox, opts.lockPath);
+        digest = await resolvePinnedImage(opts.docker, sandbox, opts.lockPath);
       } catch (err) {
         if (isMiniAgentError(err, "image_missing") || isMiniAgentError(err, "image_digest_mismatch")) {
           return { ok: false, reason: "image_missing", detail: err.message };
@@ -46,7 +62,7 @@ export function sandboxIsolationFacts(opts: SandboxFactsOptions): IsolationFacts
       }
       return {
         ok: true,
-        key: isolationKeyFor(opts.sandbox, digest, engineVersion),
+        key: isolationKeyFor(sandbox, digest, engineVersion),
       };
     },
     latestReport: (key) => opts.readReport(key),

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { describeZodError } from "../contracts/common.js";
 import { Runtime } from "../contracts/sandbox.js";
 import { MiniAgentError } from "../errors.js";
+import { familySandboxDefaults } from "./families.js";
 
 /**
  * Every sandbox default in one object. Overrides are validated strictly: an
@@ -19,6 +20,8 @@ export const SANDBOX_DEFAULTS = {
   nanoCpus: 1_000_000_000,
   /** size caps of the three writable places: /tmp, /workspace and /control (tmpfs, so no host disk). */
   tmpfsBytes: 64 * 1024 * 1024,
+  /** /tmp is noexec unless the family runs what it builds there (go test; see families.ts). */
+  tmpExec: false,
   workspaceBytes: 128 * 1024 * 1024,
   controlBytes: 16 * 1024 * 1024,
   /** stdout+stderr kept per exec; beyond it `truncated: true`. */
@@ -47,6 +50,7 @@ const Overrides = z.strictObject({
   pidsLimit: z.int().min(8).max(32_768).optional(),
   nanoCpus: z.int().min(10_000_000).optional(),
   tmpfsBytes: z.int().min(1024 * 1024).optional(),
+  tmpExec: z.boolean().optional(),
   workspaceBytes: z.int().min(1024 * 1024).optional(),
   controlBytes: z.int().min(1024 * 1024).optional(),
   outputCapBytes: z.int().min(1024).optional(),
@@ -66,7 +70,9 @@ export function resolveSandboxConfig(overrides: unknown = {}): SandboxConfig {
     );
   }
   const clean = Object.fromEntries(Object.entries(parsed.data).filter(([, v]) => v !== undefined));
-  return { ...SANDBOX_DEFAULTS, ...clean } as SandboxConfig;
+  // the family's own needs sit between the defaults and what the caller asked for
+  const family = (clean.imageFamily as string | undefined) ?? SANDBOX_DEFAULTS.imageFamily;
+  return { ...SANDBOX_DEFAULTS, ...familySandboxDefaults(family), ...clean } as SandboxConfig;
 }
 
 /** Allowlisted env for one exec; an unlisted name is refused, not dropped, so a caller learns about it. */

@@ -23,7 +23,9 @@ export const IN_IMAGE = {
   clear: ["/opt/mini-agent/run", "--clear"],
   /** after a command: kill leftovers; keep /workspace if unchanged, else empty it (exit 3). */
   settle: ["/opt/mini-agent/run", "--settle"],
-  probe: ["/usr/bin/node", "/opt/mini-agent/probe.mjs"],
+  /** static (probes/inside/probe.c): runs in every image family, needs nothing from it. */
+  probe: ["/opt/mini-agent/probe"],
+  /** static: the syscall list, and the fork bomb, memory hog and SIGTERM-ignoring process of the resource probes. */
   syscallHelper: "/opt/mini-agent/syscall-probe",
   workspace: "/workspace",
   control: "/control",
@@ -68,7 +70,8 @@ export function hostConfigTemplate(config: SandboxConfig): Record<string, unknow
     // an IPC namespace still gets a writable /dev/mqueue; make it read-only. Setting this list
     // replaces the engine's defaults, so they are repeated first.
     ReadonlyPaths: ["/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger", "/dev/mqueue"],
-    Tmpfs: { "/tmp": `rw,nosuid,nodev,noexec,size=${config.tmpfsBytes},mode=1777` },
+    // exec only for a family that runs what it builds in /tmp (families.ts); the engine's default is noexec
+    Tmpfs: { "/tmp": `rw,nosuid,nodev,${config.tmpExec ? "exec" : "noexec"},size=${config.tmpfsBytes},mode=1777` },
     // PID 1 ignores signals without a handler; an init forwards them and reaps orphans.
     Init: true,
     Binds: null,

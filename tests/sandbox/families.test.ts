@@ -1,0 +1,186 @@
+// Real Docker: the python and go image families (issue 11). Builds both images into a
+// fresh state dir (the engine's cache makes later builds quick), runs trivial tests in
+// fresh sandboxes through the executor, and runs the isolation probes ONCE per family per
+// runtime. SLOW: each probe run takes 30-90 s; builds on a cold cache take minutes.
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { statePath } from "../../daemon/src/config/state-dir.js";
+import { readIsolationReportSummary } from "../../daemon/src/gate/probe-report.js";
+import { checkLiveGate } from "../../daemon/src/gate/live-gate.js";
+import { sandboxIsolationFacts } from "../../daemon/src/gate/sandbox-facts.js";
+import { resolveSandboxConfig } from "../../daemon/src/sandbox/config.js";
+import { DockerExecutor } from "../../daemon/src/sandbox/docker-executor.js";
+import { hostConfigHash } from "../../daemon/src/sandbox/host-config.js";
+import { recordImage } from "../../daemon/src/sandbox/image-lock.js";
+import { inspectProbes } from "../../probes/host-probes.js";
+import { runIsolationProbes } from "../../probes/run.js";
+import type { IsolationReport } from "../../probes/types.js";
+import { buildFamily } from "../../sandbox-image/image-builder.js";
+import { availableRuntimes, docker, removeWithPrefix, runIdPrefix, workspace } from "./helpers.js";
+
+const FAMILIES = ["python", "go"] as const;
+const runtimes = await availableRuntimes();
+let stateDir: string;
+let lockPath: string;
+const prefix = runIdPrefix("families");
+const dirs: string[] = [];
+
+beforeAll(async () => {
+  stateDir = await fs.mkdtemp(path.join(os.tmpdir(), "mini-agent-families-"));
+  lockPath = statePath(stateDir, "imageLock");
+  for (const family of FAMILIES) {
+    const built = await buildFamily(docker, family);
+    await recordImage(lockPath, family, { tag: built.tag, digest: built.digest, built_at: new Date().toISOString() });
+  }
+}, 900_000);
+
+afterAll(async () => {
+  await removeWithPrefix(prefix);
+  for (const d of dirs) await fs.rm(d, { recursive: true, force: true });
+  await fs.rm(stateDir, { recursive: true, force: true });
+});
+
+async function runIn(family: string, files: Record<string, string>, argv: string[], runtime: "runc" | "runsc" = "runc") {
+  const ws = await workspace(files);
+  dirs.push(ws);
+  const ex = new DockerExecutor({ lockPath, config: { imageFamily: family, runtime } });
+  const res = await ex.run({ runId: `${prefix}-${family}`, purpose: "candidate", argv, workspaceDir: ws, timeoutMs: 180_000 });
+  return { ...res, out: res.stdout + res.stderr };
+}
+
+const PY_CALC = { "calc.py": "def add(a, b):\n    return a + b\n" };
+// pytest, then what it left in the workspace and what the image lacks, all in one fresh sandbox (there is no shell)
+const PY_RUN_AND_LOOK =
+  "import os, subprocess, sys, json\n" +
+  "r = subprocess.run([sys.executable, '-m', 'pytest', '-q'])\n" +
+  "left = sorted(p for p, _, fs in os.walk('.') for p in [p] + [os.path.join(p, f) for f in fs])\n" +
+  "print(json.dumps({'left': left, 'sh': os.path.exists('/bin/sh'), 'pip': subprocess.run([sys.executable, '-m', 'pip', '--version'], capture_output=True).returncode}))\n" +
+  "sys.exit(r.returncode)\n";
+
+describe("python family", () => {
+  it("pytest passes a trivial test in a fresh sandbox, writes nothing into the workspace, and the image has no shell and no pip", async () => {
+    const res = await runIn("python", { ...PY_CALC, "test_calc.py": "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n", "look.py": PY_RUN_AND_LOOK }, ["python3", "look.py"]);
+    expect(res.exit_code, res.out).toBe(0);
+    expect(res.stdout).toMatch(/1 passed/);
+    const look = JSON.parse(res.stdout.trim().split("\n").pop()!) as { left: string[]; sh: boolean; pip: number };
+    // no .pytest_cache, no __pycache__: caches go to /tmp, bytecode is not written
+    expect(look.left).toEqual([".", "./calc.py", "./look.py", "./test_calc.py"]);
+    expect(look.sh).toBe(false);
+    expect(look.pip).not.toBe(0);
+  });
+
+  it("a failing test fails (exit 1), so a pass above means something", async () => {
+    const res = await runIn("python", { ...PY_CALC, "test_calc.py": "from calc import add\n\ndef test_add():\n    assert add(2, 2) == 5\n" }, ["python3", "-m", "pytest", "-q"]);
+    expect(res.exit_code, res.out).toBe(1);
+    expect(res.stdout).toMatch(/1 failed/);
+  });
+});
+
+const GO_MOD = "module example.com/tiny\n\ngo 1.19\n";
+const GO_ADD = "package tiny\n\nfunc Add(a, b int) int { return a + b }\n";
+const goTest = (want: number) => `package tiny\n\nimport "testing"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 3) != ${want} {\n\t\tt.Fatal("wrong sum")\n\t}\n}\n`;
+
+describe("go family", () => {
+  it("go test ./... passes a trivial module in a fresh sandbox, and fails a failing test", async () => {
+    const ok = await runIn("go", { "go.mod": GO_MOD, "add.go": GO_ADD, "add_test.go": goTest(5) }, ["go", "test", "./..."]);
+    expect(ok.exit_code, ok.out).toBe(0);
+    expect(ok.stdout).toMatch(/^ok\s+example\.com\/tiny/m);
+    const bad = await runIn("go", { "go.mod": GO_MOD, "add.go": GO_ADD, "add_test.go": goTest(6) }, ["go", "test", "./..."]);
+    expect(bad.exit_code, bad.out).toBe(1);
+    expect(bad.out).toMatch(/wrong sum/);
+  });
+
+  it("a module with an unvendored dependency fails with a clear message and never tries the network", async () => {
+    const res = await runIn(
+      "go",
+      {
+        "go.mod": "module example.com/dep\n\ngo 1.19\n\nrequire github.com/google/go-cmp v0.5.9\n",
+        "go.sum":
+          "github.com/google/go-cmp v0.5.9 h1:O2Tfq5qg4qc4AmwVlvv0oLiVAGB7enBSJ2x2DqQFi38=\n" +
+          "github.com/google/go-cmp v0.5.9/go.mod h1:17dUlkBOakJ0+DkrSSNjCkIjxS6bF9zb3elmeNGIjoY=\n",
+        "dep.go": 'package dep\n\nimport "github.com/google/go-cmp/cmp"\n\nvar Same = cmp.Equal\n',
+        "dep_test.go": 'package dep\n\nimport "testing"\n\nfunc TestSame(t *testing.T) {}\n',
+      },
+      ["go", "test", "./..."],
+    );
+    expect(res.exit_code).not.toBe(0);
+    expect(res.out).toMatch(/module lookup disabled by GOPROXY=off/);
+    // GOPROXY=off: no proxy, no VCS and no sum database is asked (there is no network either)
+    expect(res.out).not.toMatch(/dial tcp|i\/o timeout|exec: "git"|sum\.golang\.org/);
+  });
+
+  it("a vendored dependency builds without any lookup", async () => {
+    const res = await runIn(
+      "go",
+      {
+        "go.mod": "module example.com/app\n\ngo 1.19\n\nrequire example.org/dep v1.0.0\n",
+        "vendor/modules.txt": "# example.org/dep v1.0.0\n## explicit\nexample.org/dep\n",
+        "vendor/example.org/dep/dep.go": "package dep\n\nfunc Two() int { return 2 }\n",
+        "app.go": 'package app\n\nimport "example.org/dep"\n\nfunc Four() int { return dep.Two() * 2 }\n',
+        "app_test.go": 'package app\n\nimport "testing"\n\nfunc TestFour(t *testing.T) {\n\tif Four() != 4 {\n\t\tt.Fatal("no")\n\t}\n}\n',
+      },
+      ["go", "test", "./..."],
+    );
+    expect(res.exit_code, res.out).toBe(0);
+    expect(res.stdout).toMatch(/^ok\s+example\.com\/app/m);
+  });
+});
+
+async function ociSeccompRegistered(): Promise<boolean> {
+  const info = (await docker.info()) as { Runtimes?: Record<string, { runtimeArgs?: string[] }> };
+  return (info.Runtimes?.runsc?.runtimeArgs ?? []).includes("--oci-seccomp");
+}
+
+describe.each(FAMILIES.flatMap((f) => runtimes.map((r) => [f, r] as const)))("isolation probes for the %s family on %s (slow: one full probe run)", (family, runtime) => {
+  let report: IsolationReport;
+
+  beforeAll(async () => {
+    const r = await runIsolationProbes({ stateDir, config: { runtime, imageFamily: family }, docker, hostEnv: { ...process.env } });
+    expect(r.available).toBe(true);
+    report = r as IsolationReport;
+  }, 600_000);
+
+  it("every probe passes and the report names its family", async () => {
+    expect(report.image_family).toBe(family);
+    expect(report.probes.length).toBeGreaterThanOrEqual(30);
+    const failed = report.probes.filter((p) => !p.passed).map((p) => p.id);
+    const tolerated = runtime === "runsc" && !(await ociSeccompRegistered()) ? ["seccomp_mode", "seccomp_syscalls"] : [];
+    expect(failed, JSON.stringify(report.probes.filter((p) => !p.passed))).toEqual(tolerated);
+  });
+
+  it("the probe run used the HostConfig of this family's candidate runs: same hash, and a candidate container is exactly that HostConfig", async () => {
+    const ex = new DockerExecutor({ lockPath, config: { runtime, imageFamily: family } });
+    expect(hostConfigHash(ex.config)).toBe(report.host_config_hash);
+    const ws = await workspace({ "x.txt": "x" });
+    dirs.push(ws);
+    let checks: ReturnType<typeof inspectProbes> = [];
+    const res = await ex.runFresh(
+      { runId: `${prefix}-hc-${family}`, purpose: "candidate", argv: ["/opt/mini-agent/syscall-probe"], workspaceDir: ws, timeoutMs: 60_000 },
+      {
+        onStarted: async (box) => {
+          const info = (await box.inspect()) as Parameters<typeof inspectProbes>[0];
+          const vols = await Promise.all((info.Mounts ?? []).flatMap((m) => (m.Name ? [docker.getVolume(m.Name).inspect()] : [])));
+          checks = inspectProbes(info, ex.config, report.image_digest, vols);
+        },
+      },
+    );
+    expect(res.exit_code).toBe(0);
+    expect(checks.map((c) => [c.id, c.passed])).toEqual([["host_inspect", true], ["image_digest", true]]);
+  });
+
+  it("the live gate lets a run of this family through on this report, and refuses it for a family with no report", async () => {
+    const facts = sandboxIsolationFacts({
+      docker,
+      sandbox: resolveSandboxConfig({ runtime }),
+      sandboxFor: (f) => resolveSandboxConfig({ runtime, imageFamily: f }),
+      lockPath,
+      readReport: (key) => readIsolationReportSummary(stateDir, key),
+    });
+    const v = await checkLiveGate({ backend: "container", facts, family });
+    expect(v, JSON.stringify(v)).toMatchObject({ ok: true, key: { image_family: family, image_digest: report.image_digest, host_config_hash: report.host_config_hash } });
+    // node is not built in this state dir at all: its run is refused whatever the other families' reports say
+    expect(await checkLiveGate({ backend: "container", facts, family: "node" })).toMatchObject({ ok: false, reason: "image_missing" });
+  });
+});
