@@ -1,7 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
-import { parseNodeTestOutput } from "./test-output.js";
-import { tempRun, type TempRun } from "./workspace.testkit.js";
+import { parseNodeTestOutput } from "./node-test.js";
+import { tempRun, type TempRun } from "../workspace.testkit.js";
 
 let run: TempRun;
 afterEach(async () => run?.cleanup());
