@@ -7,31 +7,17 @@
  * process.exit(0)) is reported by the runner as ONE passing test named by the
  * file's path; it is not counted (see `files_without_tests`).
  * The Verifier reuses this parser.
+ *
+ * Why not tap-parser (the tap project's own parser, v18): it counts test points,
+ * not node's summary block, so every rule above would still be code of ours on
+ * top of it; it is lenient by design (a stream cut after its plan is `ok`),
+ * counts skip and todo as passes and only top-level points (a suite with two
+ * subtests is 1 test to it, 3 to node); and it adds five packages (tap-yaml,
+ * yaml, ...) to the trusted daemon to read the one YAML key we show (`error:`).
  */
-export interface TestFailure {
-  name: string;
-  message: string;
-}
+import { accepted, refused, type TestFailure, type TestOutputSummary, type TestReportSummary } from "./summary.js";
 
-export interface TestOutputSummary {
-  summary_found: boolean;
-  discovered: number;
-  passed: number;
-  failed: number;
-  cancelled: number;
-  skipped: number;
-  todo: number;
-  /** first failing tests in output order, capped */
-  failures: TestFailure[];
-  /**
-   * test files that exited 0 without running a test: the runner counts each as
-   * one passing test named by its path; here they are taken out of
-   * `discovered` and `passed`.
-   */
-  files_without_tests: string[];
-  /** why the summary was not accepted, when it was not */
-  problem: string | null;
-}
+export type { TestFailure, TestOutputSummary } from "./summary.js";
 
 export interface ParseOptions {
   maxFailures?: number;
@@ -39,10 +25,6 @@ export interface ParseOptions {
 }
 
 const SUMMARY_KEYS = ["tests", "suites", "pass", "fail", "cancelled", "skipped", "todo", "duration_ms"] as const;
-
-function empty(problem: string, failures: TestFailure[]): TestOutputSummary {
-  return { summary_found: false, discovered: 0, passed: 0, failed: 0, cancelled: 0, skipped: 0, todo: 0, failures, files_without_tests: [], problem };
-}
 
 /** a top-level passing entry named by an absolute path to a script: the runner's stand-in for a file that ran no test */
 const FILE_ENTRY = /^ok \d+ - (\/.*\.[cm]?[jt]s)$/;
@@ -76,7 +58,8 @@ function errorMessageAfter(lines: string[], i: number, indent: number): string {
   return "";
 }
 
-export function parseNodeTestOutput(output: string, opts: ParseOptions = {}): TestOutputSummary {
+/** The registry's node_test parser: the summary every report format shares. Never throws. */
+export function parseNodeTest(output: string, opts: ParseOptions = {}): TestReportSummary {
   const maxFailures = opts.maxFailures ?? 5;
   const maxChars = opts.maxMessageChars ?? 500;
   const lines = output.split(/\r?\n/);
@@ -100,33 +83,50 @@ export function parseNodeTestOutput(output: string, opts: ParseOptions = {}): Te
       break;
     }
   }
-  if (start === -1) return empty("no node:test summary in the output", failures);
+  if (start === -1) {
+    if (output.trim() === "") return refused("node_test", "empty", "no node:test summary in the output", failures);
+    return refused("node_test", "missing", "no node:test summary in the output", failures);
+  }
   const values: Record<string, number> = {};
   for (let k = 0; k < SUMMARY_KEYS.length; k++) {
     const key = SUMMARY_KEYS[k] as string;
     const m = new RegExp(`^# ${key} (\\d+(?:\\.\\d+)?)$`).exec(lines[start + k] ?? "");
-    if (!m) return empty(`node:test summary is incomplete (no '# ${key}' line in order)`, failures);
+    if (!m) return refused("node_test", "truncated", `node:test summary is incomplete (no '# ${key}' line in order)`, failures);
     values[key] = Number(m[1]);
+    // only the duration may be fractional; a count is a whole number a double holds exactly
+    if (key !== "duration_ms" && !Number.isSafeInteger(values[key])) {
+      return refused("node_test", "unparsable", `node:test summary has '# ${key} ${m[1]}', which is not a count`, failures);
+    }
   }
   const v = (k: string): number => values[k] as number;
   if (v("pass") + v("fail") + v("cancelled") + v("skipped") + v("todo") !== v("tests")) {
-    return empty("node:test summary counts do not add up", failures);
+    return refused("node_test", "inconsistent", "node:test summary counts do not add up", failures);
   }
   const filesWithoutTests = lines.slice(0, start).flatMap((l) => {
     const m = FILE_ENTRY.exec(l);
     return m ? [unescapeName(m[1] as string)] : [];
   });
-  if (filesWithoutTests.length > v("pass")) return empty("node:test summary counts do not add up", failures);
+  if (filesWithoutTests.length > v("pass")) return refused("node_test", "inconsistent", "node:test summary counts do not add up", failures);
+  return accepted(
+    "node_test",
+    { passed: v("pass") - filesWithoutTests.length, failed: v("fail"), cancelled: v("cancelled"), skipped: v("skipped"), todo: v("todo") },
+    { failures, files_without_tests: filesWithoutTests },
+  );
+}
+
+/** The shape run_tests and the Verifier read today: the same parse, without the registry's added fields. */
+export function parseNodeTestOutput(output: string, opts: ParseOptions = {}): TestOutputSummary {
+  const s = parseNodeTest(output, opts);
   return {
-    summary_found: true,
-    discovered: v("tests") - filesWithoutTests.length,
-    passed: v("pass") - filesWithoutTests.length,
-    failed: v("fail"),
-    cancelled: v("cancelled"),
-    skipped: v("skipped"),
-    todo: v("todo"),
-    failures,
-    files_without_tests: filesWithoutTests,
-    problem: null,
+    summary_found: s.summary_found,
+    discovered: s.discovered,
+    passed: s.passed,
+    failed: s.failed,
+    cancelled: s.cancelled,
+    skipped: s.skipped,
+    todo: s.todo,
+    failures: s.failures,
+    files_without_tests: s.files_without_tests,
+    problem: s.problem,
   };
 }
