@@ -121,6 +121,26 @@ describe("parseJunitXml refuses what it cannot trust", () => {
     expect(counts(parse(xml))).toEqual({ discovered: 0, passed: 0, failed: 0, errors: 0, skipped: 0, refusal: "unparsable" });
   });
 
+  it("a report made to cost seconds of parsing (500,000 empty elements, 200,000+ attributes, 600,000 open tags) is refused before the parser runs", () => {
+    const siblings = parse(suite("", "<x/>".repeat(500_000)));
+    expect(siblings).toMatchObject({ refusal: "unparsable", problem: expect.stringContaining("500002 elements") });
+    const attrs = parse(suite("", `<testcase ${Array.from({ length: 200_001 }, (_, i) => `a${i}=""`).join(" ")}/>`));
+    expect(attrs).toMatchObject({ refusal: "unparsable", problem: expect.stringContaining("attributes") });
+    const deep = parse("<a>".repeat(600_000));
+    expect(deep).toMatchObject({ refusal: "unparsable", problem: expect.stringContaining("600000 deep") });
+  });
+
+  it("an attribute value over 256 KiB is refused before the validator reads it (about 1 s per MiB)", () => {
+    expect(parse(suite("", `<testcase name="${"x".repeat(262_145)}"/>`))).toMatchObject({ refusal: "unparsable", problem: expect.stringContaining("attribute value") });
+    expect(parse(suite("", `<testcase name="${"x".repeat(262_144)}"/>`))).toMatchObject({ refusal: null, discovered: 1 });
+  });
+
+  it("a malformed report's problem stays short (the validator can quote every open tag)", () => {
+    const s = parse(`<testsuites>${"<testsuite>".repeat(30)}`);
+    expect(s.refusal).toBe("truncated");
+    expect(s.problem?.length).toBeLessThan(300);
+  });
+
   it("DOCTYPE and ENTITY declarations are refused, never expanded (billion laughs, external entity, a DOCTYPE after the root)", () => {
     const laughs =
       '<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">' +
@@ -208,6 +228,18 @@ describe("parseJunitXml counts test cases", () => {
   it("entities are never expanded: an undefined entity stays text and changes no count", () => {
     const s = parse(suite('tests="1" failures="1"', '<testcase name="a &amp; b &#x41; &xxe;"><failure message="x &lt; y"/></testcase>'));
     expect(s).toMatchObject({ discovered: 1, failed: 1, failures: [{ name: "a & b A &xxe;", message: "x < y" }] });
+  });
+
+  it("a failure body is shown with CDATA verbatim and entities decoded; markup inside it is text, not tests", () => {
+    const body = '<testcase name="t"><failure>a &lt; b <![CDATA[<raw> & ]]> <testcase name="fake"/></failure><system-out><testcase name="fake2"/></system-out></testcase>';
+    const s = parse(suite('tests="1" failures="1"', body));
+    expect(s).toMatchObject({ discovered: 1, failed: 1 });
+    expect(s.failures[0]?.message).toBe('a < b <raw> &  <testcase name="fake"/>');
+  });
+
+  it("megabytes of captured output (system-out, a failure body) are read as one text, not parsed", () => {
+    const out = `<testcase name="t"><system-out>${"trace line here\n".repeat(60_000)}</system-out><failure>${"x".repeat(900_000)}</failure></testcase>`;
+    expect(parse(suite('tests="1" failures="1"', out))).toMatchObject({ refusal: null, discovered: 1, failed: 1 });
   });
 
   it("caps the failures listed and each message, and keeps counting past the cap", () => {

@@ -11,16 +11,26 @@
  * (That is also why jest-junit reports with `it.todo` are refused: it lists a
  * todo as a plain, apparently passing, test case and leaves it out of `tests`.)
  */
-import { XMLParser, XMLValidator } from "fast-xml-parser";
+import { XMLParser, XMLValidator, type X2jOptions } from "fast-xml-parser";
 import { reportFileRefusal, type ReportFile } from "./report-file.js";
 import { accepted, cap, refused, resolveParseOptions, type ReportParseOptions, type TestFailure, type TestReportSummary } from "./summary.js";
-import { contentAfterRoot, decodeXmlText, scanMarkup } from "./xml-markup.js";
+import { contentAfterRoot, decodeXmlText, rawTextForDisplay, scanMarkup } from "./xml-markup.js";
 
 /**
  * Depth a JUnit report needs: testsuites > testsuite (a few levels when nested)
  * > testcase > failure. Deeper is refused before the tree is built.
  */
 const MAX_DEPTH = 32;
+
+/**
+ * The parser's work grows with tokens, not bytes: 2 MiB of `<x/>` is 500,000
+ * elements and seconds of synchronous CPU in the daemon. A real report has one
+ * to five elements per test case; these bounds leave room for ~20,000 cases.
+ */
+const MAX_ELEMENTS = 100_000;
+const MAX_ATTRIBUTES = 200_000;
+/** the validator reads attribute values slowly (~1 s per MiB); a failure message needs far less */
+const MAX_ATTRIBUTE_CHARS = 262_144;
 
 const PARSER_OPTIONS = {
   preserveOrder: true,
@@ -38,7 +48,10 @@ const PARSER_OPTIONS = {
   maxNestedTags: MAX_DEPTH,
   // no callbacks read paths; building them for every tag doubles the parse time
   jPath: false,
-} as const;
+  // bodies that hold no test structure are kept as raw text: building a large captured
+  // output character by character costs seconds (a 2 MiB system-out: ~2 s -> ~0.1 s)
+  stopNodes: ["*.failure", "*.error", "*.skipped", "*.system-out", "*.system-err", "*.properties"],
+} satisfies X2jOptions;
 
 const COUNT_ATTRIBUTES = ["tests", "failures", "errors", "skipped"] as const;
 type CountAttribute = (typeof COUNT_ATTRIBUTES)[number];
@@ -133,10 +146,11 @@ function classifyCase(node: XmlNode, chain: Suite[], walk: Walk, max: { failures
     const name = decodeXmlText(attr(node, "name") ?? "").trim();
     const classname = decodeXmlText(attr(node, "classname") ?? "").trim();
     const badTag = failure !== null ? "failure" : "error";
-    const message = attr(bad, "message") ?? textOf(bad, badTag);
+    const attrMessage = attr(bad, "message");
+    const message = attrMessage !== undefined ? decodeXmlText(attrMessage) : rawTextForDisplay(textOf(bad, badTag));
     walk.failures.push({
       name: cap(classname !== "" && classname !== name ? `${classname}: ${name}` : name, max.chars),
-      message: cap(decodeXmlText(message).trim(), max.chars),
+      message: cap(message.trim(), max.chars),
     });
   }
 }
@@ -233,12 +247,20 @@ function parseText(xml: string, o: Required<ReportParseOptions>): TestReportSumm
     return refused("junit_xml", "unparsable", "the report contains a markup declaration (<!DOCTYPE or <!ENTITY ...); DTDs are never processed");
   }
   if (scan.root === null) return refused("junit_xml", "unparsable", "the report holds no XML element");
+  if (scan.maxDepth > MAX_DEPTH) return refused("junit_xml", "unparsable", `the report nests elements ${scan.maxDepth} deep; a JUnit report needs at most ${MAX_DEPTH}`);
+  if (scan.elements > MAX_ELEMENTS || scan.attributes > MAX_ATTRIBUTES) {
+    return refused("junit_xml", "unparsable", `the report has ${scan.elements} elements and ${scan.attributes} attributes; at most ${MAX_ELEMENTS} and ${MAX_ATTRIBUTES} are read`);
+  }
+  if (scan.longestAttribute > MAX_ATTRIBUTE_CHARS) {
+    return refused("junit_xml", "unparsable", `the report has an attribute value of ${scan.longestAttribute} characters; at most ${MAX_ATTRIBUTE_CHARS} are read`);
+  }
   if (contentAfterRoot(xml, scan)) return refused("junit_xml", "unparsable", "the report has content after its root element");
   const valid = XMLValidator.validate(xml, { allowBooleanAttributes: false });
   if (valid !== true) {
-    const where = `line ${valid.err.line}, column ${valid.err.col}`;
-    if (scan.rootEnd === -1) return refused("junit_xml", "truncated", `the report ends before its root element is closed (${valid.err.msg} at ${where})`);
-    return refused("junit_xml", "unparsable", `the report is not well-formed XML: ${valid.err.msg} at ${where}`);
+    // the validator's message can quote the whole stack of open tags
+    const why = `${valid.err.msg.slice(0, 120)} at line ${valid.err.line}, column ${valid.err.col}`;
+    if (scan.rootEnd === -1) return refused("junit_xml", "truncated", `the report ends before its root element is closed (${why})`);
+    return refused("junit_xml", "unparsable", `the report is not well-formed XML: ${why}`);
   }
   const top = (new XMLParser(PARSER_OPTIONS).parse(xml) as XmlNode[]).filter((n) => tagOf(n) !== null);
   if (top.length !== 1) return refused("junit_xml", "unparsable", `the report has ${top.length} root elements`);

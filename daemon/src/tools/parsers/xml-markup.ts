@@ -16,16 +16,30 @@ export interface MarkupScan {
   root: string | null;
   /** index just past the tag that closes the root element; -1 when it never closes */
   rootEnd: number;
+  /** start tags, attributes (`=` outside quotes) and the deepest nesting: the parser's work, known before it starts */
+  elements: number;
+  attributes: number;
+  maxDepth: number;
+  /** the longest quoted attribute value, in characters */
+  longestAttribute: number;
 }
 
 /** Index just past the `>` that ends the tag opened at `start`, skipping quoted attribute values; -1 if none. */
-function tagEnd(xml: string, start: number): number {
+function tagEnd(xml: string, start: number, scan: MarkupScan): number {
   let quote: string | null = null;
+  let opened = 0;
   for (let i = start + 1; i < xml.length; i++) {
     const c = xml[i];
     if (quote !== null) {
-      if (c === quote) quote = null;
-    } else if (c === '"' || c === "'") quote = c;
+      if (c === quote) {
+        quote = null;
+        if (i - opened - 1 > scan.longestAttribute) scan.longestAttribute = i - opened - 1;
+      }
+    } else if (c === '"' || c === "'") {
+      quote = c;
+      opened = i;
+    }
+    else if (c === "=") scan.attributes++;
     else if (c === ">") return i + 1;
   }
   return -1;
@@ -38,7 +52,7 @@ function nameAt(xml: string, start: number): string {
 }
 
 export function scanMarkup(xml: string): MarkupScan {
-  const scan: MarkupScan = { declaration: false, root: null, rootEnd: -1 };
+  const scan: MarkupScan = { declaration: false, root: null, rootEnd: -1, elements: 0, attributes: 0, maxDepth: 0, longestAttribute: 0 };
   let depth = 0;
   let i = 0;
   while (i < xml.length) {
@@ -52,12 +66,14 @@ export function scanMarkup(xml: string): MarkupScan {
       return scan;
     } else if (xml.startsWith("<?", lt)) next = endAfter(xml, "?>", lt + 2);
     else {
-      next = tagEnd(xml, lt);
+      next = tagEnd(xml, lt, scan);
       if (next === -1) break;
       const closing = xml[lt + 1] === "/";
       if (scan.root === null && !closing) scan.root = nameAt(xml, lt + 1);
+      if (!closing) scan.elements++;
       if (closing) depth--;
       else if (xml[next - 2] !== "/") depth++;
+      if (depth > scan.maxDepth) scan.maxDepth = depth;
       if (depth === 0 && scan.root !== null && scan.rootEnd === -1) scan.rootEnd = next;
     }
     if (next === -1) break; // unterminated: the validator reports it
@@ -99,4 +115,25 @@ export function decodeXmlText(text: string): string {
     const code = ref[1] === "x" ? Number.parseInt(ref.slice(2), 16) : Number.parseInt(ref.slice(1), 10);
     return code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff) ? String.fromCodePoint(code) : whole;
   });
+}
+
+/**
+ * The raw inner text of an element the parser left unparsed (a failure body):
+ * CDATA sections verbatim, entities decoded elsewhere. For display only.
+ */
+export function rawTextForDisplay(raw: string): string {
+  const parts: string[] = [];
+  let i = 0;
+  while (i < raw.length) {
+    const open = raw.indexOf("<![CDATA[", i);
+    if (open === -1) {
+      parts.push(decodeXmlText(raw.slice(i)));
+      break;
+    }
+    parts.push(decodeXmlText(raw.slice(i, open)));
+    const close = raw.indexOf("]]>", open + 9);
+    parts.push(raw.slice(open + 9, close === -1 ? raw.length : close));
+    i = close === -1 ? raw.length : close + 3;
+  }
+  return parts.join("");
 }
