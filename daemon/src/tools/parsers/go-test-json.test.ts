@@ -102,6 +102,12 @@ describe("parseGoTestJson counting rules", () => {
     expect(s.failures[0]?.message).toContain("syntax error");
   });
 
+  it("a plain `FAIL\tpkg` line from the go command fails its package even without a build marker", () => {
+    const s = parseGoTestJson(stream(ev({ Action: "run", Test: "TestA" }), ev({ Action: "pass", Test: "TestA" }), ev({ Action: "pass" }), "FAIL\texample.com/m/q\t0.001s"));
+    expect(counts(s)).toEqual({ discovered: 2, passed: 1, failed: 1, skipped: 0, build_failed: [], refusal: null });
+    expect(s.failures[0]?.name).toBe("example.com/m/q");
+  });
+
   it("an action this parser does not know is ignored, and cannot end a test: a test left without an end failed", () => {
     const s = parseGoTestJson(
       stream(

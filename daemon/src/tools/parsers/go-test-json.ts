@@ -96,7 +96,7 @@ class Stream {
         const name = importPathPackage(e.ImportPath);
         this.buildOutput.set(name, this.append(this.buildOutput.get(name) ?? "", e.Output ?? ""));
       } else if (e.Action === "build-fail" && e.ImportPath !== undefined) {
-        this.buildFailure(importPathPackage(e.ImportPath));
+        this.packageFailure(importPathPackage(e.ImportPath), true);
       }
       return;
     }
@@ -127,10 +127,10 @@ class Stream {
     }
   }
 
-  /** `FAIL\tpkg [build failed]` printed by the go command outside the JSON stream */
-  buildFailure(pkg: string): void {
+  /** `FAIL\tpkg [build failed]` (or any plain `FAIL\tpkg` line) printed by the go command outside the JSON stream */
+  packageFailure(pkg: string, build: boolean): void {
     const p = this.pkg(pkg);
-    p.buildFailed = true;
+    if (build) p.buildFailed = true;
     p.outcomes.add("fail");
     if (p.failedAt < 0) p.failedAt = ++this.seq;
   }
@@ -142,13 +142,17 @@ function importPathPackage(importPath: string): string {
   return space === -1 ? importPath : importPath.slice(0, space);
 }
 
-/** A non-JSON `FAIL\t<pkg> [build failed]` / `[setup failed]` line: the package, else null. */
-function plainBuildFailure(line: string): string | null {
+/**
+ * A non-JSON `FAIL\t<pkg> [build failed]` / `[setup failed]` line, or any other
+ * plain `FAIL\t<pkg> ...`: only the go command prints plain lines (a test's
+ * output is wrapped in events), so each one is a package that failed.
+ */
+function plainPackageFailure(line: string): { pkg: string; build: boolean } | null {
   if (!line.startsWith("FAIL\t") && !line.startsWith("FAIL ")) return null;
   const rest = line.slice(5).trim();
-  if (!rest.endsWith("[build failed]") && !rest.endsWith("[setup failed]")) return null;
   const pkg = rest.split(/\s+/)[0] ?? "";
-  return pkg === "" ? null : pkg;
+  if (pkg === "") return null;
+  return { pkg, build: rest.endsWith("[build failed]") || rest.endsWith("[setup failed]") };
 }
 
 /** The compiler errors for `pkg` that go printed (on stderr, or stdout when merged) under a `# pkg` header. */
@@ -199,9 +203,9 @@ export function parseGoTestJson(stdout: string, stderr = "", opts: ReportParseOp
       events++;
       continue;
     }
-    const pkg = plainBuildFailure(line);
-    if (pkg !== null) {
-      s.buildFailure(pkg);
+    const failure = plainPackageFailure(line);
+    if (failure !== null) {
+      s.packageFailure(failure.pkg, failure.build);
       events++;
     }
     // any other plain line is the go command's own chatter (`# pkg`, compiler errors when stderr is merged)
