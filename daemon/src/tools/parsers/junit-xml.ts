@@ -1,6 +1,7 @@
 /**
- * JUnit XML reports (pytest --junitxml, vitest/jest junit reporters, ...),
- * parsed with fast-xml-parser, never with regular expressions.
+ * JUnit XML reports (pytest --junitxml, vitest/jest junit reporters, ...).
+ * Their structure is parsed by fast-xml-parser, never by regular expressions
+ * (one regex only checks that a count attribute is digits).
  *
  * Counts come from the `<testcase>` elements, one per test with its own
  * outcome. The suites' `tests`/`failures`/`errors`/`skipped` attributes are
