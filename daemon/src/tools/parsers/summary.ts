@@ -73,7 +73,7 @@ export interface ReportParseOptions {
 export const REPORT_PARSE_DEFAULTS = {
   maxFailures: DEFAULT_TOOL_LIMITS.testDiagnostics,
   maxMessageChars: DEFAULT_TOOL_LIMITS.diagnosticChars,
-  /** ~20,000 test cases; parsing is synchronous, about 0.5 s for 2 MiB on this machine (scripts/bench-parsers.ts) */
+  /** ~20,000 test cases; parsing is synchronous: 0.5-1.5 s for 2 MiB on a shared, loaded 2-core machine (scripts/bench-parsers.ts) */
   maxReportBytes: DEFAULT_TOOL_LIMITS.testReportMaxBytes,
 } as const;
 
