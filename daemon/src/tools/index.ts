@@ -21,6 +21,7 @@
  *       the same argv and the same green/red judgement for the Verifier;
  *       normalizeRunnerText(text) folds sandbox copy paths and drops timings from shown output.
  *   parseNodeTestOutput(stdout, opts?): TestOutputSummary               (tools/test-output.ts)
+ *   parserFor(kind)(evidence, opts?): TestReportSummary               (tools/parsers/: node_test, junit_xml, go_test_json)
  *   toolDescriptions(): OpenAiTool[]                                  generated from the zod schemas.
  *   workspaceDiff(ctx): Promise<WorkspaceDiff>                        the diff against the baseline.
  *
@@ -45,6 +46,7 @@ export { validateToolCall, type ValidatedToolCall, type ValidationOutcome } from
 export { prepareApplyPatch, commitPreparedAction, verifyPreparedAction, actionIdFor, argsDigest, unifiedDiff, type PrepareOutcome, type CommitOutcome } from "./apply-patch.js";
 export { runTests, presetInvocation, summarizeTestRun, normalizeRunnerText, type RunTestsContext, type PresetInvocation, type TestRunReport } from "./run-tests.js";
 export { parseNodeTestOutput, type TestOutputSummary, type TestFailure } from "./test-output.js";
+export { parserFor, type TestReportParser, type RunnerEvidence, type TestReportSummary, type RefusalKind, type ReportFile, type ReportFileReader } from "./parsers/index.js";
 export { toolDescriptions, type OpenAiTool } from "./descriptions.js";
 export { workspaceDiff, type WorkspaceDiff } from "./show-diff.js";
 export { toolEnv, type ToolContext } from "./context.js";

@@ -24,6 +24,8 @@ export const DEFAULT_TOOL_LIMITS = {
   testDiagnostics: 5,
   /** each failure message is cut to this many characters */
   diagnosticChars: 500,
+  /** a test report file (JUnit XML) larger than this is refused unread (parsers/README.md) */
+  testReportMaxBytes: 2_097_152,
 } as const;
 
 export type ToolLimits = { -readonly [K in keyof typeof DEFAULT_TOOL_LIMITS]: number };

@@ -1,7 +1,8 @@
 import { spawnSync } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
-import { parseNodeTestOutput } from "./test-output.js";
-import { tempRun, type TempRun } from "./workspace.testkit.js";
+import { parseNodeTest, parseNodeTestOutput } from "./node-test.js";
+import { sampleNames, sampleText } from "./samples.testkit.js";
+import { tempRun, type TempRun } from "../workspace.testkit.js";
 
 let run: TempRun;
 afterEach(async () => run?.cleanup());
@@ -94,5 +95,52 @@ describe("parseNodeTestOutput refuses to guess", () => {
     const s = parseNodeTestOutput(many, { maxFailures: 3, maxMessageChars: 50 });
     expect(s.failures).toHaveLength(3);
     expect(s.failures[0]?.message).toHaveLength(50);
+  });
+});
+
+const SUMMARY = (tests: string, pass: string, fail = "0") => `# tests ${tests}\n# suites 0\n# pass ${pass}\n# fail ${fail}\n# cancelled 0\n# skipped 0\n# todo 0\n# duration_ms 1.5\n`;
+
+describe("parseNodeTest: the shape every report format shares", () => {
+  it.each([
+    ["node-mixed.tap", { discovered: 5, passed: 1, failed: 2, skipped: 1, todo: 1, refusal: null }],
+    ["node-subtests.tap", { discovered: 3, passed: 1, failed: 2, skipped: 0, todo: 0, refusal: null }],
+    // a test file that fails to import is one failing test named by its path: a failure, never 0 tests
+    ["node-import-error.tap", { discovered: 2, passed: 1, failed: 1, skipped: 0, todo: 0, refusal: null }],
+    ["node-file-without-tests.tap", { discovered: 1, passed: 1, failed: 0, skipped: 0, todo: 0, refusal: null }],
+    ["node-forged-summary.tap", { discovered: 1, passed: 0, failed: 1, skipped: 0, todo: 0, refusal: null }],
+  ])("real Node 20 output %s", (name, expected) => {
+    const s = parseNodeTest(sampleText(name));
+    expect({ discovered: s.discovered, passed: s.passed, failed: s.failed, skipped: s.skipped, todo: s.todo, refusal: s.refusal }).toEqual(expected);
+    expect(s.source).toBe("node_test");
+  });
+
+  it("names the refusal: empty, missing, truncated, inconsistent", () => {
+    expect(parseNodeTest("")).toMatchObject({ refusal: "empty", discovered: 0 });
+    expect(parseNodeTest("ok 1 - fine\n")).toMatchObject({ refusal: "missing", discovered: 0 });
+    expect(parseNodeTest("# tests 3\n# suites 0\n# pass 3\n")).toMatchObject({ refusal: "truncated", discovered: 0 });
+    expect(parseNodeTest(SUMMARY("3", "5"))).toMatchObject({ refusal: "inconsistent", discovered: 0 });
+  });
+
+  it("regression: a fractional count in the summary block ('# pass 2.5') is refused, never counted", () => {
+    const s = parseNodeTest(SUMMARY("3", "2.5", "0.5"));
+    expect(s).toMatchObject({ refusal: "unparsable", discovered: 0, passed: 0, failed: 0 });
+    expect(parseNodeTestOutput(SUMMARY("3", "2.5", "0.5"))).toMatchObject({ summary_found: false, discovered: 0 });
+  });
+
+  it("parseNodeTestOutput keeps exactly the fields run_tests and the Verifier read today", () => {
+    expect(Object.keys(parseNodeTestOutput(sampleText("node-mixed.tap"))).sort()).toEqual(
+      ["cancelled", "discovered", "failed", "failures", "files_without_tests", "passed", "problem", "skipped", "summary_found", "todo"].sort(),
+    );
+  });
+
+  it("every cut of every real output is refused or reads exactly like the whole output", () => {
+    for (const name of sampleNames(".tap")) {
+      const text = sampleText(name);
+      const whole = parseNodeTest(text);
+      for (let end = 0; end < text.length; end += 5) {
+        const s = parseNodeTest(text.slice(0, end));
+        if (s.refusal === null) expect({ name, end, d: s.discovered, p: s.passed, f: s.failed }).toEqual({ name, end, d: whole.discovered, p: whole.passed, f: whole.failed });
+      }
+    }
   });
 });

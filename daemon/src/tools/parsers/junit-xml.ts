@@ -1,0 +1,274 @@
+/**
+ * JUnit XML reports (pytest --junitxml, vitest/jest junit reporters, ...).
+ * Their structure is parsed by fast-xml-parser, never by regular expressions
+ * (one regex only checks that a count attribute is digits).
+ *
+ * Counts come from the `<testcase>` elements, one per test with its own
+ * outcome. The suites' `tests`/`failures`/`errors`/`skipped` attributes are
+ * single numbers the writer sets freely (`<testsuites tests="100">` costs
+ * nothing to forge) and say nothing about which test did what; both are written
+ * by the test process, so neither is proof, but a report whose attributes
+ * disagree with its own test cases is refused rather than believed either way.
+ * (That is also why jest-junit reports with `it.todo` are refused: it lists a
+ * todo as a plain, apparently passing, test case and leaves it out of `tests`.)
+ */
+import { XMLParser, XMLValidator, type X2jOptions } from "fast-xml-parser";
+import { reportFileRefusal, type ReportFile } from "./report-file.js";
+import { accepted, cap, refused, resolveParseOptions, type ReportParseOptions, type TestFailure, type TestReportSummary } from "./summary.js";
+import { contentAfterRoot, decodeXmlText, rawTextForDisplay, scanMarkup } from "./xml-markup.js";
+
+/**
+ * Depth a JUnit report needs: testsuites > testsuite (a few levels when nested)
+ * > testcase > failure. Deeper is refused before the tree is built.
+ */
+const MAX_DEPTH = 32;
+
+/**
+ * The parser's work grows with tokens, not bytes: 2 MiB of `<x/>` is 500,000
+ * elements and seconds of synchronous CPU in the daemon. A real report has one
+ * to five elements per test case; these bounds leave room for ~20,000 cases.
+ */
+const MAX_ELEMENTS = 100_000;
+const MAX_ATTRIBUTES = 200_000;
+/** the validator reads attribute values slowly (~1 s per MiB); a failure message needs far less */
+const MAX_ATTRIBUTE_CHARS = 262_144;
+
+const PARSER_OPTIONS = {
+  preserveOrder: true,
+  ignoreAttributes: false,
+  attributeNamePrefix: "",
+  // never expand entities: no DTD, no bombs; display text is decoded by decodeXmlText
+  processEntities: false,
+  htmlEntities: false,
+  parseTagValue: false,
+  parseAttributeValue: false,
+  // a count attribute " 2" is not a count; messages are trimmed where they are shown
+  trimValues: false,
+  ignoreDeclaration: true,
+  ignorePiTags: true,
+  maxNestedTags: MAX_DEPTH,
+  // no callbacks read paths; building them for every tag doubles the parse time
+  jPath: false,
+  // bodies that hold no test structure are kept as raw text: building a large captured
+  // output character by character costs seconds (a 2 MiB system-out: ~2 s -> ~0.1 s)
+  stopNodes: ["*.failure", "*.error", "*.skipped", "*.system-out", "*.system-err", "*.properties"],
+} satisfies X2jOptions;
+
+const COUNT_ATTRIBUTES = ["tests", "failures", "errors", "skipped"] as const;
+type CountAttribute = (typeof COUNT_ATTRIBUTES)[number];
+type Tally = Record<CountAttribute, number>;
+
+interface Suite {
+  label: string;
+  claimed: Partial<Tally>;
+  found: Tally;
+}
+
+type XmlNode = Record<string, unknown>;
+
+class Refusal extends Error {
+  constructor(readonly kind: "unparsable" | "inconsistent", readonly problem: string) {
+    super(problem);
+  }
+}
+
+function tagOf(node: XmlNode): string | null {
+  const keys = Object.keys(node).filter((k) => k !== ":@");
+  return keys.length === 1 && keys[0] !== "#text" ? (keys[0] as string) : null;
+}
+
+function childrenOf(node: XmlNode, tag: string): XmlNode[] {
+  const c = node[tag];
+  return Array.isArray(c) ? (c as XmlNode[]) : [];
+}
+
+function attrsOf(node: XmlNode): Record<string, string> {
+  const a = node[":@"];
+  return a !== null && typeof a === "object" ? (a as Record<string, string>) : {};
+}
+
+function attr(node: XmlNode, name: string): string | undefined {
+  const a = attrsOf(node);
+  return Object.hasOwn(a, name) && typeof a[name] === "string" ? a[name] : undefined;
+}
+
+function textOf(node: XmlNode, tag: string): string {
+  return childrenOf(node, tag)
+    .map((c) => (typeof c["#text"] === "string" ? c["#text"] : ""))
+    .join("\n");
+}
+
+function describeSuite(tag: string, node: XmlNode): string {
+  const name = attr(node, "name");
+  return name === undefined ? `<${tag}>` : `<${tag} name="${decodeXmlText(name).slice(0, 80)}">`;
+}
+
+function claimedCounts(tag: string, node: XmlNode): Partial<Tally> {
+  const claimed: Partial<Tally> = {};
+  for (const key of COUNT_ATTRIBUTES) {
+    const raw = attr(node, key);
+    if (raw === undefined) continue;
+    // digits only: "-1", "NaN", "1e3", " 3" and "3.0" are not counts
+    if (!/^[0-9]{1,9}$/.test(raw)) throw new Refusal("unparsable", `${describeSuite(tag, node)} has ${key}="${raw.slice(0, 20)}", which is not a count`);
+    claimed[key] = Number(raw);
+  }
+  return claimed;
+}
+
+interface Walk {
+  suites: Suite[];
+  tally: Tally;
+  /** test cases with a failure, an error or both: each is one failed test */
+  failedCases: number;
+  failures: TestFailure[];
+}
+
+function classifyCase(node: XmlNode, chain: Suite[], walk: Walk, max: { failures: number; chars: number }): void {
+  let failure: XmlNode | null = null;
+  let error: XmlNode | null = null;
+  let skipped = false;
+  for (const child of childrenOf(node, "testcase")) {
+    const tag = tagOf(child);
+    if (tag === "failure") failure ??= child;
+    else if (tag === "error") error ??= child;
+    else if (tag === "skipped") skipped = true;
+  }
+  const outcome: Partial<Tally> = { tests: 1 };
+  if (failure !== null) outcome.failures = 1;
+  if (error !== null) outcome.errors = 1;
+  // a failure or an error outweighs a skip marker on the same test case
+  if (failure === null && error === null && skipped) outcome.skipped = 1;
+  for (const counts of [walk.tally, ...chain.map((s) => s.found)]) {
+    for (const key of COUNT_ATTRIBUTES) counts[key] += outcome[key] ?? 0;
+  }
+  const bad = failure ?? error;
+  if (bad !== null) walk.failedCases++;
+  if (bad !== null && walk.failures.length < max.failures) {
+    const name = decodeXmlText(attr(node, "name") ?? "").trim();
+    const classname = decodeXmlText(attr(node, "classname") ?? "").trim();
+    const badTag = failure !== null ? "failure" : "error";
+    const attrMessage = attr(bad, "message");
+    const message = attrMessage !== undefined ? decodeXmlText(attrMessage) : rawTextForDisplay(textOf(bad, badTag));
+    walk.failures.push({
+      name: cap(classname !== "" && classname !== name ? `${classname}: ${name}` : name, max.chars),
+      message: cap(message.trim(), max.chars),
+    });
+  }
+}
+
+interface Frame {
+  node: XmlNode;
+  tag: string;
+  parent: string | null;
+  chain: Suite[];
+  inCase: boolean;
+}
+
+/** Walks the whole tree (iteratively), so a test case in an unexpected place is refused, never skipped. */
+function walkReport(root: XmlNode, max: { failures: number; chars: number }): Walk {
+  const walk: Walk = { suites: [], tally: { tests: 0, failures: 0, errors: 0, skipped: 0 }, failedCases: 0, failures: [] };
+  const rootTag = tagOf(root);
+  if (rootTag !== "testsuites" && rootTag !== "testsuite") {
+    throw new Refusal("unparsable", `the root element is <${rootTag ?? "?"}>, not <testsuites> or <testsuite>`);
+  }
+  const stack: Frame[] = [{ node: root, tag: rootTag, parent: null, chain: [], inCase: false }];
+  while (stack.length > 0) {
+    const { node, tag, parent, chain, inCase } = stack.pop() as Frame;
+    let nextChain = chain;
+    if (tag === "testsuites" || tag === "testsuite" || tag === "testcase") {
+      if (inCase) throw new Refusal("unparsable", `<${tag}> inside a <testcase>`);
+      if (tag === "testsuites" && parent !== null) throw new Refusal("unparsable", "<testsuites> that is not the root element");
+      if (tag === "testsuite" && parent !== null && parent !== "testsuites" && parent !== "testsuite") {
+        throw new Refusal("unparsable", `<testsuite> inside <${parent}>`);
+      }
+      if (tag === "testcase" && parent !== "testsuite") throw new Refusal("unparsable", `<testcase> outside a <testsuite> (inside <${parent ?? "nothing"}>)`);
+    }
+    if (tag === "testsuites" || tag === "testsuite") {
+      const suite: Suite = { label: describeSuite(tag, node), claimed: claimedCounts(tag, node), found: { tests: 0, failures: 0, errors: 0, skipped: 0 } };
+      walk.suites.push(suite);
+      nextChain = [...chain, suite];
+    } else if (tag === "testcase") {
+      classifyCase(node, chain, walk, max);
+    }
+    const children = childrenOf(node, tag);
+    // pushed in reverse so they are visited in document order (failures are listed in report order)
+    for (let k = children.length - 1; k >= 0; k--) {
+      const child = children[k] as XmlNode;
+      const childTag = tagOf(child);
+      if (childTag === null) continue;
+      stack.push({ node: child, tag: childTag, parent: tag, chain: nextChain, inCase: inCase || tag === "testcase" });
+    }
+  }
+  return walk;
+}
+
+function crossCheck(walk: Walk): string | null {
+  for (const suite of walk.suites) {
+    for (const key of COUNT_ATTRIBUTES) {
+      const claimed = suite.claimed[key];
+      if (claimed !== undefined && claimed !== suite.found[key]) {
+        return `${suite.label} says ${key}="${claimed}" but its test cases count ${suite.found[key]}`;
+      }
+    }
+  }
+  return null;
+}
+
+/** Parses report bytes already read from the sandbox (or why there are none). Total: never throws. */
+export function parseJunitXml(file: ReportFile, opts: ReportParseOptions = {}): TestReportSummary {
+  const o = resolveParseOptions(opts);
+  if (file.status !== "read") {
+    const r = reportFileRefusal(file, o.maxReportBytes);
+    return refused("junit_xml", r.refusal, r.problem);
+  }
+  const bytes = file.bytes;
+  if (bytes.byteLength > o.maxReportBytes) {
+    return refused("junit_xml", "too_large", `the report is ${bytes.byteLength} bytes, over the ${o.maxReportBytes}-byte cap; it was not parsed`);
+  }
+  let xml: string;
+  try {
+    // fatal: a report that is not UTF-8 is not read with replacement characters
+    xml = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    return refused("junit_xml", "unparsable", "the report is not UTF-8 text");
+  }
+  if (xml.trim() === "") return refused("junit_xml", "empty", "the report file is empty");
+  try {
+    return parseText(xml, o);
+  } catch (err) {
+    if (err instanceof Refusal) return refused("junit_xml", err.kind, `JUnit report refused: ${err.problem}`);
+    // fast-xml-parser's own limits (nesting depth, reserved names) and anything unforeseen
+    return refused("junit_xml", "unparsable", `the report could not be parsed as XML (${err instanceof Error ? err.message.slice(0, 200) : "unknown error"})`);
+  }
+}
+
+function parseText(xml: string, o: Required<ReportParseOptions>): TestReportSummary {
+  const scan = scanMarkup(xml);
+  if (scan.declaration) {
+    return refused("junit_xml", "unparsable", "the report contains a markup declaration (<!DOCTYPE or <!ENTITY ...); DTDs are never processed");
+  }
+  if (scan.root === null) return refused("junit_xml", "unparsable", "the report holds no XML element");
+  if (scan.maxDepth > MAX_DEPTH) return refused("junit_xml", "unparsable", `the report nests elements ${scan.maxDepth} deep; a JUnit report needs at most ${MAX_DEPTH}`);
+  if (scan.elements > MAX_ELEMENTS || scan.attributes > MAX_ATTRIBUTES) {
+    return refused("junit_xml", "unparsable", `the report has ${scan.elements} elements and ${scan.attributes} attributes; at most ${MAX_ELEMENTS} and ${MAX_ATTRIBUTES} are read`);
+  }
+  if (scan.longestAttribute > MAX_ATTRIBUTE_CHARS) {
+    return refused("junit_xml", "unparsable", `the report has an attribute value of ${scan.longestAttribute} characters; at most ${MAX_ATTRIBUTE_CHARS} are read`);
+  }
+  if (contentAfterRoot(xml, scan)) return refused("junit_xml", "unparsable", "the report has content after its root element");
+  const valid = XMLValidator.validate(xml, { allowBooleanAttributes: false });
+  if (valid !== true) {
+    // the validator's message can quote the whole stack of open tags
+    const why = `${valid.err.msg.slice(0, 120)} at line ${valid.err.line}, column ${valid.err.col}`;
+    if (scan.rootEnd === -1) return refused("junit_xml", "truncated", `the report ends before its root element is closed (${why})`);
+    return refused("junit_xml", "unparsable", `the report is not well-formed XML: ${why}`);
+  }
+  const top = (new XMLParser(PARSER_OPTIONS).parse(xml) as XmlNode[]).filter((n) => tagOf(n) !== null);
+  if (top.length !== 1) return refused("junit_xml", "unparsable", `the report has ${top.length} root elements`);
+  const walk = walkReport(top[0] as XmlNode, { failures: o.maxFailures, chars: o.maxMessageChars });
+  const disagreement = crossCheck(walk);
+  if (disagreement !== null) return refused("junit_xml", "inconsistent", `JUnit report refused: ${disagreement}`, walk.failures);
+  const t = walk.tally;
+  const failed = walk.failedCases;
+  return accepted("junit_xml", { passed: t.tests - failed - t.skipped, failed, skipped: t.skipped, errors: t.errors }, { failures: walk.failures });
+}

@@ -1,0 +1,150 @@
+/**
+ * The one result shape of every test report parser (node_test, junit_xml,
+ * go_test_json). A parser is total: it returns a summary or a refusal for any
+ * input and never throws. A refusal carries 0 in every count, so no reader can
+ * mistake a report it could not trust for a run with results.
+ */
+import type { TestReportKind } from "../../contracts/test-report.js";
+import { DEFAULT_TOOL_LIMITS } from "../limits.js";
+
+export interface TestFailure {
+  name: string;
+  message: string;
+}
+
+/** What run_tests and the Verifier read today (the node:test parser's shape). */
+export interface TestOutputSummary {
+  summary_found: boolean;
+  discovered: number;
+  passed: number;
+  failed: number;
+  cancelled: number;
+  skipped: number;
+  todo: number;
+  /** first failing tests in output order, capped */
+  failures: TestFailure[];
+  /**
+   * test files that exited 0 without running a test: node's runner counts each as
+   * one passing test named by its path; here they are taken out of
+   * `discovered` and `passed`.
+   */
+  files_without_tests: string[];
+  /** why the summary was not accepted, when it was not */
+  problem: string | null;
+}
+
+/**
+ * Why a report was not accepted:
+ * - missing: there is no report (no file, or no summary in the output)
+ * - empty: the report has no content
+ * - too_large: over the size cap; never read, never parsed
+ * - unreadable: it exists but could not be read (not a regular file, I/O error)
+ * - truncated: it ends before it is complete
+ * - unparsable: not the format (malformed, unexpected shape, markup declarations)
+ * - inconsistent: its own numbers disagree (summary totals vs the tests it lists)
+ */
+export const REFUSAL_KINDS = ["missing", "empty", "too_large", "unreadable", "truncated", "unparsable", "inconsistent"] as const;
+export type RefusalKind = (typeof REFUSAL_KINDS)[number];
+
+/**
+ * `TestOutputSummary` plus what the other formats need. Invariants (tested for
+ * every parser): accepted => discovered = passed + failed + cancelled + skipped + todo;
+ * refused => every count 0, `summary_found` false, `problem` says why.
+ */
+export interface TestReportSummary extends TestOutputSummary {
+  source: TestReportKind;
+  /** JUnit `<error>` test cases (a crash, not an assertion); already counted in `failed` */
+  errors: number;
+  /** Go packages that failed to build or set up; each is also one failed test */
+  build_failed: string[];
+  /** why the report was refused; null when it was accepted */
+  refusal: RefusalKind | null;
+}
+
+export interface ReportParseOptions {
+  /** failing tests listed in `failures`, in report order */
+  maxFailures?: number;
+  /** each failure's name and message are cut to this many characters */
+  maxMessageChars?: number;
+  /** a report file larger than this is refused as too_large before parsing */
+  maxReportBytes?: number;
+}
+
+export const REPORT_PARSE_DEFAULTS = {
+  maxFailures: DEFAULT_TOOL_LIMITS.testDiagnostics,
+  maxMessageChars: DEFAULT_TOOL_LIMITS.diagnosticChars,
+  /** ~20,000 test cases; parsing is synchronous: 0.5-1.5 s for 2 MiB on a shared, loaded 2-core machine (scripts/bench-parsers.ts) */
+  maxReportBytes: DEFAULT_TOOL_LIMITS.testReportMaxBytes,
+} as const;
+
+export function resolveParseOptions(opts: ReportParseOptions = {}): Required<ReportParseOptions> {
+  return {
+    maxFailures: opts.maxFailures ?? REPORT_PARSE_DEFAULTS.maxFailures,
+    maxMessageChars: opts.maxMessageChars ?? REPORT_PARSE_DEFAULTS.maxMessageChars,
+    maxReportBytes: opts.maxReportBytes ?? REPORT_PARSE_DEFAULTS.maxReportBytes,
+  };
+}
+
+export interface AcceptedCounts {
+  passed: number;
+  failed: number;
+  skipped: number;
+  cancelled?: number;
+  todo?: number;
+  errors?: number;
+}
+
+export interface AcceptedExtras {
+  failures: TestFailure[];
+  files_without_tests?: string[];
+  build_failed?: string[];
+}
+
+export function accepted(source: TestReportKind, counts: AcceptedCounts, extras: AcceptedExtras): TestReportSummary {
+  const cancelled = counts.cancelled ?? 0;
+  const todo = counts.todo ?? 0;
+  return {
+    source,
+    summary_found: true,
+    discovered: counts.passed + counts.failed + cancelled + counts.skipped + todo,
+    passed: counts.passed,
+    failed: counts.failed,
+    cancelled,
+    skipped: counts.skipped,
+    todo,
+    errors: counts.errors ?? 0,
+    failures: extras.failures,
+    files_without_tests: extras.files_without_tests ?? [],
+    build_failed: extras.build_failed ?? [],
+    refusal: null,
+    problem: null,
+  };
+}
+
+/** A report that cannot be trusted: 0 discovered, never a guess. Failures already read stay as diagnostics. */
+export function refused(source: TestReportKind, refusal: RefusalKind, problem: string, failures: TestFailure[] = []): TestReportSummary {
+  return {
+    source,
+    summary_found: false,
+    discovered: 0,
+    passed: 0,
+    failed: 0,
+    cancelled: 0,
+    skipped: 0,
+    todo: 0,
+    errors: 0,
+    failures,
+    files_without_tests: [],
+    build_failed: [],
+    refusal,
+    problem,
+  };
+}
+
+/** Cuts a diagnostic to `max` characters without splitting a surrogate pair. */
+export function cap(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const cut = text.slice(0, max);
+  const last = cut.charCodeAt(cut.length - 1);
+  return last >= 0xd800 && last <= 0xdbff ? cut.slice(0, -1) : cut;
+}
