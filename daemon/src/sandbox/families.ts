@@ -1,5 +1,3 @@
-import type { SandboxConfig } from "./config.js";
-
 /**
  * What an image family needs from the sandbox beyond the defaults (issue 11). Applied
  * under the caller's own overrides by resolveSandboxConfig, so it is part of the
@@ -12,10 +10,17 @@ import type { SandboxConfig } from "./config.js";
  * there too: 512 MiB of tmpfs, and a memory limit that leaves room for the compiler
  * while the tmpfs pages (charged to the container) are in use.
  */
-export const FAMILY_SANDBOX: Record<string, Partial<Pick<SandboxConfig, "tmpfsBytes" | "tmpExec" | "memoryBytes">>> = {
+/** The SandboxConfig fields a family may set (named here, not imported, so config.ts can import this file without a cycle). */
+export interface FamilySandbox {
+  tmpfsBytes?: number;
+  tmpExec?: boolean;
+  memoryBytes?: number;
+}
+
+export const FAMILY_SANDBOX: Record<string, FamilySandbox> = {
   go: { tmpfsBytes: 512 * 1024 * 1024, tmpExec: true, memoryBytes: 1024 * 1024 * 1024 },
 };
 
-export function familySandboxDefaults(family: string): Partial<SandboxConfig> {
+export function familySandboxDefaults(family: string): FamilySandbox {
   return Object.hasOwn(FAMILY_SANDBOX, family) ? { ...FAMILY_SANDBOX[family] } : {};
 }
