@@ -5,3 +5,14 @@ export { computeManifest, changedPaths, Manifest, type ManifestOptions } from ".
 export { captureBaseline, loadBaseline, type Baseline } from "./baseline.js";
 export { workspaceDigest, currentFileVersion } from "./version.js";
 export { sha256Hex, canonicalJson } from "./hash.js";
+export {
+  listExport,
+  exportVerdict,
+  createExportRule,
+  openExported,
+  changedWhileCopying,
+  type ExportEntry,
+  type ExportList,
+  type ExportRule,
+  type ExportVerdict,
+} from "./sandbox-export.js";
