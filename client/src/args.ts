@@ -42,16 +42,21 @@ export const COMMANDS = {
       replay: { type: "string" },
       "trust-replay-file": { type: "boolean" },
       backend: { type: "string" },
+      "sandbox-include": { type: "string", multiple: true },
       ...BUDGET_OPTIONS,
     },
     summary:
       "run --fixture DIR --workspace NEWDIR | run --workspace DIR --task-spec FILE [--control DIR]\n" +
-      "      [--model replay|live] [--replay FILE] [--trust-replay-file] [--backend container|trusted_local]",
+      "      [--model replay|live] [--replay FILE] [--trust-replay-file] [--backend container|trusted_local]\n" +
+      "      [--sandbox-include GLOB ...]",
     details:
       "Creates a run and follows it. --fixture copies DIR/repo into NEWDIR (which must not exist) and uses the\n" +
       "fixture's task.json, control/ and replay.json. Default model: replay; default backend: container.\n" +
       "At a pending write it shows the diff: on a terminal it asks y/N; otherwise it prints the approve/reject\n" +
       "commands and exits 3.\n" +
+      "Files the task forbids (.env*, *.pem, id_*, .npmrc, the task's forbidden globs) never enter a sandbox;\n" +
+      "--sandbox-include GLOB (repeatable) lets the matching ones in for a project whose tests need them\n" +
+      "(logged and traced; read_file still refuses them; links, special files and .git never go in).\n" +
       BUDGET_HELP,
   },
   status: { positionals: ["RUN"], options: {}, summary: "status RUN [--json]", details: "--json prints {run_id, status, reason, action_id} (action_id when awaiting approval)." },
@@ -92,7 +97,7 @@ export type CommandName = keyof typeof COMMANDS;
 export interface ParsedCommand {
   command: CommandName;
   args: string[];
-  opts: Record<string, string | boolean | undefined>;
+  opts: Record<string, string | boolean | string[] | undefined>;
 }
 
 export type ParseResult = { kind: "command"; cmd: ParsedCommand } | { kind: "help"; text: string } | { kind: "usage_error"; message: string };

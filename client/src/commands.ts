@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { TaskSpec } from "../../daemon/src/contracts/task-spec.js";
 import { describeZodError } from "../../daemon/src/contracts/common.js";
-import { Backend, Runtime } from "../../daemon/src/contracts/sandbox.js";
+import { Backend, Runtime, SandboxInclude } from "../../daemon/src/contracts/sandbox.js";
 import { MiniAgentError } from "../../daemon/src/errors.js";
 import type { ApiClient } from "./api-client.js";
 import type { CommandName, ParsedCommand } from "./args.js";
@@ -53,6 +53,15 @@ function budgetsFrom(cmd: ParsedCommand): Partial<Record<(typeof BUDGET_FLAGS)[k
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
+/** --sandbox-include GLOB (repeatable), checked with the daemon's own schema so a bad glob is a usage error */
+function sandboxIncludeFrom(cmd: ParsedCommand): string[] {
+  const given = cmd.opts["sandbox-include"];
+  const globs = Array.isArray(given) ? given : [];
+  const parsed = SandboxInclude.safeParse(globs);
+  if (!parsed.success) throw new UsageError(`--sandbox-include: ${describeZodError(parsed.error)}`);
+  return parsed.data;
+}
+
 /** The client owns nothing: the one file it reads is a task spec, to send it. */
 function readTaskSpec(file: string): unknown {
   let text: string;
@@ -87,6 +96,7 @@ const run: Handler = async (cmd, ctx) => {
   const replay = abs(opt(cmd, "replay"));
   const control = abs(opt(cmd, "control"));
   const budgets = budgetsFrom(cmd);
+  const sandboxInclude = sandboxIncludeFrom(cmd);
   const created = await ctx.api.createRun({
     workspace,
     model,
@@ -97,6 +107,7 @@ const run: Handler = async (cmd, ctx) => {
     ...(control !== undefined && { control_dir: control }),
     ...(replay !== undefined && { replay_path: replay }),
     ...(budgets !== undefined && { budgets }),
+    ...(sandboxInclude.length > 0 && { sandbox_include: sandboxInclude }),
   });
   if (!ctx.json) ctx.out(`run ${created.run.run_id} started (model ${model}, backend ${backend.data}, workspace ${workspace})\n`);
   return followRun(ctx.api, created.run, 0, ctx, { json: ctx.json, commandPrefix: ctx.commandPrefix, interactive: true });

@@ -166,6 +166,28 @@ describe("mini-agent-client flow", () => {
     expect(t.out()).toContain("#3 run_stopped status=completed");
   });
 
+  it("run --sandbox-include (repeatable) sends the opt-in globs with the create-run request", async () => {
+    const sent: unknown[] = [];
+    const create = script.svc.createRun;
+    script.svc.createRun = async (input) => (sent.push(input.sandboxInclude), create(input));
+    const t = io({ tty: false });
+    const code = await main(["run", "--fixture", "fx", "--workspace", "ws", "--sandbox-include", ".env.test", "--sandbox-include", "config/*.key", "--socket", socket], t.value);
+    expect(code).toBe(3);
+    expect(sent).toEqual([[".env.test", "config/*.key"]]);
+  });
+
+  it.each([["/etc/shadow"], ["../outside/.env"], ["./.env.test"], ["a\\b"]])("run --sandbox-include %j is a usage error (64) and nothing is sent", async (glob) => {
+    const sent: unknown[] = [];
+    script.svc.createRun = async (input) => {
+      sent.push(input);
+      throw new Error("must not be called");
+    };
+    const t = io({ tty: false });
+    expect(await main(["run", "--fixture", "fx", "--workspace", "ws", "--sandbox-include", glob, "--socket", socket], t.value)).toBe(64);
+    expect(t.err()).toContain("--sandbox-include");
+    expect(sent).toEqual([]);
+  });
+
   it("health exits 2 while isolation is not verified, and says how to refresh it", async () => {
     const t = io({ tty: false });
     expect(await main(["health", "--socket", socket], t.value)).toBe(2);

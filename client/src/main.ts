@@ -18,7 +18,7 @@ export interface ClientIO {
 }
 
 /** Socket: --socket, else $MINI_AGENT_SOCKET, else <state dir>/daemon.sock (state dir resolved like the daemon's). */
-export function resolveTarget(opts: Record<string, string | boolean | undefined>, io: Pick<ClientIO, "env" | "cwd">) {
+export function resolveTarget(opts: Record<string, string | boolean | string[] | undefined>, io: Pick<ClientIO, "env" | "cwd">) {
   const stateDirFlag = typeof opts["state-dir"] === "string" ? path.resolve(io.cwd, opts["state-dir"]) : undefined;
   const stateDir = resolveStateDir(io.env, stateDirFlag);
   const socketFlag = typeof opts.socket === "string" ? path.resolve(io.cwd, opts.socket) : undefined;

@@ -91,6 +91,16 @@ describe("createRun refuses before anything exists, and one run holds a workspac
     expect(fs.existsSync(path.join(root, "ws-live-2"))).toBe(false);
   });
 
+  it("refuses a sandbox_include glob outside the workspace (invalid_request) before the workspace is created", async () => {
+    for (const glob of ["../outside/.env", "/etc/shadow"]) {
+      const workspace = path.join(root, "ws-include");
+      const r = await refusal(runs.createRun({ workspace, fixtureDir: LINKCHECK, model: "replay", trustReplayFile: false, backend: "container", sandboxInclude: [glob] }));
+      expect(r.code).toBe("invalid_request");
+      expect(r.message).toContain("sandbox_include");
+      expect(fs.existsSync(workspace)).toBe(false);
+    }
+  });
+
   it("refuses an invalid task spec (invalid_task_spec) and an existing workspace for a fixture run", async () => {
     const spec = JSON.parse(fs.readFileSync(path.join(LINKCHECK, "task.json"), "utf8"));
     const workspace = path.join(root, "ws-spec");

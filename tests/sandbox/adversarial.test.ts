@@ -150,7 +150,7 @@ describe.each(runtimes)("adversarial candidates on %s", (runtime) => {
     const r = await run("symlink", ["node", "symlink.mjs"]);
     const o = JSON.parse(r.stdout);
     expect(o.viaNewLink).not.toBe("WROTE");
-    // the host-side link is copied as a link: it points at nothing inside the sandbox
+    // a host-side link never enters the sandbox (workspace/sandbox-export.ts): nothing is there to follow
     expect(o.hostLink).toBe("ENOENT");
     expect(await fs.readFile(OUTSIDE, "utf8")).toBe("host secret");
   });

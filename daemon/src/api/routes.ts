@@ -76,6 +76,7 @@ export const ROUTES: Route[] = [
       ...(r.control_dir !== undefined && { controlDir: r.control_dir }),
       ...(r.replay_path !== undefined && { replayPath: r.replay_path }),
       ...(r.budgets !== undefined && { budgets: r.budgets }),
+      ...(r.sandbox_include.length > 0 && { sandboxInclude: r.sandbox_include }),
     };
     return { json: { kind: "run", run: await ctx.deps.runService.createRun(input) }, status: 201 };
   }),

@@ -15,6 +15,7 @@ import { createApiServer } from "./server.js";
 /** A hand-built RunService that records calls; the server, socket and HTTP are real. */
 function fakeRunService() {
   const calls: string[] = [];
+  const inputs: CreateRunInput[] = [];
   const runs = new Map<string, RunView>();
   const view = (id: string, input?: CreateRunInput): RunView => ({
     run_id: id,
@@ -39,6 +40,7 @@ function fakeRunService() {
   const svc: RunService = {
     async createRun(input) {
       calls.push(`create:${input.workspace}`);
+      inputs.push(input);
       if (input.workspace === "/boom") throw new Error("secret stack detail at /etc/passwd");
       const r = view(`run-${runs.size + 1}`, input);
       runs.set(r.run_id, r);
@@ -74,7 +76,7 @@ function fakeRunService() {
     async recoverAtStartup() {},
     async shutdown() {},
   };
-  return { svc, calls };
+  return { svc, calls, inputs };
 }
 
 let dir: string;
@@ -152,11 +154,21 @@ describe("API over the Unix socket", () => {
     ["a relative workspace", JSON.stringify({ ...validCreate, workspace: "ws" }), "invalid_request"],
     ["both fixture and task spec missing", JSON.stringify({ workspace: "/tmp/x" }), "invalid_request"],
     ["a wrong model", JSON.stringify({ ...validCreate, model: "gpt" }), "invalid_request"],
+    ["an absolute sandbox_include glob", JSON.stringify({ ...validCreate, sandbox_include: ["/etc/shadow"] }), "invalid_request"],
+    ["a sandbox_include glob with '..'", JSON.stringify({ ...validCreate, sandbox_include: ["a/../../.env"] }), "invalid_request"],
+    ["a sandbox_include that is not a list of strings", JSON.stringify({ ...validCreate, sandbox_include: ".env.test" }), "invalid_request"],
+    ["more than 32 sandbox_include globs", JSON.stringify({ ...validCreate, sandbox_include: Array.from({ length: 33 }, (_, i) => `f${i}`) }), "invalid_request"],
   ])("refuses %s with 400 and never calls the run service", async (_name, body, code) => {
     const r = await call("POST", "/v1/runs", body);
     expect(r.status).toBe(400);
     expect(ErrorBody.parse(r.json).error.code).toBe(code);
     expect(fake.calls).toEqual([]);
+  });
+
+  it("passes the sandbox_include opt-in to the run service, and none when it is not given", async () => {
+    expect((await call("POST", "/v1/runs", JSON.stringify({ ...validCreate, sandbox_include: [".env.test"] }))).status).toBe(201);
+    expect((await call("POST", "/v1/runs", JSON.stringify({ ...validCreate, workspace: "/tmp/ws-2" }))).status).toBe(201);
+    expect(fake.inputs.map((i) => i.sandboxInclude)).toEqual([[".env.test"], undefined]);
   });
 
   it("refuses an oversize body with 413 before parsing it", async () => {

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { Id } from "./common.js";
 import { EventType, RunStatus } from "./run.js";
-import { Backend, Runtime } from "./sandbox.js";
+import { Backend, Runtime, SandboxInclude } from "./sandbox.js";
 import { Budgets, TaskSpec } from "./task-spec.js";
 import { ERROR_CODES } from "../errors.js";
 
@@ -31,6 +31,8 @@ export const CreateRunRequest = z
     trust_replay_file: z.boolean().default(false),
     backend: Backend.default("container"),
     budgets: Budgets.partial().optional(),
+    /** forbidden paths the run's sandboxes may still see (`--sandbox-include`); read_file keeps refusing them */
+    sandbox_include: SandboxInclude.default([]),
   })
   .refine((r) => (r.fixture_dir === undefined) !== (r.task_spec === undefined), {
     message: "give exactly one of fixture_dir or task_spec",

@@ -31,6 +31,7 @@ export const EVENT_TYPES = [
   "verification_passed",
   "verification_failed",
   "history_compaction",
+  "sandbox_include",
   "run_resumed",
   "run_stopped",
 ] as const;

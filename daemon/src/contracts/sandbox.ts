@@ -6,6 +6,31 @@ export type Runtime = z.infer<typeof Runtime>;
 export const Backend = z.enum(["container", "trusted_local"]);
 export type Backend = z.infer<typeof Backend>;
 
+/**
+ * One opt-in glob of `--sandbox-include`: a path relative to the workspace
+ * root. It can only lift the forbidden-glob rule for the paths it matches
+ * (workspace/sandbox-export.ts); links, special files and `.git` stay out.
+ */
+export const SandboxIncludeGlob = z
+  .string()
+  .min(1)
+  .max(256)
+  .refine((g) => !/[\u0000-\u001f\u007f]/.test(g), "must not contain NUL or control characters")
+  .refine((g) => !g.includes("\\"), "must use '/' separators; backslashes are refused")
+  .refine((g) => !g.startsWith("/") && !g.startsWith("~") && !/^[A-Za-z]:/.test(g), "must be relative to the workspace root")
+  .refine((g) => !g.split("/").includes(".."), "must not contain '..'")
+  .refine((g) => !g.split("/").some((seg) => seg === "" || seg === "."), "must not contain empty or '.' segments (write .env.test, not ./.env.test)");
+/** A run's opt-in list: bounded, so a request cannot make every sync test thousands of globs. */
+export const SandboxInclude = z.array(SandboxIncludeGlob).max(32);
+
+/** What of a workspace may be copied into a sandbox; applied by workspace/sandbox-export.ts. */
+export interface ExportSpec {
+  /** the task's `forbidden` globs, on top of the built-in list (the same ones read_file refuses) */
+  forbidden: readonly string[];
+  /** the run's explicit opt-in (`--sandbox-include`): lifts the forbidden globs for the paths it matches */
+  include: readonly string[];
+}
+
 /** One command to run in the sandbox. Paths are host paths the executor copies IN; nothing is bind-mounted. */
 export interface SandboxRunRequest {
   /** run id and purpose go on the container's labels so the reaper can find it. */
@@ -14,6 +39,16 @@ export interface SandboxRunRequest {
   argv: string[];
   /** host directory whose content is copied into /workspace (tar stream). */
   workspaceDir: string;
+  /**
+   * What of workspaceDir may enter the sandbox. Absent: the built-in forbidden
+   * list only (probes, benches); a run always passes its task's globs and opt-ins.
+   */
+  exportSpec?: ExportSpec;
+  /**
+   * Called with the opt-in paths (lifted by `include`) each time they have
+   * entered a sandbox, so the run can log and trace them. Must not throw.
+   */
+  onIncluded?: (paths: string[]) => void;
   /** host directory copied to /control, not writable by the sandbox user. */
   controlDir?: string;
   /** only allowlisted names are passed; the daemon's own environment never is. */

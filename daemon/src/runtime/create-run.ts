@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { describeZodError } from "../contracts/common.js";
 import type { ReplayFile } from "../contracts/decision.js";
+import { SandboxInclude } from "../contracts/sandbox.js";
 import { Budgets, TaskSpec } from "../contracts/task-spec.js";
 import { MiniAgentError } from "../errors.js";
 import { isCanonicalReplay, loadReplayFile } from "../models/replay.js";
@@ -17,6 +18,8 @@ export interface CheckedCreate {
   /** the task's acceptance assets to copy into the run's control dir */
   taskControlDir: string | null;
   replay: { path: string; file: ReplayFile; trusted: boolean } | null;
+  /** the run's `--sandbox-include` globs, checked */
+  sandboxInclude: string[];
 }
 
 function readTaskSpec(file: string): TaskSpec {
@@ -73,6 +76,9 @@ export function checkCreateInput(input: CreateRunInput, builtinFixturesDir: stri
   const budgets = Budgets.safeParse({ ...task.budgets, ...(input.budgets ?? {}) });
   if (!budgets.success) throw bad(`budgets are invalid:\n${describeZodError(budgets.error)}`);
 
+  const include = SandboxInclude.safeParse(input.sandboxInclude ?? []);
+  if (!include.success) throw bad(`sandbox_include is invalid:\n${describeZodError(include.error)}`);
+
   let replay: CheckedCreate["replay"] = null;
   if (input.model === "replay") {
     const replayPath = input.replayPath ? path.resolve(input.replayPath) : fixtureDir ? path.join(fixtureDir, "replay.json") : null;
@@ -86,7 +92,7 @@ export function checkCreateInput(input: CreateRunInput, builtinFixturesDir: stri
     }
     replay = { path: replayPath, file: loadReplayFile(replayPath), trusted };
   }
-  return { task, budgets: budgets.data, workspace: path.resolve(input.workspace), fixtureDir, taskControlDir, replay };
+  return { task, budgets: budgets.data, workspace: path.resolve(input.workspace), fixtureDir, taskControlDir, replay, sandboxInclude: include.data };
 }
 
 /** Copies a fixture's repo/ into the new workspace; symlinks are copied as links, never followed. */

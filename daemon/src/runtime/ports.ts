@@ -24,6 +24,8 @@ export interface ActiveToolContext extends ToolContext {
   executor: Executor;
   /** the run's warm sandbox, opened on first use and closed when the run stops */
   session(): Promise<SandboxSession>;
+  /** told which opted-in paths (`--sandbox-include`) entered a sandbox; must not throw */
+  onSandboxInclude?: (paths: string[]) => void;
 }
 
 
@@ -57,6 +59,10 @@ export interface VerifyInput {
   acceptanceDir: string | null;
   executor: Executor;
   signal: AbortSignal;
+  /** the run's `--sandbox-include` globs (the task's forbidden globs are in `task`) */
+  sandboxInclude?: readonly string[];
+  /** told which opted-in paths entered a Verifier sandbox; must not throw */
+  onSandboxInclude?: (paths: string[]) => void;
 }
 
 /** The host Verifier: decides "done" from evidence it measures itself, in a fresh sandbox. */

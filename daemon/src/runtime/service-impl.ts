@@ -138,6 +138,7 @@ export class RunServiceImpl implements RunService {
         replay_path: checked.replay?.path ?? null,
         replay_trusted: checked.replay?.trusted ?? false,
         budgets: checked.budgets,
+        ...(checked.sandboxInclude.length > 0 && { sandbox_include: checked.sandboxInclude }),
       };
       await this.deps.tools.captureBaseline(this.toolCtx(record));
       const binding = createBinding({ runId, workspace, controlDir, stateDir: this.stateDir });
@@ -146,11 +147,19 @@ export class RunServiceImpl implements RunService {
         this.deps.ledger.insertBinding(binding);
         this.deps.trace.append(runId, {
           type: "run_created",
-          payload: { task: checked.task.name, model: input.model, backend: input.backend, replay_trusted: record.replay_trusted, budgets: checked.budgets },
+          payload: {
+            task: checked.task.name,
+            model: input.model,
+            backend: input.backend,
+            replay_trusted: record.replay_trusted,
+            budgets: checked.budgets,
+            // the opt-in is part of what the run was started with; which paths it let in is traced as sandbox_include
+            ...(checked.sandboxInclude.length > 0 && { sandbox_include: checked.sandboxInclude }),
+          },
         });
       });
       inserted = true;
-      this.deps.logger.info({ runId, backend: input.backend, model: input.model }, "run created");
+      this.deps.logger.info({ runId, backend: input.backend, model: input.model, ...(checked.sandboxInclude.length > 0 && { sandbox_include: checked.sandboxInclude }) }, "run created");
       this.drivers.start(runId, "model", model);
       return this.view(runId);
     } catch (err) {
@@ -344,7 +353,7 @@ export class RunServiceImpl implements RunService {
   }
 
   private toolCtx(record: RunRecord): ToolContext {
-    return { task: record.task, workspaceRoot: record.workspace, controlDir: record.control_dir };
+    return { task: record.task, workspaceRoot: record.workspace, controlDir: record.control_dir, sandboxInclude: record.sandbox_include ?? [] };
   }
 
   private replayModel(runId: string, record: RunRecord): Model {

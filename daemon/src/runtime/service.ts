@@ -20,6 +20,8 @@ export interface CreateRunInput {
   trustReplayFile: boolean;
   backend: Backend;
   budgets?: Partial<Budgets>;
+  /** globs of forbidden paths the run's sandboxes may still see (`--sandbox-include`); read_file still refuses them */
+  sandboxInclude?: string[];
 }
 
 export interface PendingActionView {

@@ -4,6 +4,7 @@ import type { ValidatedToolCall } from "../tools/validate.js";
 import type { ActiveRun } from "./active-run.js";
 import { nextCallTimeoutMs } from "./budgets.js";
 import { patchState, type RuntimeDeps } from "./deps.js";
+import { sandboxIncludeReporter } from "./sandbox-include.js";
 
 export type ToolStepOutcome = "continue" | "awaiting_approval" | "out_of_time";
 
@@ -32,6 +33,7 @@ export async function toolStep(deps: RuntimeDeps, active: ActiveRun, call: ToolC
     timeoutMs,
     executor: active.executor,
     session: () => active.warmSession(),
+    onSandboxInclude: sandboxIncludeReporter(deps, active.runId, active.ctx.sandboxInclude ?? []),
   });
   // cut short by a daemon shutdown: left unanswered so the resumed run runs it again
   if (active.abortReason === "shutdown") return "continue";

@@ -1,6 +1,7 @@
 import { isMiniAgentError } from "../errors.js";
 import type { ActiveRun } from "./active-run.js";
 import { patchState, type RuntimeDeps } from "./deps.js";
+import { sandboxIncludeReporter } from "./sandbox-include.js";
 import type { VerificationEvidence } from "./service.js";
 import { interruptRun, stopRun } from "./stop.js";
 
@@ -33,6 +34,8 @@ export async function verifyAndFinish(deps: RuntimeDeps, active: ActiveRun): Pro
       acceptanceDir: active.acceptanceDir,
       executor: active.executor,
       signal: active.signal,
+      sandboxInclude: active.ctx.sandboxInclude ?? [],
+      onSandboxInclude: sandboxIncludeReporter(deps, active.runId, active.ctx.sandboxInclude ?? []),
     });
   } catch (err) {
     if (active.signal.aborted) return abortedDuringVerify(deps, active);

@@ -10,7 +10,8 @@ import { engineError, resolvePinnedImage } from "./image-pin.js";
 import { SandboxContainer, spawnerLostError } from "./sandbox-container.js";
 import { toResult } from "./result.js";
 import { WarmSession } from "./warm-session.js";
-import { packControl, packWorkspace } from "./workspace-tar.js";
+import { listExport } from "../workspace/index.js";
+import { notifyIncluded, packControl, packExport } from "./workspace-tar.js";
 
 export interface DockerExecutorOptions {
   /** path of the image lock: statePath(stateDir, "imageLock"). */
@@ -90,9 +91,12 @@ export class DockerExecutor implements Executor {
     const env = buildExecEnv(this.config, req.env);
     const t0 = this.now();
     const startedAt = this.epochMs();
+    // what may leave the host is decided before anything is created
+    const exported = await listExport(req.workspaceDir, req.exportSpec);
     const box = await this.startFresh(req.runId, req.purpose, req.controlDir !== undefined);
     try {
-      await box.putArchive(packWorkspace(req.workspaceDir), IN_IMAGE.workspace);
+      await box.putArchive(packExport(exported.entries), IN_IMAGE.workspace);
+      notifyIncluded(req, exported.entries);
       if (req.controlDir !== undefined) await box.putArchive(packControl(req.controlDir), IN_IMAGE.control);
       await hooks.onStarted?.(box);
       const outcome = await box.run({

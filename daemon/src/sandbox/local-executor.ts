@@ -7,6 +7,26 @@ import { MiniAgentError } from "../errors.js";
 import { buildExecEnv, resolveSandboxConfig, type SandboxConfig } from "./config.js";
 import type { Executor, SandboxSession } from "./executor.js";
 import { CappedOutput } from "./output.js";
+import { listExport, openExported, type ExportEntry } from "../workspace/index.js";
+import { notifyIncluded } from "./workspace-tar.js";
+
+/** Copies exported entries under dest, each file through the same no-follow, re-checked open as the tar. */
+async function copyExport(entries: readonly ExportEntry[], dest: string): Promise<void> {
+  await fs.mkdir(dest);
+  for (const e of entries) {
+    const to = path.join(dest, ...e.rel.split("/"));
+    if (e.type === "dir") {
+      await fs.mkdir(to);
+      continue;
+    }
+    const { fh } = await openExported(e);
+    try {
+      await fs.writeFile(to, fh.createReadStream({ autoClose: false }), { mode: (Number(e.stat.mode) & 0o755) | 0o600 });
+    } finally {
+      await fh.close();
+    }
+  }
+}
 
 export interface LocalExecutorOptions {
   config?: unknown;
@@ -64,12 +84,10 @@ export class LocalExecutor implements Executor {
       const ws = path.join(root, "workspace");
       const ctl = path.join(root, "control");
       const home = path.join(root, "home");
-      await fs.cp(req.workspaceDir, ws, {
-        recursive: true,
-        verbatimSymlinks: true,
-        dereference: false,
-        filter: (src) => !path.relative(req.workspaceDir, src).split(path.sep).includes(".git"),
-      });
+      // the same export rule as the container backend, so a test sees the same files on both
+      const exported = await listExport(req.workspaceDir, req.exportSpec);
+      await copyExport(exported.entries, ws);
+      notifyIncluded(req, exported.entries);
       if (req.controlDir !== undefined) await fs.cp(req.controlDir, ctl, { recursive: true, verbatimSymlinks: true });
       await fs.mkdir(home);
       const env: Record<string, string> = Object.fromEntries(envList.map((e) => [e.slice(0, e.indexOf("=")), e.slice(e.indexOf("=") + 1)]));

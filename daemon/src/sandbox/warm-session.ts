@@ -7,8 +7,9 @@ import { toResult } from "./result.js";
 import type { SandboxSession } from "./executor.js";
 import { IN_IMAGE } from "./host-config.js";
 import { SandboxContainer, SETTLE_CLEARED, spawnerLostError } from "./sandbox-container.js";
-import { packWorkspace } from "./workspace-tar.js";
-import { planSync, workspaceManifest, type Manifest } from "./workspace-sync.js";
+import { listExport } from "../workspace/index.js";
+import { notifyIncluded, packExport } from "./workspace-tar.js";
+import { exportManifest, planSync, type Manifest } from "./workspace-sync.js";
 
 /**
  * One warm container for one agent run. Before each exec the workspace is
@@ -56,7 +57,7 @@ export class WarmSession implements SandboxSession {
     const t0 = this.o.now();
     const startedAt = this.o.epochMs();
     if (!this.box) await this.open();
-    const box = await this.sync(req.workspaceDir);
+    const box = await this.sync(req);
     const outcome = await box.run({
       argv: req.argv,
       env,
@@ -85,13 +86,15 @@ export class WarmSession implements SandboxSession {
   }
 
   /**
-   * Brings the sandbox's /workspace to the host dir's content. It holds
+   * Brings the sandbox's /workspace to the host dir's exported content (what
+   * the export rule lets out, see workspace/sandbox-export.ts). It holds
    * `synced` (or nothing) since the last command left it unchanged (settle),
    * so usually only what the host changed goes in; after a deletion it is
    * emptied and filled again. Returns the box to run in.
    */
-  private async sync(workspaceDir: string): Promise<SandboxContainer> {
-    const current = workspaceManifest(workspaceDir);
+  private async sync(req: Omit<SandboxRunRequest, "runId">): Promise<SandboxContainer> {
+    const list = await listExport(req.workspaceDir, req.exportSpec);
+    const current = exportManifest(list);
     let plan = planSync(this.synced, current);
     if (plan.kind === "full" && plan.clearFirst && !(await this.clear(this.box!))) {
       await this.discard(this.box!);
@@ -99,17 +102,19 @@ export class WarmSession implements SandboxSession {
       plan = { kind: "full", clearFirst: false };
     }
     const box = this.box!;
+    const wanted = plan.kind === "partial" ? new Set(plan.entries) : null;
+    const send = plan.kind === "full" ? list.entries : wanted ? list.entries.filter((e) => wanted.has(e.rel)) : [];
     // from here until the put completes, what the sandbox holds is not known
     this.synced = null;
     try {
-      if (plan.kind === "full") await box.putArchive(packWorkspace(workspaceDir), IN_IMAGE.workspace);
-      else if (plan.kind === "partial") await box.putArchive(packWorkspace(workspaceDir, plan.entries), IN_IMAGE.workspace);
+      if (send.length > 0) await box.putArchive(packExport(send), IN_IMAGE.workspace);
     } catch (err) {
       // half a sync leaves unknown content: this container is not reused
       await this.discard(box);
       throw err;
     }
     this.synced = current;
+    notifyIncluded(req, send);
     return box;
   }
 

@@ -1,21 +1,18 @@
-import fs from "node:fs";
-import path from "node:path";
-import { MiniAgentError } from "../errors.js";
+import type { ExportList } from "../workspace/index.js";
 
 /**
  * What a warm sandbox's /workspace holds, as host metadata, so the next sync
  * can send only what changed. A host file counts as changed when any of
  * inode, mode, size, mtime or ctime differ (ctime is set by the kernel on
- * every write, chmod, rename or utimes, so an edit cannot keep it).
+ * every write, chmod, rename, link or utimes, so an edit cannot keep it).
  */
 export interface ManifestEntry {
-  kind: "file" | "dir" | "link";
+  kind: "file" | "dir";
   mode: number;
   size: bigint;
   mtimeNs: bigint;
   ctimeNs: bigint;
   ino: bigint;
-  link: string | null;
 }
 export type Manifest = Map<string, ManifestEntry>;
 
@@ -23,33 +20,20 @@ export type SyncPlan =
   | { kind: "none" }
   /** send everything; with clearFirst the sandbox's /workspace must be emptied first (something was deleted) */
   | { kind: "full"; clearFirst: boolean }
-  /** send only these relative paths (a new directory is sent whole); nothing was deleted */
+  /** send only these relative paths (each one listed, a new folder's content too); nothing was deleted */
   | { kind: "partial"; entries: string[] };
 
-/** The same tree packWorkspace sends: no `.git` anywhere, only files, directories and symlinks (never followed). */
-export function workspaceManifest(dir: string): Manifest {
-  const root = path.resolve(dir);
+/**
+ * The host metadata of exactly what the export list sends (the same walk, so
+ * the manifest can never hold a path the rule keeps out: a forbidden file
+ * that changes on the host is not in it, and is never synced).
+ */
+export function exportManifest(list: ExportList): Manifest {
   const out: Manifest = new Map();
-  let rootStat: fs.BigIntStats;
-  try {
-    rootStat = fs.lstatSync(root, { bigint: true });
-  } catch (err) {
-    throw new MiniAgentError("not_found", `workspace ${dir} does not exist`, { cause: err });
+  for (const e of list.entries) {
+    const st = e.stat;
+    out.set(e.rel, { kind: e.type, mode: Number(st.mode), size: st.size, mtimeNs: st.mtimeNs, ctimeNs: st.ctimeNs, ino: st.ino });
   }
-  if (!rootStat.isDirectory()) throw new MiniAgentError("invalid_fields", `workspace ${dir} is not a directory (symlinks are not followed)`);
-  const walk = (rel: string) => {
-    for (const name of fs.readdirSync(path.join(root, rel)).sort()) {
-      if (name === ".git") continue;
-      const r = rel ? `${rel}/${name}` : name;
-      const abs = path.join(root, r);
-      const st = fs.lstatSync(abs, { bigint: true });
-      const kind = st.isDirectory() ? "dir" : st.isFile() ? "file" : st.isSymbolicLink() ? "link" : null;
-      if (!kind) continue;
-      out.set(r, { kind, mode: Number(st.mode), size: st.size, mtimeNs: st.mtimeNs, ctimeNs: st.ctimeNs, ino: st.ino, link: kind === "link" ? fs.readlinkSync(abs) : null });
-      if (kind === "dir") walk(r);
-    }
-  };
-  walk("");
   return out;
 }
 
@@ -57,7 +41,7 @@ function same(a: ManifestEntry, b: ManifestEntry): boolean {
   if (a.kind !== b.kind || a.mode !== b.mode) return false;
   // a directory's own times change whenever an entry in it does: its entries are compared instead
   if (a.kind === "dir") return true;
-  return a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs && a.ino === b.ino && a.link === b.link;
+  return a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs && a.ino === b.ino;
 }
 
 /**
@@ -73,13 +57,9 @@ export function planSync(synced: Manifest | null, current: Manifest): SyncPlan {
     if (!now || now.kind !== was.kind || (was.kind === "dir" && now.mode !== was.mode)) return { kind: "full", clearFirst: true };
   }
   const entries: string[] = [];
-  const newDirs: string[] = [];
   for (const [rel, now] of current) {
-    if (newDirs.some((d) => rel.startsWith(`${d}/`))) continue; // sent with its new parent directory
     const was = synced.get(rel);
-    if (was && same(was, now)) continue;
-    entries.push(rel);
-    if (!was && now.kind === "dir") newDirs.push(rel);
+    if (!was || !same(was, now)) entries.push(rel);
   }
   return entries.length === 0 ? { kind: "none" } : { kind: "partial", entries };
 }

@@ -1,7 +1,12 @@
+import { once } from "node:events";
 import fs from "node:fs";
+import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
 import tar from "tar-fs";
+import tarStream from "tar-stream";
+import type { SandboxRunRequest } from "../contracts/sandbox.js";
 import { MiniAgentError } from "../errors.js";
+import { changedWhileCopying, openExported, type ExportEntry } from "../workspace/index.js";
 
 const SANDBOX_ID = 65534;
 
@@ -17,31 +22,78 @@ function checkDir(dir: string, what: string): string {
   return path.resolve(dir);
 }
 
+/** Owner can always read and write what it was given; nothing setuid/setgid/sticky. */
+function sandboxMode(e: ExportEntry): number {
+  return (Number(e.stat.mode) & 0o755) | (e.type === "dir" ? 0o700 : 0o600);
+}
+
+const CHUNK_BYTES = 256 * 1024;
+
+type Sink = ReturnType<tarStream.Pack["entry"]>;
+type Header = Parameters<tarStream.Pack["entry"]>[0];
+
+function addEntry(pack: tarStream.Pack, header: Header, body?: (sink: Sink) => Promise<void>): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const sink = pack.entry(header, (err) => (err ? reject(err) : resolve()));
+    body?.(sink).then(
+      () => sink.end(undefined),
+      (err: unknown) => sink.destroy(err as Error),
+    );
+  });
+}
+
+/** Exactly `size` bytes from the open file; a file that shrank under us is an error, never a padded copy. */
+async function copyBytes(fh: FileHandle, size: number, sink: Sink, rel: string): Promise<void> {
+  for (let pos = 0; pos < size; ) {
+    const chunk = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, size - pos));
+    const { bytesRead } = await fh.read(chunk, 0, chunk.length, pos);
+    if (bytesRead === 0) throw changedWhileCopying(rel);
+    pos += bytesRead;
+    if (!sink.write(chunk.subarray(0, bytesRead))) await once(sink as unknown as NodeJS.EventEmitter, "drain");
+  }
+}
+
 /**
- * The workspace as a tar stream for putArchive into /workspace. Symlinks are
- * packed as links (never followed out of the tree), sockets/fifos/devices are
- * skipped, `.git` is left out (hooks and objects never reach the sandbox), and
- * everything is owned by the sandbox user so tests can write their own files.
- * With `entries`, only those paths (see workspace-sync.ts).
+ * The exported workspace entries (workspace/sandbox-export.ts decided which)
+ * as a tar stream for putArchive into /workspace. Only these entries, in
+ * order; each file is opened without following links and checked again on
+ * the open descriptor. Everything is owned by the sandbox user so tests can
+ * write their own files.
  */
-export function packWorkspace(dir: string, entries?: string[]): NodeJS.ReadableStream {
-  const root = checkDir(dir, "workspace");
-  return tar.pack(root, {
-    // only these relative paths (a directory with everything in it); default: the whole tree
-    ...(entries ? { entries } : {}),
-    dereference: false,
-    strict: false,
-    sort: true,
-    ignore: (abs: string) => path.relative(root, abs).split(path.sep).includes(".git"),
-    map(header) {
-      header.uid = SANDBOX_ID;
-      header.gid = SANDBOX_ID;
-      // owner can always read and write what it was given; nothing setuid/setgid/sticky
-      const type = header.type === "directory" ? 0o700 : 0o600;
-      header.mode = ((header.mode ?? 0) & 0o755) | type;
-      return header;
-    },
-  } as tar.PackOptions) as unknown as NodeJS.ReadableStream;
+export function packExport(entries: readonly ExportEntry[]): NodeJS.ReadableStream {
+  const pack = tarStream.pack();
+  void (async () => {
+    for (const e of entries) {
+      const header: Header = { name: e.rel, uid: SANDBOX_ID, gid: SANDBOX_ID, mode: sandboxMode(e), mtime: new Date(Number(e.stat.mtimeMs)) };
+      if (e.type === "dir") {
+        await addEntry(pack, { ...header, type: "directory" });
+        continue;
+      }
+      const { fh, size } = await openExported(e);
+      try {
+        await addEntry(pack, { ...header, type: "file", size }, (sink) => copyBytes(fh, size, sink, e.rel));
+      } finally {
+        await fh.close();
+      }
+    }
+    pack.finalize();
+  })().catch((err: unknown) => pack.destroy(err as Error));
+  return pack as unknown as NodeJS.ReadableStream;
+}
+
+/**
+ * Tells the run which opted-in paths (`--sandbox-include`) just entered a
+ * sandbox, after the copy went in. The hook must not throw; if it does, the
+ * copy has still happened and the command still runs.
+ */
+export function notifyIncluded(req: Pick<SandboxRunRequest, "onIncluded">, sent: readonly ExportEntry[]): void {
+  const paths = sent.filter((e) => e.via === "include").map((e) => e.rel);
+  if (paths.length === 0 || !req.onIncluded) return;
+  try {
+    req.onIncluded(paths);
+  } catch {
+    // the hook's own contract; nothing to undo here
+  }
 }
 
 /**

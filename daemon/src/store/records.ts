@@ -2,7 +2,7 @@ import { z } from "zod";
 import { FileVersion, Id, SCHEMA_VERSION, describeZodError } from "../contracts/common.js";
 import { Decision } from "../contracts/decision.js";
 import { RunStatus } from "../contracts/run.js";
-import { Backend } from "../contracts/sandbox.js";
+import { Backend, SandboxInclude } from "../contracts/sandbox.js";
 import { Budgets, TaskSpec } from "../contracts/task-spec.js";
 import { ToolResult } from "../contracts/tool-call.js";
 import { MiniAgentError } from "../errors.js";
@@ -26,6 +26,8 @@ export const RunRecord = z.strictObject({
   replay_path: z.string().nullable(),
   replay_trusted: z.boolean(),
   budgets: Budgets,
+  /** `--sandbox-include`: forbidden paths the run's sandboxes may still see (absent: none) */
+  sandbox_include: SandboxInclude.optional(),
 });
 export type RunRecord = z.infer<typeof RunRecord>;
 

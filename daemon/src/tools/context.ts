@@ -1,3 +1,4 @@
+import type { ExportSpec } from "../contracts/sandbox.js";
 import type { TaskSpec } from "../contracts/task-spec.js";
 import { createForbiddenMatcher, globMatcher, type Matcher } from "../workspace/forbidden.js";
 import { resolveLimits, type ToolLimits } from "./limits.js";
@@ -9,6 +10,16 @@ export interface ToolContext {
   /** the run's control dir (state dir, outside the workspace): baseline, temp files for writes */
   controlDir: string;
   limits?: Partial<ToolLimits>;
+  /**
+   * the run's `--sandbox-include` globs: forbidden paths the sandbox may still
+   * see (never the model through read_file or search)
+   */
+  sandboxInclude?: readonly string[];
+}
+
+/** What of the workspace may be copied into this run's sandboxes: the task's forbidden globs and the run's opt-ins. */
+export function exportSpecOf(ctx: Pick<ToolContext, "task" | "sandboxInclude">): ExportSpec {
+  return { forbidden: ctx.task.forbidden, include: ctx.sandboxInclude ?? [] };
 }
 
 export interface ToolEnv {

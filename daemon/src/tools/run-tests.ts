@@ -7,7 +7,7 @@ import type { Executor, SandboxSession } from "../sandbox/executor.js";
 import { createForbiddenMatcher } from "../workspace/forbidden.js";
 import { normalizeRel } from "../workspace/safe-path.js";
 import { walkTree } from "../workspace/walk.js";
-import { toolEnv, type ToolContext } from "./context.js";
+import { exportSpecOf, toolEnv, type ToolContext } from "./context.js";
 import type { ToolLimits } from "./limits.js";
 import { errorResult, okResult } from "./result.js";
 import { parseNodeTestOutput, type TestOutputSummary } from "./test-output.js";
@@ -19,6 +19,8 @@ export interface RunTestsContext extends ToolContext {
   signal?: AbortSignal;
   /** the budget's min(remaining, per-call cap); the preset's own timeout also applies */
   timeoutMs: number;
+  /** told which opted-in paths entered the sandbox (log and trace); must not throw */
+  onSandboxInclude?: (paths: string[]) => void;
 }
 
 export interface PresetInvocation {
@@ -163,6 +165,8 @@ export async function runTests(callId: string, args: ToolArgs<"run_tests">, ctx:
     purpose: "candidate" as const,
     argv: inv.argv,
     workspaceDir: ctx.workspaceRoot,
+    exportSpec: exportSpecOf(ctx),
+    ...(ctx.onSandboxInclude && { onIncluded: ctx.onSandboxInclude }),
     env: {},
     timeoutMs,
     outputCapBytes: env.limits.runnerOutputCapBytes,

@@ -33,6 +33,7 @@ import { loadBaseline } from "../workspace/baseline.js";
 import { protectedChanges } from "./protected-paths.js";
 import { decideCases, parseAcceptanceOutput } from "./acceptance-protocol.js";
 import { presetInvocation, type PresetInvocation } from "../tools/run-tests.js";
+import { exportSpecOf } from "../tools/context.js";
 import { parseNodeTestOutput } from "../tools/test-output.js";
 
 export interface TestCounts {
@@ -77,6 +78,10 @@ export interface VerifyInput {
   /** hidden acceptance assets, copied read-only to /control in a fresh container; never into the workspace */
   acceptanceDir: string | null;
   executor: Executor;
+  /** the run's `--sandbox-include` globs; the task's forbidden globs come from `task` */
+  sandboxInclude?: readonly string[];
+  /** told which opted-in paths entered a Verifier sandbox (log and trace); must not throw */
+  onSandboxInclude?: (paths: string[]) => void;
   signal?: AbortSignal;
   log?: Logger;
   deps?: Partial<VerifierDeps>;
@@ -107,6 +112,12 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
   const runControlDir = "runControlDir" in input.baseline ? input.baseline.runControlDir : null;
   const manifestOpts = { excludeAbs: runControlDir === null ? [] : [runControlDir] };
   const acceptanceDir = input.acceptanceDir;
+  // both fresh sandboxes get exactly what run_tests' sandbox got: the same export rule
+  const exported = {
+    workspaceDir: input.workspaceRoot,
+    exportSpec: exportSpecOf({ task, sandboxInclude: input.sandboxInclude }),
+    ...(input.onSandboxInclude && { onIncluded: input.onSandboxInclude }),
+  };
   const details: string[] = [];
   const reasons: Reason[] = [];
   const evidence: VerificationEvidence = {
@@ -145,7 +156,7 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
         runId: input.runId,
         purpose: "verifier",
         argv: inv.argv,
-        workspaceDir: input.workspaceRoot,
+        ...exported,
         timeoutMs: inv.timeoutMs,
         outputCapBytes: VERIFIER_DEFAULTS.outputCapBytes,
         signal,
@@ -165,7 +176,7 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
         runId: input.runId,
         purpose: "acceptance",
         argv: [...task.acceptance.command],
-        workspaceDir: input.workspaceRoot,
+        ...exported,
         controlDir: acceptanceDir,
         timeoutMs: task.acceptance.timeout_seconds * 1000,
         outputCapBytes: VERIFIER_DEFAULTS.outputCapBytes,

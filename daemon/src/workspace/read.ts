@@ -27,7 +27,7 @@ export async function descriptorPath(fd: number): Promise<string | null> {
 }
 
 /** Opens for reading without following a final symlink, and without blocking on a fifo. */
-async function openNoFollow(abs: string): Promise<{ ok: true; fh: fs.FileHandle } | { ok: false; reason: "absent" | "symlink" | "unreadable" }> {
+export async function openNoFollow(abs: string): Promise<{ ok: true; fh: fs.FileHandle } | { ok: false; reason: "absent" | "symlink" | "unreadable" }> {
   try {
     return { ok: true, fh: await fs.open(abs, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK) };
   } catch (err) {

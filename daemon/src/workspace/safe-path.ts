@@ -1,6 +1,7 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import type { Matcher } from "./forbidden.js";
+import { entryType, SHAPE_REFUSAL_TEXT, shapeRefusal } from "./sandbox-export.js";
 
 export type PathPurpose = "read" | "write" | "create";
 
@@ -109,14 +110,16 @@ export async function resolveSafePath(root: string, rel: unknown, opts: SafePath
       }
       return { ok: false, code: "path_denied", message: `${shown} cannot be inspected` };
     }
-    if (st.isSymbolicLink()) return { ok: false, code: "path_denied", message: `${shown} is a symlink; symlinks are refused` };
+    const type = entryType(st);
+    if (type === "symlink") return { ok: false, code: "path_denied", message: `${shown} ${SHAPE_REFUSAL_TEXT.symlink}` };
     if (!last) {
-      if (!st.isDirectory()) return { ok: false, code: "path_denied", message: `${shown} is not a directory` };
+      if (type !== "dir") return { ok: false, code: "path_denied", message: `${shown} is not a directory` };
       continue;
     }
-    if (st.isDirectory()) return { ok: true, abs, rel: relPath, kind: "dir", size: 0, mode: st.mode };
-    if (!st.isFile()) return { ok: false, code: "path_denied", message: `${relPath} is not a regular file` };
-    if (st.nlink > 1) return { ok: false, code: "path_denied", message: `${relPath} is hard-linked; hard-linked files are refused` };
+    // the same shape rule decides what may be copied into a sandbox (sandbox-export.ts)
+    const refused = shapeRefusal(type, st.nlink);
+    if (refused) return { ok: false, code: "path_denied", message: `${relPath} ${SHAPE_REFUSAL_TEXT[refused]}` };
+    if (type === "dir") return { ok: true, abs, rel: relPath, kind: "dir", size: 0, mode: st.mode };
     return { ok: true, abs, rel: relPath, kind: "file", size: st.size, mode: st.mode };
   }
   /* c8 ignore next */

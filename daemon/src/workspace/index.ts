@@ -1,0 +1,18 @@
+/** Workspace: safe paths, the manifest and digest, the baseline in the control dir. */
+export { resolveSafePath, normalizeRel, type SafePathResult, type SafePathOptions, type PathPurpose } from "./safe-path.js";
+export { createForbiddenMatcher, globMatcher, BUILTIN_FORBIDDEN, type Matcher } from "./forbidden.js";
+export { computeManifest, changedPaths, Manifest, type ManifestOptions } from "./manifest.js";
+export { captureBaseline, loadBaseline, type Baseline } from "./baseline.js";
+export { workspaceDigest, currentFileVersion } from "./version.js";
+export { sha256Hex, canonicalJson } from "./hash.js";
+export {
+  listExport,
+  exportVerdict,
+  createExportRule,
+  openExported,
+  changedWhileCopying,
+  type ExportEntry,
+  type ExportList,
+  type ExportRule,
+  type ExportVerdict,
+} from "./sandbox-export.js";

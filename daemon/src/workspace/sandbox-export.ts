@@ -1,0 +1,178 @@
+import fs from "node:fs";
+import fsp from "node:fs/promises";
+import path from "node:path";
+import picomatch from "picomatch";
+import type { ExportSpec } from "../contracts/sandbox.js";
+import { MiniAgentError } from "../errors.js";
+import { createForbiddenMatcher, type Matcher } from "./forbidden.js";
+import { openNoFollow } from "./read.js";
+import { walkTree, type WalkEntry } from "./walk.js";
+
+/**
+ * What of a workspace may leave the host for a sandbox (issue 10): the rule
+ * read_file applies to the model, applied to every tar that goes into a
+ * sandbox (warm sync, fresh runs, the Verifier, acceptance). A model-written
+ * test prints whatever /workspace holds into an observation the model reads,
+ * so a file the model may not read must not be in /workspace either.
+ */
+
+/** Why an entry's shape is refused: the part of the rule that no glob and no opt-in can change. */
+export type ShapeRefusal = "symlink" | "special" | "hard_link";
+
+/**
+ * Shared with resolveSafePath: a symlink is never followed or copied, a
+ * fifo/socket/device never read, and a hard-linked file (nlink > 1) refused
+ * because its other name may sit outside the workspace.
+ */
+export function shapeRefusal(type: WalkEntry["type"], nlink: number): ShapeRefusal | null {
+  if (type === "symlink") return "symlink";
+  if (type === "other") return "special";
+  if (type === "file" && nlink > 1) return "hard_link";
+  return null;
+}
+
+/** The walk's kind of an lstat result. */
+export function entryType(st: { isSymbolicLink(): boolean; isDirectory(): boolean; isFile(): boolean }): WalkEntry["type"] {
+  return st.isSymbolicLink() ? "symlink" : st.isDirectory() ? "dir" : st.isFile() ? "file" : "other";
+}
+
+export const SHAPE_REFUSAL_TEXT: Record<ShapeRefusal, string> = {
+  symlink: "is a symlink; symlinks are refused",
+  special: "is not a regular file",
+  hard_link: "is hard-linked; hard-linked files are refused",
+};
+
+/**
+ * Repository metadata never enters a sandbox, not even by opt-in: hooks,
+ * remotes with credentials, objects of files the task forbids.
+ */
+const NEVER_EXPORTED = ["**/.git", "**/.hg", "**/.svn"];
+
+export interface ExportRule {
+  forbidden: Matcher;
+  include: Matcher;
+  never: Matcher;
+  /** whether any opt-in exists: without one, a forbidden folder is not even entered */
+  canLift: boolean;
+}
+
+/** Tests every prefix, like the forbidden matcher: a glob naming a folder covers what is beneath it. */
+function prefixMatcher(globs: readonly string[], opts: picomatch.PicomatchOptions): Matcher {
+  if (globs.length === 0) return () => false;
+  const isMatch = picomatch([...globs], opts);
+  return (rel) => {
+    const parts = rel.split("/");
+    for (let i = 1; i <= parts.length; i++) if (isMatch(parts.slice(0, i).join("/"))) return true;
+    return false;
+  };
+}
+
+export function createExportRule(spec: ExportSpec = { forbidden: [], include: [] }): ExportRule {
+  return {
+    // the very matcher read_file uses (built-in globs plus the task's)
+    forbidden: createForbiddenMatcher(spec.forbidden),
+    // case-sensitive on purpose: an opt-in lifts what it names exactly, never more
+    include: prefixMatcher(spec.include, { dot: true }),
+    never: prefixMatcher(NEVER_EXPORTED, { dot: true, nocase: true }),
+    canLift: spec.include.length > 0,
+  };
+}
+
+export type ExportVerdict =
+  | { ok: true; via: "rule" | "include" }
+  | { ok: false; reason: "repository_metadata" | "forbidden" | ShapeRefusal };
+
+/** The one decision: may this workspace entry leave the host for a sandbox? */
+export function exportVerdict(rule: ExportRule, rel: string, type: WalkEntry["type"], nlink: number): ExportVerdict {
+  if (rule.never(rel)) return { ok: false, reason: "repository_metadata" };
+  const shape = shapeRefusal(type, nlink);
+  if (shape) return { ok: false, reason: shape };
+  if (!rule.forbidden(rel)) return { ok: true, via: "rule" };
+  return rule.include(rel) ? { ok: true, via: "include" } : { ok: false, reason: "forbidden" };
+}
+
+export interface ExportEntry {
+  rel: string;
+  abs: string;
+  type: "file" | "dir";
+  /** the walk's lstat: the packer checks the opened file is still this one */
+  stat: fs.BigIntStats;
+  /** "parent": a forbidden folder sent as an empty folder only because an opted-in path lies beneath it */
+  via: "rule" | "include" | "parent";
+}
+
+export interface ExportList {
+  /** sorted by relative path, so every folder comes before what it holds */
+  entries: ExportEntry[];
+  /** the paths only an opt-in let through (for the log and the trace; never their contents) */
+  included: string[];
+}
+
+/** The root must be a real directory (not a symlink): nothing outside it may be sent. */
+function checkRoot(dir: string): string {
+  let st: fs.Stats;
+  try {
+    st = fs.lstatSync(dir);
+  } catch (err) {
+    throw new MiniAgentError("not_found", `workspace ${dir} does not exist`, { cause: err });
+  }
+  if (!st.isDirectory()) throw new MiniAgentError("invalid_fields", `workspace ${dir} is not a directory (symlinks are not followed)`);
+  return path.resolve(dir);
+}
+
+/**
+ * Every workspace entry that may go into a sandbox under `spec`. The tree is
+ * walked without following links; a refused folder is not entered, except a
+ * forbidden one while an opt-in might name something beneath it.
+ */
+export async function listExport(dir: string, spec?: ExportSpec): Promise<ExportList> {
+  const root = checkRoot(dir);
+  const rule = createExportRule(spec);
+  const walked = await walkTree(root, {
+    skip: (rel, type) => rule.never(rel) || type === "symlink" || type === "other" || (!rule.canLift && rule.forbidden(rel)),
+  });
+  const allowed = new Map<string, ExportEntry["via"]>();
+  for (const e of walked) {
+    const v = exportVerdict(rule, e.rel, e.type, e.nlink);
+    if (v.ok) allowed.set(e.rel, v.via);
+  }
+  // a forbidden folder holding an opted-in path goes in as a folder, without its other content
+  for (const rel of [...allowed.keys()]) {
+    for (let i = rel.lastIndexOf("/"); i > 0; i = rel.lastIndexOf("/", i - 1)) {
+      const parent = rel.slice(0, i);
+      if (allowed.has(parent)) break;
+      allowed.set(parent, "parent");
+    }
+  }
+  const entries: ExportEntry[] = [];
+  for (const e of walked) {
+    const via = allowed.get(e.rel);
+    if (via === undefined || (e.type !== "file" && e.type !== "dir")) continue;
+    entries.push({ rel: e.rel, abs: e.abs, type: e.type, stat: e.stat, via });
+  }
+  return { entries, included: entries.filter((e) => e.via === "include").map((e) => e.rel) };
+}
+
+/** A file that no longer is what the walk saw: the copy is abandoned, never sent half-checked. */
+export function changedWhileCopying(rel: string): MiniAgentError {
+  return new MiniAgentError("sandbox_error", `${rel} changed while the workspace was copied into the sandbox; run again`);
+}
+
+/**
+ * Opens an exported file for copying. O_NOFOLLOW, and the OPEN descriptor
+ * must still be the regular, singly linked file the walk saw: a file swapped
+ * for a link (or hard-linked) after the walk is refused, never sent.
+ */
+export async function openExported(e: ExportEntry): Promise<{ fh: fsp.FileHandle; size: number }> {
+  const changed = () => changedWhileCopying(e.rel);
+  const opened = await openNoFollow(e.abs);
+  if (!opened.ok) throw changed();
+  try {
+    const st = await opened.fh.stat({ bigint: true });
+    if (!st.isFile() || st.nlink !== 1n || st.ino !== e.stat.ino || st.dev !== e.stat.dev) throw changed();
+    return { fh: opened.fh, size: Number(st.size) };
+  } catch (err) {
+    await opened.fh.close();
+    throw err;
+  }
+}
