@@ -44,7 +44,8 @@ import { Trace } from "../trace/trace.js";
 import { approveAction, pendingAction, rejectAction } from "./approval-flow.js";
 import { exhaustedBefore } from "./budgets.js";
 import { checkCreateInput, initialState, materializeWorkspace } from "./create-run.js";
-import { Drivers, markInterrupted } from "./drivers.js";
+import { Drivers } from "./drivers.js";
+import { insertNewRun, markInterrupted, moveRun } from "./lifecycle.js";
 import { checkOptions, defaultFixturesDir, defaultVerifier, type RunServiceOptions } from "./options.js";
 import { patchState, type RuntimeDeps } from "./deps.js";
 import { systemClock } from "./ports.js";
@@ -142,7 +143,7 @@ export class RunServiceImpl implements RunService {
       await this.deps.tools.captureBaseline(this.toolCtx(record));
       const binding = createBinding({ runId, workspace, controlDir, stateDir: this.stateDir });
       this.deps.ledger.tx(() => {
-        this.deps.ledger.insertRun({ run_id: runId, created_at: this.deps.clock.now(), status: "running", reason: "started", record, state: initialState() });
+        insertNewRun(this.deps, { run_id: runId, created_at: this.deps.clock.now(), record, state: initialState() });
         this.deps.ledger.insertBinding(binding);
         this.deps.trace.append(runId, {
           type: "run_created",
@@ -186,7 +187,7 @@ export class RunServiceImpl implements RunService {
       } catch (err) {
         const now = this.deps.ledger.getRun(runId);
         if (isMiniAgentError(err, "approval_stale") && now.status === "running") this.drivers.start(runId, "model", this.modelFor(runId, now.record));
-        else if (now.status === "running") markInterrupted(this.deps, runId, `write failed (${isMiniAgentError(err) ? err.code : "internal"}); resume to recover`, "running", err);
+        else if (now.status === "running") markInterrupted(this.deps, runId, "running", `write failed (${isMiniAgentError(err) ? err.code : "internal"}); resume to recover`, { err });
         throw err;
       }
       this.drivers.start(runId, "model", this.modelFor(runId, run.record));
@@ -228,11 +229,12 @@ export class RunServiceImpl implements RunService {
       const model = this.modelFor(runId, run.record);
       this.deps.ledger.tx(() => {
         this.deps.ledger.updateRun(runId, { record: { ...run.record, budgets: raised.data } });
-        patchState(this.deps, runId, (s) => {
-          s.stop = { cancelled: false, timed_out: false, exhausted: null };
-          s.interrupted_from = phase === "verifying" ? "verifying" : null;
+        moveRun(this.deps, runId, phase, `resumed from ${run.status}`, {
+          state: (s) => {
+            s.stop = { cancelled: false, timed_out: false, exhausted: null };
+            s.interrupted_from = phase === "verifying" ? "verifying" : null;
+          },
         });
-        this.deps.ledger.updateRun(runId, { status: phase, reason: `resumed from ${run.status}` });
         this.deps.trace.append(runId, { type: "run_resumed", payload: { from: run.status, phase, budgets: raised.data } });
       });
       let outcome: Awaited<ReturnType<typeof recoverInFlightWrites>>;
@@ -240,14 +242,11 @@ export class RunServiceImpl implements RunService {
         outcome = await recoverInFlightWrites(this.deps, runId, this.toolCtx(run.record), await this.key());
       } catch (err) {
         // the facts on disk and in the ledger are unchanged: the next resume runs the same three-state check
-        markInterrupted(this.deps, runId, `recovery failed (${isMiniAgentError(err) ? err.code : "internal"}); resume to retry`, phase, err);
+        markInterrupted(this.deps, runId, phase, `recovery failed (${isMiniAgentError(err) ? err.code : "internal"}); resume to retry`, { err });
         throw err;
       }
       if (!outcome.ok) {
-        this.deps.ledger.tx(() => {
-          this.deps.ledger.updateRun(runId, { status: "uncertain", reason: `uncertain_write: ${outcome.message}` });
-          this.deps.trace.append(runId, { type: "run_stopped", payload: { status: "uncertain", path: outcome.path } });
-        });
+        moveRun(this.deps, runId, "uncertain", `uncertain_write: ${outcome.message}`, { stopped: { path: outcome.path } });
         return;
       }
       this.drivers.start(runId, phase === "verifying" ? "verify" : "model", model);
@@ -266,10 +265,9 @@ export class RunServiceImpl implements RunService {
     }
     const now = this.deps.ledger.getRun(runId);
     if (!TERMINAL_STATUSES.includes(now.status)) {
-      this.deps.ledger.tx(() => {
-        patchState(this.deps, runId, (s) => void (s.stop.cancelled = true));
-        this.deps.ledger.updateRun(runId, { status: "cancelled", reason: "cancelled" });
-        this.deps.trace.append(runId, { type: "run_stopped", payload: { status: "cancelled", reason: "cancelled", ...now.state.stop, cancelled: true } });
+      moveRun(this.deps, runId, "cancelled", "cancelled", {
+        state: (s) => void (s.stop.cancelled = true),
+        stopped: { reason: "cancelled", ...now.state.stop, cancelled: true },
       });
     }
     return this.view(runId);
