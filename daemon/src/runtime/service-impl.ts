@@ -111,8 +111,8 @@ export class RunServiceImpl implements RunService {
     let inserted = false;
     try {
       const runId = newRunId();
-      // both may refuse (backend unavailable, live gate closed): before anything exists
-      this.options.executorFactory(input.backend);
+      // each may refuse (backend unavailable, image missing, live gate closed): before anything exists
+      await this.options.executorFactory(input.backend).preflight();
       // the replay was parsed by checkCreateInput; its cursor is read from the ledger at each turn
       const model: Model = checked.replay
         ? new ReplayModel(checked.replay.file, () => this.deps.ledger.getRun(runId).replay_cursor)
