@@ -13,7 +13,9 @@ import { Agent, request } from "undici";
  * create-run whose control folder holds N files of K KiB (default about 60 MB),
  * and at the same time sends R GET /v1/health requests one after another over
  * the socket. Prints the median and max health latency, how many requests were
- * answered while the create was still in progress, and the create's own time.
+ * sent while the create was still in progress, and the create's own time; and,
+ * for comparison on a loaded machine, the same R requests with no create going
+ * on (/health asks the Docker engine, so it is never instant).
  * Never a timed test: the figures depend on the machine and its load.
  */
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -101,7 +103,19 @@ async function main(argv: string[]): Promise<number> {
         });
         return { status: res.statusCode, text: await res.body.text() };
       };
+      const healthTimes = async (n: number) => {
+        const samples: Array<{ start: number; ms: number }> = [];
+        for (let i = 0; i < n; i++) {
+          const start = performance.now();
+          const r = await call("GET", "/v1/health");
+          if (r.status !== 200) throw new Error(`health answered ${r.status}: ${r.text}`);
+          samples.push({ start, ms: performance.now() - start });
+        }
+        return samples;
+      };
+      const figures = (ms: number[]) => ({ requests: ms.length, median_ms: +median(ms).toFixed(1), max_ms: +Math.max(...ms).toFixed(1) });
       await call("GET", "/v1/health"); // warm: the first health asks the engine for everything once
+      const idle = await healthTimes(o.requests);
       const task = JSON.parse(fs.readFileSync(path.join(LINKCHECK, "task.json"), "utf8"));
       const t0 = performance.now();
       let createdAt = Number.POSITIVE_INFINITY;
@@ -117,24 +131,13 @@ async function main(argv: string[]): Promise<number> {
         createdAt = performance.now();
         return r;
       });
-      const samples: Array<{ start: number; ms: number }> = [];
-      for (let i = 0; i < o.requests; i++) {
-        const start = performance.now();
-        const r = await call("GET", "/v1/health");
-        if (r.status !== 200) throw new Error(`health answered ${r.status}: ${r.text}`);
-        samples.push({ start, ms: performance.now() - start });
-      }
+      const samples = await healthTimes(o.requests);
       const created = await create;
-      const ms = samples.map((s) => s.ms);
       const result = {
         control_folder: `${o.files} files of ${o.kib} KiB (+ linkcheck control/), ${((o.files * o.kib) / 1024).toFixed(1)} MiB`,
         create: { status: created.status, ms: Math.round(createdAt - t0), ...(created.status >= 300 ? { body: JSON.parse(created.text) } : {}) },
-        health: {
-          requests: ms.length,
-          median_ms: +median(ms).toFixed(1),
-          max_ms: +Math.max(...ms).toFixed(1),
-          sent_while_creating: samples.filter((s) => s.start < createdAt).length,
-        },
+        health_while_creating: { ...figures(samples.map((s) => s.ms)), sent_while_creating: samples.filter((s) => s.start < createdAt).length },
+        health_idle: figures(idle.map((s) => s.ms)),
         load_average: os.loadavg().map((l) => +l.toFixed(2)),
       };
       process.stdout.write(JSON.stringify(result, null, 2) + "\n");

@@ -6,7 +6,8 @@ import { isMiniAgentError } from "../../daemon/src/errors.js";
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
 import { DockerExecutor } from "../../daemon/src/sandbox/docker-executor.js";
 import { recordImage } from "../../daemon/src/sandbox/image-lock.js";
-import type { RunServiceImpl } from "../../daemon/src/runtime/service-impl.js";
+import { LocalExecutor } from "../../daemon/src/sandbox/local-executor.js";
+import { createRunService, type RunServiceImpl } from "../../daemon/src/runtime/service-impl.js";
 import { containerExecutor, expectStatus, leftovers, LINKCHECK, service, tempDir } from "./harness.js";
 
 process.env.TESTCONTAINERS_RYUK_DISABLED = "true";
@@ -174,5 +175,41 @@ describe("createRun on the container backend checks the engine and the pinned im
     const gone = createDockerClient({ DOCKER_HOST: `unix://${path.join(root, "no-engine.sock")}` });
     const { stateDir, runs } = await serviceWith("no-engine", null, gone);
     await expectNothingCreated(stateDir, runs, path.join(root, "no-engine", "ws"), "runtime_unavailable", "npm run docker:ensure");
+  });
+});
+
+describe("a create that fails part-way leaves nothing behind", () => {
+  let root: string;
+  beforeAll(() => {
+    root = tempDir("create-fails");
+  });
+  afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
+
+  it("a failure after the control folder was copied removes the copy, the staging folder and the new workspace", async () => {
+    const stateDir = path.join(root, "state");
+    // the baseline cannot be made (e.g. a full disk): only reachable by injecting it
+    const runs = createRunService({
+      stateDir,
+      executorFactory: () => new LocalExecutor(),
+      tools: { captureBaseline: async () => Promise.reject(new Error("ENOSPC: no space left on device")) },
+    });
+    const workspace = path.join(root, "ws");
+    const r = await refusal(runs.createRun({ workspace, fixtureDir: LINKCHECK, model: "replay", trustReplayFile: false, backend: "trusted_local" }));
+    expect(r.code).toBe("internal");
+    expect(r.message).not.toContain("ENOSPC");
+    expect(fs.existsSync(workspace)).toBe(false);
+    expect(runs.listRuns()).toEqual([]);
+    expect(fs.readdirSync(statePath(stateDir, "controlRoot"))).toEqual([]);
+    await runs.shutdown();
+  });
+
+  it("a daemon killed during a create leaves a staging folder (or an unknown run's folder) that the next start removes", async () => {
+    const stateDir = path.join(root, "state-killed");
+    const controlRoot = statePath(stateDir, "controlRoot");
+    for (const n of [".creating-run_0123456789abcdef0123", "run_0123456789abcdef0123"]) fs.mkdirSync(path.join(controlRoot, n, "acceptance"), { recursive: true });
+    const runs = createRunService({ stateDir, executorFactory: () => new LocalExecutor() });
+    await runs.recoverAtStartup();
+    expect(fs.readdirSync(controlRoot)).toEqual([]);
+    await runs.shutdown();
   });
 });

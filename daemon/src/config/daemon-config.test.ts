@@ -21,8 +21,19 @@ describe("daemon arguments", () => {
     [["--log-level", "loud"]],
     [["--runtime", "kata"]],
     [["--force-non-loopback"]],
+    [["--control-max-bytes", "0"]],
+    [["--control-max-bytes", "1e6"]],
+    [["--control-max-files", "-5"]],
+    [["--control-max-files", "many"]],
   ])("refuses %j as a usage error", (argv) => {
     expect(parseDaemonArgs(argv, {}, "/cwd").kind).toBe("usage_error");
+  });
+
+  it("takes the control folder limits from flags, else the defaults (64 MiB, 10,000 files and folders)", () => {
+    const plain = parseDaemonArgs([], {}, "/cwd");
+    expect(plain.kind === "run" && plain.config.controlLimits).toEqual({ maxBytes: 64 * 1024 * 1024, maxFiles: 10_000 });
+    const set = parseDaemonArgs(["--control-max-bytes", "1048576", "--control-max-files", "20"], {}, "/cwd");
+    expect(set.kind === "run" && set.config.controlLimits).toEqual({ maxBytes: 1048576, maxFiles: 20 });
   });
 
   it("resolves relative paths against the cwd and parses --tcp", () => {

@@ -44,9 +44,10 @@ import { Trace } from "../trace/trace.js";
 import { approveAction, pendingAction, rejectAction } from "./approval-flow.js";
 import { exhaustedBefore } from "./budgets.js";
 import { checkCreateInput, initialState, materializeWorkspace } from "./create-run.js";
+import { checkControlDir, copyControlDir, stagingName, sweepControlRoot } from "./control-dir.js";
 import { Drivers } from "./drivers.js";
 import { insertNewRun, markInterrupted, moveRun } from "./lifecycle.js";
-import { checkOptions, defaultFixturesDir, defaultVerifier, type RunServiceOptions } from "./options.js";
+import { checkOptions, DEFAULT_CONTROL_LIMITS, defaultFixturesDir, defaultVerifier, type RunServiceOptions } from "./options.js";
 import { patchState, type RuntimeDeps } from "./deps.js";
 import { systemClock } from "./ports.js";
 import { runView } from "./run-view.js";
@@ -107,10 +108,15 @@ export class RunServiceImpl implements RunService {
     if (this.claims.has(ws) || this.activeRunFor(ws)) throw busy(ws, this.activeRunFor(ws));
     this.claims.add(ws);
     let createdWorkspace = false;
+    let staging: string | null = null;
     let controlDir: string | null = null;
     let inserted = false;
     try {
       const runId = newRunId();
+      // walked (async, within limits, regular files and folders only) before anything exists; copied below
+      const control = checked.taskControlDir
+        ? await checkControlDir(checked.taskControlDir, { stateDir: this.stateDir, workspace: ws, limits: this.options.controlLimits ?? DEFAULT_CONTROL_LIMITS })
+        : null;
       // each may refuse (backend unavailable, image missing, live gate closed): before anything exists
       await this.options.executorFactory(input.backend).preflight();
       // the replay was parsed by checkCreateInput; its cursor is read from the ledger at each turn
@@ -118,16 +124,22 @@ export class RunServiceImpl implements RunService {
         ? new ReplayModel(checked.replay.file, () => this.deps.ledger.getRun(runId).replay_cursor)
         : await this.liveModel(runId, checked.task, input.backend);
       if (checked.fixtureDir) {
-        materializeWorkspace(checked.fixtureDir, ws);
+        await materializeWorkspace(checked.fixtureDir, ws);
         createdWorkspace = true;
       }
       const workspace = fs.realpathSync(ws);
       const holder = this.activeRunFor(workspace);
       if (holder) throw busy(workspace, holder);
 
-      controlDir = path.join(statePath(this.stateDir, "controlRoot"), runId);
-      fs.mkdirSync(controlDir, { recursive: true, mode: 0o700 });
-      if (checked.taskControlDir) fs.cpSync(checked.taskControlDir, path.join(controlDir, "acceptance"), { recursive: true, verbatimSymlinks: true });
+      // staged, then renamed into place: a half-copied control dir never carries the run's name
+      const controlRoot = statePath(this.stateDir, "controlRoot");
+      await fs.promises.mkdir(controlRoot, { recursive: true, mode: 0o700 });
+      staging = path.join(controlRoot, stagingName(runId));
+      await fs.promises.mkdir(staging, { mode: 0o700 });
+      if (control) await copyControlDir(control, path.join(staging, "acceptance"));
+      controlDir = path.join(controlRoot, runId);
+      await fs.promises.rename(staging, controlDir);
+      staging = null;
       const record: RunRecord = {
         schema_version: 1,
         task: checked.task,
@@ -157,8 +169,7 @@ export class RunServiceImpl implements RunService {
     } catch (err) {
       if (!inserted) {
         // a refused run leaves nothing behind
-        if (createdWorkspace) fs.rmSync(ws, { recursive: true, force: true });
-        if (controlDir) fs.rmSync(controlDir, { recursive: true, force: true });
+        for (const dir of [createdWorkspace ? ws : null, staging, controlDir]) if (dir) await fs.promises.rm(dir, { recursive: true, force: true });
       }
       if (isMiniAgentError(err)) throw err;
       this.deps.logger.error({ err }, "run creation failed");
@@ -289,6 +300,9 @@ export class RunServiceImpl implements RunService {
 
   async recoverAtStartup(): Promise<void> {
     interruptInFlightRuns(this.deps);
+    const known = new Set(this.deps.ledger.listRuns().map((r) => r.run_id));
+    const swept = await sweepControlRoot(statePath(this.stateDir, "controlRoot"), known);
+    if (swept.length > 0) this.deps.logger.warn({ swept }, "removed control dirs of runs whose creation did not finish");
   }
 
   async shutdown(): Promise<void> {
