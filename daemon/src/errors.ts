@@ -27,6 +27,7 @@ export const ERROR_CODES = [
   "model_error",
   "run_not_found",
   "run_not_resumable",
+  "illegal_transition",
   "workspace_busy",
   "binding_mismatch",
   "uncertain_write",

@@ -79,7 +79,7 @@ export async function main(argv: string[], deps: MainDeps): Promise<number> {
   let lock: InstanceLock | null = null;
   try {
     prepareStateDir(config.stateDir);
-    lock = acquireInstanceLock(statePath(config.stateDir, "lock"), config.socketPath, deps.pid);
+    lock = await acquireInstanceLock(statePath(config.stateDir, "lock"), config.socketPath, deps.pid);
   } catch (err) {
     if (isMiniAgentError(err, "daemon_already_running")) {
       deps.err(`mini-agent-daemon: ${err.message}. Stop it first, or use another --state-dir.`);

@@ -1,9 +1,13 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { statePath } from "../../daemon/src/config/state-dir.js";
 import { isMiniAgentError } from "../../daemon/src/errors.js";
-import type { DockerExecutor } from "../../daemon/src/sandbox/docker-executor.js";
-import type { RunServiceImpl } from "../../daemon/src/runtime/service-impl.js";
+import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
+import { DockerExecutor } from "../../daemon/src/sandbox/docker-executor.js";
+import { recordImage } from "../../daemon/src/sandbox/image-lock.js";
+import { LocalExecutor } from "../../daemon/src/sandbox/local-executor.js";
+import { createRunService, type RunServiceImpl } from "../../daemon/src/runtime/service-impl.js";
 import { containerExecutor, expectStatus, leftovers, LINKCHECK, service, tempDir } from "./harness.js";
 
 process.env.TESTCONTAINERS_RYUK_DISABLED = "true";
@@ -134,5 +138,88 @@ describe("createRun refuses before anything exists, and one run holds a workspac
     const again = await runs.createRun(input(ws1));
     runIds.push(again.run_id);
     await runs.settled(again.run_id);
+  });
+});
+
+describe("createRun on the container backend checks the engine and the pinned image first (regression: a run without its image asked for approvals, wrote, then failed at run_tests)", () => {
+  let root: string;
+  beforeAll(() => {
+    root = tempDir("preflight");
+  });
+  afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
+
+  /** A fresh state dir whose image lock is written by `lock` (or absent), and a service over it. */
+  async function serviceWith(name: string, lock: ((lockPath: string) => Promise<unknown>) | null, docker = createDockerClient({})) {
+    const stateDir = path.join(root, name, "state");
+    fs.mkdirSync(stateDir, { recursive: true });
+    const lockPath = statePath(stateDir, "imageLock");
+    if (lock) await lock(lockPath);
+    const runs = service(stateDir, new DockerExecutor({ lockPath, docker }));
+    return { stateDir, runs };
+  }
+
+  async function expectNothingCreated(stateDir: string, runs: RunServiceImpl, workspace: string, code: string, hint: string) {
+    const r = await refusal(runs.createRun({ workspace, fixtureDir: LINKCHECK, model: "replay", trustReplayFile: false, backend: "container" }));
+    expect(r.code).toBe(code);
+    expect(r.message).toContain(hint);
+    expect(fs.existsSync(workspace)).toBe(false);
+    expect(runs.listRuns()).toEqual([]);
+    const controlRoot = statePath(stateDir, "controlRoot");
+    expect(fs.existsSync(controlRoot) ? fs.readdirSync(controlRoot) : []).toEqual([]);
+    await runs.shutdown();
+  }
+
+  it("refuses a lock naming a digest the engine does not have (image_missing, says how to rebuild for this state dir)", async () => {
+    const { stateDir, runs } = await serviceWith("absent-digest", (lockPath) =>
+      recordImage(lockPath, "node", { tag: "mini-agent-sandbox:gone", digest: `sha256:${"0".repeat(64)}`, built_at: "1970-01-01T00:00:00.000Z" }),
+    );
+    await expectNothingCreated(stateDir, runs, path.join(root, "absent-digest", "ws"), "image_missing", `npm run image:build -- --state-dir ${stateDir}`);
+  });
+
+  it("refuses a state dir without an image lock (image_missing)", async () => {
+    const { stateDir, runs } = await serviceWith("no-lock", null);
+    await expectNothingCreated(stateDir, runs, path.join(root, "no-lock", "ws"), "image_missing", "npm run image:build");
+  });
+
+  it("refuses when no engine answers (runtime_unavailable, says how to start one)", async () => {
+    const gone = createDockerClient({ DOCKER_HOST: `unix://${path.join(root, "no-engine.sock")}` });
+    const { stateDir, runs } = await serviceWith("no-engine", null, gone);
+    await expectNothingCreated(stateDir, runs, path.join(root, "no-engine", "ws"), "runtime_unavailable", "npm run docker:ensure");
+  });
+});
+
+describe("a create that fails part-way leaves nothing behind", () => {
+  let root: string;
+  beforeAll(() => {
+    root = tempDir("create-fails");
+  });
+  afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
+
+  it("a failure after the control folder was copied removes the copy, the staging folder and the new workspace", async () => {
+    const stateDir = path.join(root, "state");
+    // the baseline cannot be made (e.g. a full disk): only reachable by injecting it
+    const runs = createRunService({
+      stateDir,
+      executorFactory: () => new LocalExecutor(),
+      tools: { captureBaseline: async () => Promise.reject(new Error("ENOSPC: no space left on device")) },
+    });
+    const workspace = path.join(root, "ws");
+    const r = await refusal(runs.createRun({ workspace, fixtureDir: LINKCHECK, model: "replay", trustReplayFile: false, backend: "trusted_local" }));
+    expect(r.code).toBe("internal");
+    expect(r.message).not.toContain("ENOSPC");
+    expect(fs.existsSync(workspace)).toBe(false);
+    expect(runs.listRuns()).toEqual([]);
+    expect(fs.readdirSync(statePath(stateDir, "controlRoot"))).toEqual([]);
+    await runs.shutdown();
+  });
+
+  it("a daemon killed during a create leaves a staging folder (or an unknown run's folder) that the next start removes", async () => {
+    const stateDir = path.join(root, "state-killed");
+    const controlRoot = statePath(stateDir, "controlRoot");
+    for (const n of [".creating-run_0123456789abcdef0123", "run_0123456789abcdef0123"]) fs.mkdirSync(path.join(controlRoot, n, "acceptance"), { recursive: true });
+    const runs = createRunService({ stateDir, executorFactory: () => new LocalExecutor() });
+    await runs.recoverAtStartup();
+    expect(fs.readdirSync(controlRoot)).toEqual([]);
+    await runs.shutdown();
   });
 });

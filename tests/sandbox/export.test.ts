@@ -141,6 +141,7 @@ function observed(real: DockerExecutor): { executor: Executor; runs: Array<{ req
   const executor: Executor = {
     kind: real.kind,
     describe: () => real.describe(),
+    preflight: () => real.preflight(),
     openSession: (id) => real.openSession(id),
     run: async (req) => {
       const res = await real.run(req);

@@ -21,8 +21,19 @@ describe("daemon arguments", () => {
     [["--log-level", "loud"]],
     [["--runtime", "kata"]],
     [["--force-non-loopback"]],
+    [["--control-max-bytes", "0"]],
+    [["--control-max-bytes", "1e6"]],
+    [["--control-max-files", "-5"]],
+    [["--control-max-files", "many"]],
   ])("refuses %j as a usage error", (argv) => {
     expect(parseDaemonArgs(argv, {}, "/cwd").kind).toBe("usage_error");
+  });
+
+  it("takes the control folder limits from flags, else the defaults (64 MiB, 10,000 files and folders)", () => {
+    const plain = parseDaemonArgs([], {}, "/cwd");
+    expect(plain.kind === "run" && plain.config.controlLimits).toEqual({ maxBytes: 64 * 1024 * 1024, maxFiles: 10_000 });
+    const set = parseDaemonArgs(["--control-max-bytes", "1048576", "--control-max-files", "20"], {}, "/cwd");
+    expect(set.kind === "run" && set.config.controlLimits).toEqual({ maxBytes: 1048576, maxFiles: 20 });
   });
 
   it("resolves relative paths against the cwd and parses --tcp", () => {
@@ -37,27 +48,40 @@ describe("daemon arguments", () => {
 });
 
 describe("instance lock", () => {
-  it("refuses a second daemon while the first pid lives, and takes over a dead one's lock", () => {
+  it("refuses a second daemon while the first holds the lock, naming its pid and socket, and is free again once released", async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ma-lock-"));
     const lockPath = path.join(dir, "daemon.lock");
-    const alive = new Set([100]);
-    const deps = { isAlive: (pid: number) => alive.has(pid), now: () => new Date(0) };
-    const first = acquireInstanceLock(lockPath, "/s1", 100, deps);
-    try {
-      acquireInstanceLock(lockPath, "/s2", 200, deps);
-      throw new Error("expected refusal");
-    } catch (err) {
+    const deps = { now: () => new Date(0) };
+    const first = await acquireInstanceLock(lockPath, "/s1", 100, deps);
+    // another path to the same state dir is the same lock
+    const alias = path.join(dir, "alias");
+    fs.symlinkSync(dir, alias);
+    for (const p of [lockPath, path.join(alias, "daemon.lock")]) {
+      const err = await acquireInstanceLock(p, "/s2", 200, deps).then(() => null, (e: unknown) => e);
       expect(isMiniAgentError(err, "daemon_already_running")).toBe(true);
       expect((err as Error).message).toContain("pid 100");
       expect((err as Error).message).toContain("/s1");
     }
-    alive.delete(100); // the first daemon was SIGKILLed
-    const second = acquireInstanceLock(lockPath, "/s2", 200, deps);
+    expect(readLock(lockPath)?.pid).toBe(100);
+    first.release();
+    expect(fs.existsSync(lockPath)).toBe(false);
+    const second = await acquireInstanceLock(lockPath, "/s2", 200, deps);
     expect(readLock(lockPath)?.pid).toBe(200);
-    first.release(); // a stale holder's release must not remove the new owner's lock
+    first.release(); // a second release of an old holder must not remove the new owner's record
     expect(readLock(lockPath)?.pid).toBe(200);
     second.release();
-    expect(fs.existsSync(lockPath)).toBe(false);
+    expect(fs.readdirSync(dir)).toEqual(["alias"]);
+    fs.rmSync(dir, { recursive: true });
+  });
+
+  it("takes over a lock file whose pid is alive but holds no lock (regression: a zombie's pid made a restart exit 75)", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ma-lock-"));
+    const lockPath = path.join(dir, "daemon.lock");
+    // a live pid that is not a daemon on this state dir: what an unreaped, SIGKILLed daemon looks like to kill(pid, 0)
+    fs.writeFileSync(lockPath, JSON.stringify({ pid: process.pid, socket: "/old.sock", started_at: "1970-01-01T00:00:00.000Z" }) + "\n");
+    const lock = await acquireInstanceLock(lockPath, "/new.sock", 300);
+    expect(readLock(lockPath)).toMatchObject({ pid: 300, socket: "/new.sock" });
+    lock.release();
     expect(fs.readdirSync(dir)).toEqual([]);
     fs.rmSync(dir, { recursive: true });
   });

@@ -17,6 +17,12 @@ export const DAEMON_DEFAULTS = {
   shutdownTimeoutMs: 60_000,
   /** a token shorter than this is refused: it would be guessable */
   minTokenLength: 16,
+  /**
+   * a task's control folder is copied into the state dir at create; above these
+   * it is refused with 400 before anything is copied (issue 10 item 5)
+   */
+  controlMaxBytes: 64 * 1024 * 1024,
+  controlMaxFiles: 10_000,
 } as const;
 
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -38,6 +44,7 @@ export interface DaemonConfig {
   maxBodyBytes: number;
   maxWaitMs: number;
   shutdownTimeoutMs: number;
+  controlLimits: { maxBytes: number; maxFiles: number };
 }
 
 export const DAEMON_USAGE = `usage: mini-agent-daemon [options]
@@ -54,6 +61,8 @@ options:
   --force-non-loopback   allow --tcp on a non-loopback address (not recommended)
   --log-level LEVEL      ${LOG_LEVELS.join("|")} (default ${DAEMON_DEFAULTS.logLevel}); logs go to <state-dir>/logs/
   --runtime NAME         OCI runtime for sandboxes: runc|runsc (default ${DAEMON_DEFAULTS.runtime})
+  --control-max-bytes N  largest task control folder a run may bring, in bytes (default ${DAEMON_DEFAULTS.controlMaxBytes})
+  --control-max-files N  most files and folders in it (default ${DAEMON_DEFAULTS.controlMaxFiles})
   --help                 show this help
 
 The live model key comes from MINI_AGENT_API_KEY (or OPENAI_API_KEY) in this
@@ -78,6 +87,13 @@ const HostPort = z
     return { host, port };
   });
 
+/** a flag's digits, nothing else: "1e3", "0x10" and " 5" are usage errors */
+const PositiveInt = z
+  .string()
+  .regex(/^[1-9][0-9]{0,15}$/)
+  .transform(Number)
+  .pipe(z.int().min(1).max(Number.MAX_SAFE_INTEGER));
+
 /** Parses argv strictly: unknown flags and stray words are usage errors, never ignored. */
 export function parseDaemonArgs(argv: string[], env: NodeJS.ProcessEnv, cwd: string): ParsedDaemonArgs {
   let values: Record<string, string | boolean | undefined>;
@@ -94,6 +110,8 @@ export function parseDaemonArgs(argv: string[], env: NodeJS.ProcessEnv, cwd: str
         "force-non-loopback": { type: "boolean" },
         "log-level": { type: "string" },
         runtime: { type: "string" },
+        "control-max-bytes": { type: "string" },
+        "control-max-files": { type: "string" },
         help: { type: "boolean" },
       },
     }));
@@ -106,6 +124,10 @@ export function parseDaemonArgs(argv: string[], env: NodeJS.ProcessEnv, cwd: str
   if (!logLevel.success) return { kind: "usage_error", message: `--log-level: use one of ${LOG_LEVELS.join(", ")}` };
   const runtime = Runtime.safeParse(values.runtime ?? DAEMON_DEFAULTS.runtime);
   if (!runtime.success) return { kind: "usage_error", message: "--runtime: use runc or runsc" };
+  const maxBytes = PositiveInt.safeParse(values["control-max-bytes"] ?? String(DAEMON_DEFAULTS.controlMaxBytes));
+  if (!maxBytes.success) return { kind: "usage_error", message: "--control-max-bytes: a whole number of bytes, at least 1" };
+  const maxFiles = PositiveInt.safeParse(values["control-max-files"] ?? String(DAEMON_DEFAULTS.controlMaxFiles));
+  if (!maxFiles.success) return { kind: "usage_error", message: "--control-max-files: a whole number, at least 1" };
 
   let tcp: TcpListen | null = null;
   if (typeof values.tcp === "string") {
@@ -133,6 +155,7 @@ export function parseDaemonArgs(argv: string[], env: NodeJS.ProcessEnv, cwd: str
       maxBodyBytes: DAEMON_DEFAULTS.maxBodyBytes,
       maxWaitMs: DAEMON_DEFAULTS.maxWaitMs,
       shutdownTimeoutMs: DAEMON_DEFAULTS.shutdownTimeoutMs,
+      controlLimits: { maxBytes: maxBytes.data, maxFiles: maxFiles.data },
     },
   };
 }

@@ -1,12 +1,23 @@
+import crypto from "node:crypto";
 import fs from "node:fs";
+import net from "node:net";
 import path from "node:path";
 import { z } from "zod";
 import { MiniAgentError } from "../errors.js";
 
 /**
- * One daemon per state dir. The lock file holds the owner's pid and socket so a
- * second start can say which daemon already runs. A lock left by a dead pid
- * (crash, SIGKILL) is taken over rather than blocking the user forever.
+ * One daemon per state dir. The lock itself is an abstract Unix socket named
+ * from the state dir's realpath: the kernel frees it when the owner's
+ * descriptors close, which happens as the process exits, before a parent
+ * reaps it. The old lock (a pid in a file) took an unreaped zombie of a
+ * SIGKILLed daemon for a live one, so a restart right after the kill exited 75
+ * (issue 10 item 7); a pid that is alive proves nothing, a socket that is
+ * bound does.
+ *
+ * The lock file beside it only says who holds the lock (pid and API socket), so
+ * a second start can name the daemon that already runs; it is never the lock.
+ * Abstract sockets are per network namespace: two daemons in different ones
+ * (a container and its host sharing a state dir) do not see each other.
  */
 export const LockRecord = z.strictObject({
   pid: z.int().positive(),
@@ -21,50 +32,65 @@ export interface InstanceLock {
 }
 
 export interface LockDeps {
-  /** true when a process with this pid exists (default: signal 0) */
-  isAlive(pid: number): boolean;
   now(): Date;
 }
 
-export const defaultLockDeps: LockDeps = {
-  isAlive(pid) {
-    try {
-      process.kill(pid, 0);
-      return true;
-    } catch (err) {
-      // EPERM: it exists but belongs to someone else, so it is alive.
-      return (err as NodeJS.ErrnoException).code === "EPERM";
-    }
-  },
-  now: () => new Date(),
-};
+export const defaultLockDeps: LockDeps = { now: () => new Date() };
 
-export function acquireInstanceLock(lockPath: string, socket: string, pid: number, deps: LockDeps = defaultLockDeps): InstanceLock {
-  const record: LockRecord = { pid, socket, started_at: deps.now().toISOString() };
-  // Write the whole record to a private temp file, then link it into place:
-  // link() fails atomically when the lock exists, and readers never see a half-written lock.
-  const tmp = path.join(path.dirname(lockPath), `.${path.basename(lockPath)}.${pid}.tmp`);
-  fs.writeFileSync(tmp, JSON.stringify(record) + "\n", { mode: 0o600 });
+/** The abstract socket's name (leading NUL: no file on disk); the same for every path to one state dir. */
+export function lockAddress(stateDir: string): string {
+  const real = fs.realpathSync(stateDir);
+  return `\0mini-agent-daemon-${crypto.createHash("sha256").update(real).digest("hex").slice(0, 32)}`;
+}
+
+export async function acquireInstanceLock(lockPath: string, socket: string, pid: number, deps: LockDeps = defaultLockDeps): Promise<InstanceLock> {
+  const server = net.createServer((conn) => conn.destroy());
   try {
-    for (let attempt = 0; attempt < 2; attempt++) {
-      try {
-        fs.linkSync(tmp, lockPath);
-        return makeLock(lockPath, pid);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-      }
-      const holder = readLock(lockPath);
-      if (holder && holder.pid !== pid && deps.isAlive(holder.pid)) {
-        throw new MiniAgentError(
-          "daemon_already_running",
-          `another mini-agent-daemon (pid ${holder.pid}) already runs on this state dir, listening on ${holder.socket}`,
-          { details: { pid: holder.pid, socket: holder.socket } },
-        );
-      }
-      // Stale (dead pid, our own pid after a pid reuse, or unreadable): take it over.
-      fs.rmSync(lockPath, { force: true });
-    }
-    throw new MiniAgentError("daemon_already_running", `could not take the lock ${lockPath}: another daemon is starting at the same time`);
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(lockAddress(path.dirname(lockPath)), () => {
+        server.off("error", reject);
+        resolve();
+      });
+    });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EADDRINUSE") throw err;
+    const holder = readLock(lockPath);
+    throw new MiniAgentError(
+      "daemon_already_running",
+      holder
+        ? `another mini-agent-daemon (pid ${holder.pid}) already runs on this state dir, listening on ${holder.socket}`
+        : `another mini-agent-daemon already runs on this state dir (it is still starting, or its lock file ${lockPath} is gone)`,
+      { details: holder ? { pid: holder.pid, socket: holder.socket } : {} },
+    );
+  }
+  // the lock must not keep a stopping daemon's event loop alive
+  server.unref();
+  try {
+    writeLockRecord(lockPath, { pid, socket, started_at: deps.now().toISOString() });
+  } catch (err) {
+    server.close();
+    throw err;
+  }
+  let released = false;
+  return {
+    path: lockPath,
+    release() {
+      if (released) return;
+      released = true;
+      // the record first: once the socket is free a new daemon may write its own
+      if (readLock(lockPath)?.pid === pid) fs.rmSync(lockPath, { force: true });
+      server.close();
+    },
+  };
+}
+
+/** Whole record or nothing: a private temp file renamed over whatever a dead daemon left. */
+function writeLockRecord(lockPath: string, record: LockRecord): void {
+  const tmp = path.join(path.dirname(lockPath), `.${path.basename(lockPath)}.${record.pid}.tmp`);
+  try {
+    fs.writeFileSync(tmp, JSON.stringify(record) + "\n", { mode: 0o600 });
+    fs.renameSync(tmp, lockPath);
   } finally {
     fs.rmSync(tmp, { force: true });
   }
@@ -77,17 +103,4 @@ export function readLock(lockPath: string): LockRecord | null {
   } catch {
     return null;
   }
-}
-
-function makeLock(lockPath: string, pid: number): InstanceLock {
-  let released = false;
-  return {
-    path: lockPath,
-    release() {
-      if (released) return;
-      released = true;
-      // Only remove a lock that is still ours (a stale-takeover by a later daemon must survive).
-      if (readLock(lockPath)?.pid === pid) fs.rmSync(lockPath, { force: true });
-    },
-  };
 }

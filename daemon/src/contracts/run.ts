@@ -13,7 +13,42 @@ export const RunStatus = z.enum([
 ]);
 export type RunStatus = z.infer<typeof RunStatus>;
 
-export const TERMINAL_STATUSES: readonly RunStatus[] = ["completed", "failed", "cancelled", "uncertain"];
+/**
+ * The run lifecycle: which status may follow which (issue 10 item 12). A new
+ * run starts `running`; every later status write goes through
+ * runtime/lifecycle.ts, which refuses a move this table does not list. Derived
+ * from what the runtime does:
+ *   running           -> awaiting_approval (a write proposed), verifying (the model said final),
+ *                        failed / cancelled / budget_exhausted (a stop), interrupted (shutdown,
+ *                        restart, sandbox or model unavailable), uncertain (resume found an unprovable
+ *                        write), running (resumed while no process drove it)
+ *   awaiting_approval -> running (approved, rejected, or the approval went stale), cancelled
+ *   verifying         -> completed / failed (the Verifier's verdict), cancelled, interrupted,
+ *                        uncertain, verifying (resumed into the Verifier)
+ *   budget_exhausted  -> running (resumed with more budget), cancelled
+ *   interrupted       -> running / verifying (resumed into the phase it left), cancelled
+ * A status with no way out is terminal.
+ */
+export const INITIAL_RUN_STATUS = "running" satisfies RunStatus;
+
+export const RUN_TRANSITIONS: Readonly<Record<RunStatus, readonly RunStatus[]>> = {
+  running: ["running", "awaiting_approval", "verifying", "failed", "cancelled", "budget_exhausted", "interrupted", "uncertain"],
+  awaiting_approval: ["running", "cancelled"],
+  verifying: ["verifying", "completed", "failed", "cancelled", "interrupted", "uncertain"],
+  budget_exhausted: ["running", "cancelled"],
+  interrupted: ["running", "verifying", "cancelled"],
+  completed: [],
+  failed: [],
+  cancelled: [],
+  uncertain: [],
+};
+
+export function canMoveRun(from: RunStatus, to: RunStatus): boolean {
+  return RUN_TRANSITIONS[from].includes(to);
+}
+
+/** completed, failed, cancelled, uncertain: nothing leaves them */
+export const TERMINAL_STATUSES: readonly RunStatus[] = RunStatus.options.filter((s) => RUN_TRANSITIONS[s].length === 0);
 
 export const EVENT_TYPES = [
   "run_created",

@@ -2,7 +2,8 @@ import { MiniAgentError } from "../errors.js";
 import { bindingFor, checkApproval, signApproval } from "../policy/approvals.js";
 import type { ActionRow } from "../store/ledger.js";
 import type { ToolContext } from "../tools/context.js";
-import { patchState, type RuntimeDeps } from "./deps.js";
+import type { RuntimeDeps } from "./deps.js";
+import { moveRun } from "./lifecycle.js";
 import { executeApprovedWrite, recordNoWrite } from "./write-action.js";
 
 /**
@@ -24,8 +25,7 @@ export function pendingAction(deps: RuntimeDeps, runId: string, actionId: string
 
 /** Clears the pending action and hands the run back to the loop. */
 function resumeAfterDecision(deps: RuntimeDeps, runId: string, reason: string): void {
-  patchState(deps, runId, (s) => void (s.pending_action_id = null));
-  deps.ledger.updateRun(runId, { status: "running", reason });
+  moveRun(deps, runId, "running", reason, { state: (s) => void (s.pending_action_id = null) });
 }
 
 /**

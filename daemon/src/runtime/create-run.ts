@@ -70,7 +70,6 @@ export function checkCreateInput(input: CreateRunInput, builtinFixturesDir: stri
     task = parsed.data;
     if (!isDir(input.workspace)) throw bad("the workspace must be an existing directory");
   }
-  if (taskControlDir !== null && !isDir(taskControlDir)) throw bad("the control dir does not exist");
   if (task.acceptance && taskControlDir === null) throw bad("the task has acceptance cases but no control dir was given");
 
   const budgets = Budgets.safeParse({ ...task.budgets, ...(input.budgets ?? {}) });
@@ -95,10 +94,20 @@ export function checkCreateInput(input: CreateRunInput, builtinFixturesDir: stri
   return { task, budgets: budgets.data, workspace: path.resolve(input.workspace), fixtureDir, taskControlDir, replay, sandboxInclude: include.data };
 }
 
-/** Copies a fixture's repo/ into the new workspace; symlinks are copied as links, never followed. */
-export function materializeWorkspace(fixtureDir: string, workspace: string): void {
-  fs.mkdirSync(path.dirname(workspace), { recursive: true });
-  fs.cpSync(path.join(fixtureDir, "repo"), workspace, { recursive: true, errorOnExist: true, force: false, verbatimSymlinks: true });
+/**
+ * Copies a fixture's repo/ into the new workspace; symlinks are copied as links,
+ * never followed. Async, so the API keeps answering while a large repo is copied.
+ */
+export async function materializeWorkspace(fixtureDir: string, workspace: string): Promise<void> {
+  await fs.promises.mkdir(path.dirname(workspace), { recursive: true });
+  // exclusive: a folder that appeared since the check is someone else's and is never copied into or removed
+  await fs.promises.mkdir(workspace);
+  try {
+    await fs.promises.cp(path.join(fixtureDir, "repo"), workspace, { recursive: true, errorOnExist: true, force: false, verbatimSymlinks: true });
+  } catch (err) {
+    await fs.promises.rm(workspace, { recursive: true, force: true });
+    throw err;
+  }
 }
 
 /** A new run's state: nothing spent, nothing pending. */

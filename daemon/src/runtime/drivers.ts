@@ -4,7 +4,8 @@ import { isMiniAgentError } from "../errors.js";
 import type { Model } from "../models/model.js";
 import type { Executor } from "../sandbox/executor.js";
 import { ActiveRun } from "./active-run.js";
-import { patchState, type RuntimeDeps } from "./deps.js";
+import type { RuntimeDeps } from "./deps.js";
+import { markInterrupted } from "./lifecycle.js";
 import { driveRun } from "./loop.js";
 import type { ExecutorFactory } from "./ports.js";
 import { verifyAndFinish } from "./verify-step.js";
@@ -12,16 +13,6 @@ import { verifyAndFinish } from "./verify-step.js";
 interface Driving {
   active: ActiveRun;
   done: Promise<void>;
-}
-
-/** Leaves a run `interrupted` (resumable) with the phase to resume into. */
-export function markInterrupted(deps: RuntimeDeps, runId: string, reason: string, phase: "running" | "verifying", err?: unknown): void {
-  deps.logger.error({ runId, err }, reason);
-  deps.ledger.tx(() => {
-    patchState(deps, runId, (s) => void (s.interrupted_from = phase));
-    deps.ledger.updateRun(runId, { status: "interrupted", reason });
-    deps.trace.append(runId, { type: "run_stopped", payload: { status: "interrupted", interrupted_from: phase } });
-  });
 }
 
 /**
@@ -50,7 +41,7 @@ export class Drivers {
     try {
       executor = this.executorFactory(run.record.backend);
     } catch (err) {
-      markInterrupted(deps, runId, `sandbox unavailable (${isMiniAgentError(err) ? err.code : "internal"}); resume when fixed`, phase, err);
+      markInterrupted(deps, runId, phase, `sandbox unavailable (${isMiniAgentError(err) ? err.code : "internal"}); resume when fixed`, { err });
       return;
     }
     const ctx = { task: run.record.task, workspaceRoot: run.record.workspace, controlDir: run.record.control_dir, sandboxInclude: run.record.sandbox_include ?? [] };
@@ -62,7 +53,7 @@ export class Drivers {
         active.model = await model;
       } catch (err) {
         // e.g. the live gate refused after a restart: resumable once the cause is fixed
-        markInterrupted(deps, runId, `model unavailable (${isMiniAgentError(err) ? err.code : "internal"}); resume when fixed`, phase, err);
+        markInterrupted(deps, runId, phase, `model unavailable (${isMiniAgentError(err) ? err.code : "internal"}); resume when fixed`, { err });
         return;
       }
       if (mode === "verify") await verifyAndFinish(deps, active);

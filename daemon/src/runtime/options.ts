@@ -1,9 +1,11 @@
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { DAEMON_DEFAULTS } from "../config/daemon-config.js";
 import { MiniAgentError } from "../errors.js";
 import type { Ledger } from "../store/ledger.js";
 import { verify } from "../verifier/verify.js";
+import type { ControlLimits } from "./control-dir.js";
 import type { Clock, CrashHook, ExecutorFactory, ModelFactory, RuntimeLogger, ToolPort, Verifier } from "./ports.js";
 import type { ViewBuilder } from "./view-input.js";
 
@@ -23,9 +25,13 @@ export interface RunServiceOptions {
   /** test-only crash points; see crashHookFromEnv */
   crash?: CrashHook;
   approvalKey?: Uint8Array;
+  /** how large a task's control folder may be (default: the daemon's defaults) */
+  controlLimits?: ControlLimits;
 }
 
-export const OPTION_NAMES = ["stateDir", "executorFactory", "modelFactory", "logger", "clock", "ledger", "verifier", "tools", "viewBuilder", "builtinFixturesDir", "crash", "approvalKey"];
+export const OPTION_NAMES = ["stateDir", "executorFactory", "modelFactory", "logger", "clock", "ledger", "verifier", "tools", "viewBuilder", "builtinFixturesDir", "crash", "approvalKey", "controlLimits"];
+
+export const DEFAULT_CONTROL_LIMITS: ControlLimits = { maxBytes: DAEMON_DEFAULTS.controlMaxBytes, maxFiles: DAEMON_DEFAULTS.controlMaxFiles };
 
 export function defaultFixturesDir(): string {
   const here = path.dirname(fileURLToPath(import.meta.url));
@@ -46,5 +52,9 @@ export function checkOptions(options: RunServiceOptions): void {
   if (unknown.length > 0) throw new MiniAgentError("invalid_request", `unknown RunService option(s): ${unknown.join(", ")}; known: ${OPTION_NAMES.join(", ")}`);
   if (!options.stateDir || typeof options.executorFactory !== "function") {
     throw new MiniAgentError("invalid_request", "createRunService needs stateDir and executorFactory");
+  }
+  const limits = options.controlLimits;
+  if (limits !== undefined && !(Number.isSafeInteger(limits.maxBytes) && limits.maxBytes > 0 && Number.isSafeInteger(limits.maxFiles) && limits.maxFiles > 0)) {
+    throw new MiniAgentError("invalid_request", "controlLimits needs maxBytes and maxFiles, both positive whole numbers");
   }
 }

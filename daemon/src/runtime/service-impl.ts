@@ -44,8 +44,10 @@ import { Trace } from "../trace/trace.js";
 import { approveAction, pendingAction, rejectAction } from "./approval-flow.js";
 import { exhaustedBefore } from "./budgets.js";
 import { checkCreateInput, initialState, materializeWorkspace } from "./create-run.js";
-import { Drivers, markInterrupted } from "./drivers.js";
-import { checkOptions, defaultFixturesDir, defaultVerifier, type RunServiceOptions } from "./options.js";
+import { checkControlDir, copyControlDir, stagingName, sweepControlRoot } from "./control-dir.js";
+import { Drivers } from "./drivers.js";
+import { insertNewRun, markInterrupted, moveRun } from "./lifecycle.js";
+import { checkOptions, DEFAULT_CONTROL_LIMITS, defaultFixturesDir, defaultVerifier, type RunServiceOptions } from "./options.js";
 import { patchState, type RuntimeDeps } from "./deps.js";
 import { systemClock } from "./ports.js";
 import { runView } from "./run-view.js";
@@ -106,27 +108,38 @@ export class RunServiceImpl implements RunService {
     if (this.claims.has(ws) || this.activeRunFor(ws)) throw busy(ws, this.activeRunFor(ws));
     this.claims.add(ws);
     let createdWorkspace = false;
+    let staging: string | null = null;
     let controlDir: string | null = null;
     let inserted = false;
     try {
       const runId = newRunId();
-      // both may refuse (backend unavailable, live gate closed): before anything exists
-      this.options.executorFactory(input.backend);
+      // walked (async, within limits, regular files and folders only) before anything exists; copied below
+      const control = checked.taskControlDir
+        ? await checkControlDir(checked.taskControlDir, { stateDir: this.stateDir, workspace: ws, limits: this.options.controlLimits ?? DEFAULT_CONTROL_LIMITS })
+        : null;
+      // each may refuse (backend unavailable, image missing, live gate closed): before anything exists
+      await this.options.executorFactory(input.backend).preflight();
       // the replay was parsed by checkCreateInput; its cursor is read from the ledger at each turn
       const model: Model = checked.replay
         ? new ReplayModel(checked.replay.file, () => this.deps.ledger.getRun(runId).replay_cursor)
         : await this.liveModel(runId, checked.task, input.backend);
       if (checked.fixtureDir) {
-        materializeWorkspace(checked.fixtureDir, ws);
+        await materializeWorkspace(checked.fixtureDir, ws);
         createdWorkspace = true;
       }
       const workspace = fs.realpathSync(ws);
       const holder = this.activeRunFor(workspace);
       if (holder) throw busy(workspace, holder);
 
-      controlDir = path.join(statePath(this.stateDir, "controlRoot"), runId);
-      fs.mkdirSync(controlDir, { recursive: true, mode: 0o700 });
-      if (checked.taskControlDir) fs.cpSync(checked.taskControlDir, path.join(controlDir, "acceptance"), { recursive: true, verbatimSymlinks: true });
+      // staged, then renamed into place: a half-copied control dir never carries the run's name
+      const controlRoot = statePath(this.stateDir, "controlRoot");
+      await fs.promises.mkdir(controlRoot, { recursive: true, mode: 0o700 });
+      staging = path.join(controlRoot, stagingName(runId));
+      await fs.promises.mkdir(staging, { mode: 0o700 });
+      if (control) await copyControlDir(control, path.join(staging, "acceptance"));
+      controlDir = path.join(controlRoot, runId);
+      await fs.promises.rename(staging, controlDir);
+      staging = null;
       const record: RunRecord = {
         schema_version: 1,
         task: checked.task,
@@ -143,7 +156,7 @@ export class RunServiceImpl implements RunService {
       await this.deps.tools.captureBaseline(this.toolCtx(record));
       const binding = createBinding({ runId, workspace, controlDir, stateDir: this.stateDir });
       this.deps.ledger.tx(() => {
-        this.deps.ledger.insertRun({ run_id: runId, created_at: this.deps.clock.now(), status: "running", reason: "started", record, state: initialState() });
+        insertNewRun(this.deps, { run_id: runId, created_at: this.deps.clock.now(), record, state: initialState() });
         this.deps.ledger.insertBinding(binding);
         this.deps.trace.append(runId, {
           type: "run_created",
@@ -165,8 +178,7 @@ export class RunServiceImpl implements RunService {
     } catch (err) {
       if (!inserted) {
         // a refused run leaves nothing behind
-        if (createdWorkspace) fs.rmSync(ws, { recursive: true, force: true });
-        if (controlDir) fs.rmSync(controlDir, { recursive: true, force: true });
+        for (const dir of [createdWorkspace ? ws : null, staging, controlDir]) if (dir) await fs.promises.rm(dir, { recursive: true, force: true });
       }
       if (isMiniAgentError(err)) throw err;
       this.deps.logger.error({ err }, "run creation failed");
@@ -195,7 +207,7 @@ export class RunServiceImpl implements RunService {
       } catch (err) {
         const now = this.deps.ledger.getRun(runId);
         if (isMiniAgentError(err, "approval_stale") && now.status === "running") this.drivers.start(runId, "model", this.modelFor(runId, now.record));
-        else if (now.status === "running") markInterrupted(this.deps, runId, `write failed (${isMiniAgentError(err) ? err.code : "internal"}); resume to recover`, "running", err);
+        else if (now.status === "running") markInterrupted(this.deps, runId, "running", `write failed (${isMiniAgentError(err) ? err.code : "internal"}); resume to recover`, { err });
         throw err;
       }
       this.drivers.start(runId, "model", this.modelFor(runId, run.record));
@@ -237,11 +249,12 @@ export class RunServiceImpl implements RunService {
       const model = this.modelFor(runId, run.record);
       this.deps.ledger.tx(() => {
         this.deps.ledger.updateRun(runId, { record: { ...run.record, budgets: raised.data } });
-        patchState(this.deps, runId, (s) => {
-          s.stop = { cancelled: false, timed_out: false, exhausted: null };
-          s.interrupted_from = phase === "verifying" ? "verifying" : null;
+        moveRun(this.deps, runId, phase, `resumed from ${run.status}`, {
+          state: (s) => {
+            s.stop = { cancelled: false, timed_out: false, exhausted: null };
+            s.interrupted_from = phase === "verifying" ? "verifying" : null;
+          },
         });
-        this.deps.ledger.updateRun(runId, { status: phase, reason: `resumed from ${run.status}` });
         this.deps.trace.append(runId, { type: "run_resumed", payload: { from: run.status, phase, budgets: raised.data } });
       });
       let outcome: Awaited<ReturnType<typeof recoverInFlightWrites>>;
@@ -249,14 +262,11 @@ export class RunServiceImpl implements RunService {
         outcome = await recoverInFlightWrites(this.deps, runId, this.toolCtx(run.record), await this.key());
       } catch (err) {
         // the facts on disk and in the ledger are unchanged: the next resume runs the same three-state check
-        markInterrupted(this.deps, runId, `recovery failed (${isMiniAgentError(err) ? err.code : "internal"}); resume to retry`, phase, err);
+        markInterrupted(this.deps, runId, phase, `recovery failed (${isMiniAgentError(err) ? err.code : "internal"}); resume to retry`, { err });
         throw err;
       }
       if (!outcome.ok) {
-        this.deps.ledger.tx(() => {
-          this.deps.ledger.updateRun(runId, { status: "uncertain", reason: `uncertain_write: ${outcome.message}` });
-          this.deps.trace.append(runId, { type: "run_stopped", payload: { status: "uncertain", path: outcome.path } });
-        });
+        moveRun(this.deps, runId, "uncertain", `uncertain_write: ${outcome.message}`, { stopped: { path: outcome.path } });
         return;
       }
       this.drivers.start(runId, phase === "verifying" ? "verify" : "model", model);
@@ -275,10 +285,9 @@ export class RunServiceImpl implements RunService {
     }
     const now = this.deps.ledger.getRun(runId);
     if (!TERMINAL_STATUSES.includes(now.status)) {
-      this.deps.ledger.tx(() => {
-        patchState(this.deps, runId, (s) => void (s.stop.cancelled = true));
-        this.deps.ledger.updateRun(runId, { status: "cancelled", reason: "cancelled" });
-        this.deps.trace.append(runId, { type: "run_stopped", payload: { status: "cancelled", reason: "cancelled", ...now.state.stop, cancelled: true } });
+      moveRun(this.deps, runId, "cancelled", "cancelled", {
+        state: (s) => void (s.stop.cancelled = true),
+        stopped: { reason: "cancelled", ...now.state.stop, cancelled: true },
       });
     }
     return this.view(runId);
@@ -300,6 +309,9 @@ export class RunServiceImpl implements RunService {
 
   async recoverAtStartup(): Promise<void> {
     interruptInFlightRuns(this.deps);
+    const known = new Set(this.deps.ledger.listRuns().map((r) => r.run_id));
+    const swept = await sweepControlRoot(statePath(this.stateDir, "controlRoot"), known);
+    if (swept.length > 0) this.deps.logger.warn({ swept }, "removed control dirs of runs whose creation did not finish");
   }
 
   async shutdown(): Promise<void> {

@@ -2,17 +2,8 @@ import type { RunStatus } from "../contracts/run.js";
 import type { StopFacts } from "../store/records.js";
 import type { ActiveRun } from "./active-run.js";
 import { primaryStop } from "./budgets.js";
-import { patchState, type RuntimeDeps } from "./deps.js";
-
-/** Persists where the run stands, with the time spent so far; used at every checkpoint. */
-export function setStatus(deps: RuntimeDeps, active: ActiveRun | null, runId: string, status: RunStatus, reason: string | null): void {
-  deps.ledger.tx(() => {
-    patchState(deps, runId, (s) => {
-      if (active) s.counters.elapsed_ms = active.elapsedMs();
-    });
-    deps.ledger.updateRun(runId, { status, reason });
-  });
-}
+import type { RuntimeDeps } from "./deps.js";
+import { markInterrupted, moveRun } from "./lifecycle.js";
 
 /**
  * Ends this process's drive of the run: persists status, reason and stop facts,
@@ -20,13 +11,12 @@ export function setStatus(deps: RuntimeDeps, active: ActiveRun | null, runId: st
  * ledger write: the caller is the background loop.
  */
 export async function stopRun(deps: RuntimeDeps, active: ActiveRun, status: RunStatus, reason: string, facts?: Partial<StopFacts>): Promise<void> {
-  deps.ledger.tx(() => {
-    patchState(deps, active.runId, (s) => {
+  moveRun(deps, active.runId, status, reason, {
+    state: (s) => {
       s.counters.elapsed_ms = active.elapsedMs();
       s.stop = { ...s.stop, ...(facts ?? {}) };
-    });
-    deps.ledger.updateRun(active.runId, { status, reason });
-    deps.trace.append(active.runId, { type: "run_stopped", payload: { status, reason, ...(facts ?? {}) } });
+    },
+    stopped: { reason, ...(facts ?? {}) },
   });
   deps.logger.info({ runId: active.runId, status, reason }, "run stopped");
   await active.closeSession();
@@ -37,14 +27,7 @@ export async function stopRun(deps: RuntimeDeps, active: ActiveRun, status: RunS
  * with the phase it was in, to be resumed by the next daemon.
  */
 export async function interruptRun(deps: RuntimeDeps, active: ActiveRun, phase: "running" | "verifying"): Promise<void> {
-  deps.ledger.tx(() => {
-    patchState(deps, active.runId, (s) => {
-      s.counters.elapsed_ms = active.elapsedMs();
-      s.interrupted_from = phase;
-    });
-    deps.ledger.updateRun(active.runId, { status: "interrupted", reason: `daemon shut down while ${phase}; resume to continue` });
-    deps.trace.append(active.runId, { type: "run_stopped", payload: { status: "interrupted", interrupted_from: phase } });
-  });
+  markInterrupted(deps, active.runId, phase, `daemon shut down while ${phase}; resume to continue`, { elapsedMs: active.elapsedMs() });
   await active.closeSession();
 }
 

@@ -5,6 +5,7 @@ import type { ActiveRun } from "./active-run.js";
 import { nextCallTimeoutMs } from "./budgets.js";
 import { patchState, type RuntimeDeps } from "./deps.js";
 import { sandboxIncludeReporter } from "./sandbox-include.js";
+import { moveRun } from "./lifecycle.js";
 
 export type ToolStepOutcome = "continue" | "awaiting_approval" | "out_of_time";
 
@@ -53,12 +54,13 @@ async function proposeWrite(deps: RuntimeDeps, active: ActiveRun, call: Validate
         after_hash: a.after_hash, manifest_digest: a.manifest_digest, diff: a.diff, why, prepared: a,
       });
     }
-    patchState(deps, active.runId, (s) => {
-      s.pending_action_id = a.action_id;
-      s.last_tool = call.name;
-      s.counters.elapsed_ms = active.elapsedMs();
+    moveRun(deps, active.runId, "awaiting_approval", `approval needed for ${a.action_id} (${a.path})`, {
+      state: (s) => {
+        s.pending_action_id = a.action_id;
+        s.last_tool = call.name;
+        s.counters.elapsed_ms = active.elapsedMs();
+      },
     });
-    deps.ledger.updateRun(active.runId, { status: "awaiting_approval", reason: `approval needed for ${a.action_id} (${a.path})` });
     deps.trace.append(active.runId, {
       type: "approval_requested",
       call_id: a.call_id,

@@ -2,6 +2,7 @@ import { isMiniAgentError } from "../errors.js";
 import type { ActiveRun } from "./active-run.js";
 import { patchState, type RuntimeDeps } from "./deps.js";
 import { sandboxIncludeReporter } from "./sandbox-include.js";
+import { moveRun } from "./lifecycle.js";
 import type { VerificationEvidence } from "./service.js";
 import { interruptRun, stopRun } from "./stop.js";
 
@@ -14,11 +15,12 @@ export async function verifyAndFinish(deps: RuntimeDeps, active: ActiveRun): Pro
   const run = deps.ledger.getRun(active.runId);
   const resumed = run.status === "verifying" || run.state.interrupted_from === "verifying";
   deps.ledger.tx(() => {
-    patchState(deps, active.runId, (s) => {
-      s.interrupted_from = null;
-      s.counters.elapsed_ms = active.elapsedMs();
+    moveRun(deps, active.runId, "verifying", "the host Verifier is checking the workspace", {
+      state: (s) => {
+        s.interrupted_from = null;
+        s.counters.elapsed_ms = active.elapsedMs();
+      },
     });
-    deps.ledger.updateRun(active.runId, { status: "verifying", reason: "the host Verifier is checking the workspace" });
     if (!resumed) deps.trace.append(active.runId, { type: "verification_started", payload: {} });
   });
   await active.closeSession();

@@ -59,6 +59,30 @@ export class DockerExecutor implements Executor {
     return resolvePinnedImage(this.docker, this.config, this.lockPath);
   }
 
+  /**
+   * A run would otherwise be accepted, ask for approvals and write, and only
+   * fail at its first run_tests (issue 10 item 6). Checked without starting a
+   * container: the engine answers, the configured runtime is registered, and
+   * the lock pins an image for this family that the engine has.
+   */
+  async preflight(): Promise<void> {
+    let runtimes: Record<string, unknown>;
+    try {
+      runtimes = ((await this.docker.info()) as { Runtimes?: Record<string, unknown> }).Runtimes ?? {};
+    } catch (err) {
+      throw new MiniAgentError("runtime_unavailable", "no Docker engine is reachable (DOCKER_HOST or /var/run/docker.sock); start one with `npm run docker:ensure`", {
+        cause: err,
+      });
+    }
+    if (!(this.config.runtime in runtimes)) {
+      throw new MiniAgentError(
+        "runtime_unavailable",
+        `the OCI runtime ${this.config.runtime} is not registered with the Docker engine; \`npm run docker:ensure\` registers runsc where it is installed, or start the daemon with --runtime runc`,
+      );
+    }
+    await this.pinnedDigest();
+  }
+
   async describe(): Promise<{ runtime: Runtime; imageDigest: string | null; engineVersion: string | null }> {
     let engineVersion: string | null = null;
     try {

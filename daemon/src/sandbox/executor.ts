@@ -12,6 +12,12 @@ export interface Executor {
   /** A warm sandbox kept for one agent run: workspace synced in before each exec. */
   openSession(runId: string): Promise<SandboxSession>;
   describe(): Promise<{ runtime: Runtime | "host"; imageDigest: string | null; engineVersion: string | null }>;
+  /**
+   * What a run on this backend needs, checked when the run is created and
+   * before anything exists (issue 10 item 6); throws a MiniAgentError that says
+   * how to fix it (runtime_unavailable, image_missing, image_digest_mismatch).
+   */
+  preflight(): Promise<void>;
 }
 
 export interface SandboxSession {

@@ -4,8 +4,14 @@ import { z } from "zod";
 import { describeZodError, SchemaVersion } from "../contracts/common.js";
 import { MiniAgentError } from "../errors.js";
 
-/** How the user rebuilds the image; every pinning error says it. */
-export const REBUILD_HINT = "rebuild it with `npm run image:build`";
+/**
+ * How the user rebuilds the image; every pinning error says it. The lock sits
+ * in the daemon's state dir, so the command names that dir: without it the
+ * build would record the digest in the default state dir's lock instead.
+ */
+export function rebuildHint(lockPath: string): string {
+  return `rebuild it with \`npm run image:build -- --state-dir ${path.dirname(lockPath)}\``;
+}
 
 const LockedImage = z.strictObject({
   tag: z.string().min(1),
@@ -27,17 +33,17 @@ export async function readImageLock(lockPath: string): Promise<ImageLock | null>
     text = await fs.readFile(lockPath, "utf8");
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
-    throw new MiniAgentError("image_missing", `cannot read the image lock ${lockPath}; ${REBUILD_HINT}`, { cause: err });
+    throw new MiniAgentError("image_missing", `cannot read the image lock ${lockPath}; ${rebuildHint(lockPath)}`, { cause: err });
   }
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw new MiniAgentError("image_missing", `the image lock ${lockPath} is not JSON; ${REBUILD_HINT}`, { cause: err });
+    throw new MiniAgentError("image_missing", `the image lock ${lockPath} is not JSON; ${rebuildHint(lockPath)}`, { cause: err });
   }
   const parsed = ImageLock.safeParse(json);
   if (!parsed.success) {
-    throw new MiniAgentError("image_missing", `the image lock ${lockPath} is invalid (${describeZodError(parsed.error)}); ${REBUILD_HINT}`);
+    throw new MiniAgentError("image_missing", `the image lock ${lockPath} is invalid (${describeZodError(parsed.error)}); ${rebuildHint(lockPath)}`);
   }
   return parsed.data;
 }

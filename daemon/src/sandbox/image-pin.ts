@@ -1,7 +1,7 @@
 import type Docker from "dockerode";
 import { MiniAgentError } from "../errors.js";
 import type { SandboxConfig } from "./config.js";
-import { readImageLock, REBUILD_HINT } from "./image-lock.js";
+import { readImageLock, rebuildHint } from "./image-lock.js";
 
 function statusOf(err: unknown): number | undefined {
   return (err as { statusCode?: number })?.statusCode;
@@ -26,13 +26,13 @@ export async function resolvePinnedImage(docker: Docker, config: SandboxConfig, 
   const lock = await readImageLock(lockPath);
   const entry = lock?.images[config.imageFamily];
   if (!entry) {
-    throw new MiniAgentError("image_missing", `no pinned sandbox image for family "${config.imageFamily}" in ${lockPath}; ${REBUILD_HINT}`);
+    throw new MiniAgentError("image_missing", `no pinned sandbox image for family "${config.imageFamily}" in ${lockPath}; ${rebuildHint(lockPath)}`);
   }
   try {
     await docker.getImage(entry.digest).inspect();
   } catch (err) {
     if (statusOf(err) === 404) {
-      throw new MiniAgentError("image_missing", `the pinned sandbox image ${entry.digest} is not in the engine; ${REBUILD_HINT}`, { cause: err });
+      throw new MiniAgentError("image_missing", `the pinned sandbox image ${entry.digest} is not in the engine; ${rebuildHint(lockPath)}`, { cause: err });
     }
     throw engineError(err);
   }
@@ -42,14 +42,14 @@ export async function resolvePinnedImage(docker: Docker, config: SandboxConfig, 
       tagged = (await docker.getImage(config.imageTag).inspect()).Id;
     } catch (err) {
       if (statusOf(err) === 404) {
-        throw new MiniAgentError("image_missing", `the configured image tag ${config.imageTag} does not exist; ${REBUILD_HINT}`, { cause: err });
+        throw new MiniAgentError("image_missing", `the configured image tag ${config.imageTag} does not exist; ${rebuildHint(lockPath)}`, { cause: err });
       }
       throw engineError(err);
     }
     if (tagged !== entry.digest) {
       throw new MiniAgentError(
         "image_digest_mismatch",
-        `image tag ${config.imageTag} resolves to ${tagged}, but the pinned digest is ${entry.digest}; ${REBUILD_HINT}`,
+        `image tag ${config.imageTag} resolves to ${tagged}, but the pinned digest is ${entry.digest}; ${rebuildHint(lockPath)}`,
         { details: { tag: config.imageTag, tagged, pinned: entry.digest } },
       );
     }

@@ -63,6 +63,9 @@ export class LocalExecutor implements Executor {
     return { runtime: "host" as const, imageDigest: null, engineVersion: null };
   }
 
+  /** Host processes need no engine and no image. */
+  async preflight(): Promise<void> {}
+
   async openSession(runId: string): Promise<SandboxSession> {
     let closed = false;
     return {

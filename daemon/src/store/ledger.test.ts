@@ -93,7 +93,7 @@ describe("ledger", () => {
     ledger.insertRun({ run_id: "run_1", created_at: 1, status: "running", reason: null, record, state });
     expect(() =>
       ledger.tx(() => {
-        ledger.updateRun("run_1", { status: "awaiting_approval" });
+        ledger.setRunStatus("run_1", "awaiting_approval", null);
         ledger.appendEvent("run_1", { type: "approval_requested" }, 1);
         throw new Error("crash in the middle");
       }),
@@ -108,7 +108,7 @@ describe("ledger", () => {
     expect(codeOf(() => ledger.getRun("nope"))).toBe("run_not_found");
     ledger.insertRun({ run_id: "run_1", created_at: 1, status: "awaiting_approval", reason: null, record, state });
     expect(ledger.activeRunFor("/w")).toBe("run_1");
-    ledger.updateRun("run_1", { status: "completed" });
+    ledger.setRunStatus("run_1", "completed", null);
     expect(ledger.activeRunFor("/w")).toBeNull();
     ledger.close();
   });
@@ -119,7 +119,8 @@ describe("ledger redaction of free text", () => {
     const { file, ledger } = tmpLedger();
     const key = "sk-canary-0123456789abcdefghij";
     ledger.insertRun({ run_id: "run_1", created_at: 1, status: "running", reason: null, record, state });
-    ledger.updateRun("run_1", { status: "failed", reason: `model_error: context too long for key ${key}`, state: { ...state, last_plan: `use ${key}` } });
+    ledger.setRunStatus("run_1", "failed", `model_error: context too long for key ${key}`);
+    ledger.updateRun("run_1", { state: { ...state, last_plan: `use ${key}` } });
     ledger.appendMessage("run_1", { schema_version: 1, role: "assistant", decision: { kind: "plan", text: `the key is ${key}` } });
     expect(ledger.getRun("run_1").reason).toBe("model_error: context too long for key [redacted]");
     ledger.close();

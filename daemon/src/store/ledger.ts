@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
-import { RunStatus } from "../contracts/run.js";
+import { RunStatus, TERMINAL_STATUSES } from "../contracts/run.js";
 import type { EventType } from "../contracts/run.js";
 import { MiniAgentError } from "../errors.js";
 import { migrate } from "./migrations.js";
@@ -39,7 +39,7 @@ export interface EventRow {
 
 type RawRun = { run_id: string; created_at: number; status: string; reason: string | null; replay_cursor: number; record: string; state: string };
 type RawAction = { record: string; status: string; intent: string | null; receipt: string | null };
-const NON_TERMINAL = ["running", "awaiting_approval", "verifying", "budget_exhausted", "interrupted"];
+const NON_TERMINAL = RunStatus.options.filter((s) => !TERMINAL_STATUSES.includes(s));
 
 /**
  * The SQLite ledger: typed repository functions over better-sqlite3. WAL with
@@ -104,16 +104,26 @@ export class Ledger {
     return row?.run_id ?? null;
   }
 
-  updateRun(runId: string, patch: { status?: RunStatus; reason?: string | null; state?: RunState; record?: RunRecord; replay_cursor?: number }): void {
+  /** Everything of a run but its status (that is setRunStatus, called by runtime/lifecycle.ts only). */
+  updateRun(runId: string, patch: { state?: RunState; record?: RunRecord; replay_cursor?: number }): void {
     const sets: string[] = [];
     const vals: unknown[] = [];
-    if (patch.status !== undefined) (sets.push("status = ?"), vals.push(patch.status));
-    if (patch.reason !== undefined) (sets.push("reason = ?"), vals.push(patch.reason === null ? null : redactText(patch.reason)));
     if (patch.state !== undefined) (sets.push("state = ?"), vals.push(writeRecord(redactValues(patch.state) as RunState)));
     if (patch.record !== undefined) (sets.push("record = ?"), vals.push(writeRecord(patch.record)));
     if (patch.replay_cursor !== undefined) (sets.push("replay_cursor = ?"), vals.push(patch.replay_cursor));
     if (sets.length === 0) return;
     const info = this.db.prepare(`UPDATE runs SET ${sets.join(", ")} WHERE run_id = ?`).run(...vals, runId);
+    if (info.changes !== 1) throw new MiniAgentError("run_not_found", `no run ${runId}`);
+  }
+
+  /**
+   * The run's status and why. Only runtime/lifecycle.ts calls this: it checks
+   * the move against RUN_TRANSITIONS first (a test holds every other file to it).
+   */
+  setRunStatus(runId: string, status: RunStatus, reason: string | null): void {
+    const info = this.db
+      .prepare("UPDATE runs SET status = ?, reason = ? WHERE run_id = ?")
+      .run(status, reason === null ? null : redactText(reason), runId);
     if (info.changes !== 1) throw new MiniAgentError("run_not_found", `no run ${runId}`);
   }
 

@@ -48,6 +48,7 @@ describe("runTests through a real host process", () => {
       run: async (req) => ((ran = true), runner.run(req)),
       openSession: (id) => runner.openSession(id),
       describe: () => runner.describe(),
+      preflight: () => runner.preflight(),
     };
     expect(await runTests("c1", { preset: "sh" }, ctxFor(run, spy))).toMatchObject({ ok: false, error: { code: "unknown_preset" } });
     expect(ran).toBe(false);
@@ -99,6 +100,7 @@ describe("runTests through a real host process", () => {
       },
       openSession: (id) => local.openSession(id),
       describe: () => local.describe(),
+      preflight: async () => {},
     };
     expect(await runTests("c1", { preset: "candidate" }, ctxFor(run, broken))).toMatchObject({ ok: false, error: { code: "runtime_unavailable" } });
   });

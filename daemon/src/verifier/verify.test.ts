@@ -51,6 +51,7 @@ class ScriptedExecutor implements Executor {
   async describe() {
     return { runtime: "runc" as const, imageDigest: null, engineVersion: null };
   }
+  async preflight(): Promise<void> {}
 }
 
 let root: string;
