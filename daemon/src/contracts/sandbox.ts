@@ -1,4 +1,6 @@
-import { z } from "zod";
+import * as z from "zod/mini";
+
+// zod/mini, like contracts/run.ts: the run view the client parses names the backend.
 
 export const Runtime = z.enum(["runc", "runsc"]);
 export type Runtime = z.infer<typeof Runtime>;
