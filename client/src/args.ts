@@ -14,6 +14,8 @@ const BUDGET_OPTIONS: OptionSpec = {
   "max-seconds": { type: "string" },
   "max-tokens": { type: "string" },
 };
+/** each --max-* flag and the budget it sets (the run view names budgets by these fields) */
+export const BUDGET_FLAGS = { "max-turns": "model_turns", "max-tool-calls": "tool_calls", "max-seconds": "total_seconds", "max-tokens": "tokens" } as const;
 const BUDGET_HELP = "budgets: --max-turns N --max-tool-calls N --max-seconds N --max-tokens N override the task's.";
 
 const GLOBAL: OptionSpec = {

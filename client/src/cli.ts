@@ -7,6 +7,15 @@ const code = await main(process.argv.slice(2), {
   env: process.env,
   cwd: process.cwd(),
   isTTY: process.stdout.isTTY === true && process.stdin.isTTY === true,
+  stdoutIsTTY: process.stdout.isTTY === true,
+  stderrIsTTY: process.stderr.isTTY === true,
+  clock: {
+    now: () => performance.now(),
+    every(ms, tick) {
+      const timer = setInterval(tick, ms);
+      return () => clearInterval(timer);
+    },
+  },
   out: (s) => process.stdout.write(s),
   err: (s) => process.stderr.write(s),
   async ask(question) {
