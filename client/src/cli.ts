@@ -1,5 +1,4 @@
 #!/usr/bin/env node
-import readline from "node:readline/promises";
 import { main } from "./main.js";
 
 /** mini-agent-client: a tiny entry; main() decides, the exit code is set here once. */
@@ -19,6 +18,8 @@ const code = await main(process.argv.slice(2), {
   out: (s) => process.stdout.write(s),
   err: (s) => process.stderr.write(s),
   async ask(question) {
+    // loaded when a question is asked, not by every status and list (issue 10 item 16)
+    const readline = await import("node:readline/promises");
     const rl = readline.createInterface({ input: process.stdin, output: process.stdout });
     try {
       return await rl.question(question);
