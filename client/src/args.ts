@@ -56,7 +56,12 @@ export const COMMANDS = {
       "commands and exits 3.\n" +
       BUDGET_HELP,
   },
-  status: { positionals: ["RUN"], options: {}, summary: "status RUN [--json]", details: "--json prints {run_id, status, reason, action_id} (action_id when awaiting approval)." },
+  status: {
+    positionals: ["RUN"],
+    options: {},
+    summary: "status RUN [--json]",
+    details: "Prints where the run stands and, when it did not complete, why (failed hidden cases, protected paths, false green,\nno changes, the budget that ran out). --json prints the run view with every fact behind it, plus action_id\n(when awaiting approval) and the same `why` line.",
+  },
   list: { positionals: [], options: {}, summary: "list [--json]" },
   approve: {
     positionals: ["RUN", "ACTION"],
