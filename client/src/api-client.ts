@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import http from "node:http";
+import net from "node:net";
 import type { z } from "zod";
 import { ApiResponse, ErrorBody, type ApiResponseOf } from "../../daemon/src/contracts/api-responses.js";
 import type { CreateRunRequest } from "../../daemon/src/contracts/api.js";
@@ -140,12 +141,17 @@ export class ApiClient {
   }
 }
 
-/** One request on its own connection (agent: false), so nothing keeps the process alive afterwards. */
+/**
+ * One request on its own connection, closed after the answer, so nothing keeps
+ * the process alive. The connection is made here (createConnection), not by
+ * an http.Agent: the agent's per-request set-up cost ~15 ms of CPU, a fifth of
+ * what the client spends beyond `node -e 0`.
+ */
 function request(socketPath: string, method: string, path: string, body: string | undefined): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const headers: http.OutgoingHttpHeaders = { host: "mini-agent" };
+    const headers: http.OutgoingHttpHeaders = { host: "mini-agent", connection: "close" };
     if (body !== undefined) Object.assign(headers, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
-    const req = http.request({ socketPath, method, path, headers, agent: false }, (res) => {
+    const req = http.request({ createConnection: () => net.connect(socketPath), method, path, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on("data", (c: Buffer) => chunks.push(c));
       res.on("end", () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }));
