@@ -1,17 +1,22 @@
 import fs from "node:fs";
-import { Agent, request, type Dispatcher } from "undici";
-import { z } from "zod";
-import { ApiResponse, ErrorBody, type ApiResponseOf, type CreateRunRequest } from "../../daemon/src/contracts/api.js";
-import { describeZodError } from "../../daemon/src/contracts/common.js";
+import http from "node:http";
+import net from "node:net";
+import type { z } from "zod";
+import { ApiResponse, ErrorBody, type ApiResponseOf } from "../../daemon/src/contracts/api-responses.js";
+import type { CreateRunRequest } from "../../daemon/src/contracts/api.js";
 import type { Runtime } from "../../daemon/src/contracts/sandbox.js";
 import type { Budgets } from "../../daemon/src/contracts/task-spec.js";
 import { MiniAgentError } from "../../daemon/src/errors.js";
 
 /**
- * The daemon's /v1 API over its Unix socket (undici). Every answer is parsed
- * with the shared zod union; a refusal becomes MiniAgentError with the
- * daemon's code, and "nobody listens" becomes `daemon_unreachable` with the
- * command that starts a daemon, never a raw ECONNREFUSED.
+ * The daemon's /v1 API over its Unix socket. Every answer is parsed with the
+ * shared zod union; a refusal becomes MiniAgentError with the daemon's code,
+ * and "nobody listens" becomes `daemon_unreachable` with the command that
+ * starts a daemon, never a raw ECONNREFUSED.
+ *
+ * node:http, not undici: one short request per command over a local socket
+ * needs no pool, and loading undici was most of the client's start-up
+ * (issue 10 item 16). The answer schemas are zod/mini for the same reason.
  */
 export interface ApiTarget {
   socketPath: string;
@@ -21,7 +26,10 @@ export interface ApiTarget {
   explicitSocket?: boolean;
 }
 
-const UNREACHABLE_CODES = new Set(["ECONNREFUSED", "ENOENT", "ECONNRESET", "ENOTSOCK", "UND_ERR_SOCKET", "UND_ERR_CONNECT_TIMEOUT", "EPIPE"]);
+const UNREACHABLE_CODES = new Set(["ECONNREFUSED", "ENOENT", "ECONNRESET", "ENOTSOCK", "EPIPE"]);
+
+/** Generous: `probe` starts many containers (slower under runsc); long-polls are capped by the daemon anyway. */
+const REQUEST_TIMEOUT_MS = 600_000;
 
 export function startHint(target: ApiTarget): string {
   const flags = `--state-dir ${target.stateDir}${target.explicitSocket ? ` --socket ${target.socketPath}` : ""}`;
@@ -34,17 +42,11 @@ export function startHint(target: ApiTarget): string {
   ].join("\n");
 }
 
-/** Generous: `probe` starts many containers (slower under runsc); long-polls are capped by the daemon anyway. */
 export class ApiClient {
-  private readonly dispatcher: Dispatcher;
+  constructor(private readonly target: ApiTarget) {}
 
-  constructor(private readonly target: ApiTarget) {
-    this.dispatcher = new Agent({ connect: { socketPath: target.socketPath }, headersTimeout: 600_000, bodyTimeout: 600_000 });
-  }
-
-  async close(): Promise<void> {
-    await this.dispatcher.close();
-  }
+  /** nothing to release: every request has its own connection */
+  async close(): Promise<void> {}
 
   createRun(body: z.input<typeof CreateRunRequest>) {
     return this.json("POST", "/v1/runs", body, "run");
@@ -98,7 +100,11 @@ export class ApiClient {
       throw new MiniAgentError("internal", `the daemon answered ${method} ${path} with something that is not JSON`);
     }
     const parsed = ApiResponse.safeParse(json);
-    if (!parsed.success) throw new MiniAgentError("internal", `unexpected answer from the daemon: ${describeZodError(parsed.error)}`);
+    if (!parsed.success) {
+      // rare, so the classic zod behind the shared error text is loaded only here
+      const { describeZodError } = await import("../../daemon/src/contracts/common.js");
+      throw new MiniAgentError("internal", `unexpected answer from the daemon: ${describeZodError(parsed.error)}`);
+    }
     if (parsed.data.kind !== kind) throw new MiniAgentError("internal", `expected a ${kind} answer, got ${parsed.data.kind}`);
     return parsed.data as ApiResponseOf<K>;
   }
@@ -120,14 +126,9 @@ export class ApiClient {
 
   private async send(method: "GET" | "POST", path: string, body: unknown): Promise<{ status: number; text: string }> {
     try {
-      const res = await request(`http://mini-agent${path}`, {
-        method,
-        dispatcher: this.dispatcher,
-        ...(body !== undefined && { body: JSON.stringify(body), headers: { "content-type": "application/json" } }),
-      });
-      return { status: res.statusCode, text: await res.body.text() };
+      return await request(this.target.socketPath, method, path, body === undefined ? undefined : JSON.stringify(body));
     } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code ?? (err as { cause?: NodeJS.ErrnoException }).cause?.code;
+      const code = (err as NodeJS.ErrnoException).code;
       if (code === "EACCES") {
         throw new MiniAgentError("daemon_unreachable", `permission denied on ${this.target.socketPath}: the daemon belongs to another user`);
       }
@@ -138,6 +139,28 @@ export class ApiClient {
       throw new MiniAgentError("daemon_unreachable", `cannot talk to the daemon on ${this.target.socketPath} (${code ?? "connection error"})`, { cause: err });
     }
   }
+}
+
+/**
+ * One request on its own connection, closed after the answer, so nothing keeps
+ * the process alive. The connection is made here (createConnection), not by
+ * an http.Agent: the agent's per-request set-up cost ~15 ms of CPU, a fifth of
+ * what the client spends beyond `node -e 0`.
+ */
+function request(socketPath: string, method: string, path: string, body: string | undefined): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const headers: http.OutgoingHttpHeaders = { host: "mini-agent", connection: "close" };
+    if (body !== undefined) Object.assign(headers, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
+    const req = http.request({ createConnection: () => net.connect(socketPath), method, path, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }));
+      res.on("error", reject);
+    });
+    req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(Object.assign(new Error("the daemon did not answer in time"), { code: "ETIMEDOUT" })));
+    req.on("error", reject);
+    req.end(body);
+  });
 }
 
 function enc(s: string): string {

@@ -14,6 +14,8 @@ const BUDGET_OPTIONS: OptionSpec = {
   "max-seconds": { type: "string" },
   "max-tokens": { type: "string" },
 };
+/** each --max-* flag and the budget it sets (the run view names budgets by these fields) */
+export const BUDGET_FLAGS = { "max-turns": "model_turns", "max-tool-calls": "tool_calls", "max-seconds": "total_seconds", "max-tokens": "tokens" } as const;
 const BUDGET_HELP = "budgets: --max-turns N --max-tool-calls N --max-seconds N --max-tokens N override the task's.";
 
 const GLOBAL: OptionSpec = {
@@ -59,7 +61,12 @@ export const COMMANDS = {
       "(logged and traced; read_file still refuses them; links, special files and .git never go in).\n" +
       BUDGET_HELP,
   },
-  status: { positionals: ["RUN"], options: {}, summary: "status RUN [--json]", details: "--json prints {run_id, status, reason, action_id} (action_id when awaiting approval)." },
+  status: {
+    positionals: ["RUN"],
+    options: {},
+    summary: "status RUN [--json]",
+    details: "Prints where the run stands and, when it did not complete, why (failed hidden cases, protected paths, false green,\nno changes, the budget that ran out). --json prints the run view with every fact behind it, plus action_id\n(when awaiting approval) and the same `why` line.",
+  },
   list: { positionals: [], options: {}, summary: "list [--json]" },
   approve: {
     positionals: ["RUN", "ACTION"],

@@ -1,14 +1,14 @@
 import fs from "node:fs";
 import path from "node:path";
-import { TaskSpec } from "../../daemon/src/contracts/task-spec.js";
-import { describeZodError } from "../../daemon/src/contracts/common.js";
 import { Backend, Runtime, SandboxInclude } from "../../daemon/src/contracts/sandbox.js";
 import { MiniAgentError } from "../../daemon/src/errors.js";
 import type { ApiClient } from "./api-client.js";
-import type { CommandName, ParsedCommand } from "./args.js";
+import { BUDGET_FLAGS, type CommandName, type ParsedCommand } from "./args.js";
 import { EXIT, exitForStatus, type ExitCode } from "./exit-codes.js";
 import { followRun, type FollowIO } from "./follow.js";
-import { eventLine, finalText, progressLine, statusJson } from "./render.js";
+import { renderDiff } from "./color.js";
+import { eventLine, progressLine, statusJson } from "./render.js";
+import { whyLine } from "./why.js";
 
 export interface CommandContext extends FollowIO {
   api: ApiClient;
@@ -39,8 +39,6 @@ function printJson(ctx: CommandContext, value: unknown): void {
   ctx.out(JSON.stringify(value, null, 2) + "\n");
 }
 
-const BUDGET_FLAGS = { "max-turns": "model_turns", "max-tool-calls": "tool_calls", "max-seconds": "total_seconds", "max-tokens": "tokens" } as const;
-
 /** --max-* flags as a partial Budgets; the daemon validates ranges with the same schema */
 function budgetsFrom(cmd: ParsedCommand): Partial<Record<(typeof BUDGET_FLAGS)[keyof typeof BUDGET_FLAGS], number>> | undefined {
   const out: Partial<Record<(typeof BUDGET_FLAGS)[keyof typeof BUDGET_FLAGS], number>> = {};
@@ -58,12 +56,13 @@ function sandboxIncludeFrom(cmd: ParsedCommand): string[] {
   const given = cmd.opts["sandbox-include"];
   const globs = Array.isArray(given) ? given : [];
   const parsed = SandboxInclude.safeParse(globs);
-  if (!parsed.success) throw new UsageError(`--sandbox-include: ${describeZodError(parsed.error)}`);
+  // zod/mini has no pretty-printer; the issue's path and message are what a user needs
+  if (!parsed.success) throw new UsageError(`--sandbox-include: ${parsed.error.issues.map((i) => `${i.path.length ? `[${i.path.join(".")}] ` : ""}${i.message}`).join("; ")}`);
   return parsed.data;
 }
 
 /** The client owns nothing: the one file it reads is a task spec, to send it. */
-function readTaskSpec(file: string): unknown {
+async function readTaskSpec(file: string): Promise<unknown> {
   let text: string;
   try {
     text = fs.readFileSync(file, "utf8");
@@ -76,6 +75,8 @@ function readTaskSpec(file: string): unknown {
   } catch {
     throw new UsageError(`--task-spec: ${file} is not valid JSON`);
   }
+  // classic zod, loaded only by this command: every other command starts without it (issue 10 item 16)
+  const [{ TaskSpec }, { describeZodError }] = await Promise.all([import("../../daemon/src/contracts/task-spec.js"), import("../../daemon/src/contracts/common.js")]);
   const parsed = TaskSpec.safeParse(json);
   if (!parsed.success) throw new MiniAgentError("invalid_task_spec", `${file}: ${describeZodError(parsed.error)}`);
   return json; // the daemon validates again: it is the one that must be right
@@ -103,7 +104,7 @@ const run: Handler = async (cmd, ctx) => {
     backend: backend.data,
     trust_replay_file: flag(cmd, "trust-replay-file"),
     ...(fixture !== undefined && { fixture_dir: fixture }),
-    ...(taskSpecFile !== undefined && { task_spec: readTaskSpec(taskSpecFile) as never }),
+    ...(taskSpecFile !== undefined && { task_spec: (await readTaskSpec(taskSpecFile)) as never }),
     ...(control !== undefined && { control_dir: control }),
     ...(replay !== undefined && { replay_path: replay }),
     ...(budgets !== undefined && { budgets }),
@@ -116,7 +117,7 @@ const run: Handler = async (cmd, ctx) => {
 const status: Handler = async (cmd, ctx) => {
   const { run: r } = await ctx.api.getRun(arg(cmd, 0));
   if (ctx.json) printJson(ctx, statusJson(r));
-  else ctx.out(`${progressLine(r)}\n${r.status === "awaiting_approval" && r.pending_action ? `pending action ${r.pending_action.action_id} on ${r.pending_action.path}` : finalText(r)}\n`);
+  else ctx.out(`${progressLine(r)}\n${whyLine(r, ctx.commandPrefix)}\n`);
   return exitForStatus(r.status);
 };
 
@@ -124,7 +125,7 @@ const list: Handler = async (_cmd, ctx) => {
   const { runs } = await ctx.api.listRuns();
   if (ctx.json) printJson(ctx, runs.map(statusJson));
   else if (runs.length === 0) ctx.out("no runs\n");
-  else for (const r of runs) ctx.out(`${r.run_id}  ${r.status}${r.reason ? ` (${r.reason})` : ""}  ${r.workspace}\n`);
+  else for (const r of runs) ctx.out(`${r.run_id}  ${whyLine(r, ctx.commandPrefix)}  ${r.workspace}\n`);
   return EXIT.ok;
 };
 
@@ -158,7 +159,7 @@ const resume = thenFollow(
 const cancel: Handler = async (cmd, ctx) => {
   const { run: r } = await ctx.api.cancel(arg(cmd, 0));
   if (ctx.json) printJson(ctx, statusJson(r));
-  else ctx.out(finalText(r) + "\n");
+  else ctx.out(whyLine(r, ctx.commandPrefix) + "\n");
   return exitForStatus(r.status);
 };
 
@@ -182,7 +183,11 @@ const trace: Handler = async (cmd, ctx) => {
 const diff: Handler = async (cmd, ctx) => {
   const d = await ctx.api.diff(arg(cmd, 0));
   if (ctx.json) printJson(ctx, d);
-  else ctx.out(d.diff === "" ? "(no changes)\n" : d.diff.endsWith("\n") ? d.diff : d.diff + "\n");
+  else if (d.diff === "") ctx.out("(no changes)\n");
+  else {
+    const shown = renderDiff(d.diff, ctx.diffStyle);
+    ctx.out(shown.endsWith("\n") ? shown : shown + "\n");
+  }
   return EXIT.ok;
 };
 

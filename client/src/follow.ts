@@ -1,14 +1,22 @@
-import type { z } from "zod";
-import type { RunViewSchema } from "../../daemon/src/contracts/api.js";
+import type { RunView } from "../../daemon/src/contracts/run-view.js";
 import type { ApiClient } from "./api-client.js";
+import type { DiffStyle } from "./color.js";
 import { EXIT, exitForStatus, type ExitCode } from "./exit-codes.js";
-import { eventLine, finalText, pendingActionText, progressLine, shellQuote, statusJson } from "./render.js";
-
-type RunView = z.infer<typeof RunViewSchema>;
+import { activityText, nextActivity, StatusLine, type Activity, type Clock } from "./progress.js";
+import { eventLine, pendingActionText, progressLine, shellQuote, statusJson } from "./render.js";
+import { whyLine } from "./why.js";
 
 export interface FollowIO {
   out(s: string): void;
+  /** stderr: the progress indicator goes here, so stdout stays what a script reads */
+  err(s: string): void;
+  /** stdin and stdout are a terminal: ask y/N */
   isTTY: boolean;
+  /** stderr is a terminal: show the one-line progress indicator */
+  progress: boolean;
+  /** how diffs are shown on stdout */
+  diffStyle: DiffStyle;
+  clock: Clock;
   /** asks on the terminal; only called when isTTY */
   ask(question: string): Promise<string>;
 }
@@ -23,54 +31,68 @@ export interface FollowOptions {
 
 /** How long one events long-poll may wait; the daemon caps it too. */
 export const POLL_WAIT_MS = 25_000;
+/** how often the indicator's seconds move while a long-poll waits */
+const REDRAW_MS = 100;
 
 const MOVING = new Set(["running", "verifying"]);
 
 /**
  * Follows a run through the events long-poll until it stops. On a terminal the
- * progress is one updating line; otherwise one plain line per event. At a
- * pending write: on a terminal ask y/N and continue; otherwise print the exact
- * approve/reject commands and return 3.
+ * progress is one line on stderr, redrawn in place and erased before anything
+ * else is printed; otherwise one plain line per event. At a pending write: on
+ * a terminal ask y/N and continue; otherwise print the exact approve/reject
+ * commands and return 3.
  */
 export async function followRun(api: ApiClient, start: RunView, since: number, io: FollowIO, opts: FollowOptions): Promise<ExitCode> {
-  const tty = io.isTTY && !opts.json;
+  const line = new StatusLine(io.err, io.progress && !opts.json && opts.interactive);
   let run = start;
-  let seq = since;
-  let lineShown = false;
-  // an action we already answered: wait for the daemon to move on instead of asking again
-  let answered: string | null = null;
-  const clearLine = () => {
-    if (tty && lineShown) io.out("\r\x1b[2K");
-    lineShown = false;
-  };
-  for (;;) {
-    const caughtUp = seq >= run.last_seq;
-    const stillAnswered = run.status === "awaiting_approval" && run.pending_action?.action_id === answered && answered !== null;
-    if (caughtUp && !MOVING.has(run.status) && !stillAnswered) {
-      clearLine();
-      if (run.status !== "awaiting_approval") {
-        if (opts.json) io.out(JSON.stringify(statusJson(run)) + "\n");
-        else io.out(finalText(run) + "\n");
-        return exitForStatus(run.status);
+  let activity: Activity | null = nextActivity(null, [], run, io.clock.now());
+  const draw = () => line.show(activity ? activityText(activity, io.clock.now()) : progressLine(run));
+  const stopTicking = io.clock.every(REDRAW_MS, () => {
+    if (activity) draw();
+  });
+  try {
+    return await follow();
+  } finally {
+    stopTicking();
+    line.clear();
+  }
+
+  async function follow(): Promise<ExitCode> {
+    let seq = since;
+    // an action we already answered: wait for the daemon to move on instead of asking again
+    let answered: string | null = null;
+    for (;;) {
+      const caughtUp = seq >= run.last_seq;
+      const stillAnswered = run.status === "awaiting_approval" && run.pending_action?.action_id === answered && answered !== null;
+      if (caughtUp && !MOVING.has(run.status) && !stillAnswered) {
+        activity = null;
+        line.clear();
+        if (run.status !== "awaiting_approval") {
+          if (opts.json) io.out(JSON.stringify(statusJson(run)) + "\n");
+          else io.out(whyLine(run, opts.commandPrefix) + "\n");
+          return exitForStatus(run.status);
+        }
+        const decided = await atApproval(api, run, io, opts);
+        if (typeof decided === "number") return decided;
+        answered = run.pending_action?.action_id ?? null;
+        run = decided;
+        continue;
       }
-      const decided = await atApproval(api, run, io, opts);
-      if (typeof decided === "number") return decided;
-      answered = run.pending_action?.action_id ?? null;
-      run = decided;
-      continue;
+      const res = await api.events(run.run_id, seq, caughtUp ? POLL_WAIT_MS : 0);
+      run = res.run;
+      activity = nextActivity(activity, res.events, run, io.clock.now());
+      // a terminal gets the indicator alone; a pipe or file gets every event, one line each
+      const printEvents = !opts.json && !io.isTTY && res.events.length > 0;
+      if (printEvents) line.clear();
+      for (const e of res.events) {
+        seq = Math.max(seq, e.seq);
+        if (printEvents) io.out(eventLine(e) + "\n");
+      }
+      draw();
+      // the daemon answered with nothing new although the run says there is more: re-read the view
+      if (res.events.length === 0 && seq < run.last_seq) seq = Math.max(seq, run.last_seq);
     }
-    const res = await api.events(run.run_id, seq, caughtUp ? POLL_WAIT_MS : 0);
-    run = res.run;
-    for (const e of res.events) {
-      seq = Math.max(seq, e.seq);
-      if (!opts.json && !tty) io.out(eventLine(e) + "\n");
-    }
-    if (tty) {
-      io.out("\r\x1b[2K" + progressLine(run));
-      lineShown = true;
-    }
-    // the daemon answered with nothing new although the run says there is more: re-read the view
-    if (res.events.length === 0 && seq < run.last_seq) seq = Math.max(seq, run.last_seq);
   }
 }
 
@@ -80,7 +102,7 @@ async function atApproval(api: ApiClient, run: RunView, io: FollowIO, opts: Foll
     io.out(JSON.stringify(statusJson(run)) + "\n");
     return EXIT.awaitingApproval;
   }
-  io.out(pendingActionText(run));
+  io.out(pendingActionText(run, io.diffStyle));
   if (!action || !io.isTTY || !opts.interactive) {
     const id = action ? action.action_id : "ACTION";
     const pre = opts.commandPrefix ? `${opts.commandPrefix} ` : "";

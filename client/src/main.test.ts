@@ -36,6 +36,7 @@ function scriptedService() {
     pending_action:
       status === "awaiting_approval" ? { action_id: "act_1", call_id: "c1", tool: "apply_patch", path: "src/a.js", diff: "--- a/src/a.js\n+++ b/src/a.js\n@@ -1 +1 @@\n-old\n+new\n", why: "fix it" } : null,
     verification: status === "completed" ? { workspace_digest: "d", protected_paths_changed: [], tests: { discovered: 3, passed: 3, failed: 0, exit_code: 0, timed_out: false, truncated: false }, acceptance: null, passed: true, reason: null } : null,
+    exhausted_budget: null,
     last_seq: events.length,
   });
   const finish = (what: string) => {
@@ -112,6 +113,9 @@ function io(opts: { tty: boolean; answers?: string[] }) {
     env: {},
     cwd: dir,
     isTTY: opts.tty,
+    stdoutIsTTY: opts.tty,
+    stderrIsTTY: opts.tty,
+    clock: { now: () => 0, every: () => () => {} },
     out: (s) => out.push(s),
     err: (s) => err.push(s),
     ask: async (q) => {
@@ -141,7 +145,10 @@ describe("mini-agent-client flow", () => {
     expect(t.asked[0]).toContain("src/a.js");
     expect(script.decided).toEqual(["approve:act_1"]);
     expect(t.out()).toContain("completed: verified by the host Verifier (tests 3/3 passed)");
-    expect(t.out()).toMatch(/turn 2 +last tool apply_patch/);
+    // the progress line is on stderr, redrawn in place and erased at the end; stdout stays clean
+    expect(t.err()).toMatch(/turn 2 +last tool apply_patch/);
+    expect(t.err().endsWith("\r\x1b[2K")).toBe(true);
+    expect(t.out()).not.toContain("\r");
   });
 
   it("on a TTY, anything but y rejects with the reason typed, and the failed run exits 1", async () => {

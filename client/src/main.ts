@@ -4,14 +4,22 @@ import { isMiniAgentError } from "../../daemon/src/errors.js";
 import { ApiClient } from "./api-client.js";
 import { parseClientArgs, usage } from "./args.js";
 import { HANDLERS, UsageError } from "./commands.js";
+import { colorEnabled } from "./color.js";
 import { EXIT, exitForError, type ExitCode } from "./exit-codes.js";
+import type { Clock } from "./progress.js";
 import { shellQuote } from "./render.js";
 
 /** Everything the client touches, passed in so tests can drive main() directly. */
 export interface ClientIO {
   env: NodeJS.ProcessEnv;
   cwd: string;
+  /** stdin and stdout are a terminal: the client may ask y/N */
   isTTY: boolean;
+  /** stdout is a terminal: diffs in colour (unless NO_COLOR) and shown without raw control characters */
+  stdoutIsTTY: boolean;
+  /** stderr is a terminal: the one-line progress indicator */
+  stderrIsTTY: boolean;
+  clock: Clock;
   out(s: string): void;
   err(s: string): void;
   ask(question: string): Promise<string>;
@@ -45,7 +53,19 @@ export async function main(argv: string[], io: ClientIO): Promise<ExitCode> {
   const api = new ApiClient({ socketPath: target.socketPath, stateDir: target.stateDir, explicitSocket: target.explicitSocket });
   const json = cmd.opts.json === true;
   try {
-    return await HANDLERS[cmd.command](cmd, { api, cwd: io.cwd, json, commandPrefix: target.prefix, isTTY: io.isTTY, out: io.out, ask: io.ask });
+    return await HANDLERS[cmd.command](cmd, {
+      api,
+      cwd: io.cwd,
+      json,
+      commandPrefix: target.prefix,
+      isTTY: io.isTTY,
+      progress: io.stderrIsTTY,
+      diffStyle: { color: colorEnabled(io.env, io.stdoutIsTTY), terminal: io.stdoutIsTTY },
+      clock: io.clock,
+      out: io.out,
+      err: io.err,
+      ask: io.ask,
+    });
   } catch (err) {
     if (err instanceof UsageError) {
       io.err(`mini-agent-client ${cmd.command}: ${err.message}\n\n${usage(cmd.command)}\n`);

@@ -34,6 +34,7 @@ function runView(status: RunView["status"], reason: string | null, passed: boole
             passed,
             reason: passed ? null : "verification_failed",
           },
+    exhausted_budget: null,
     last_seq: 20,
   };
 }

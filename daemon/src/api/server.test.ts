@@ -30,6 +30,7 @@ function fakeRunService() {
     tests: null,
     pending_action: null,
     verification: null,
+    exhausted_budget: null,
     last_seq: 0,
   });
   const get = (id: string) => {

@@ -14,6 +14,6 @@ export const SCHEMA_VERSION = 1 as const;
 export const SchemaVersion = z.literal(SCHEMA_VERSION);
 
 /** Renders a zod failure as a short, path-bearing message fit for a user or a model (no stack). */
-export function describeZodError(error: z.ZodError): string {
+export function describeZodError(error: z.core.$ZodError): string {
   return z.prettifyError(error);
 }

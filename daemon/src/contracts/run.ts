@@ -1,4 +1,8 @@
-import { z } from "zod";
+import * as z from "zod/mini";
+
+// zod/mini, not classic zod: the client parses every daemon answer with these
+// schemas and a classic import alone costs more than its whole start-up budget
+// (issue 10 item 16). Classic schemas compose them as z.nullable(RunStatus).
 
 export const RunStatus = z.enum([
   "running",

@@ -1,4 +1,6 @@
-import { z } from "zod";
+import * as z from "zod/mini";
+
+// zod/mini, like contracts/run.ts: the run view the client parses names the backend.
 
 export const Runtime = z.enum(["runc", "runsc"]);
 export type Runtime = z.infer<typeof Runtime>;
@@ -11,17 +13,17 @@ export type Backend = z.infer<typeof Backend>;
  * root. It can only lift the forbidden-glob rule for the paths it matches
  * (workspace/sandbox-export.ts); links, special files and `.git` stay out.
  */
-export const SandboxIncludeGlob = z
-  .string()
-  .min(1)
-  .max(256)
-  .refine((g) => !/[\u0000-\u001f\u007f]/.test(g), "must not contain NUL or control characters")
-  .refine((g) => !g.includes("\\"), "must use '/' separators; backslashes are refused")
-  .refine((g) => !g.startsWith("/") && !g.startsWith("~") && !/^[A-Za-z]:/.test(g), "must be relative to the workspace root")
-  .refine((g) => !g.split("/").includes(".."), "must not contain '..'")
-  .refine((g) => !g.split("/").some((seg) => seg === "" || seg === "."), "must not contain empty or '.' segments (write .env.test, not ./.env.test)");
+export const SandboxIncludeGlob = z.string().check(
+  z.minLength(1),
+  z.maxLength(256),
+  z.refine((g) => !/[\u0000-\u001f\u007f]/.test(g), "must not contain NUL or control characters"),
+  z.refine((g) => !g.includes("\\"), "must use '/' separators; backslashes are refused"),
+  z.refine((g) => !g.startsWith("/") && !g.startsWith("~") && !/^[A-Za-z]:/.test(g), "must be relative to the workspace root"),
+  z.refine((g) => !g.split("/").includes(".."), "must not contain '..'"),
+  z.refine((g) => !g.split("/").some((seg) => seg === "" || seg === "."), "must not contain empty or '.' segments (write .env.test, not ./.env.test)"),
+);
 /** A run's opt-in list: bounded, so a request cannot make every sync test thousands of globs. */
-export const SandboxInclude = z.array(SandboxIncludeGlob).max(32);
+export const SandboxInclude = z.array(SandboxIncludeGlob).check(z.maxLength(32));
 
 /** What of a workspace may be copied into a sandbox; applied by workspace/sandbox-export.ts. */
 export interface ExportSpec {

@@ -1,5 +1,7 @@
+import type { ExhaustedBudget, PendingActionView, RunView } from "../contracts/run-view.js";
+import type { Budgets } from "../contracts/task-spec.js";
+import type { Counters, StopFacts } from "../store/records.js";
 import type { Ledger } from "../store/ledger.js";
-import type { PendingActionView, RunView } from "./service.js";
 
 /** The API's view of a run, read from the ledger alone (so it is the same after a restart). */
 export function runView(ledger: Ledger, runId: string, liveElapsedMs?: number): RunView {
@@ -12,6 +14,7 @@ export function runView(ledger: Ledger, runId: string, liveElapsedMs?: number): 
       pending = { action_id: a.record.action_id, call_id: a.record.call_id, tool: a.record.tool, path: a.record.path, diff: a.record.diff, why: a.record.why };
     }
   }
+  const counters = { ...s.counters, elapsed_ms: liveElapsedMs ?? s.counters.elapsed_ms };
   return {
     run_id: run.run_id,
     status: run.status,
@@ -20,11 +23,30 @@ export function runView(ledger: Ledger, runId: string, liveElapsedMs?: number): 
     workspace: run.record.workspace,
     model: run.record.model,
     backend: run.record.backend,
-    counters: { ...s.counters, elapsed_ms: liveElapsedMs ?? s.counters.elapsed_ms },
+    counters,
     last_tool: s.last_tool,
     tests: s.tests,
     pending_action: pending,
     verification: s.verification,
+    exhausted_budget: run.status === "budget_exhausted" ? exhaustedBudget(s.stop, counters, run.record.budgets) : null,
     last_seq: ledger.lastSeq(runId),
   };
+}
+
+/** Which budget stopped the run, so the user learns which one to raise and by how much. */
+export function exhaustedBudget(stop: StopFacts, c: Counters, budgets: Budgets): ExhaustedBudget | null {
+  // a passed deadline without a named budget is the total time (budgets.primaryStop says the same)
+  const name = stop.exhausted ?? (stop.timed_out ? "total_seconds" : null);
+  switch (name) {
+    case null:
+      return null;
+    case "model_turns":
+      return { name, used: c.model_turns, limit: budgets.model_turns };
+    case "tool_calls":
+      return { name, used: c.tool_calls, limit: budgets.tool_calls };
+    case "total_seconds":
+      return { name, used: Math.round(c.elapsed_ms / 100) / 10, limit: budgets.total_seconds };
+    case "tokens":
+      return { name, used: c.prompt_tokens + c.completion_tokens, limit: budgets.tokens ?? 0 };
+  }
 }

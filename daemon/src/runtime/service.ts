@@ -1,6 +1,6 @@
+import type { RunView, TraceEvent } from "../contracts/run-view.js";
 import type { Backend } from "../contracts/sandbox.js";
 import type { Budgets, TaskSpec } from "../contracts/task-spec.js";
-import type { RunStatus, EventType } from "../contracts/run.js";
 
 /**
  * The seam between the daemon's HTTP API (api/) and the control plane (runtime/).
@@ -24,51 +24,8 @@ export interface CreateRunInput {
   sandboxInclude?: string[];
 }
 
-export interface PendingActionView {
-  action_id: string;
-  call_id: string;
-  tool: string;
-  path: string;
-  /** unified diff of what the write would do */
-  diff: string;
-  /** the plan text or reason the model gave, if any */
-  why: string | null;
-}
-
-export interface VerificationEvidence {
-  workspace_digest: string;
-  protected_paths_changed: string[];
-  tests: { discovered: number; passed: number; failed: number; exit_code: number | null; timed_out: boolean; truncated: boolean };
-  acceptance: { passed: string[]; failed: string[]; error: string | null } | null;
-  passed: boolean;
-  reason: string | null;
-  /** human-readable facts behind `reason` (e.g. which cases failed); optional, additive */
-  details?: string[];
-}
-
-export interface RunView {
-  run_id: string;
-  status: RunStatus;
-  reason: string | null;
-  task: string;
-  workspace: string;
-  model: "replay" | "live";
-  backend: Backend;
-  counters: { model_turns: number; tool_calls: number; writes: number; elapsed_ms: number; prompt_tokens: number; completion_tokens: number };
-  last_tool: string | null;
-  tests: { discovered: number; passed: number; failed: number } | null;
-  pending_action: PendingActionView | null;
-  verification: VerificationEvidence | null;
-  last_seq: number;
-}
-
-export interface TraceEvent {
-  seq: number;
-  type: EventType;
-  call_id: string | null;
-  action_id: string | null;
-  payload: Record<string, unknown>;
-}
+/** The run view and its parts are defined once, as schemas, in contracts/run-view.ts. */
+export type { PendingActionView, RunView, TraceEvent, VerificationEvidence } from "../contracts/run-view.js";
 
 export interface RunService {
   createRun(input: CreateRunInput): Promise<RunView>;

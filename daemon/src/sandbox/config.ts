@@ -43,7 +43,7 @@ export const SANDBOX_DEFAULTS = {
 export type SandboxConfig = typeof SANDBOX_DEFAULTS;
 
 const Overrides = z.strictObject({
-  runtime: Runtime.optional(),
+  runtime: z.optional(Runtime),
   imageFamily: z.string().min(1).max(64).optional(),
   imageTag: z.string().min(1).max(256).nullable().optional(),
   memoryBytes: z.int().min(16 * 1024 * 1024).optional(),

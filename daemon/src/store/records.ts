@@ -2,6 +2,7 @@ import { z } from "zod";
 import { FileVersion, Id, SCHEMA_VERSION, describeZodError } from "../contracts/common.js";
 import { Decision } from "../contracts/decision.js";
 import { RunStatus } from "../contracts/run.js";
+import { BudgetName, VerificationEvidence } from "../contracts/run-view.js";
 import { Backend, SandboxInclude } from "../contracts/sandbox.js";
 import { Budgets, TaskSpec } from "../contracts/task-spec.js";
 import { ToolResult } from "../contracts/tool-call.js";
@@ -27,7 +28,7 @@ export const RunRecord = z.strictObject({
   replay_trusted: z.boolean(),
   budgets: Budgets,
   /** `--sandbox-include`: forbidden paths the run's sandboxes may still see (absent: none) */
-  sandbox_include: SandboxInclude.optional(),
+  sandbox_include: z.optional(SandboxInclude),
 });
 export type RunRecord = z.infer<typeof RunRecord>;
 
@@ -45,21 +46,9 @@ export const StopFacts = z.strictObject({
   cancelled: z.boolean(),
   timed_out: z.boolean(),
   /** which budget ran out, when one did */
-  exhausted: z.enum(["model_turns", "tool_calls", "total_seconds", "tokens"]).nullable(),
+  exhausted: z.nullable(BudgetName),
 });
 export type StopFacts = z.infer<typeof StopFacts>;
-
-export const EvidenceRecord = z.object({
-  workspace_digest: z.string(),
-  protected_paths_changed: z.array(z.string()),
-  tests: z.object({
-    discovered: z.number(), passed: z.number(), failed: z.number(),
-    exit_code: z.number().nullable(), timed_out: z.boolean(), truncated: z.boolean(),
-  }),
-  acceptance: z.object({ passed: z.array(z.string()), failed: z.array(z.string()), error: z.string().nullable() }).nullable(),
-  passed: z.boolean(),
-  reason: z.string().nullable(),
-});
 
 /** What changes as the run moves. */
 export const RunState = z.strictObject({
@@ -67,12 +56,13 @@ export const RunState = z.strictObject({
   counters: Counters,
   stop: StopFacts,
   /** status before an interruption, so resume knows whether to re-enter the Verifier or the model */
-  interrupted_from: RunStatus.nullable(),
+  interrupted_from: z.nullable(RunStatus),
   pending_action_id: Id.nullable(),
   last_tool: z.string().nullable(),
   last_plan: z.string().nullable(),
   tests: z.strictObject({ discovered: z.number(), passed: z.number(), failed: z.number() }).nullable(),
-  verification: EvidenceRecord.nullable(),
+  /** stored with the run view's own schema, so no field is lost on the way (details once was) */
+  verification: z.nullable(VerificationEvidence),
 });
 export type RunState = z.infer<typeof RunState>;
 

@@ -98,6 +98,22 @@ describe("verify", () => {
     expect(ev).toMatchObject({ passed: false, reason: "protected_path_changed", protected_paths_changed: ["notes.txt"] });
   });
 
+  it("the evidence counts the paths changed since the run started: 0 when the run changed nothing", async () => {
+    const ex = () => new ScriptedExecutor({ verifier: result({ stdout: TAP(3, 3, 0) }), acceptance: result({ stdout: ACCEPT_OK }) });
+    expect((await run(ex())).changed_path_count).toBe(0);
+    await fs.writeFile(path.join(ws, "src", "check.js"), "export const x = 2;\n");
+    await fs.writeFile(path.join(ws, "tests", "test_agent_nested.js"), "// new\n");
+    expect((await run(ex())).changed_path_count).toBe(2);
+  });
+
+  it("a false green says why it is false, for the client to show", async () => {
+    const ev = await run(new ScriptedExecutor({ verifier: result({ stdout: TAP(0, 0, 0) }), acceptance: result({ stdout: ACCEPT_OK }) }));
+    expect(ev).toMatchObject({ reason: "false_green", false_green: "0 tests discovered (exit code 0)" });
+    await fs.rm(path.join(ws, "tests", "check.test.js"));
+    const none = await run(new ScriptedExecutor({ acceptance: result({ stdout: ACCEPT_OK }) }));
+    expect(none).toMatchObject({ reason: "protected_path_changed", false_green: "the preset's test files match nothing in the workspace" });
+  });
+
   it("an added file outside writable/creatable and a removed protected file are both protected changes", async () => {
     await fs.writeFile(path.join(ws, "tests", "sneaky.test.js"), "// added\n");
     await fs.rm(path.join(ws, "tests", "check.test.js"));

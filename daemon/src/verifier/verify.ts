@@ -26,9 +26,9 @@ import type { Logger } from "pino";
 import type { TaskSpec } from "../contracts/task-spec.js";
 import type { SandboxResult } from "../contracts/sandbox.js";
 import type { Executor } from "../sandbox/executor.js";
-import type { VerificationEvidence } from "../runtime/service.js";
+import type { VerificationEvidence } from "../contracts/run-view.js";
 import { isMiniAgentError } from "../errors.js";
-import { computeManifest, type Manifest } from "../workspace/manifest.js";
+import { changedPaths, computeManifest, type Manifest } from "../workspace/manifest.js";
 import { loadBaseline } from "../workspace/baseline.js";
 import { protectedChanges } from "./protected-paths.js";
 import { decideCases, parseAcceptanceOutput } from "./acceptance-protocol.js";
@@ -139,6 +139,7 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
     });
     evidence.workspace_digest = before.digest;
     evidence.protected_paths_changed = protectedChanges(task, baseline, before);
+    evidence.changed_path_count = changedPaths(baseline, before).length;
     if (evidence.protected_paths_changed.length > 0) {
       reasons.push("protected_path_changed");
       details.push(`protected paths changed: ${evidence.protected_paths_changed.join(", ")}`);
@@ -150,7 +151,8 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
     if (preset === undefined || inv === null) throw new Stop("verification_error:unknown_preset");
     if (preset.files.length > 0 && inv.files.length === 0) {
       reasons.push("false_green");
-      details.push("the preset's test files match nothing in the workspace");
+      evidence.false_green = "the preset's test files match nothing in the workspace";
+      details.push(evidence.false_green);
     } else {
       const r = await runFresh(executor, {
         runId: input.runId,
@@ -167,6 +169,8 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
       if (empty.length > 0) details.push(`test file(s) that exited without running a test (not counted): ${empty.join(", ")}`);
       const testReason = judgeTests(evidence.tests, details);
       if (testReason) reasons.push(testReason);
+      // judgeTests states its finding last: for a false green that is the why the client shows
+      if (testReason === "false_green") evidence.false_green = details[details.length - 1] ?? null;
     }
 
     // (3) hidden acceptance in a fresh container, control assets at /control

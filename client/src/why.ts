@@ -1,0 +1,106 @@
+import type { ExhaustedBudget, RunView, VerificationEvidence } from "../../daemon/src/contracts/run-view.js";
+import { BUDGET_FLAGS } from "./args.js";
+
+/**
+ * The one line that says where a run stands and, when it did not complete,
+ * why (issue 10 item 11): which hidden cases failed (ids only; the expected
+ * answers never leave the daemon), which protected path changed, a false green
+ * and why, no changes at all, which budget ran out. Every command that reports
+ * a run (run, status, list, approve/reject/resume, cancel) prints this line;
+ * --json carries the view it is made from.
+ *
+ *   failed: hidden acceptance 4/5 passed (edges_trimmed failed); candidate tests 3/3 passed
+ *   budget exhausted: tool_calls (40/40); resume with more budget: mini-agent-client resume RUN --max-tool-calls 80
+ */
+export function whyLine(run: RunView, commandPrefix = ""): string {
+  const resume = `mini-agent-client resume ${commandPrefix ? `${commandPrefix} ` : ""}${run.run_id}`;
+  const reason = run.reason ? `: ${run.reason}` : "";
+  switch (run.status) {
+    case "completed":
+      return oneLine(`completed: verified by the host Verifier (${passedFacts(run.verification)}); ${run.counters.writes} write(s)`);
+    case "failed":
+      return oneLine(`failed: ${failureWhy(run)}`);
+    case "budget_exhausted":
+      return oneLine(budgetWhy(run.exhausted_budget, run.reason, resume));
+    case "cancelled":
+      return oneLine(`cancelled${reason}`);
+    case "interrupted":
+      return oneLine(`interrupted${reason}; continue with: ${resume}`);
+    case "uncertain":
+      return oneLine(`uncertain: ${run.reason ?? "a write may or may not have happened"}; inspect with: mini-agent-client diff ${commandPrefix ? `${commandPrefix} ` : ""}${run.run_id}`);
+    case "awaiting_approval": {
+      const a = run.pending_action;
+      return oneLine(a ? `awaiting approval: ${a.tool} on ${a.path} (action ${a.action_id})` : `awaiting approval${reason}`);
+    }
+    default:
+      return oneLine(`${run.status}${reason}`);
+  }
+}
+
+function passedFacts(v: VerificationEvidence | null): string {
+  if (!v) return "no evidence recorded";
+  const tests = `tests ${v.tests.passed}/${v.tests.discovered} passed`;
+  const acc = v.acceptance ? `, acceptance ${v.acceptance.passed.length}/${v.acceptance.passed.length + v.acceptance.failed.length} cases passed` : "";
+  return tests + acc;
+}
+
+/** A failed run: the Verifier's findings when it judged, else the recorded reason (model_error, internal, ...). */
+function failureWhy(run: RunView): string {
+  const v = run.verification;
+  if (!v || v.passed) return run.reason ?? "no reason recorded";
+  return verdictWhy(v).join("; ");
+}
+
+/** The headline reason first, then the facts that are known, each one short. */
+export function verdictWhy(v: VerificationEvidence): string[] {
+  const parts: string[] = [];
+  if (v.changed_path_count === 0) parts.push("no_changes (the workspace is as the run found it)");
+  const reason = v.reason ?? "verification_failed";
+  if (reason === "protected_path_changed") parts.push(`protected path changed (${list(v.protected_paths_changed)})`);
+  else if (reason === "false_green") parts.push(`false green: ${v.false_green ?? "the candidate tests did not really run"}`);
+  else if (reason === "acceptance_protocol_error") parts.push(`hidden acceptance protocol error${v.acceptance?.error ? `: ${clip(v.acceptance.error)}` : ""}`);
+  else if (reason.startsWith("verification_error:")) parts.push(`verification error: ${reason.slice("verification_error:".length)}`);
+  else if (reason !== "verification_failed") parts.push(reason);
+
+  if (v.acceptance && reason !== "acceptance_protocol_error") {
+    const a = v.acceptance;
+    if (a.error !== null) parts.push(`hidden acceptance error: ${clip(a.error)}`);
+    else parts.push(`hidden acceptance ${a.passed.length}/${a.passed.length + a.failed.length} passed${a.failed.length > 0 ? ` (${list(a.failed)} failed)` : ""}`);
+  }
+  const t = v.tests;
+  const ran = t.exit_code !== null || t.timed_out || t.discovered > 0;
+  // a false green is a statement about these very tests: the headline already said it
+  if (ran && reason !== "false_green") {
+    if (t.timed_out) parts.push("candidate tests timed out");
+    else if (t.truncated) parts.push("candidate test output truncated, so its counts cannot be trusted");
+    else parts.push(`candidate tests ${t.passed}/${t.discovered} passed${t.exit_code !== 0 ? `, runner exited ${t.exit_code ?? "without a code"}` : ""}`);
+  }
+  if (parts.length === 0) parts.push(reason);
+  return parts;
+}
+
+function budgetWhy(b: ExhaustedBudget | null, reason: string | null, resume: string): string {
+  if (!b) return `budget exhausted${reason ? `: ${reason}` : ""}; resume with more budget: ${resume} (${Object.keys(BUDGET_FLAGS).map((f) => `--${f} N`).join(", ")})`;
+  const flag = Object.entries(BUDGET_FLAGS).find(([, field]) => field === b.name)?.[0];
+  const used = b.name === "total_seconds" ? `${b.used}/${b.limit} s` : `${b.used}/${b.limit}`;
+  // a suggestion, not a rule: the daemon checks the value against the task's schema
+  return `budget exhausted: ${b.name} (${used}); resume with more budget: ${resume} --${flag ?? b.name} ${Math.max(1, b.limit * 2)}`;
+}
+
+/** At most five names, then how many more: a long list must not hide the rest of the line. */
+function list(items: readonly string[]): string {
+  const shown = items.slice(0, 5).join(", ");
+  return items.length > 5 ? `${shown} and ${items.length - 5} more` : shown;
+}
+
+function clip(s: string, max = 160): string {
+  return s.length > max ? `${s.slice(0, max - 3)}...` : s;
+}
+
+/**
+ * One terminal line: control characters (a path or an error text can carry
+ * escape sequences or newlines) are shown as `?`, never sent to the terminal.
+ */
+export function oneLine(s: string): string {
+  return s.replace(/[\u0000-\u001f\u007f-\u009f]/g, "?");
+}

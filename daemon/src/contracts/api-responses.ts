@@ -1,0 +1,58 @@
+import * as z from "zod/mini";
+import { ERROR_CODES } from "../errors.js";
+import { RunView, TraceEvent } from "./run-view.js";
+
+/**
+ * The daemon's answers on /v1, one source of truth for both sides (requests
+ * are in contracts/api.ts, which re-exports these). A discriminated union on
+ * `kind`, so the client parses any answer with one schema and branches on it.
+ * zod/mini (see contracts/run.ts): this is everything the client loads to
+ * check an answer, on every status and approval.
+ */
+export const API_VERSION = "v1" as const;
+
+/** An isolation report as the probes write it; the schema is the sandbox part's, the API passes it through. */
+export const IsolationReportBody = z.record(z.string(), z.unknown());
+
+export const IsolationVerdict = z.enum(["passed", "failed", "stale", "none", "unavailable"]);
+
+export const HealthBody = z.strictObject({
+  kind: z.literal("health"),
+  ok: z.boolean(),
+  daemon: z.strictObject({ pid: z.number(), version: z.string(), api: z.literal(API_VERSION) }),
+  engine: z.strictObject({
+    reachable: z.boolean(),
+    version: z.nullable(z.string()),
+    runtime: z.string(),
+    image_digest: z.nullable(z.string()),
+    image_present: z.boolean(),
+    error: z.nullable(z.string()),
+  }),
+  isolation: z.strictObject({
+    verdict: IsolationVerdict,
+    generated_at: z.nullable(z.string()),
+    reason: z.nullable(z.string()),
+  }),
+});
+export type HealthBody = z.infer<typeof HealthBody>;
+
+export const ErrorBody = z.strictObject({
+  error: z.strictObject({
+    code: z.enum(ERROR_CODES),
+    message: z.string(),
+    /** machine-readable extras (e.g. the gate's reason and refresh command); never credentials */
+    details: z.optional(z.record(z.string(), z.unknown())),
+  }),
+});
+export type ErrorBody = z.infer<typeof ErrorBody>;
+
+export const ApiResponse = z.discriminatedUnion("kind", [
+  z.strictObject({ kind: z.literal("run"), run: RunView }),
+  z.strictObject({ kind: z.literal("runs"), runs: z.array(RunView) }),
+  z.strictObject({ kind: z.literal("events"), events: z.array(TraceEvent), run: RunView }),
+  z.strictObject({ kind: z.literal("diff"), run_id: z.string(), diff: z.string() }),
+  z.strictObject({ kind: z.literal("isolation_report"), report: z.nullable(IsolationReportBody) }),
+  HealthBody,
+]);
+export type ApiResponse = z.infer<typeof ApiResponse>;
+export type ApiResponseOf<K extends ApiResponse["kind"]> = Extract<ApiResponse, { kind: K }>;

@@ -1,0 +1,97 @@
+import * as z from "zod/mini";
+import { EventType, RunStatus } from "./run.js";
+import { Backend } from "./sandbox.js";
+
+/**
+ * What the daemon tells anyone about a run: the one definition. The daemon
+ * builds it (runtime/run-view.ts) and persists the evidence in it (store/),
+ * the API sends it, the client parses it; every side takes its types from
+ * these schemas. It was once defined twice and the client's copy dropped
+ * `details`, so users saw `failed: verification_failed` and never why.
+ *
+ * zod/mini (see contracts/run.ts). Objects are z.object, not strict: unknown
+ * keys are dropped, so an older client keeps working when the daemon adds a
+ * field; a test checks that every field the daemon sends survives the parse.
+ */
+
+export const PendingActionView = z.object({
+  action_id: z.string(),
+  call_id: z.string(),
+  tool: z.string(),
+  path: z.string(),
+  /** unified diff of what the write would do */
+  diff: z.string(),
+  /** the plan text or reason the model gave, if any */
+  why: z.nullable(z.string()),
+});
+export type PendingActionView = z.infer<typeof PendingActionView>;
+
+export const TestCounts = z.object({ discovered: z.number(), passed: z.number(), failed: z.number() });
+export type TestCounts = z.infer<typeof TestCounts>;
+
+/** The host Verifier's verdict and the facts behind it (verifier/verify.ts). Never holds an expected answer. */
+export const VerificationEvidence = z.object({
+  workspace_digest: z.string(),
+  protected_paths_changed: z.array(z.string()),
+  tests: z.object({
+    discovered: z.number(),
+    passed: z.number(),
+    failed: z.number(),
+    exit_code: z.nullable(z.number()),
+    timed_out: z.boolean(),
+    truncated: z.boolean(),
+  }),
+  /** hidden acceptance case ids (ids only) */
+  acceptance: z.nullable(z.object({ passed: z.array(z.string()), failed: z.array(z.string()), error: z.nullable(z.string()) })),
+  passed: z.boolean(),
+  reason: z.nullable(z.string()),
+  /** human-readable facts behind `reason`, in the order they were found */
+  details: z.optional(z.array(z.string())),
+  /** paths that differ from the run-start baseline; 0 means the run changed nothing (absent in evidence from before it was recorded) */
+  changed_path_count: z.optional(z.number()),
+  /** when reason is false_green: why the green was not real */
+  false_green: z.optional(z.nullable(z.string())),
+});
+export type VerificationEvidence = z.infer<typeof VerificationEvidence>;
+
+export const BudgetName = z.enum(["model_turns", "tool_calls", "total_seconds", "tokens"]);
+export type BudgetName = z.infer<typeof BudgetName>;
+
+/** The budget that stopped the run: which one, what was used and what it allowed (seconds for total_seconds). */
+export const ExhaustedBudget = z.object({ name: BudgetName, used: z.number(), limit: z.number() });
+export type ExhaustedBudget = z.infer<typeof ExhaustedBudget>;
+
+export const RunView = z.object({
+  run_id: z.string(),
+  status: RunStatus,
+  reason: z.nullable(z.string()),
+  task: z.string(),
+  workspace: z.string(),
+  model: z.enum(["replay", "live"]),
+  backend: Backend,
+  counters: z.object({
+    model_turns: z.number(),
+    tool_calls: z.number(),
+    writes: z.number(),
+    elapsed_ms: z.number(),
+    prompt_tokens: z.number(),
+    completion_tokens: z.number(),
+  }),
+  last_tool: z.nullable(z.string()),
+  tests: z.nullable(TestCounts),
+  pending_action: z.nullable(PendingActionView),
+  verification: z.nullable(VerificationEvidence),
+  /** set while the status is budget_exhausted */
+  exhausted_budget: z.nullable(ExhaustedBudget),
+  last_seq: z.number(),
+});
+export type RunView = z.infer<typeof RunView>;
+
+export const TraceEvent = z.object({
+  seq: z.number(),
+  type: EventType,
+  call_id: z.nullable(z.string()),
+  action_id: z.nullable(z.string()),
+  payload: z.record(z.string(), z.unknown()),
+});
+export type TraceEvent = z.infer<typeof TraceEvent>;
