@@ -49,12 +49,16 @@ export function parseAcceptanceOutput(stdout: string, expectedIds: readonly stri
   const parsed = AcceptanceOutput.safeParse(raw);
   if (!parsed.success) return { ok: false, error: describeZodError(parsed.error) };
 
-  const seen = new Set<string>();
   const expected = new Set(expectedIds);
+  // ids the task does not know were chosen by whatever ran in the sandbox (candidate
+  // code included): counted, never echoed whole, or they become a channel into the trace
+  const unknown = parsed.data.cases.filter((c) => !expected.has(c.id)).map((c) => c.id);
+  if (unknown.length > 0) return { ok: false, error: `${unknown.length} unknown case id(s), e.g. ${sampleIds(unknown)}` };
+  // from here on every id is one of the task's own, so naming it leaks nothing
+  const seen = new Set<string>();
   for (const c of parsed.data.cases) {
     if (seen.has(c.id)) return { ok: false, error: `duplicate case id '${c.id}'` };
     seen.add(c.id);
-    if (!expected.has(c.id)) return { ok: false, error: `unknown case id '${c.id}'` };
     if (c.passed && c.error !== null) return { ok: false, error: `case '${c.id}' says passed but carries an error` };
   }
   const missing = expectedIds.filter((id) => !seen.has(id));
@@ -63,6 +67,20 @@ export function parseAcceptanceOutput(stdout: string, expectedIds: readonly stri
   const passed = parsed.data.cases.filter((c) => c.passed).map((c) => c.id).sort();
   const failed = parsed.data.cases.filter((c) => !c.passed).map((c) => c.id).sort();
   return { ok: true, passed, failed, cases: parsed.data.cases };
+}
+
+/** How much of sandbox-chosen ids an error may quote: a few, cut short, escaped. */
+export const UNKNOWN_ID_SAMPLE = { count: 3, chars: 32 } as const;
+
+function sampleIds(ids: readonly string[]): string {
+  return ids
+    .slice(0, UNKNOWN_ID_SAMPLE.count)
+    .map((id) => {
+      const printable = id.replace(/[^\x20-\x7e]/g, "");
+      const cut = printable.length > UNKNOWN_ID_SAMPLE.chars ? `${printable.slice(0, UNKNOWN_ID_SAMPLE.chars)}…` : printable;
+      return JSON.stringify(cut);
+    })
+    .join(", ");
 }
 
 export interface CaseDecision {
