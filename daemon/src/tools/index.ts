@@ -18,8 +18,10 @@
  *   runTests(callId, args, ctx: RunTestsContext): Promise<ToolResult>
  *       presets only; files expanded host-side; runner is an Executor or a SandboxSession.
  *   presetInvocation(task, preset, workspaceRoot, controlDir?) / summarizeTestRun(result, limits)
- *       the same argv and the same green/red judgement for the Verifier;
- *       normalizeRunnerText(text) folds sandbox copy paths and drops timings from shown output.
+ *       the same argv for the Verifier; normalizeRunnerText(text) folds sandbox copy paths and drops timings.
+ *   judgeTestRun(runFacts, summary): TestVerdict                        (tools/test-verdict.ts)
+ *       THE green/red rule for run_tests and the Verifier; a skipped or todo test is not a pass;
+ *       every parser produces a TestSummary and is judged by it.
  *   parseNodeTestOutput(stdout, opts?): TestOutputSummary               (tools/test-output.ts)
  *   toolDescriptions(): OpenAiTool[]                                  generated from the zod schemas.
  *   workspaceDiff(ctx): Promise<WorkspaceDiff>                        the diff against the baseline.
@@ -45,6 +47,7 @@ export { validateToolCall, type ValidatedToolCall, type ValidationOutcome } from
 export { prepareApplyPatch, commitPreparedAction, verifyPreparedAction, actionIdFor, argsDigest, unifiedDiff, type PrepareOutcome, type CommitOutcome } from "./apply-patch.js";
 export { runTests, presetInvocation, summarizeTestRun, normalizeRunnerText, type RunTestsContext, type PresetInvocation, type TestRunReport } from "./run-tests.js";
 export { parseNodeTestOutput, type TestOutputSummary, type TestFailure } from "./test-output.js";
+export { judgeTestRun, type TestRunFacts, type TestSummary, type TestVerdict, type TestVerdictKind } from "./test-verdict.js";
 export { toolDescriptions, type OpenAiTool } from "./descriptions.js";
 export { workspaceDiff, type WorkspaceDiff } from "./show-diff.js";
 export { toolEnv, type ToolContext } from "./context.js";

@@ -6,21 +6,17 @@
  * A test file that exits 0 without running a test (e.g. code it imports calls
  * process.exit(0)) is reported by the runner as ONE passing test named by the
  * file's path; it is not counted (see `files_without_tests`).
- * The Verifier reuses this parser.
+ * The Verifier reuses this parser; both judge its summary with judgeTestRun.
  */
+import type { TestSummary } from "./test-verdict.js";
+
 export interface TestFailure {
   name: string;
   message: string;
 }
 
-export interface TestOutputSummary {
-  summary_found: boolean;
-  discovered: number;
-  passed: number;
-  failed: number;
-  cancelled: number;
-  skipped: number;
-  todo: number;
+/** The node:test reading of a run: the parser-neutral counts (judged by test-verdict.ts) plus the first failures. */
+export interface TestOutputSummary extends TestSummary {
   /** first failing tests in output order, capped */
   failures: TestFailure[];
   /**
@@ -29,8 +25,6 @@ export interface TestOutputSummary {
    * `discovered` and `passed`.
    */
   files_without_tests: string[];
-  /** why the summary was not accepted, when it was not */
-  problem: string | null;
 }
 
 export interface ParseOptions {
