@@ -40,7 +40,7 @@ export async function toolStep(deps: RuntimeDeps, active: ActiveRun, call: ToolC
 
 /** Prepares the write and persists it with approval_requested BEFORE anyone is asked. */
 async function proposeWrite(deps: RuntimeDeps, active: ActiveRun, call: ValidatedToolCall, why: string | null): Promise<ToolStepOutcome> {
-  const prepared = await deps.tools.prepare(call, active.ctx);
+  const prepared = await deps.tools.prepare(call, active.ctx, active.runId);
   if (!prepared.ok) return observe(deps, active, call.name, prepared.result);
   const a = prepared.action;
   deps.ledger.tx(() => {

@@ -8,9 +8,10 @@
  *       {verdict: "allow"|"ask"|"deny", code, reason}; deny > ask > allow.
  *   runReadOnlyTool(v: ValidatedToolCall, ctx: ToolContext): Promise<ToolResult>
  *       read_file | search | show_diff (anything else -> invalid_fields).
- *   prepareApplyPatch(callId, args, ctx): Promise<{ok:true, action: PreparedAction} | {ok:false, result}>
+ *   prepareApplyPatch(callId, args, ctx, runId): Promise<{ok:true, action: PreparedAction} | {ok:false, result}>
  *       the contract, no write; PreparedAction (contracts/tool-call.ts) is what the ledger stores.
- *       action_id = actionIdFor(name, normalized args, workspace digest): content-derived, never the call id.
+ *       action_id = actionIdFor({runId, callId, name, normalized args, workspace digest}): unique across runs,
+ *       reproduced by a replayed or resumed run.
  *   verifyPreparedAction(raw): re-derives id and digests from a stored record (tamper check).
  *   commitPreparedAction(action, ctx): Promise<{ok:true, receipt: WriteReceipt, result} | {ok:false, result}>
  *       re-checks record, path, workspace digest, before-hash; temp in control dir, fsync, rename, fsync dir.
@@ -44,7 +45,7 @@ import { showDiffTool } from "./show-diff.js";
 import type { ValidatedToolCall } from "./validate.js";
 
 export { validateToolCall, type ValidatedToolCall, type ValidationOutcome } from "./validate.js";
-export { prepareApplyPatch, commitPreparedAction, verifyPreparedAction, actionIdFor, argsDigest, unifiedDiff, type PrepareOutcome, type CommitOutcome } from "./apply-patch.js";
+export { prepareApplyPatch, commitPreparedAction, verifyPreparedAction, actionIdFor, argsDigest, type ActionIdInput, unifiedDiff, type PrepareOutcome, type CommitOutcome } from "./apply-patch.js";
 export { runTests, presetInvocation, summarizeTestRun, normalizeRunnerText, type RunTestsContext, type PresetInvocation, type TestRunReport } from "./run-tests.js";
 export { parseNodeTestOutput, type TestOutputSummary, type TestFailure } from "./test-output.js";
 export { judgeTestRun, type TestRunFacts, type TestSummary, type TestVerdict, type TestVerdictKind } from "./test-verdict.js";

@@ -2,8 +2,9 @@ import type { TraceEvent } from "../runtime/service.js";
 
 /**
  * Canonical JSONL: one event per line, the same bytes for the same run on any
- * machine. Host paths become placeholders, wall-clock figures are dropped, and
- * payloads were already redacted when they were stored.
+ * machine, and for the same replay in any run. Host paths and action ids become
+ * placeholders, wall-clock figures are dropped, and payloads were already
+ * redacted when they were stored.
  */
 const NOISE_KEYS = new Set(["at", "duration_ms", "elapsed_ms", "started_at", "finished_at", "timestamp", "created_at", "time"]);
 
@@ -34,7 +35,12 @@ export function exportJsonl(events: TraceEvent[], paths: PathPlaceholders): stri
     }
     return v;
   };
+  // action ids name their run (unique across runs, issue 10 item 4): like host paths they are
+  // folded, to <action-1>, <action-2>, ... in order of first appearance; the ledger keeps the real ones
+  const actions = new Map<string, string>();
+  for (const e of events) if (e.action_id !== null && !actions.has(e.action_id)) actions.set(e.action_id, `<action-${actions.size + 1}>`);
+  for (const [id, token] of actions) subs.push([id, token]);
   return events
-    .map((e) => JSON.stringify({ seq: e.seq, type: e.type, call_id: e.call_id, action_id: e.action_id, payload: clean(e.payload) }) + "\n")
+    .map((e) => JSON.stringify({ seq: e.seq, type: e.type, call_id: e.call_id, action_id: e.action_id === null ? null : actions.get(e.action_id)!, payload: clean(e.payload) }) + "\n")
     .join("");
 }
