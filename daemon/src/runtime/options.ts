@@ -23,9 +23,11 @@ export interface RunServiceOptions {
   /** test-only crash points; see crashHookFromEnv */
   crash?: CrashHook;
   approvalKey?: Uint8Array;
+  /** the live credentials the daemon holds (redact/ SecretSet.values): the ledger scrubs them from every row */
+  knownSecrets?: () => readonly string[];
 }
 
-export const OPTION_NAMES = ["stateDir", "executorFactory", "modelFactory", "logger", "clock", "ledger", "verifier", "tools", "viewBuilder", "builtinFixturesDir", "crash", "approvalKey"];
+export const OPTION_NAMES = ["stateDir", "executorFactory", "modelFactory", "logger", "clock", "ledger", "verifier", "tools", "viewBuilder", "builtinFixturesDir", "crash", "approvalKey", "knownSecrets"];
 
 export function defaultFixturesDir(): string {
   const here = path.dirname(fileURLToPath(import.meta.url));

@@ -68,7 +68,12 @@ async function proposeWrite(deps: RuntimeDeps, active: ActiveRun, call: Validate
   return "awaiting_approval";
 }
 
-/** A tool result becomes a message for the model and a tool_observed event, together. */
+/**
+ * A tool result becomes a message for the model and a tool_observed event,
+ * together. The ledger redacts the message as it stores it (redact/), and the
+ * model's view is rebuilt from the ledger: an observation reaches the model
+ * only without secret shapes, whatever the tool read.
+ */
 export function observe(deps: RuntimeDeps, active: { runId: string; elapsedMs(): number } | { runId: string }, tool: string, result: ToolResult): "continue" {
   deps.ledger.tx(() => {
     deps.ledger.appendMessage(active.runId, { schema_version: 1, role: "tool", result });

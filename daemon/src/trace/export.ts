@@ -1,10 +1,12 @@
+import { redactDeep } from "../redact/index.js";
 import type { TraceEvent } from "../runtime/service.js";
 
 /**
  * Canonical JSONL: one event per line, the same bytes for the same run on any
  * machine, and for the same replay in any run. Host paths and action ids become
- * placeholders, wall-clock figures are dropped, and payloads were already
- * redacted when they were stored.
+ * placeholders and wall-clock figures are dropped. Payloads were redacted when
+ * they were stored; they pass the current rule set (redact/) again on the way
+ * out, so a ledger written under older rules exports nothing they now catch.
  */
 const NOISE_KEYS = new Set(["at", "duration_ms", "elapsed_ms", "started_at", "finished_at", "timestamp", "created_at", "time"]);
 
@@ -41,6 +43,6 @@ export function exportJsonl(events: TraceEvent[], paths: PathPlaceholders): stri
   for (const e of events) if (e.action_id !== null && !actions.has(e.action_id)) actions.set(e.action_id, `<action-${actions.size + 1}>`);
   for (const [id, token] of actions) subs.push([id, token]);
   return events
-    .map((e) => JSON.stringify({ seq: e.seq, type: e.type, call_id: e.call_id, action_id: e.action_id === null ? null : actions.get(e.action_id)!, payload: clean(e.payload) }) + "\n")
+    .map((e) => JSON.stringify({ seq: e.seq, type: e.type, call_id: e.call_id, action_id: e.action_id === null ? null : actions.get(e.action_id)!, payload: clean(redactDeep(e.payload)) }) + "\n")
     .join("");
 }
