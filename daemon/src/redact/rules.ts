@@ -62,7 +62,7 @@ export const VALUE_SHAPES: readonly ValueShape[] = [
   {
     name: "secret_assignment",
     pattern:
-      /\b([A-Za-z0-9_.-]*(?:password|passwd|secret|token|api[_-]?key|apikey|access[_-]?key))(\s*=\s*|["']?\s*:\s*)("[^"\n]{3,}"|'[^'\n]{3,}'|[^\s"'`,;(){}[\]<>]{3,}(?![\w(]))/gi,
+      /\b([A-Za-z0-9_.-]{0,64}(?:password|passwd|secret|token|api[_-]?key|apikey|access[_-]?key))(\s*=\s*|["']?\s*:\s*)("[^"\n]{3,}"|'[^'\n]{3,}'|[^\s"'`,;(){}[\]<>]{3,}(?![\w(]))/gi,
     replace: (m: string, label: string, sep: string, value: string) =>
       sep.includes(":") && !/^["']/.test(value) && !/\d/.test(value) ? m : `${label}${sep}${REDACTED}`,
   },
