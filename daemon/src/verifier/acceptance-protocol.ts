@@ -47,7 +47,7 @@ export function parseAcceptanceOutput(stdout: string, expectedIds: readonly stri
     return { ok: false, error: "stdout is not a single JSON document" };
   }
   const parsed = AcceptanceOutput.safeParse(raw);
-  if (!parsed.success) return { ok: false, error: describeZodError(parsed.error) };
+  if (!parsed.success) return { ok: false, error: boundedSchemaError(describeZodError(parsed.error)) };
 
   const expected = new Set(expectedIds);
   // ids the task does not know were chosen by whatever ran in the sandbox (candidate
@@ -67,6 +67,17 @@ export function parseAcceptanceOutput(stdout: string, expectedIds: readonly stri
   const passed = parsed.data.cases.filter((c) => c.passed).map((c) => c.id).sort();
   const failed = parsed.data.cases.filter((c) => !c.passed).map((c) => c.id).sort();
   return { ok: true, passed, failed, cases: parsed.data.cases };
+}
+
+/**
+ * zod names what it did not expect (`Unrecognized key: "<any key the sandbox printed>"`),
+ * once per case: capped, or those keys become the same channel as unknown ids.
+ */
+export const SCHEMA_ERROR_MAX_CHARS = 300;
+
+function boundedSchemaError(text: string): string {
+  const clean = text.replace(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/g, "");
+  return clean.length > SCHEMA_ERROR_MAX_CHARS ? `${clean.slice(0, SCHEMA_ERROR_MAX_CHARS)}…` : clean;
 }
 
 /** How much of sandbox-chosen ids an error may quote: a few, cut short, escaped. */
