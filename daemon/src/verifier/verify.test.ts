@@ -169,6 +169,15 @@ describe("verify", () => {
     });
   }
 
+  it("regression: 1,000 file-shaped lines printed by test code are counted, not echoed into the evidence", async () => {
+    const fake = Array.from({ length: 1_000 }, (_, i) => `ok ${i + 1} - /workspace/tests/${"z".repeat(200)}${i}.js`).join("\n");
+    const stdout = `TAP version 13\n${fake}\n# tests 1003\n# suites 0\n# pass 1003\n# fail 0\n# cancelled 0\n# skipped 0\n# todo 0\n# duration_ms 5.1\n`;
+    const ev = await run(new ScriptedExecutor({ verifier: result({ stdout }), acceptance: result({ stdout: ACCEPT_OK }) }));
+    expect(ev.tests).toMatchObject({ discovered: 3, passed: 3 });
+    expect((ev.details ?? []).join("\n")).toMatch(/^1000 test file\(s\) exited without running a test/m);
+    expect(JSON.stringify(ev).length).toBeLessThan(2_000);
+  });
+
   it("an unreachable engine is verification_error:runtime_unavailable, never a pass", async () => {
     const ev = await run(new ScriptedExecutor({ verifier: new MiniAgentError("runtime_unavailable", "no engine") }));
     expect(ev).toMatchObject({ passed: false, reason: "verification_error:runtime_unavailable" });

@@ -145,7 +145,9 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
       const counts = { discovered: summary.discovered, passed: summary.passed, failed: summary.failed + summary.cancelled };
       evidence.tests = { ...counts, exit_code: r.exit_code, timed_out: r.timed_out, truncated: r.truncated };
       const empty = summary.files_without_tests;
-      if (empty.length > 0) details.push(`test file(s) that exited without running a test (not counted): ${empty.join(", ")}`);
+      // the names come from runner output that test code can print into: a few, cut short
+      const named = empty.slice(0, 3).map((f) => (f.length > 128 ? `${f.slice(0, 128)}…` : f));
+      if (empty.length > 0) details.push(`${empty.length} test file(s) exited without running a test (not counted): ${named.join(", ")}${empty.length > named.length ? ", …" : ""}`);
       // the same rule run_tests tells the model (tools/test-verdict.ts)
       const judged = judgeTestRun({ exit_code: r.exit_code, timed_out: r.timed_out, cancelled: r.cancelled, truncated: r.truncated }, summary);
       if (!judged.green) {
