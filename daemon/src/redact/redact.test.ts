@@ -66,6 +66,9 @@ describe("redactText keeps ordinary content", () => {
     "function handleUserInputForTheLongestNamedThingInTheWorld() {}",
     "const token = getToken();\nif (token === undefined) return;\nlet password: string;\ntoken: string,",
     "max_tokens=512 prompt_tokens: 12",
+    "Debug2.assertOptionalToken = assertOptionalToken;\nlet token = scanner2.scan();",
+    '"integrity": "sha512-wMue2Sy4GAVTk6Ic4tJVcnfdau+gx2EnG7S+uAEe+TWJFqE4YoWN4/H8MSLj4eYJKxGg26lZwboEniNiNwZQ6Q=="',
+    "Accessors_are_only_available_when_targeting_ECMAScript_5_and_higher_1056",
     "the bearer of bad news",
     "sk-learn and task-1234",
   ];

@@ -31,7 +31,9 @@ function redactString(text: string, known: KnownSecrets, verbatim: boolean): str
     shape.pattern.lastIndex = 0;
     out = shape.replace ? out.replace(shape.pattern, shape.replace as (m: string, ...g: string[]) => string) : out.replace(shape.pattern, REDACTED);
   }
-  return out.replace(OPAQUE_CANDIDATE, (token) => (isOpaqueSecret(token) ? REDACTED : token));
+  return out.replace(OPAQUE_CANDIDATE, (token: string, offset: number, whole: string) =>
+    isOpaqueSecret(token, whole.slice(Math.max(0, offset - 100), offset)) ? REDACTED : token,
+  );
 }
 
 const MAX_DEPTH = 64;

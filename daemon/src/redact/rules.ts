@@ -57,14 +57,14 @@ export const VALUE_SHAPES: readonly ValueShape[] = [
   { name: "github_token", pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})/g },
   { name: "slack_token", pattern: /\bxox[abposr]-[A-Za-z0-9-]{8,}/g },
   { name: "jwt", pattern: /\beyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}/g },
-  // `password=x`, `client_secret = "x"`, `token: "x"`; the name must END in the keyword, so
-  // `max_tokens=5` stays; after `:` only a quoted value or one with a digit (`token: string` is a type)
+  // `password=x1`, `client_secret = "x"`, `token: "x"`; the name must END in the keyword, so
+  // `max_tokens=5` stays. A quoted value always goes; an unquoted one only when it has a digit:
+  // `token: string` is a type and `fooToken = barToken;` is code the model may have to patch
   {
     name: "secret_assignment",
     pattern:
-      /\b([A-Za-z0-9_.-]{0,64}(?:password|passwd|secret|token|api[_-]?key|apikey|access[_-]?key))(\s*=\s*|["']?\s*:\s*)("[^"\n]{3,}"|'[^'\n]{3,}'|[^\s"'`,;(){}[\]<>]{3,}(?![\w(]))/gi,
-    replace: (m: string, label: string, sep: string, value: string) =>
-      sep.includes(":") && !/^["']/.test(value) && !/\d/.test(value) ? m : `${label}${sep}${REDACTED}`,
+      /\b([A-Za-z0-9_.-]{0,64}(?:password|passwd|secret|token|api[_-]?key|apikey|access[_-]?key))(\s*=\s*|["']?\s*:\s*)("[^"\n]{3,}"|'[^'\n]{3,}'|[^\s"'`,;(){}[\]<>]{3,}(?![\w(]|\.[A-Za-z_$]))/gi,
+    replace: (m: string, label: string, sep: string, value: string) => (!/^["']/.test(value) && !/\d/.test(value) ? m : `${label}${sep}${REDACTED}`),
   },
 ];
 
@@ -78,11 +78,25 @@ export const VALUE_SHAPES: readonly ValueShape[] = [
 export const OPAQUE_CANDIDATE = /[A-Za-z0-9_+-]{32,}={0,2}/g;
 export const OPAQUE_MIN_BITS_PER_CHAR = 4.2;
 
-export function isOpaqueSecret(token: string): boolean {
+/** `before` is the text just ahead of the token: a subresource-integrity hash is split by its `/`s. */
+export function isOpaqueSecret(token: string, before = ""): boolean {
   if (/^[0-9a-fA-F]+$/.test(token)) return false;
-  if (/^sha(1|256|384|512)-/.test(token)) return false;
+  if (/^sha(1|256|384|512)-/.test(token) || /sha(1|256|384|512)-[A-Za-z0-9+/=]*\/$/.test(before)) return false;
   if (!/[A-Z]/.test(token) || !/[a-z]/.test(token) || !/[0-9]/.test(token)) return false;
+  if (isIdentifier(token)) return false;
   return shannonBitsPerChar(token) >= OPAQUE_MIN_BITS_PER_CHAR;
+}
+
+/**
+ * `An_accessibility_modifier_cannot_be_used_1018`, `targeting_ECMAScript_5_and_higher`: words
+ * joined by `_` or `-`, most of them a plain word, an upper-case word or a number. The
+ * segments of a random token almost never are.
+ */
+function isIdentifier(token: string): boolean {
+  const parts = token.split(/[_-]+/).filter((p) => p.length > 0);
+  if (parts.length < 3) return false;
+  const words = parts.filter((p) => /^(?:[A-Z]?[a-z]{2,}|[A-Z]{2,}|[0-9]+)$/.test(p)).length;
+  return words / parts.length >= 0.7;
 }
 
 function shannonBitsPerChar(s: string): number {
