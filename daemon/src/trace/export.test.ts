@@ -16,18 +16,6 @@ describe("canonical trace export", () => {
     );
   });
 
-  it("folds action ids (which name their run) to ordinal placeholders, wherever they appear", () => {
-    const acts = [
-      { seq: 1, type: "approval_requested" as const, call_id: "c2", action_id: "act_aaa", payload: { note: "approve act_aaa" } },
-      { seq: 2, type: "approval_recorded" as const, call_id: "c2", action_id: "act_aaa", payload: {} },
-      { seq: 3, type: "approval_requested" as const, call_id: "c5", action_id: "act_bbb", payload: {} },
-    ];
-    const out = exportJsonl(acts, paths);
-    expect(out).not.toContain("act_");
-    expect(out.split("\n").slice(0, 3).map((l) => (l ? JSON.parse(l).action_id : null))).toEqual(["<action-1>", "<action-1>", "<action-2>"]);
-    expect(out).toContain('"note":"approve <action-1>"');
-  });
-
   it("gives the same bytes for the same run wherever it ran", () => {
     const moved = JSON.parse(JSON.stringify(events).replaceAll("/tmp/x", "/home/y/other"));
     const other = { workspace: "/home/y/other/state/ws", controlDir: "/home/y/other/state/control/run_1", stateDir: "/home/y/other/state" };

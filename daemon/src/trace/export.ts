@@ -3,8 +3,10 @@ import type { TraceEvent } from "../runtime/service.js";
 
 /**
  * Canonical JSONL: one event per line, the same bytes for the same run on any
- * machine, and for the same replay in any run. Host paths and action ids become
- * placeholders and wall-clock figures are dropped. Payloads were redacted when
+ * machine. Host paths become placeholders and wall-clock figures are dropped.
+ * Action ids stay: they name the run (issue 10 item 4) and are what an audit
+ * matches against approvals, so two runs of one replay differ only in them.
+ * Payloads were redacted when
  * they were stored; they pass the current rule set (redact/) again on the way
  * out, so a ledger written under older rules exports nothing they now catch.
  */
@@ -37,12 +39,7 @@ export function exportJsonl(events: TraceEvent[], paths: PathPlaceholders): stri
     }
     return v;
   };
-  // action ids name their run (unique across runs, issue 10 item 4): like host paths they are
-  // folded, to <action-1>, <action-2>, ... in order of first appearance; the ledger keeps the real ones
-  const actions = new Map<string, string>();
-  for (const e of events) if (e.action_id !== null && !actions.has(e.action_id)) actions.set(e.action_id, `<action-${actions.size + 1}>`);
-  for (const [id, token] of actions) subs.push([id, token]);
   return events
-    .map((e) => JSON.stringify({ seq: e.seq, type: e.type, call_id: e.call_id, action_id: e.action_id === null ? null : actions.get(e.action_id)!, payload: clean(redactDeep(e.payload)) }) + "\n")
+    .map((e) => JSON.stringify({ seq: e.seq, type: e.type, call_id: e.call_id, action_id: e.action_id, payload: clean(redactDeep(e.payload)) }) + "\n")
     .join("");
 }
