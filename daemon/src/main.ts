@@ -11,6 +11,7 @@ import { createCredentialSource, takeCredentialEnv, type CredentialSource } from
 import { readTokenFile } from "./credentials/token-file.js";
 import { isMiniAgentError } from "./errors.js";
 import { createLogger, openLogFile } from "./log/logger.js";
+import { createSecretSet, type SecretSet } from "./redact/index.js";
 import type { RunService } from "./runtime/service.js";
 
 /** Exit codes of mini-agent-daemon, set in this one place (documented in --help). */
@@ -32,6 +33,8 @@ export interface ServiceContext {
   credentials: CredentialSource;
   /** the daemon's environment with the credential variables already removed */
   env: NodeJS.ProcessEnv;
+  /** credentials the daemon holds (TCP token, API key once read), for every sink to scrub */
+  secrets: SecretSet;
 }
 
 /** Every side effect main() has, so a test can run the real daemon in-process. */
@@ -90,10 +93,12 @@ export async function main(argv: string[], deps: MainDeps): Promise<number> {
   }
 
   const token = { value: null as string | null };
+  // the credentials this daemon holds, as they become known: every sink scrubs them (redact/)
+  const secrets = createSecretSet();
   const log = createLogger({
     level: config.logLevel,
     destination: deps.logDestination ?? openLogFile(statePath(config.stateDir, "logs")),
-    knownSecrets: () => (token.value ? [token.value] : []),
+    knownSecrets: () => secrets.values(),
   });
   const servers: http.Server[] = [];
   let socketBound = false;
@@ -109,8 +114,13 @@ export async function main(argv: string[], deps: MainDeps): Promise<number> {
   });
   try {
     if (config.tcp && config.tokenFile) token.value = readTokenFile(config.tokenFile, DAEMON_DEFAULTS.minTokenLength);
-    const credentials = createCredentialSource({ env: takeCredentialEnv(deps.env), filePath: statePath(config.stateDir, "credentials") });
-    services = await deps.createServices({ config, log, credentials, env: deps.env });
+    secrets.add(token.value);
+    const credentials = createCredentialSource({
+      env: takeCredentialEnv(deps.env),
+      filePath: statePath(config.stateDir, "credentials"),
+      onRead: (key) => secrets.add(key),
+    });
+    services = await deps.createServices({ config, log, credentials, env: deps.env, secrets });
     await startUp(services, log);
 
     const apiDeps = {

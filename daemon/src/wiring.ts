@@ -68,6 +68,7 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
   const runService = createRunService({
     stateDir: config.stateDir,
     executorFactory,
+    knownSecrets: () => ctx.secrets.values(),
     // Resolved per live run so a bad MINI_AGENT_* setting refuses that run, not the daemon.
     modelFactory: async (req: LiveModelRequest) => {
       const liveConfig = resolveLiveModelConfig(env);

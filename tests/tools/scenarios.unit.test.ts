@@ -46,7 +46,7 @@ async function propose(raw: unknown, approve: (a: import("../../daemon/src/contr
     const r = await runReadOnlyTool(v, run.ctx);
     return r.ok ? "read" : r.error!.code;
   }
-  const p = await prepareApplyPatch(v.call.call_id, v.args, run.ctx);
+  const p = await prepareApplyPatch(v.call.call_id, v.args, run.ctx, "run1");
   if (!p.ok) return p.result.error!.code;
   const record = await approve(p.action);
   const check = checkApproval(record, { runId: "run1", action: p.action, workspaceDigest: await workspaceDigest(run.ws, run.ctl) }, key);
@@ -131,7 +131,7 @@ describe("approvals", () => {
   it("an approval for another action is refused (approval_stale) and nothing is written", async () => {
     run = await fixtureRun("linkcheck");
     const version = await srcVersion();
-    const otherAction = await prepareApplyPatch("cX", { path: "src/linkcheck.js", version, old: FIX_OLD, new: "    const resolved = file;" }, run.ctx);
+    const otherAction = await prepareApplyPatch("cX", { path: "src/linkcheck.js", version, old: FIX_OLD, new: "    const resolved = file;" }, run.ctx, "run1");
     if (!otherAction.ok) throw new Error("prepare failed");
     const before = await snapshot();
     const code = await propose({ call_id: "c1", name: "apply_patch", arguments: { path: "src/linkcheck.js", version, old: FIX_OLD, new: FIX_NEW } }, async () =>

@@ -1,6 +1,6 @@
 import type { ErrorBody } from "../contracts/api.js";
 import { isMiniAgentError, MiniAgentError, type ErrorCode } from "../errors.js";
-import { scrubDeep, scrubString } from "../log/logger.js";
+import { redactDeep, redactText } from "../redact/index.js";
 
 /**
  * HTTP status per error code, in one table. Codes the client branches on
@@ -58,9 +58,9 @@ export interface HttpError {
  */
 export function toHttpError(err: unknown): HttpError {
   if (isMiniAgentError(err)) {
-    const body: ErrorBody = { error: { code: err.code, message: scrubString(err.message) } };
+    const body: ErrorBody = { error: { code: err.code, message: redactText(err.message) } };
     if (err.details && Object.keys(err.details).length > 0) {
-      body.error.details = scrubDeep(err.details) as Record<string, unknown>;
+      body.error.details = redactDeep(err.details) as Record<string, unknown>;
     }
     return { status: statusForCode(err.code), body };
   }

@@ -91,8 +91,10 @@ export type ToolResult = z.infer<typeof ToolResult>;
  */
 export const PreparedAction = z.strictObject({
   schema_version: z.literal(1),
-  /** derived from the call's content (name, canonical arguments, workspace digest), never from call_id alone */
+  /** derived from run_id, call_id and the call's content (tools/apply-patch.ts actionIdFor): unique across runs */
   action_id: Id,
+  /** the run that proposed it: part of the id, so two runs never share an action id */
+  run_id: Id,
   call_id: Id,
   tool: z.literal("apply_patch"),
   arguments: ApplyPatchArgs,

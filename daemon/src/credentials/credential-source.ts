@@ -52,6 +52,8 @@ export interface CredentialSourceOptions {
   env: ReadonlyMap<string, string>;
   /** absolute path of credentials.json (statePath(stateDir, "credentials")) */
   filePath: string;
+  /** told each key that is read, so the daemon's sinks can scrub it (redact/ SecretSet) */
+  onRead?: (key: string) => void;
 }
 
 /** Environment first (MINI_AGENT_API_KEY, then OPENAI_API_KEY), then the 0600 credentials file. */
@@ -63,13 +65,19 @@ export function createCredentialSource(opts: CredentialSourceOptions): Credentia
     },
     read(): ApiKey {
       reads += 1;
-      for (const name of CREDENTIAL_ENV_NAMES) {
-        const value = opts.env.get(name);
-        if (value) return { value, origin: `env:${name}` };
-      }
-      return readCredentialsFile(opts.filePath);
+      const key = readKey(opts);
+      opts.onRead?.(key.value);
+      return key;
     },
   };
+}
+
+function readKey(opts: CredentialSourceOptions): ApiKey {
+  for (const name of CREDENTIAL_ENV_NAMES) {
+    const value = opts.env.get(name);
+    if (value) return { value, origin: `env:${name}` };
+  }
+  return readCredentialsFile(opts.filePath);
 }
 
 /**

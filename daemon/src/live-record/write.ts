@@ -4,7 +4,7 @@ import path from "node:path";
 import { z } from "zod";
 import { statePath } from "../config/state-dir.js";
 import { MiniAgentError } from "../errors.js";
-import { scrubString } from "../log/logger.js";
+import { redactDeep } from "../redact/index.js";
 import { LiveRunRecord } from "./record.js";
 
 /**
@@ -15,7 +15,8 @@ import { LiveRunRecord } from "./record.js";
  * replace), so a reader never sees half a record.
  */
 export async function writeLiveRunRecord(stateDir: string, record: LiveRunRecord, knownSecrets: readonly string[] = []): Promise<string> {
-  const clean = scrubStrings(record, knownSecrets);
+  // the daemon's one rule set (redact/) and the live key: a reason or an id can quote either
+  const clean = redactDeep(record, knownSecrets);
   const parsed = LiveRunRecord.safeParse(clean);
   if (!parsed.success) {
     throw new MiniAgentError("internal", `live run record is invalid: ${z.prettifyError(parsed.error)}`);
@@ -42,16 +43,6 @@ export async function writeLiveRunRecord(stateDir: string, record: LiveRunRecord
   } finally {
     await fs.unlink(tmp).catch(() => undefined);
   }
-}
-
-/** Every string in the record passes the daemon's credential scrubber; numbers and booleans are facts. */
-function scrubStrings(value: unknown, secrets: readonly string[]): unknown {
-  if (typeof value === "string") return scrubString(value, secrets);
-  if (Array.isArray(value)) return value.map((v) => scrubStrings(v, secrets));
-  if (value !== null && typeof value === "object") {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, scrubStrings(v, secrets)]));
-  }
-  return value;
 }
 
 /** All records of the live-runs folder, oldest name first; unreadable or foreign files are skipped, not trusted. */

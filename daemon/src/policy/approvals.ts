@@ -80,6 +80,7 @@ export function checkApproval(
   }
   const v = verifyPreparedAction(current.action);
   if (!v.ok) return { ok: false, code: "approval_stale", message: v.message };
+  if (v.action.run_id !== current.runId) return { ok: false, code: "approval_stale", message: "the action belongs to another run" };
   const b = record.binding;
   const want = bindingFor(current.runId, v.action);
   if (b.run_id !== want.run_id) return { ok: false, code: "approval_stale", message: "approval belongs to another run" };

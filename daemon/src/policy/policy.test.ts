@@ -50,7 +50,7 @@ describe("approvals bind run, action, arguments and workspace state", () => {
   const SRC = "let a = 1;\nlet b = 2;\n";
 
   async function proposed(newText = "let a = 3;") {
-    const p = await prepareApplyPatch("c1", { path: "src/a.js", version: sha256Hex(SRC), old: "let a = 1;", new: newText }, run.ctx);
+    const p = await prepareApplyPatch("c1", { path: "src/a.js", version: sha256Hex(SRC), old: "let a = 1;", new: newText }, run.ctx, "run1");
     if (!p.ok) throw new Error("prepare failed");
     return p.action;
   }

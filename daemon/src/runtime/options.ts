@@ -27,9 +27,11 @@ export interface RunServiceOptions {
   approvalKey?: Uint8Array;
   /** how large a task's control folder may be (default: the daemon's defaults) */
   controlLimits?: ControlLimits;
+  /** the live credentials the daemon holds (redact/ SecretSet.values): the ledger scrubs them from every row */
+  knownSecrets?: () => readonly string[];
 }
 
-export const OPTION_NAMES = ["stateDir", "executorFactory", "modelFactory", "logger", "clock", "ledger", "verifier", "tools", "viewBuilder", "builtinFixturesDir", "crash", "approvalKey", "controlLimits"];
+export const OPTION_NAMES = ["stateDir", "executorFactory", "modelFactory", "logger", "clock", "ledger", "verifier", "tools", "viewBuilder", "builtinFixturesDir", "crash", "approvalKey", "controlLimits", "knownSecrets"];
 
 export const DEFAULT_CONTROL_LIMITS: ControlLimits = { maxBytes: DAEMON_DEFAULTS.controlMaxBytes, maxFiles: DAEMON_DEFAULTS.controlMaxFiles };
 

@@ -38,7 +38,7 @@ export interface ToolPort {
   classify(call: ValidatedToolCall, ctx: ToolContext): PolicyDecision;
   /** an allowed, non-writing tool (read_file, search, show_diff, run_tests) */
   run(call: ValidatedToolCall, ctx: ActiveToolContext): Promise<ToolResult>;
-  prepare(call: ValidatedToolCall, ctx: ToolContext): Promise<PrepareOutcome>;
+  prepare(call: ValidatedToolCall, ctx: ToolContext, runId: string): Promise<PrepareOutcome>;
   /** re-derives id, digests and hashes from the record: a tampered record fails */
   verifyRecord(raw: unknown): { ok: true; action: PreparedAction } | { ok: false; message: string };
   commit(action: PreparedAction, ctx: ToolContext): Promise<CommitOutcome>;

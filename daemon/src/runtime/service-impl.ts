@@ -77,7 +77,7 @@ export class RunServiceImpl implements RunService {
     fs.mkdirSync(options.stateDir, { recursive: true, mode: 0o700 });
     this.stateDir = fs.realpathSync(options.stateDir);
     const clock = options.clock ?? systemClock;
-    const ledger = options.ledger ?? new Ledger(statePath(this.stateDir, "ledger"), () => clock.now());
+    const ledger = options.ledger ?? new Ledger(statePath(this.stateDir, "ledger"), () => clock.now(), options.knownSecrets);
     this.ownsLedger = options.ledger === undefined;
     const logger = options.logger ?? pino({ level: "silent" });
     this.deps = {

@@ -43,7 +43,7 @@ export async function toolStep(deps: RuntimeDeps, active: ActiveRun, call: ToolC
 
 /** Prepares the write and persists it with approval_requested BEFORE anyone is asked. */
 async function proposeWrite(deps: RuntimeDeps, active: ActiveRun, call: ValidatedToolCall, why: string | null): Promise<ToolStepOutcome> {
-  const prepared = await deps.tools.prepare(call, active.ctx);
+  const prepared = await deps.tools.prepare(call, active.ctx, active.runId);
   if (!prepared.ok) return observe(deps, active, call.name, prepared.result);
   const a = prepared.action;
   deps.ledger.tx(() => {
@@ -72,7 +72,12 @@ async function proposeWrite(deps: RuntimeDeps, active: ActiveRun, call: Validate
   return "awaiting_approval";
 }
 
-/** A tool result becomes a message for the model and a tool_observed event, together. */
+/**
+ * A tool result becomes a message for the model and a tool_observed event,
+ * together. The ledger redacts the message as it stores it (redact/), and the
+ * model's view is rebuilt from the ledger: an observation reaches the model
+ * only without secret shapes, whatever the tool read.
+ */
 export function observe(deps: RuntimeDeps, active: { runId: string; elapsedMs(): number } | { runId: string }, tool: string, result: ToolResult): "continue" {
   deps.ledger.tx(() => {
     deps.ledger.appendMessage(active.runId, { schema_version: 1, role: "tool", result });

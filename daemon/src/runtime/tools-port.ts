@@ -32,9 +32,9 @@ export function defaultToolPort(): ToolPort {
           return errorResult(call.call.call_id, "approval_required", "writes go through approval");
       }
     },
-    prepare: async (call, ctx) =>
+    prepare: async (call, ctx, runId) =>
       call.name === "apply_patch"
-        ? prepareApplyPatch(call.call.call_id, call.args, ctx)
+        ? prepareApplyPatch(call.call.call_id, call.args, ctx, runId)
         : { ok: false, result: errorResult(call.call.call_id, "invalid_fields", `${call.name} does not write`) },
     verifyRecord: verifyPreparedAction,
     commit: commitPreparedAction,

@@ -83,7 +83,7 @@ describe("ledger", () => {
     const events = ledger.listEvents("run_a");
     expect(events.map((e) => e.seq)).toEqual([1, 2]);
     expect(events[0]!.payload).toEqual({ api_key: "[redacted]", prompt_tokens: 5 });
-    expect(events[1]!.payload.text).toBe("use [redacted] now");
+    expect(events[1]!.payload.text).toBe("use Bearer [redacted] now");
     expect(JSON.stringify(ledger.db.prepare("SELECT payload FROM events").all())).not.toContain("sk-abc");
     ledger.close();
   });

@@ -5,7 +5,7 @@ import { RunStatus, TERMINAL_STATUSES } from "../contracts/run.js";
 import type { EventType } from "../contracts/run.js";
 import { MiniAgentError } from "../errors.js";
 import { migrate } from "./migrations.js";
-import { redact, redactText, redactValues } from "./redact.js";
+import { redactDeep, redactText, type KnownSecrets } from "../redact/index.js";
 import {
   ActionRecord, ActionStatus, ApprovalRecord, BindingRecord, EventPayload, IntentRecord, MessageRecord,
   ReceiptRecord, RunRecord, RunState, readRecord, writeRecord,
@@ -48,8 +48,11 @@ const NON_TERMINAL = RunStatus.options.filter((s) => !TERMINAL_STATUSES.includes
  */
 export class Ledger {
   readonly db: Database.Database;
+  /** the live credentials the daemon holds, scrubbed from every row along with the secret shapes (redact/) */
+  private readonly known: () => KnownSecrets;
 
-  constructor(file: string, now: () => number = Date.now) {
+  constructor(file: string, now: () => number = Date.now, knownSecrets: () => KnownSecrets = () => []) {
+    this.known = knownSecrets;
     fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
     this.db = new Database(file);
     this.db.pragma("journal_mode = WAL");
@@ -108,7 +111,7 @@ export class Ledger {
   updateRun(runId: string, patch: { state?: RunState; record?: RunRecord; replay_cursor?: number }): void {
     const sets: string[] = [];
     const vals: unknown[] = [];
-    if (patch.state !== undefined) (sets.push("state = ?"), vals.push(writeRecord(redactValues(patch.state) as RunState)));
+    if (patch.state !== undefined) (sets.push("state = ?"), vals.push(writeRecord(redactDeep(patch.state, this.known()) as RunState)));
     if (patch.record !== undefined) (sets.push("record = ?"), vals.push(writeRecord(patch.record)));
     if (patch.replay_cursor !== undefined) (sets.push("replay_cursor = ?"), vals.push(patch.replay_cursor));
     if (sets.length === 0) return;
@@ -123,7 +126,7 @@ export class Ledger {
   setRunStatus(runId: string, status: RunStatus, reason: string | null): void {
     const info = this.db
       .prepare("UPDATE runs SET status = ?, reason = ? WHERE run_id = ?")
-      .run(status, reason === null ? null : redactText(reason), runId);
+      .run(status, reason === null ? null : redactText(reason, this.known()), runId);
     if (info.changes !== 1) throw new MiniAgentError("run_not_found", `no run ${runId}`);
   }
 
@@ -157,8 +160,8 @@ export class Ledger {
   appendMessage(runId: string, m: MessageRecord): number {
     const next = (this.db.prepare("SELECT COALESCE(MAX(idx), -1) + 1 AS n FROM messages WHERE run_id = ?").get(runId) as { n: number }).n;
     const callId = m.role === "tool" ? m.result.call_id : m.decision.kind === "tool" ? m.decision.call.call_id : null;
-    // a model or provider may quote a key back: secret-shaped text never reaches the ledger
-    const safe = redactValues(m) as MessageRecord;
+    // a model or provider may quote a key back, a tool may read one: secret-shaped text never reaches the ledger
+    const safe = redactDeep(m, this.known()) as MessageRecord;
     this.db.prepare("INSERT INTO messages (run_id, idx, role, call_id, record) VALUES (?, ?, ?, ?, ?)").run(runId, next, m.role, callId, writeRecord(safe));
     return next;
   }
@@ -225,7 +228,7 @@ export class Ledger {
   /** Appends with the next seq of this run; the payload is redacted before it is stored. */
   appendEvent(runId: string, e: { type: EventType; call_id?: string | null; action_id?: string | null; payload?: Record<string, unknown> }, at: number): number {
     const seq = this.lastSeq(runId) + 1;
-    const payload = { ...(redact(e.payload ?? {}) as Record<string, unknown>), schema_version: 1 };
+    const payload = { ...(redactDeep(e.payload ?? {}, this.known()) as Record<string, unknown>), schema_version: 1 };
     this.db
       .prepare("INSERT INTO events (run_id, seq, type, call_id, action_id, at, payload) VALUES (?, ?, ?, ?, ?, ?, ?)")
       .run(runId, seq, e.type, e.call_id ?? null, e.action_id ?? null, at, JSON.stringify(payload));

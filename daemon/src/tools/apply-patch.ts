@@ -20,12 +20,25 @@ export function argsDigest(name: string, args: unknown): string {
 }
 
 /**
- * The action id is derived from the call's CONTENT plus the workspace it was
- * proposed against, so two different proposals never share an id and the same
- * proposal against the same workspace always gets the same one (replay, resume).
+ * What an action id is derived from. The run and the call make it unique across
+ * runs (the same replay driven twice, or two runs proposing the same patch to
+ * the same workspace, must never share an id: an audit would confuse them) and
+ * across proposals within a run (the same patch proposed again after a
+ * rejection is a new action with its own decision). The content and workspace
+ * digest tie it to what is written. Nothing random: a replayed or resumed run
+ * proposes the same call ids and so reproduces its action ids.
  */
-export function actionIdFor(name: string, args: unknown, manifestDigest: string): string {
-  return `act_${sha256Hex(canonicalJson({ name, arguments: args, manifest_digest: manifestDigest })).slice(0, 32)}`;
+export interface ActionIdInput {
+  runId: string;
+  callId: string;
+  name: string;
+  args: unknown;
+  manifestDigest: string;
+}
+
+export function actionIdFor(i: ActionIdInput): string {
+  const material = { run_id: i.runId, call_id: i.callId, name: i.name, arguments: i.args, manifest_digest: i.manifestDigest };
+  return `act_${sha256Hex(canonicalJson(material)).slice(0, 32)}`;
 }
 
 function countOccurrences(haystack: string, needle: string): number {
@@ -45,7 +58,7 @@ export function unifiedDiff(rel: string, before: string | null, after: string): 
  * apply_patch, first half: checks the contract and records what the write
  * WOULD do. No side effects; deterministic for a given workspace.
  */
-export async function prepareApplyPatch(callId: string, args: ToolArgs<"apply_patch">, ctx: ToolContext): Promise<PrepareOutcome> {
+export async function prepareApplyPatch(callId: string, args: ToolArgs<"apply_patch">, ctx: ToolContext, runId: string): Promise<PrepareOutcome> {
   const fail = (code: Parameters<typeof errorResult>[1], message: string): PrepareOutcome => ({ ok: false, result: errorResult(callId, code, message) });
   const env = toolEnv(ctx);
   const p = await resolveSafePath(ctx.workspaceRoot, args.path, { purpose: "create", forbidden: env.forbidden, controlDir: ctx.controlDir });
@@ -97,7 +110,8 @@ export async function prepareApplyPatch(callId: string, args: ToolArgs<"apply_pa
   const manifestDigest = await workspaceDigest(ctx.workspaceRoot, ctx.controlDir);
   const action: PreparedAction = {
     schema_version: 1,
-    action_id: actionIdFor("apply_patch", normArgs, manifestDigest),
+    action_id: actionIdFor({ runId, callId, name: "apply_patch", args: normArgs, manifestDigest }),
+    run_id: runId,
     call_id: callId,
     tool: "apply_patch",
     arguments: normArgs,
@@ -123,7 +137,7 @@ export function verifyPreparedAction(raw: unknown): { ok: true; action: Prepared
   if (!parsed.success) return { ok: false, message: `action record is invalid: ${describeZodError(parsed.error)}` };
   const a = parsed.data;
   if (a.arguments.path !== a.path) return { ok: false, message: "action record path does not match its arguments" };
-  if (actionIdFor(a.tool, a.arguments, a.manifest_digest) !== a.action_id) return { ok: false, message: "action id does not match the action's content" };
+  if (actionIdFor({ runId: a.run_id, callId: a.call_id, name: a.tool, args: a.arguments, manifestDigest: a.manifest_digest }) !== a.action_id) return { ok: false, message: "action id does not match the action's content" };
   if (argsDigest(a.tool, a.arguments) !== a.args_digest) return { ok: false, message: "argument digest does not match the arguments" };
   if (sha256Hex(a.new_content) !== a.after_hash) return { ok: false, message: "new content does not match after_hash" };
   if (a.created !== (a.before_hash === "absent")) return { ok: false, message: "created flag contradicts before_hash" };

@@ -8,9 +8,10 @@
  *       {verdict: "allow"|"ask"|"deny", code, reason}; deny > ask > allow.
  *   runReadOnlyTool(v: ValidatedToolCall, ctx: ToolContext): Promise<ToolResult>
  *       read_file | search | show_diff (anything else -> invalid_fields).
- *   prepareApplyPatch(callId, args, ctx): Promise<{ok:true, action: PreparedAction} | {ok:false, result}>
+ *   prepareApplyPatch(callId, args, ctx, runId): Promise<{ok:true, action: PreparedAction} | {ok:false, result}>
  *       the contract, no write; PreparedAction (contracts/tool-call.ts) is what the ledger stores.
- *       action_id = actionIdFor(name, normalized args, workspace digest): content-derived, never the call id.
+ *       action_id = actionIdFor({runId, callId, name, normalized args, workspace digest}): unique across runs,
+ *       reproduced by a replayed or resumed run.
  *   verifyPreparedAction(raw): re-derives id and digests from a stored record (tamper check).
  *   commitPreparedAction(action, ctx): Promise<{ok:true, receipt: WriteReceipt, result} | {ok:false, result}>
  *       re-checks record, path, workspace digest, before-hash; temp in control dir, fsync, rename, fsync dir.
@@ -18,8 +19,10 @@
  *   runTests(callId, args, ctx: RunTestsContext): Promise<ToolResult>
  *       presets only; files expanded host-side; runner is an Executor or a SandboxSession.
  *   presetInvocation(task, preset, workspaceRoot, controlDir?) / summarizeTestRun(result, limits)
- *       the same argv and the same green/red judgement for the Verifier;
- *       normalizeRunnerText(text) folds sandbox copy paths and drops timings from shown output.
+ *       the same argv for the Verifier; normalizeRunnerText(text) folds sandbox copy paths and drops timings.
+ *   judgeTestRun(runFacts, summary): TestVerdict                        (tools/test-verdict.ts)
+ *       THE green/red rule for run_tests and the Verifier; a skipped or todo test is not a pass;
+ *       every parser produces a TestSummary and is judged by it.
  *   parseNodeTestOutput(stdout, opts?): TestOutputSummary               (tools/test-output.ts)
  *   parserFor(kind)(evidence, opts?): TestReportSummary               (tools/parsers/: node_test, junit_xml, go_test_json)
  *   toolDescriptions(): OpenAiTool[]                                  generated from the zod schemas.
@@ -43,10 +46,11 @@ import { showDiffTool } from "./show-diff.js";
 import type { ValidatedToolCall } from "./validate.js";
 
 export { validateToolCall, type ValidatedToolCall, type ValidationOutcome } from "./validate.js";
-export { prepareApplyPatch, commitPreparedAction, verifyPreparedAction, actionIdFor, argsDigest, unifiedDiff, type PrepareOutcome, type CommitOutcome } from "./apply-patch.js";
+export { prepareApplyPatch, commitPreparedAction, verifyPreparedAction, actionIdFor, argsDigest, type ActionIdInput, unifiedDiff, type PrepareOutcome, type CommitOutcome } from "./apply-patch.js";
 export { runTests, presetInvocation, summarizeTestRun, normalizeRunnerText, type RunTestsContext, type PresetInvocation, type TestRunReport } from "./run-tests.js";
 export { parseNodeTestOutput, type TestOutputSummary, type TestFailure } from "./test-output.js";
 export { parserFor, type TestReportParser, type RunnerEvidence, type TestReportSummary, type RefusalKind, type ReportFile, type ReportFileReader } from "./parsers/index.js";
+export { judgeTestRun, type TestRunFacts, type TestSummary, type TestVerdict, type TestVerdictKind } from "./test-verdict.js";
 export { toolDescriptions, type OpenAiTool } from "./descriptions.js";
 export { workspaceDiff, type WorkspaceDiff } from "./show-diff.js";
 export { toolEnv, type ToolContext } from "./context.js";

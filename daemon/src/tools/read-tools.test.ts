@@ -114,7 +114,7 @@ describe("show_diff", () => {
   it("diffs against the baseline captured in the control dir", async () => {
     run = await tempRun({ "src/a.js": "one\n", "old.txt": "bye\n" });
     await captureBaseline(run.ws, run.ctl);
-    const p = await prepareApplyPatch("c1", { path: "src/a.js", version: sha256Hex("one\n"), old: "one", new: "two" }, run.ctx);
+    const p = await prepareApplyPatch("c1", { path: "src/a.js", version: sha256Hex("one\n"), old: "one", new: "two" }, run.ctx, "run_t");
     if (!p.ok) throw new Error("prepare failed");
     await commitPreparedAction(p.action, run.ctx);
     await fs.rm(path.join(run.ws, "old.txt"));

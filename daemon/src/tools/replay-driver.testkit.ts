@@ -49,7 +49,7 @@ export async function driveReplay(replayPath: string, ctx: ToolContext, runner: 
       continue;
     }
     if (v.name === "apply_patch") {
-      const p = await prepareApplyPatch(v.call.call_id, v.args, ctx);
+      const p = await prepareApplyPatch(v.call.call_id, v.args, ctx, runId);
       if (!p.ok) {
         steps.push({ kind: "tool", name: v.name, verdict: policy.verdict, result: p.result });
         continue;

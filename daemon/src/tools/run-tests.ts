@@ -11,6 +11,7 @@ import { exportSpecOf, toolEnv, type ToolContext } from "./context.js";
 import type { ToolLimits } from "./limits.js";
 import { errorResult, okResult } from "./result.js";
 import { parseNodeTestOutput, type TestOutputSummary } from "./test-output.js";
+import { judgeTestRun } from "./test-verdict.js";
 
 export interface RunTestsContext extends ToolContext {
   /** a fresh-container Executor, or the run's warm SandboxSession */
@@ -82,7 +83,7 @@ export interface TestRunReport extends Omit<TestOutputSummary, "failures"> {
   diagnostics: TestOutputSummary["failures"];
   /** tail of stdout+stderr, capped */
   output: string;
-  /** true only for: exit 0, not timed out/cancelled/truncated, summary found, discovered > 0, 0 failed, 0 cancelled */
+  /** judgeTestRun (test-verdict.ts): every discovered test ran and passed, exit 0, nothing cut short */
   green: boolean;
   /** why not green, for the model and the log */
   verdict: string;
@@ -114,16 +115,7 @@ export function summarizeTestRun(res: SandboxResult, limits: Pick<ToolLimits, "t
   const parsed = parseNodeTestOutput(res.stdout, { maxFailures: limits.testDiagnostics, maxMessageChars: limits.diagnosticChars });
   const combined = normalizeRunnerText(res.stderr.length > 0 ? `${res.stdout}\n[stderr]\n${res.stderr}` : res.stdout);
   const out = tail(combined, limits.testOutputBytes);
-  let verdict = "passed";
-  if (res.cancelled) verdict = "cancelled";
-  else if (res.timed_out) verdict = "timed out";
-  else if (res.truncated) verdict = "runner output was truncated; the summary cannot be trusted";
-  else if (!parsed.summary_found) verdict = parsed.problem ?? "no test summary";
-  else if (parsed.discovered === 0 && parsed.files_without_tests.length > 0) {
-    verdict = `no test ran: ${parsed.files_without_tests.length} test file(s) exited without running a test (e.g. code they import exits the process)`;
-  } else if (parsed.discovered === 0) verdict = "no tests were discovered (a green run with 0 tests is not a pass)";
-  else if (parsed.failed > 0 || parsed.cancelled > 0) verdict = `${parsed.failed} of ${parsed.discovered} tests failed`;
-  else if (res.exit_code !== 0) verdict = `the runner exited with code ${res.exit_code}`;
+  const judged = judgeTestRun({ exit_code: res.exit_code, timed_out: res.timed_out, cancelled: res.cancelled, truncated: res.truncated }, parsed);
   const { failures, ...counts } = parsed;
   return {
     ...counts,
@@ -134,8 +126,8 @@ export function summarizeTestRun(res: SandboxResult, limits: Pick<ToolLimits, "t
     output_truncated: out.cut,
     diagnostics: failures.map((f) => ({ name: normalizeRunnerText(f.name), message: normalizeRunnerText(f.message) })),
     output: out.text,
-    green: verdict === "passed",
-    verdict,
+    green: judged.green,
+    verdict: judged.message,
   };
 }
 

@@ -1,9 +1,14 @@
+import { redactDeep } from "../redact/index.js";
 import type { TraceEvent } from "../runtime/service.js";
 
 /**
  * Canonical JSONL: one event per line, the same bytes for the same run on any
- * machine. Host paths become placeholders, wall-clock figures are dropped, and
- * payloads were already redacted when they were stored.
+ * machine. Host paths become placeholders and wall-clock figures are dropped.
+ * Action ids stay: they name the run (issue 10 item 4) and are what an audit
+ * matches against approvals, so two runs of one replay differ only in them.
+ * Payloads were redacted when
+ * they were stored; they pass the current rule set (redact/) again on the way
+ * out, so a ledger written under older rules exports nothing they now catch.
  */
 const NOISE_KEYS = new Set(["at", "duration_ms", "elapsed_ms", "started_at", "finished_at", "timestamp", "created_at", "time"]);
 
@@ -35,6 +40,6 @@ export function exportJsonl(events: TraceEvent[], paths: PathPlaceholders): stri
     return v;
   };
   return events
-    .map((e) => JSON.stringify({ seq: e.seq, type: e.type, call_id: e.call_id, action_id: e.action_id, payload: clean(e.payload) }) + "\n")
+    .map((e) => JSON.stringify({ seq: e.seq, type: e.type, call_id: e.call_id, action_id: e.action_id, payload: clean(redactDeep(e.payload)) }) + "\n")
     .join("");
 }

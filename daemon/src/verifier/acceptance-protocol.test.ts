@@ -33,6 +33,18 @@ describe("parseAcceptanceOutput", () => {
   }
 });
 
+describe("protocol errors stay bounded whatever the sandbox prints", () => {
+  it("regression: 200 cases each with a 1,000-character unrecognized key were all quoted back by the schema error", () => {
+    const cases = Array.from({ length: 200 }, (_, i) => ({ ...ok(i % 2 ? "root_ok" : "nested_missing"), [`k${i}${"x".repeat(1_000)}`]: 1 }));
+    const r = parseAcceptanceOutput(good(cases), IDS);
+    expect(r.ok).toBe(false);
+    if (!r.ok) {
+      expect(r.error).toMatch(/Unrecognized key/);
+      expect(r.error.length).toBeLessThanOrEqual(512);
+    }
+  });
+});
+
 describe("decideCases", () => {
   const c = (id: string, passed: boolean, actual: unknown) => ({ id, passed, actual: actual as never, error: passed ? null : "x" });
 

@@ -47,14 +47,18 @@ export function parseAcceptanceOutput(stdout: string, expectedIds: readonly stri
     return { ok: false, error: "stdout is not a single JSON document" };
   }
   const parsed = AcceptanceOutput.safeParse(raw);
-  if (!parsed.success) return { ok: false, error: describeZodError(parsed.error) };
+  if (!parsed.success) return { ok: false, error: boundedSchemaError(describeZodError(parsed.error)) };
 
-  const seen = new Set<string>();
   const expected = new Set(expectedIds);
+  // ids the task does not know were chosen by whatever ran in the sandbox (candidate
+  // code included): counted, never echoed whole, or they become a channel into the trace
+  const unknown = parsed.data.cases.filter((c) => !expected.has(c.id)).map((c) => c.id);
+  if (unknown.length > 0) return { ok: false, error: `${unknown.length} unknown case id(s), e.g. ${sampleIds(unknown)}` };
+  // from here on every id is one of the task's own, so naming it leaks nothing
+  const seen = new Set<string>();
   for (const c of parsed.data.cases) {
     if (seen.has(c.id)) return { ok: false, error: `duplicate case id '${c.id}'` };
     seen.add(c.id);
-    if (!expected.has(c.id)) return { ok: false, error: `unknown case id '${c.id}'` };
     if (c.passed && c.error !== null) return { ok: false, error: `case '${c.id}' says passed but carries an error` };
   }
   const missing = expectedIds.filter((id) => !seen.has(id));
@@ -63,6 +67,31 @@ export function parseAcceptanceOutput(stdout: string, expectedIds: readonly stri
   const passed = parsed.data.cases.filter((c) => c.passed).map((c) => c.id).sort();
   const failed = parsed.data.cases.filter((c) => !c.passed).map((c) => c.id).sort();
   return { ok: true, passed, failed, cases: parsed.data.cases };
+}
+
+/**
+ * zod names what it did not expect (`Unrecognized key: "<any key the sandbox printed>"`),
+ * once per case: capped, or those keys become the same channel as unknown ids.
+ */
+export const SCHEMA_ERROR_MAX_CHARS = 300;
+
+function boundedSchemaError(text: string): string {
+  const clean = text.replace(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/g, "");
+  return clean.length > SCHEMA_ERROR_MAX_CHARS ? `${clean.slice(0, SCHEMA_ERROR_MAX_CHARS)}…` : clean;
+}
+
+/** How much of sandbox-chosen ids an error may quote: a few, cut short, escaped. */
+export const UNKNOWN_ID_SAMPLE = { count: 3, chars: 32 } as const;
+
+function sampleIds(ids: readonly string[]): string {
+  return ids
+    .slice(0, UNKNOWN_ID_SAMPLE.count)
+    .map((id) => {
+      const printable = id.replace(/[^\x20-\x7e]/g, "");
+      const cut = printable.length > UNKNOWN_ID_SAMPLE.chars ? `${printable.slice(0, UNKNOWN_ID_SAMPLE.chars)}…` : printable;
+      return JSON.stringify(cut);
+    })
+    .join(", ");
 }
 
 export interface CaseDecision {

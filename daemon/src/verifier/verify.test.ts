@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -8,6 +9,7 @@ import type { Executor } from "../sandbox/executor.js";
 import { MiniAgentError } from "../errors.js";
 import { computeManifest, type Manifest } from "../workspace/manifest.js";
 import { captureBaseline } from "../workspace/baseline.js";
+import { UNKNOWN_ID_SAMPLE } from "./acceptance-protocol.js";
 import { verify } from "./verify.js";
 
 /**
@@ -166,6 +168,31 @@ describe("verify", () => {
     const ev = await run(new ScriptedExecutor({ verifier: result({ stdout: TAP(3, 3, 0) }), acceptance: result({ stdout: out }) }));
     expect(ev.reason).toBe("acceptance_protocol_error");
     expect(ev.acceptance?.error).toMatch(/extra/);
+  });
+
+  for (const count of [254, 1000]) {
+    it(`regression: ${count} unknown 128-character case ids from the harness are counted, not echoed into the evidence`, async () => {
+      // candidate code shares the harness's sandbox: ids it invents must not become a channel into the trace
+      const ids = Array.from({ length: count }, (_, i) => createHash("sha256").update(String(i)).digest("hex").repeat(2));
+      const cases = [...ids, "nested_missing", "root_ok"].map((id) => ({ id, passed: true, actual: [], error: null }));
+      const ev = await run(new ScriptedExecutor({ verifier: result({ stdout: TAP(3, 3, 0) }), acceptance: result({ stdout: JSON.stringify({ schema_version: 1, cases }) }) }));
+      expect(ev).toMatchObject({ passed: false, reason: "acceptance_protocol_error" });
+      const text = JSON.stringify(ev);
+      expect(text.length).toBeLessThan(1_500);
+      // no id beyond the 32-character cap, and at most 3 of them named at all
+      for (const id of ids) expect(text).not.toContain(id.slice(0, UNKNOWN_ID_SAMPLE.chars + 1));
+      expect(ids.filter((id) => text.includes(id.slice(0, 12))).length).toBeLessThanOrEqual(UNKNOWN_ID_SAMPLE.count);
+      if (count <= 256) expect(ev.acceptance?.error).toMatch(new RegExp(`^${count} unknown case id`));
+    });
+  }
+
+  it("regression: 1,000 file-shaped lines printed by test code are counted, not echoed into the evidence", async () => {
+    const fake = Array.from({ length: 1_000 }, (_, i) => `ok ${i + 1} - /workspace/tests/${"z".repeat(200)}${i}.js`).join("\n");
+    const stdout = `TAP version 13\n${fake}\n# tests 1003\n# suites 0\n# pass 1003\n# fail 0\n# cancelled 0\n# skipped 0\n# todo 0\n# duration_ms 5.1\n`;
+    const ev = await run(new ScriptedExecutor({ verifier: result({ stdout }), acceptance: result({ stdout: ACCEPT_OK }) }));
+    expect(ev.tests).toMatchObject({ discovered: 3, passed: 3 });
+    expect((ev.details ?? []).join("\n")).toMatch(/^1000 test file\(s\) exited without running a test/m);
+    expect(JSON.stringify(ev).length).toBeLessThan(2_000);
   });
 
   it("an unreachable engine is verification_error:runtime_unavailable, never a pass", async () => {

@@ -35,20 +35,13 @@ import { decideCases, parseAcceptanceOutput } from "./acceptance-protocol.js";
 import { presetInvocation, type PresetInvocation } from "../tools/run-tests.js";
 import { exportSpecOf } from "../tools/context.js";
 import { parseNodeTestOutput } from "../tools/test-output.js";
-
-export interface TestCounts {
-  discovered: number;
-  passed: number;
-  failed: number;
-  /** test files that exited without running a test (not counted above) */
-  files_without_tests: string[];
-}
+import { judgeTestRun, type TestSummary } from "../tools/test-verdict.js";
 
 export interface VerifierDeps {
   computeManifest(root: string, opts: { excludeAbs?: readonly string[] }): Promise<Manifest>;
   loadBaseline(runControlDir: string): Promise<Manifest>;
   /** the run_tests tool's strict node:test parser: a missing or inconsistent summary is 0 discovered */
-  parseTestOutput(stdout: string, stderr: string): TestCounts;
+  parseTestOutput(stdout: string, stderr: string): TestSummary;
   /** the preset's argv with its test files expanded host-side, exactly as run_tests does it */
   presetInvocation(task: TaskSpec, preset: string, workspaceRoot: string): Promise<PresetInvocation | null>;
 }
@@ -56,11 +49,7 @@ export interface VerifierDeps {
 export const DEFAULT_VERIFIER_DEPS: VerifierDeps = {
   computeManifest: (root, opts) => computeManifest(root, opts),
   loadBaseline: async (dir) => (await loadBaseline(dir)).manifest,
-  parseTestOutput: (stdout) => {
-    const s = parseNodeTestOutput(stdout);
-    // a cancelled test did not pass: count it with the failures
-    return { discovered: s.discovered, passed: s.passed, failed: s.failed + s.cancelled, files_without_tests: s.files_without_tests };
-  },
+  parseTestOutput: (stdout) => parseNodeTestOutput(stdout),
   presetInvocation: (task, preset, root) => presetInvocation(task, preset, root),
 };
 
@@ -164,13 +153,22 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
         signal,
       });
       if (r.cancelled) throw new Stop("verification_error:cancelled");
-      const { files_without_tests: empty, ...counts } = deps.parseTestOutput(r.stdout, r.stderr);
+      const summary = deps.parseTestOutput(r.stdout, r.stderr);
+      // a cancelled test did not pass: the evidence counts it with the failures
+      const counts = { discovered: summary.discovered, passed: summary.passed, failed: summary.failed + summary.cancelled };
       evidence.tests = { ...counts, exit_code: r.exit_code, timed_out: r.timed_out, truncated: r.truncated };
-      if (empty.length > 0) details.push(`test file(s) that exited without running a test (not counted): ${empty.join(", ")}`);
-      const testReason = judgeTests(evidence.tests, details);
-      if (testReason) reasons.push(testReason);
-      // judgeTests states its finding last: for a false green that is the why the client shows
-      if (testReason === "false_green") evidence.false_green = details[details.length - 1] ?? null;
+      const empty = summary.files_without_tests;
+      // the names come from runner output that test code can print into: a few, cut short
+      const named = empty.slice(0, 3).map((f) => (f.length > 128 ? `${f.slice(0, 128)}…` : f));
+      if (empty.length > 0) details.push(`${empty.length} test file(s) exited without running a test (not counted): ${named.join(", ")}${empty.length > named.length ? ", …" : ""}`);
+      // the same rule run_tests tells the model (tools/test-verdict.ts)
+      const judged = judgeTestRun({ exit_code: r.exit_code, timed_out: r.timed_out, cancelled: r.cancelled, truncated: r.truncated }, summary);
+      if (!judged.green) {
+        details.push(`candidate tests: ${judged.message}`);
+        reasons.push(judged.kind === "false_green" ? "false_green" : "verification_failed");
+        // the client shows this as the why of a false green
+        if (judged.kind === "false_green") evidence.false_green = judged.message;
+      }
     }
 
     // (3) hidden acceptance in a fresh container, control assets at /control
@@ -215,36 +213,6 @@ async function loadRunBaseline(deps: VerifierDeps, dir: string, log: Logger | un
     log?.error({ err }, "baseline could not be loaded");
     throw new Stop(`verification_error:baseline_${isMiniAgentError(err) ? err.code : "unreadable"}`);
   }
-}
-
-/** discovered > 0, not timed out, not truncated, exit 0 AND the summary says every test passed. */
-function judgeTests(t: VerificationEvidence["tests"], details: string[]): Reason | null {
-  if (t.timed_out) {
-    details.push("candidate tests timed out");
-    return "verification_failed";
-  }
-  if (t.truncated) {
-    details.push("candidate test output was truncated; its summary cannot be trusted");
-    return "verification_failed";
-  }
-  if (t.discovered === 0) {
-    details.push(`0 tests discovered (exit code ${t.exit_code})`);
-    return t.exit_code === 0 ? "false_green" : "verification_failed";
-  }
-  if (t.exit_code !== 0) {
-    details.push(`test runner exited ${t.exit_code} (${t.passed}/${t.discovered} reported passed)`);
-    return "verification_failed";
-  }
-  if (t.failed > 0) {
-    details.push(`${t.failed} of ${t.discovered} tests failed despite exit code 0`);
-    return "verification_failed";
-  }
-  if (t.passed !== t.discovered) {
-    // skipped / todo tests exit 0 too: "0 tests passed" is a false green, a partial pass is a failure
-    details.push(`${t.passed}/${t.discovered} tests passed (the rest skipped or todo)`);
-    return t.passed === 0 ? "false_green" : "verification_failed";
-  }
-  return null;
 }
 
 function judgeAcceptance(r: SandboxResult, spec: NonNullable<TaskSpec["acceptance"]>, evidence: VerificationEvidence, details: string[]): Reason | null {

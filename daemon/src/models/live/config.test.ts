@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { isMiniAgentError } from "../../errors.js";
 import { LIVE_MODEL_DEFAULTS, providerHost, resolveLiveModelConfig } from "./config.js";
-import { redactSecrets } from "./redact.js";
+import { providerMessage } from "./http.js";
 
 describe("live model config", () => {
   it("environment over file over defaults; OPENAI_BASE_URL only as a fallback", () => {
@@ -44,7 +44,7 @@ describe("live model config", () => {
   });
 
   it("redacts the known key, key-like tokens and bearer values but keeps ordinary words", () => {
-    const out = redactSecrets("Incorrect API key provided: sk-abc***wxyz; Bearer abc.def; secret=K3Y-VALUE-123456 hello", ["K3Y-VALUE-123456"]);
+    const out = providerMessage("Incorrect API key provided: sk-abc***wxyz; Bearer abc.def; secret=K3Y-VALUE-123456 hello", ["K3Y-VALUE-123456"]);
     expect(out).not.toContain("sk-abc");
     expect(out).not.toContain("abc.def");
     expect(out).not.toContain("K3Y-VALUE");

@@ -2,7 +2,7 @@ import { request, type Dispatcher } from "undici";
 import { z } from "zod";
 import { MiniAgentError } from "../../errors.js";
 import type { LiveModelConfig } from "./config.js";
-import { providerMessage } from "./redact.js";
+import { redactText } from "../../redact/index.js";
 import { ChatCompletionResponse, errorText } from "./wire.js";
 
 /** Network failures worth a retry (the runtime retries at most twice). */
@@ -97,6 +97,17 @@ async function readCapped(body: AsyncIterable<Buffer> & { destroy(err?: Error): 
     chunks.push(chunk);
   }
   return Buffer.concat(chunks).toString("utf8");
+}
+
+/**
+ * Provider error messages are shown to users and stored in the ledger; some
+ * providers echo (part of) the key back ("Incorrect API key provided: sk-ab***yz").
+ * Redacted with the daemon's one rule set and the key itself, and capped: a
+ * provider message is a hint, not a payload.
+ */
+export function providerMessage(text: string, secrets: readonly string[], cap = 400): string {
+  const clean = redactText(text.replace(/\s+/g, " ").trim(), secrets);
+  return clean.length > cap ? `${clean.slice(0, cap)}…` : clean;
 }
 
 function statusError(status: number, headers: Record<string, unknown>, text: string, secrets: string[]): MiniAgentError {

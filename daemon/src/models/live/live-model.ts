@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import type { Logger } from "pino";
 import type { Dispatcher } from "undici";
 import { isMiniAgentError } from "../../errors.js";
+import { redactDeep } from "../../redact/index.js";
 import type { CredentialSource } from "../../credentials/credential-source.js";
 import type { Model, ModelTurn, ModelUsage, ModelView } from "../model.js";
 import { providerHost, type LiveModelConfig } from "./config.js";
@@ -68,13 +69,16 @@ export class LiveModel implements Model {
   }
 
   async decide(view: ModelView, signal: AbortSignal): Promise<ModelTurn> {
-    const body = this.requestBody(view, await this.resolvePreamble());
+    const preamble = await this.resolvePreamble();
     const started = performance.now();
     const meta = { runId: view.runId, model: this.opts.config.model, host: providerHost(this.opts.config) };
     let response: ChatCompletionResponse;
     try {
+      // the key is read before the body is built, so the body is scrubbed of it too
+      const apiKey = this.key();
+      const body = this.requestBody(view, preamble);
       await this.pacing.beforeRequest(signal);
-      response = await postChatCompletion({ config: this.opts.config, body, apiKey: this.key(), dispatcher: this.opts.dispatcher, signal });
+      response = await postChatCompletion({ config: this.opts.config, body, apiKey, dispatcher: this.opts.dispatcher, signal });
       this.pacing.succeeded();
     } catch (err) {
       if (isMiniAgentError(err)) this.pacing.failed(err);
@@ -120,8 +124,14 @@ export class LiveModel implements Model {
     return this.preamble;
   }
 
-  private requestBody(view: ModelView, preamble: Message[]): Record<string, unknown> {
+  private requestBody(view: ModelView, rawPreamble: Message[]): Record<string, unknown> {
     const { config } = this.opts;
+    // what the model reads passes the daemon's one rule set (redact/) as it leaves: the run's
+    // messages were redacted when the ledger stored them, but the project context is read from
+    // the workspace each run, and the provider is the one sink outside this machine
+    const known = this.redactionSecrets();
+    const preamble = redactDeep(rawPreamble, known) as Message[];
+    view = { ...view, messages: redactDeep(view.messages, known) as ModelView["messages"] };
     const base = { model: config.model, temperature: config.temperature, max_tokens: config.max_tokens, stream: false };
     if (config.mode === "json") {
       const instructions: Message = { role: "system", content: jsonActionInstructions(view.tools) };

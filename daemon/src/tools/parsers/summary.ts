@@ -6,6 +6,7 @@
  */
 import type { TestReportKind } from "../../contracts/test-report.js";
 import { DEFAULT_TOOL_LIMITS } from "../limits.js";
+import type { TestSummary } from "../test-verdict.js";
 
 export interface TestFailure {
   name: string;
@@ -13,14 +14,8 @@ export interface TestFailure {
 }
 
 /** What run_tests and the Verifier read today (the node:test parser's shape). */
-export interface TestOutputSummary {
-  summary_found: boolean;
-  discovered: number;
-  passed: number;
-  failed: number;
-  cancelled: number;
-  skipped: number;
-  todo: number;
+/** The parser-neutral counts (judged by test-verdict.ts, the one green/red rule) plus the first failures. */
+export interface TestOutputSummary extends TestSummary {
   /** first failing tests in output order, capped */
   failures: TestFailure[];
   /**
@@ -29,8 +24,6 @@ export interface TestOutputSummary {
    * `discovered` and `passed`.
    */
   files_without_tests: string[];
-  /** why the summary was not accepted, when it was not */
-  problem: string | null;
 }
 
 /**

@@ -1,0 +1,81 @@
+/**
+ * THE rule for "did this test run pass", used by run_tests (what the model is
+ * told) and by the Verifier (what decides "done"). They used to disagree on a
+ * skipped test: run_tests said green for 2 passed + 1 skipped, the Verifier
+ * failed it (issue 10, item 13). Every test-output parser (node:test today;
+ * JUnit XML and go test -json later) produces a TestSummary and calls this; no
+ * caller judges counts itself.
+ *
+ * What a skipped or todo test means: it did NOT pass. A run is green only when
+ * every discovered test ran and passed. A skip is the cheapest way to turn a
+ * red run green (`it.skip`, `{ skip: true }`, `t.skip()` in a test the model
+ * wrote or touched), so it can never count as a pass; a todo test's result is
+ * ignored by the runner by definition, so it is no evidence either. There is no
+ * exception: a task whose own tests must stay skipped keeps those files out of
+ * its verify preset (presets name their files explicitly).
+ */
+
+/** Counts as a parser reports them; `discovered` = passed + failed + cancelled + skipped + todo. */
+export interface TestSummary {
+  /** false: the runner's summary was missing or inconsistent; the counts are then all 0 */
+  summary_found: boolean;
+  discovered: number;
+  passed: number;
+  failed: number;
+  cancelled: number;
+  skipped: number;
+  todo: number;
+  /** test files that exited without running a test; not counted in discovered or passed */
+  files_without_tests: readonly string[];
+  /** why the summary was not accepted, when it was not */
+  problem: string | null;
+}
+
+/** What the sandbox says about the run itself, whatever the output format. */
+export interface TestRunFacts {
+  exit_code: number | null;
+  timed_out: boolean;
+  /** the run was stopped by a cancel (user or shutdown) */
+  cancelled: boolean;
+  /** the runner's output was cut: its summary cannot be trusted */
+  truncated: boolean;
+}
+
+export type TestVerdictKind =
+  /** every discovered test ran and passed, exit 0 */
+  | "passed"
+  /** the runner looked successful (exit 0, nothing failed) but no test passed: 0 discovered, no summary, all skipped */
+  | "false_green"
+  | "failed"
+  | "cancelled";
+
+export interface TestVerdict {
+  green: boolean;
+  kind: TestVerdictKind;
+  /** one line for the model, the user and the evidence: why (not) green */
+  message: string;
+}
+
+const verdict = (kind: TestVerdictKind, message: string): TestVerdict => ({ green: kind === "passed", kind, message });
+
+export function judgeTestRun(run: TestRunFacts, s: TestSummary): TestVerdict {
+  if (run.cancelled) return verdict("cancelled", "cancelled");
+  if (run.timed_out) return verdict("failed", "timed out");
+  if (run.truncated) return verdict("failed", "runner output was truncated; the summary cannot be trusted");
+  const nothingFailed = s.failed === 0 && s.cancelled === 0;
+  // exit 0 with nothing failed and nothing passed: the runner claims a success that did not happen
+  const looksGreen = run.exit_code === 0 && nothingFailed && s.passed === 0;
+  const notGreen = (message: string) => verdict(looksGreen ? "false_green" : "failed", message);
+  if (!s.summary_found) return notGreen(s.problem ?? "no test summary");
+  if (s.discovered === 0 && s.files_without_tests.length > 0) {
+    return notGreen(`no test ran: ${s.files_without_tests.length} test file(s) exited without running a test (e.g. code they import exits the process)`);
+  }
+  if (s.discovered === 0) return notGreen(`no tests were discovered (a green run with 0 tests is not a pass; exit code ${run.exit_code})`);
+  if (!nothingFailed) return notGreen(`${s.failed + s.cancelled} of ${s.discovered} tests failed${s.cancelled > 0 ? ` (${s.cancelled} cancelled)` : ""}`);
+  if (run.exit_code !== 0) return notGreen(`the runner exited with code ${run.exit_code} (${s.passed}/${s.discovered} reported passed)`);
+  if (s.skipped > 0 || s.todo > 0) {
+    return notGreen(`${s.passed}/${s.discovered} tests passed; ${s.skipped} skipped and ${s.todo} todo do not count as passed`);
+  }
+  if (s.passed !== s.discovered) return notGreen(`${s.passed}/${s.discovered} tests passed`);
+  return verdict("passed", "passed");
+}
