@@ -110,7 +110,7 @@ describe("verify", () => {
 
   it("a false green says why it is false, for the client to show", async () => {
     const ev = await run(new ScriptedExecutor({ verifier: result({ stdout: TAP(0, 0, 0) }), acceptance: result({ stdout: ACCEPT_OK }) }));
-    expect(ev).toMatchObject({ reason: "false_green", false_green: "0 tests discovered (exit code 0)" });
+    expect(ev).toMatchObject({ reason: "false_green", false_green: "no tests were discovered (a green run with 0 tests is not a pass; exit code 0)" });
     await fs.rm(path.join(ws, "tests", "check.test.js"));
     const none = await run(new ScriptedExecutor({ acceptance: result({ stdout: ACCEPT_OK }) }));
     expect(none).toMatchObject({ reason: "protected_path_changed", false_green: "the preset's test files match nothing in the workspace" });
