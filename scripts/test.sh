@@ -10,6 +10,8 @@ export TESTCONTAINERS_RYUK_DISABLED=true
 bash scripts/docker-ensure.sh
 bash scripts/deps-ensure.sh
 npm run --silent build
+# the spawned daemon and client tests start the bins just built, as users run them (tests/e2e/harness.ts)
+export MINI_AGENT_TEST_BINS=dist
 # the tests are type-checked too (vitest itself only strips types)
 npx tsc -p tsconfig.tests.json
 # import rules: no cycles, contracts/ imports nothing of ours, sandbox/ never imports runtime/ (.dependency-cruiser.cjs)

@@ -11,8 +11,19 @@ import { Agent, request } from "undici";
  * needs no build step), each with its own environment.
  */
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
-const DAEMON_CLI = path.join(REPO, "daemon/src/cli.ts");
-const CLIENT_CLI = path.join(REPO, "client/src/cli.ts");
+const SOURCE_BINS = { daemon: path.join(REPO, "daemon/src/cli.ts"), client: path.join(REPO, "client/src/cli.ts") } as const;
+const BUILT_BINS = { daemon: path.join(REPO, "dist/daemon/src/cli.js"), client: path.join(REPO, "dist/client/src/cli.js") } as const;
+
+/**
+ * The node arguments that start a bin. From source through tsx by default, so a
+ * test needs no build step; the test command (scripts/test.sh) builds dist/ first
+ * and sets MINI_AGENT_TEST_BINS=dist, so there the tests start the files users
+ * run (the client as its one-file bundle), without compiling TypeScript on every
+ * spawn.
+ */
+export function binArgs(which: keyof typeof SOURCE_BINS): string[] {
+  return process.env.MINI_AGENT_TEST_BINS === "dist" ? [BUILT_BINS[which]] : ["--import", "tsx", SOURCE_BINS[which]];
+}
 
 /** an environment without the caller's credentials or state settings, so tests never touch a real setup */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -47,7 +58,7 @@ export interface StartOptions {
 }
 
 export async function startDaemon(opts: StartOptions): Promise<DaemonHandle> {
-  const args = ["--import", "tsx", DAEMON_CLI, "--state-dir", opts.stateDir, ...(opts.args ?? [])];
+  const args = [...binArgs("daemon"), "--state-dir", opts.stateDir, ...(opts.args ?? [])];
   const proc = spawn(process.execPath, args, { cwd: REPO, env: cleanEnv(opts.env), stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   let err = "";
@@ -123,7 +134,7 @@ export interface ClientResult {
 }
 
 export async function runClient(args: string[], opts: { env?: Record<string, string>; cwd?: string } = {}): Promise<ClientResult> {
-  const proc = spawn(process.execPath, ["--import", "tsx", CLIENT_CLI, ...args], {
+  const proc = spawn(process.execPath, [...binArgs("client"), ...args], {
     cwd: opts.cwd ?? REPO,
     env: cleanEnv(opts.env),
     stdio: ["ignore", "pipe", "pipe"],

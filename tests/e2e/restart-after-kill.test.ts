@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { cleanEnv, rawRequest, REPO, Started } from "./harness.js";
+import { binArgs, cleanEnv, rawRequest, REPO, Started } from "./harness.js";
 
 /**
  * Issue 10 item 7: a restart right after SIGKILL exited 75, because the
@@ -33,8 +33,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Starts the daemon under a parent that never reaps it; resolves once it is ready, or rejects with its exit. */
 async function startUnreaped(stateDir: string): Promise<{ pid: number; socket: string }> {
-  const script = `"$0" --import tsx "$1" --state-dir "$2" & echo "spawned $!"; exec sleep 900`;
-  const parent = spawn("sh", ["-c", script, process.execPath, path.join(REPO, "daemon/src/cli.ts"), stateDir], {
+  // "$@" is node's arguments for the daemon, then --state-dir DIR
+  const script = `"$0" "$@" & echo "spawned $!"; exec sleep 900`;
+  const parent = spawn("sh", ["-c", script, process.execPath, ...binArgs("daemon"), "--state-dir", stateDir], {
     cwd: REPO,
     env: cleanEnv(),
     stdio: ["ignore", "pipe", "pipe"],

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cleanEnv, REPO, runClient, Started, type ClientResult, type DaemonHandle } from "./harness.js";
+import { binArgs, cleanEnv, REPO, runClient, Started, type ClientResult, type DaemonHandle } from "./harness.js";
 
 /**
  * What a user reads when a run does not complete: the real daemon and the real
@@ -12,7 +12,6 @@ import { cleanEnv, REPO, runClient, Started, type ClientResult, type DaemonHandl
  * the progress line.
  */
 const FIXTURE = path.join(REPO, "fixtures/linkcheck");
-const CLIENT_CLI = path.join(REPO, "client/src/cli.ts");
 /** the hidden cases' expected answers (task.json): they must never reach the user */
 const EXPECTED_ANSWERS = ["nowhere.md", "guide/broken.md", "shared.md"];
 
@@ -89,7 +88,7 @@ describe("the client says why a run did not complete", () => {
 /** The client on a pseudo-terminal: every stream is a TTY, as for a user; each y/N is answered y. */
 function onTerminal(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; output: string }> {
   const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-  const command = [process.execPath, "--import", "tsx", CLIENT_CLI, ...args].map(quote).join(" ");
+  const command = [process.execPath, ...binArgs("client"), ...args].map(quote).join(" ");
   const proc = spawn("script", ["-qefc", command, "/dev/null"], { cwd: REPO, env, stdio: ["pipe", "pipe", "pipe"] });
   let output = "";
   let answered = 0;
