@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeProvider, type FakeProvider } from "../live/openai-server.js";
 import { canonicalModel } from "../live/canonical-model.js";
 import { allFiles, REPO, rawRequest, runClient, startDaemon, tempDir, type DaemonHandle } from "./harness.js";
+import { pinTestImage } from "../kit/sandbox-image.js";
 
 /**
  * `--model live` through the real daemon and client: refused before the probes
@@ -24,8 +25,7 @@ beforeAll(async () => {
   root = tempDir("ma-live-e2e-");
   stateDir = path.join(root, "state");
   fs.mkdirSync(stateDir, { mode: 0o700 });
-  const built = spawnSync(process.execPath, ["--import", "tsx", "sandbox-image/build.ts", "--state-dir", stateDir, "--quiet"], { cwd: REPO, encoding: "utf8" });
-  if (built.status !== 0) throw new Error(`sandbox image build failed: ${built.stderr}`);
+  await pinTestImage(path.join(stateDir, "sandbox-image.lock.json"));
   provider = await startFakeProvider(canonicalModel);
   d = await startDaemon({ stateDir, env: { MINI_AGENT_API_KEY: KEY, MINI_AGENT_BASE_URL: provider.baseUrl, MINI_AGENT_MODEL: "e2e-model" } });
 });

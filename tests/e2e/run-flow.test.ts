@@ -7,6 +7,7 @@ import { ErrorBody } from "../../daemon/src/contracts/api.js";
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
 import { instanceIdFor } from "../../daemon/src/config/state-dir.js";
 import { allFiles, REPO, rawRequest, runClient, Started, type ClientResult, type DaemonHandle } from "./harness.js";
+import { pinTestImage } from "../kit/sandbox-image.js";
 
 /**
  * Whole runs through the real daemon and the real client: the canonical
@@ -63,12 +64,8 @@ function ledgerCounts(stateDir: string): Record<string, number> {
 beforeAll(async () => {
   await docker.ping(); // these tests need the real engine; fail clearly when it is missing
   imageStateDir = dir("ma-flow-image-");
-  const built = spawnSync(process.execPath, ["--import", "tsx", "sandbox-image/build.ts", "--state-dir", imageStateDir, "--quiet"], {
-    cwd: REPO,
-    encoding: "utf8",
-  });
-  if (built.status !== 0) throw new Error(`sandbox image build failed: ${built.stderr}`);
   imageLock = path.join(imageStateDir, "sandbox-image.lock.json");
+  await pinTestImage(imageLock);
 });
 
 afterEach(async () => {

@@ -4,6 +4,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { REPO, runClient, Started } from "./harness.js";
+import { pinTestImage } from "../kit/sandbox-image.js";
 
 /**
  * `--sandbox-include` through the real daemon and client (issue 10, item 1):
@@ -46,11 +47,10 @@ const REPLAY = {
 const started = new Started();
 let imageLock: string;
 
-beforeAll(() => {
+beforeAll(async () => {
   const imageStateDir = started.dir("ma-include-image-");
-  const built = spawnSync(process.execPath, ["--import", "tsx", "sandbox-image/build.ts", "--state-dir", imageStateDir, "--quiet"], { cwd: REPO, encoding: "utf8" });
-  if (built.status !== 0) throw new Error(`sandbox image build failed: ${built.stderr}`);
   imageLock = path.join(imageStateDir, "sandbox-image.lock.json");
+  await pinTestImage(imageLock);
 });
 afterEach(async () => {
   await started.stopDaemons("SIGTERM");

@@ -7,7 +7,7 @@ import { DockerExecutor } from "../../daemon/src/sandbox/docker-executor.js";
 import { recordImage } from "../../daemon/src/sandbox/image-lock.js";
 import { createRunService, type RunServiceOptions, type RunServiceImpl } from "../../daemon/src/runtime/service-impl.js";
 import type { RunView } from "../../daemon/src/runtime/service.js";
-import { buildFamily } from "../../sandbox-image/image-builder.js";
+import { pinTestImage } from "../kit/sandbox-image.js";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 export const LINKCHECK = path.join(REPO_ROOT, "fixtures", "linkcheck");
@@ -23,10 +23,9 @@ export function tempDir(prefix: string): string {
  */
 export async function containerExecutor(stateDir: string): Promise<DockerExecutor> {
   const docker = createDockerClient({});
-  const built = await buildFamily(docker, "node");
   const lockPath = path.join(stateDir, "sandbox-image.lock.json");
   fs.mkdirSync(stateDir, { recursive: true });
-  await recordImage(lockPath, "node", { tag: built.tag, digest: built.digest, built_at: "1970-01-01T00:00:00.000Z" });
+  await pinTestImage(lockPath, "node", docker);
   return new DockerExecutor({ lockPath, docker });
 }
 

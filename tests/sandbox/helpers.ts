@@ -6,7 +6,7 @@ import type Docker from "dockerode";
 import { statePath } from "../../daemon/src/config/state-dir.js";
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
 import { readImageLock, recordImage } from "../../daemon/src/sandbox/image-lock.js";
-import { buildFamily } from "../../sandbox-image/image-builder.js";
+import { pinTestImage } from "../kit/sandbox-image.js";
 
 export const docker: Docker = createDockerClient(process.env);
 
@@ -14,8 +14,7 @@ export const docker: Docker = createDockerClient(process.env);
 export async function freshStateDir(): Promise<{ stateDir: string; lockPath: string; digest: string; tag: string }> {
   const stateDir = await fs.mkdtemp(path.join(os.tmpdir(), "mini-agent-sbx-state-"));
   const lockPath = statePath(stateDir, "imageLock");
-  const built = await buildFamily(docker, "node");
-  await recordImage(lockPath, "node", { tag: built.tag, digest: built.digest, built_at: new Date().toISOString() });
+  const built = await pinTestImage(lockPath, "node", docker);
   const lock = await readImageLock(lockPath);
   return { stateDir, lockPath, digest: lock!.images.node!.digest, tag: built.tag };
 }
