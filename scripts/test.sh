@@ -16,6 +16,8 @@ export MINI_AGENT_TEST_BINS=dist
 npx tsc -p tsconfig.tests.json
 # import rules: no cycles, contracts/ imports nothing of ours, sandbox/ never imports runtime/ (.dependency-cruiser.cjs)
 npm run --silent lint:imports
+# formatting and lint rules (biome.jsonc)
+npm run --silent lint
 # the node sandbox image, built once; test files pin it from this lock instead of rebuilding (tests/kit/sandbox-image.ts)
 images=$(mktemp -d)
 npm run --silent image:build -- --state-dir "$images" --quiet
