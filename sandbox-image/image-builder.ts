@@ -1,4 +1,6 @@
 import { execFile } from "node:child_process";
+import fs from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import type Docker from "dockerode";
@@ -65,8 +67,19 @@ export async function buildImageFromDefinition(
   def: ImageDefinition,
   opts: { contextDir?: string; onProgress?: (line: string) => void } = {},
 ): Promise<BuiltImage> {
-  const contextDir = opts.contextDir ?? repoPath(path.join("sandbox-image/build", def.family));
   await ensureHostPackages(def);
+  // A private context per build: two builds at once (test files, a user's build next to a
+  // daemon's) must not empty each other's root filesystem half-way. The tar has fixed
+  // mtimes and relative names, so where the context sits changes no byte of the image.
+  const contextDir = opts.contextDir ?? (await fs.mkdtemp(path.join(os.tmpdir(), `mini-agent-image-${def.family}-`)));
+  try {
+    return await buildInContext(docker, def, contextDir, opts.onProgress);
+  } finally {
+    if (opts.contextDir === undefined) await fs.rm(contextDir, { recursive: true, force: true });
+  }
+}
+
+async function buildInContext(docker: Docker, def: ImageDefinition, contextDir: string, onProgress?: (line: string) => void): Promise<BuiltImage> {
   await assembleContext(def, contextDir);
   const stream = await docker.buildImage(packContext(contextDir) as never, {
     t: def.tag,
@@ -80,7 +93,7 @@ export async function buildImageFromDefinition(
       stream,
       (err: Error | null, res: Array<Record<string, unknown>>) => (err ? reject(err) : resolve(res)),
       (ev: Record<string, unknown>) => {
-        if (typeof ev.stream === "string" && ev.stream.trim()) opts.onProgress?.(ev.stream.trim());
+        if (typeof ev.stream === "string" && ev.stream.trim()) onProgress?.(ev.stream.trim());
       },
     );
   });
@@ -88,8 +101,11 @@ export async function buildImageFromDefinition(
   if (failed) {
     throw new MiniAgentError("sandbox_error", `image build failed: ${String(failed.error ?? JSON.stringify(failed.errorDetail))}`);
   }
-  const info = await docker.getImage(def.tag).inspect();
-  return { family: def.family, tag: def.tag, digest: info.Id };
+  // The build's own answer names the image it made; the tag may already point at
+  // another build's image when two builds of one family ran at once.
+  const built = events.map((e) => (e.aux as { ID?: unknown } | undefined)?.ID).find((id): id is string => typeof id === "string" && id.startsWith("sha256:"));
+  const digest = built ?? (await docker.getImage(def.tag).inspect()).Id;
+  return { family: def.family, tag: def.tag, digest };
 }
 
 export async function buildFamily(docker: Docker, family: ImageFamily, onProgress?: (line: string) => void): Promise<BuiltImage> {
