@@ -7,6 +7,7 @@ import { ErrorBody } from "../../daemon/src/contracts/api.js";
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
 import { instanceIdFor } from "../../daemon/src/config/state-dir.js";
 import { allFiles, REPO, rawRequest, runClient, Started, type ClientResult, type DaemonHandle } from "./harness.js";
+import { labelFilter, OWNER_FILTER, RUN_LABEL, sandboxLabels } from "../../daemon/src/sandbox/labels.js";
 
 /**
  * Whole runs through the real daemon and the real client: the canonical
@@ -46,7 +47,7 @@ async function status(socket: string, runId: string) {
 }
 
 async function containersOf(runId: string) {
-  return docker.listContainers({ all: true, filters: { label: [`mini-agent.run=${runId}`] } });
+  return docker.listContainers({ all: true, filters: { label: [labelFilter(RUN_LABEL, runId)] } });
 }
 
 /** counts of every table in the ledger: the "nothing changed" witness */
@@ -217,7 +218,7 @@ describe("runs through the daemon and the client", () => {
       docker.createContainer({
         Image: image,
         Cmd: ["/usr/bin/node", "-e", "0"],
-        Labels: { "mini-agent.owner": "mini-agent", "mini-agent.run": run, "mini-agent.purpose": "session", ...(instance ? { "mini-agent.instance": instance } : {}) },
+        Labels: sandboxLabels(run, "session", instance ?? null),
       });
     await leftover(runId);
     // a probe sandbox is in no ledger: only this daemon's instance label says it is this daemon's
@@ -331,12 +332,12 @@ describe("runs through the daemon and the client", () => {
     // every sandbox container this daemon creates is inspected the moment the engine reports its creation
     const inspections: Array<Promise<void>> = [];
     let inspected = 0;
-    const events = (await docker.getEvents({ filters: { type: ["container"], event: ["create"], label: ["mini-agent.owner=mini-agent"] } })) as NodeJS.ReadableStream;
+    const events = (await docker.getEvents({ filters: { type: ["container"], event: ["create"], label: [OWNER_FILTER] } })) as NodeJS.ReadableStream;
     const myRuns = new Set<string>();
     events.on("data", (chunk: Buffer) => {
       for (const line of chunk.toString().split("\n").filter(Boolean)) {
         const ev = JSON.parse(line) as { id: string; Actor?: { Attributes?: Record<string, string> } };
-        if (!myRuns.has(ev.Actor?.Attributes?.["mini-agent.run"] ?? "")) continue;
+        if (!myRuns.has(ev.Actor?.Attributes?.[RUN_LABEL] ?? "")) continue;
         inspections.push(
           docker
             .getContainer(ev.id)

@@ -1,6 +1,5 @@
 import crypto from "node:crypto";
 import type Docker from "dockerode";
-import type { SandboxRunRequest } from "../contracts/sandbox.js";
 import type { SandboxConfig } from "./config.js";
 import { canonicalJson } from "../workspace/hash.js";
 import { seccompProfile } from "./seccomp-profile.js";
@@ -30,19 +29,6 @@ export const IN_IMAGE = {
 } as const;
 
 export const SANDBOX_USER = "65534:65534";
-export const OWNER_LABEL = "mini-agent.owner";
-export const OWNER_VALUE = "mini-agent";
-export const INSTANCE_LABEL = "mini-agent.instance";
-/** names one sandbox container; its volumes carry it too, so they can be found if the engine leaves them. */
-export const SANDBOX_LABEL = "mini-agent.sandbox";
-
-export type Purpose = SandboxRunRequest["purpose"] | "session";
-
-export function sandboxLabels(runId: string, purpose: Purpose, instance: string | null = null): Record<string, string> {
-  const labels: Record<string, string> = { [OWNER_LABEL]: OWNER_VALUE, "mini-agent.run": runId, "mini-agent.purpose": purpose };
-  if (instance !== null) labels[INSTANCE_LABEL] = instance;
-  return labels;
-}
 
 /**
  * The HostConfig every sandbox gets, without the per-container volume names.

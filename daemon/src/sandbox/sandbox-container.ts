@@ -4,8 +4,9 @@ import { pino, type Logger } from "pino";
 import { MiniAgentError } from "../errors.js";
 import type { SandboxConfig } from "./config.js";
 import { AttachChannel } from "./attach-channel.js";
-import { containerSpec, IN_IMAGE, SANDBOX_LABEL, sandboxLabels, type Purpose } from "./host-config.js";
+import { containerSpec, IN_IMAGE } from "./host-config.js";
 import { engineError } from "./image-pin.js";
+import { labelFilter, SANDBOX_LABEL, sandboxLabels, type Purpose } from "./labels.js";
 import { CappedOutput } from "./output.js";
 
 export interface ExecSpec {
@@ -264,7 +265,7 @@ export class SandboxContainer {
 async function removeWithVolumes(docker: Docker, container: Docker.Container, name: string, log: Logger): Promise<void> {
   await container.remove({ force: true, v: true }).catch(() => undefined);
   const left = await docker
-    .listVolumes({ filters: { label: [`${SANDBOX_LABEL}=${name}`] } })
+    .listVolumes({ filters: { label: [labelFilter(SANDBOX_LABEL, name)] } })
     .then((r) => (r.Volumes ?? []).map((v) => v.Name))
     .catch(() => [] as string[]);
   for (const v of left) {
