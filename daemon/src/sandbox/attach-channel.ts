@@ -4,7 +4,7 @@ import type Docker from "dockerode";
 import { MiniAgentError } from "../errors.js";
 import { engineError } from "./image-pin.js";
 import { CappedOutput } from "./output.js";
-import type { ExecOutcome, ExecSpec } from "./sandbox-container.js";
+import type { ExecOutcome, ExecSpec } from "./exec-outcome.js";
 
 /** spawn-proto.h */
 const SPAWN_MAGIC = 0x6d615370;

@@ -1,5 +1,5 @@
 import type { Runtime, SandboxResult } from "../contracts/sandbox.js";
-import type { ExecOutcome } from "./sandbox-container.js";
+import type { ExecOutcome } from "./exec-outcome.js";
 
 export function toResult(o: ExecOutcome & { oomKilled: boolean }, durationMs: number, digest: string, runtime: Runtime): SandboxResult {
   return {

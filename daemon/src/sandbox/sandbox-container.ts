@@ -4,35 +4,11 @@ import { pino, type Logger } from "pino";
 import { MiniAgentError } from "../errors.js";
 import type { SandboxConfig } from "./config.js";
 import { AttachChannel } from "./attach-channel.js";
+import type { ExecOutcome, ExecSpec } from "./exec-outcome.js";
 import { containerSpec, IN_IMAGE } from "./host-config.js";
 import { engineError } from "./image-pin.js";
 import { labelFilter, SANDBOX_LABEL, sandboxLabels, type Purpose } from "./labels.js";
 import { CappedOutput } from "./output.js";
-
-export interface ExecSpec {
-  argv: string[];
-  env: string[];
-  timeoutMs: number;
-  capBytes: number;
-  signal?: AbortSignal;
-  /** called once when the deadline passes or the signal aborts; must kill whatever runs. */
-  onStop: (why: "timeout" | "cancel") => Promise<void>;
-}
-
-export interface ExecOutcome {
-  exitCode: number | null;
-  timedOut: boolean;
-  cancelled: boolean;
-  truncated: boolean;
-  stdout: string;
-  stderr: string;
-  /**
-   * No status came back from the spawner (it, or the whole container, is gone). Never a
-   * pass; whether it is the command's result or a sandbox failure is the caller's call
-   * (DockerExecutor.runFresh asks whether the sandbox still runs; a warm session fails).
-   */
-  spawnerLost: boolean;
-}
 
 /** `run --settle` exit code: a command changed /workspace, so it was emptied (spawn-proto.h). */
 export const SETTLE_CLEARED = 3;
