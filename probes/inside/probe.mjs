@@ -237,11 +237,10 @@ const dockerSocket = safe(function dockerSocket() {
   const sockets = [];
   walk("/", (p, st) => { if (st.isSocket()) sockets.push(p); });
   const present = paths.filter((p) => fs.existsSync(p));
-  // the one socket expected is the spawner's own, which it binds on the /tmp tmpfs at start (no binds: host_inspect)
-  const own = "/tmp/.mini-agent-spawner/sock";
-  const foreign = sockets.filter((p) => p !== own);
-  add("docker_socket", "no container-engine socket is reachable", "none of the usual paths exist and no socket file but the spawner's own on /tmp",
-    { present, sockets }, present.length === 0 && foreign.length === 0, "abstract unix sockets (none are reachable without a network namespace shared with the host)");
+  // the spawner's own socket is abstract (no file), so no socket file is expected anywhere (no binds: host_inspect)
+  add("docker_socket", "no container-engine socket is reachable", "none of the usual paths exist and no socket file at all",
+    { present, sockets }, present.length === 0 && sockets.length === 0,
+    "abstract unix sockets other than the spawner's own (the sandbox's network namespace is its own, never the host's)");
 });
 
 const environment = safe(function environment() {

@@ -11,6 +11,8 @@
  * included: orphans come to this process as child subreaper, or to the init
  * where the runtime refuses that) is SIGKILLed and reaped before the status
  * goes back. Same code path on runc and runsc.
+ * Between two commands of a warm sandbox the host asks it to settle: kill
+ * leftovers and empty /tmp, so every command starts with an empty /tmp.
  * One request at a time; a connection from a process of the command tree
  * (code of a command) or from a process already gone is refused, so a command
  * cannot queue another that would outlive it.
@@ -120,26 +122,75 @@ static int kill_descendants(void) {
   return live;
 }
 
-static int open_dirs(const char *p, const struct stat *sb, int flag, struct FTW *ftw) {
-  (void)ftw;
-  if (flag == FTW_D || flag == FTW_DNR) chmod(p, (sb->st_mode & 07777) | 0700);
-  return 0;
-}
-
-static int remove_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw) {
-  (void)sb; (void)flag;
-  if (ftw->level > 0) remove(p);
-  return 0;
-}
-
-static int workspace_empty(void) {
-  DIR *d = opendir("/workspace");
+static int dir_empty(const char *dir) {
+  DIR *d = opendir(dir);
   if (!d) return 0;
   struct dirent *e;
   int empty = 1;
   while ((e = readdir(d))) if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) empty = 0;
   closedir(d);
   return empty;
+}
+
+/*
+ * Removes everything inside the directory open as `fd`; 0 when all of it went.
+ * Everything in it belongs to the sandbox user (there is no other), so a
+ * directory a command made unreadable or unwritable (chmod 000, at any depth)
+ * is opened up before it is read, and the sticky bit of /tmp does not stand in
+ * the way. Processes were killed before. Nesting deeper than the fd limit
+ * allows is left, and then the caller's emptiness check fails (the sandbox is
+ * not reused).
+ */
+static int empty_at(int fd) {
+  int dfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+  if (!d) {
+    if (dfd >= 0) close(dfd);
+    return -1;
+  }
+  /* names first: removing entries while reading the directory may skip some */
+  char **names = NULL;
+  size_t n = 0, cap = 0;
+  int failed = 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    if (n == cap) {
+      char **grown = realloc(names, (cap = cap ? cap * 2 : 64) * sizeof *names);
+      if (!grown) { failed = 1; break; }
+      names = grown;
+    }
+    if (!(names[n] = strdup(e->d_name))) { failed = 1; break; }
+    n++;
+  }
+  closedir(d);
+  for (size_t i = 0; i < n; i++) {
+    struct stat st;
+    if (fstatat(fd, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
+      if ((st.st_mode & 0700) != 0700) fchmodat(fd, names[i], (st.st_mode & 07777) | 0700, 0);
+      int sub = openat(fd, names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (sub < 0 || empty_at(sub) != 0) failed = 1;
+      if (sub >= 0) close(sub);
+      if (unlinkat(fd, names[i], AT_REMOVEDIR) != 0) failed = 1;
+    } else if (unlinkat(fd, names[i], 0) != 0) {
+      failed = 1;
+    }
+    free(names[i]);
+  }
+  free(names);
+  return failed ? -1 : 0;
+}
+
+/* Removes everything below the mount point `dir` (which stays); 1 when it is then empty. */
+static int empty_dir(const char *dir) {
+  struct stat st;
+  /* /workspace is the sandbox user's own: a command may have closed it too */
+  if (stat(dir, &st) == 0 && st.st_uid == geteuid() && (st.st_mode & 0700) != 0700) chmod(dir, (st.st_mode & 07777) | 0700);
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return 0;
+  empty_at(fd);
+  close(fd);
+  return dir_empty(dir);
 }
 
 /*
@@ -325,6 +376,11 @@ static void serve(struct spawn_header h, char *buf, int fds[3], struct reply *rp
       reply_with(rp, 1, left);
       return;
     }
+    if (!empty_dir("/tmp")) {
+      dprintf(fds[2], "mini-agent-spawner: /tmp could not be emptied\n");
+      reply_with(rp, 1, 0);
+      return;
+    }
     if (workspace_unchanged()) {
       reply_with(rp, 0, 0);
       return;
@@ -335,13 +391,12 @@ static void serve(struct spawn_header h, char *buf, int fds[3], struct reply *rp
     free(baseline);
     baseline = NULL;
     int left = kill_descendants();
-    /* a command may have made directories unreadable; open them up, then remove depth-first */
-    nftw("/workspace", open_dirs, 32, FTW_PHYS);
-    nftw("/workspace", remove_entry, 32, FTW_PHYS | FTW_DEPTH);
-    int empty = workspace_empty();
+    int empty = empty_dir("/workspace");
+    int tmp_empty = empty_dir("/tmp");
     if (!empty) dprintf(fds[2], "mini-agent-spawner: /workspace could not be emptied\n");
+    if (!tmp_empty) dprintf(fds[2], "mini-agent-spawner: /tmp could not be emptied\n");
     if (left) dprintf(fds[2], "mini-agent-spawner: %d processes could not be killed\n", left);
-    reply_with(rp, left == 0 && empty ? (settle ? SETTLE_CLEARED : 0) : 1, left);
+    reply_with(rp, left == 0 && empty && tmp_empty ? (settle ? SETTLE_CLEARED : 0) : 1, left);
     return;
   }
   if (h.type != SPAWN_RUN) return;
@@ -464,15 +519,11 @@ int main(void) {
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   signal(SIGPIPE, SIG_IGN);
   umask(077);
-  if (mkdir(SPAWN_DIR, 0700) != 0 && errno != EEXIST) {
-    perror("mini-agent-spawner: mkdir");
-    return 1;
-  }
-  unlink(SPAWN_SOCK);
+  /* abstract: no file in /tmp for a command to remove or replace, and nothing to keep when /tmp is emptied */
   int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  struct sockaddr_un addr = {.sun_family = AF_UNIX};
-  strcpy(addr.sun_path, SPAWN_SOCK);
-  if (s < 0 || bind(s, (struct sockaddr *)&addr, sizeof addr) != 0 || listen(s, 16) != 0) {
+  struct sockaddr_un addr;
+  socklen_t alen = spawn_address(&addr);
+  if (s < 0 || bind(s, (struct sockaddr *)&addr, alen) != 0 || listen(s, 16) != 0) {
     perror("mini-agent-spawner: listen");
     return 1;
   }

@@ -18,9 +18,9 @@ export const IN_IMAGE = {
    * the attach channel instead (attach-channel.ts).
    */
   relay: ["/opt/mini-agent/run", "--"],
-  /** warm sandbox between two commands: kill leftovers, empty /workspace (via the spawner). */
+  /** warm sandbox between two commands: kill leftovers, empty /tmp and /workspace (via the spawner). */
   clear: ["/opt/mini-agent/run", "--clear"],
-  /** after a command: kill leftovers; keep /workspace if unchanged, else empty it (exit 3). */
+  /** after a command: kill leftovers, empty /tmp; keep /workspace if unchanged, else empty it (exit 3). */
   settle: ["/opt/mini-agent/run", "--settle"],
   probe: ["/usr/bin/node", "/opt/mini-agent/probe.mjs"],
   syscallHelper: "/opt/mini-agent/syscall-probe",

@@ -17,9 +17,10 @@ import { planSync, workspaceManifest, type Manifest } from "./workspace-sync.js"
  * previous command left /workspace as it found it (the spawner's settle
  * request checks that, else empties it). The spawner kills every leftover
  * process of a command before its status comes back; settle proves none is
- * left. If that cannot be proven (settle failed, OOM, spawner lost), or the
- * command hit its deadline or was cancelled, the container is thrown away
- * and the next exec gets a new one. Execs are serialized.
+ * left and empties /tmp, so every command starts with an empty /tmp. If that
+ * cannot be proven (settle failed, OOM, spawner lost), or the command hit its
+ * deadline or was cancelled, the container is thrown away and the next exec
+ * gets a new one. Execs are serialized.
  */
 export class WarmSession implements SandboxSession {
   private box: SandboxContainer | null = null;
@@ -113,14 +114,14 @@ export class WarmSession implements SandboxSession {
     return box;
   }
 
-  /** After a command: kill leftovers; keep /workspace if the command left it unchanged, else empty it. */
+  /** After a command: kill leftovers, empty /tmp; keep /workspace if the command left it unchanged, else empty it. */
   private async settle(box: SandboxContainer): Promise<"kept" | "cleared" | "failed"> {
     if (this.box !== box) return "failed";
     const o = await this.control(box, IN_IMAGE.settle);
     return o === 0 ? "kept" : o === SETTLE_CLEARED ? "cleared" : "failed";
   }
 
-  /** Kills every leftover process and empties /workspace (spawner request). True only when proven. */
+  /** Kills every leftover process, empties /tmp and /workspace (spawner request). True only when proven. */
   private async clear(box: SandboxContainer): Promise<boolean> {
     if (this.box !== box) return false;
     this.synced = null;
