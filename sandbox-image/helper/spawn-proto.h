@@ -9,8 +9,13 @@
  * 128+signal, of the command (for CLEAR: 0 when proven clean; SETTLE: below).
  * From the host's attach to the spawner's stdin (RUN only): the same header,
  * the payload prefixed by a 32-hex-digit nonce; the answer is an end marker
- * on stdout ("\0mini-agent-end:<nonce>:<status>\0") and stderr
- * ("\0mini-agent-end:<nonce>\0").
+ * on stdout ("\0mini-agent-end:<nonce>:<status>:<signal>:<pids>:<oom>\0") and
+ * stderr ("\0mini-agent-end:<nonce>\0"). <signal> is the signal that ended the
+ * command's own process (0: it exited). <pids> and <oom> are how often, while
+ * the command ran, the sandbox's pids cgroup refused a fork or clone
+ * (pids.events "max") and the kernel OOM-killed a process in its memory
+ * cgroup ("oom_kill"); -1 where the sandbox cannot read them (gVisor has no
+ * cgroupfs inside).
  */
 #ifndef MINI_AGENT_SPAWN_PROTO_H
 #define MINI_AGENT_SPAWN_PROTO_H

@@ -194,6 +194,43 @@ static int empty_dir(const char *dir) {
 }
 
 /*
+ * A counter of the sandbox's own cgroup (Docker mounts it read-only at
+ * /sys/fs/cgroup): the value of `key` in the first readable file of `paths`
+ * ("key N" lines), or -1 when none is readable (gVisor has no cgroupfs).
+ */
+static long cgroup_counter(const char *const paths[], const char *key) {
+  size_t kl = strlen(key);
+  for (int i = 0; paths[i]; i++) {
+    int fd = open(paths[i], O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    char buf[4096];
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) continue;
+    buf[n] = 0;
+    for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+      if (strncmp(line, key, kl) == 0 && line[kl] == ' ') return strtol(line + kl + 1, NULL, 10);
+    }
+  }
+  return -1;
+}
+
+/* cgroup v2 first, then v1 */
+static const char *const PIDS_EVENTS[] = {"/sys/fs/cgroup/pids.events", "/sys/fs/cgroup/pids/pids.events", NULL};
+static const char *const MEMORY_EVENTS[] = {"/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control", NULL};
+
+struct limit_counts { long pids_max, oom_kill; };
+
+static struct limit_counts limit_counts(void) {
+  struct limit_counts c = {cgroup_counter(PIDS_EVENTS, "max"), cgroup_counter(MEMORY_EVENTS, "oom_kill")};
+  return c;
+}
+
+static long counted_between(long before, long after) {
+  return before < 0 || after < before ? -1 : after - before;
+}
+
+/*
  * Fingerprint of /workspace: one record per entry (path, inode, mode, size,
  * mtime, ctime) in walk order. Any create, delete, rename, write, chmod or
  * utimes changes a ctime (the kernel sets it; code cannot choose it), so an
@@ -310,13 +347,17 @@ static void exec_command(char **argv, char **envp) {
 /* where the answer goes: the relay's connection, or (attached) a marker on stdout and stderr */
 struct reply { int conn; const char *nonce; };
 
-static void reply_with(struct reply *rp, int status, int leftovers) {
+/* what the attached marker adds to the status (spawn-proto.h); NO_FACTS where nothing ran */
+struct run_facts { int signal; long pids_max, oom_kill; };
+static const struct run_facts NO_FACTS = {0, -1, -1};
+
+static void reply_with(struct reply *rp, int status, int leftovers, struct run_facts f) {
   if (rp->conn >= 0) {
     answer(rp->conn, status, leftovers);
     return;
   }
   /* the command's output went to these same pipes before this line: the host reads up to the marker */
-  dprintf(1, "%cmini-agent-end:%s:%d%c", 0, rp->nonce, status, 0);
+  dprintf(1, "%cmini-agent-end:%s:%d:%d:%ld:%ld%c", 0, rp->nonce, status, f.signal, f.pids_max, f.oom_kill, 0);
   dprintf(2, "%cmini-agent-end:%s%c", 0, rp->nonce, 0);
 }
 
@@ -373,16 +414,16 @@ static void serve(struct spawn_header h, char *buf, int fds[3], struct reply *rp
     int left = kill_descendants();
     if (left) {
       dprintf(fds[2], "mini-agent-spawner: %d processes could not be killed\n", left);
-      reply_with(rp, 1, left);
+      reply_with(rp, 1, left, NO_FACTS);
       return;
     }
     if (!empty_dir("/tmp")) {
       dprintf(fds[2], "mini-agent-spawner: /tmp could not be emptied\n");
-      reply_with(rp, 1, 0);
+      reply_with(rp, 1, 0, NO_FACTS);
       return;
     }
     if (workspace_unchanged()) {
-      reply_with(rp, 0, 0);
+      reply_with(rp, 0, 0, NO_FACTS);
       return;
     }
     h.type = SPAWN_CLEAR;
@@ -396,7 +437,7 @@ static void serve(struct spawn_header h, char *buf, int fds[3], struct reply *rp
     if (!empty) dprintf(fds[2], "mini-agent-spawner: /workspace could not be emptied\n");
     if (!tmp_empty) dprintf(fds[2], "mini-agent-spawner: /tmp could not be emptied\n");
     if (left) dprintf(fds[2], "mini-agent-spawner: %d processes could not be killed\n", left);
-    reply_with(rp, left == 0 && empty && tmp_empty ? (settle ? SETTLE_CLEARED : 0) : 1, left);
+    reply_with(rp, left == 0 && empty && tmp_empty ? (settle ? SETTLE_CLEARED : 0) : 1, left, NO_FACTS);
     return;
   }
   if (h.type != SPAWN_RUN) return;
@@ -422,6 +463,7 @@ static void serve(struct spawn_header h, char *buf, int fds[3], struct reply *rp
     if (!use_env) { free(argv); free(envp); return; }
   }
   take_baseline();
+  struct limit_counts before = limit_counts();
   pid_t child = fork();
   if (child == 0) {
     /* own session and process group, default signals, the relay's fds as 0/1/2 */
@@ -446,7 +488,7 @@ static void serve(struct spawn_header h, char *buf, int fds[3], struct reply *rp
   free(envp);
   for (int i = 0; i < 3; i++) { close(fds[i]); fds[i] = -1; }
   if (child < 0) {
-    reply_with(rp, 126, 0);
+    reply_with(rp, 126, 0, NO_FACTS);
     return;
   }
   int status = 0;
@@ -457,7 +499,11 @@ static void serve(struct spawn_header h, char *buf, int fds[3], struct reply *rp
   }
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 126;
   int left = kill_descendants();
-  reply_with(rp, code, left);
+  /* read after the sweep: whatever the command's tree ran into is counted by now */
+  struct limit_counts after = limit_counts();
+  struct run_facts facts = {WIFSIGNALED(status) ? WTERMSIG(status) : 0, counted_between(before.pids_max, after.pids_max),
+                            counted_between(before.oom_kill, after.oom_kill)};
+  reply_with(rp, code, left, facts);
 }
 
 /*
@@ -485,7 +531,7 @@ static int serve_attached(void) {
   h.length -= 32;
   extern char **environ;
   if (fds[0] >= 0 && fds[1] >= 0 && fds[2] >= 0) serve(h, buf + 32, fds, &rp, environ);
-  else reply_with(&rp, 126, 0);
+  else reply_with(&rp, 126, 0, NO_FACTS);
   for (int i = 0; i < 3; i++) if (fds[i] >= 0) close(fds[i]);
   free(buf);
   return 0;

@@ -1,4 +1,4 @@
-import type { Backend } from "../contracts/sandbox.js";
+import type { Backend, SandboxLimit } from "../contracts/sandbox.js";
 import type { Budgets, TaskSpec } from "../contracts/task-spec.js";
 import type { RunStatus, EventType } from "../contracts/run.js";
 
@@ -36,7 +36,17 @@ export interface PendingActionView {
 export interface VerificationEvidence {
   workspace_digest: string;
   protected_paths_changed: string[];
-  tests: { discovered: number; passed: number; failed: number; exit_code: number | null; timed_out: boolean; truncated: boolean };
+  tests: {
+    discovered: number;
+    passed: number;
+    failed: number;
+    exit_code: number | null;
+    timed_out: boolean;
+    truncated: boolean;
+    /** limits the candidate tests ran into, and the signal that killed their runner (SandboxResult) */
+    limits?: SandboxLimit[];
+    runner_signal?: string | null;
+  };
   acceptance: { passed: string[]; failed: string[]; error: string | null } | null;
   passed: boolean;
   reason: string | null;

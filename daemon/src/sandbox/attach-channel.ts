@@ -4,7 +4,7 @@ import type Docker from "dockerode";
 import { MiniAgentError } from "../errors.js";
 import { engineError } from "./image-pin.js";
 import { CappedOutput } from "./output.js";
-import type { ExecOutcome, ExecSpec } from "./exec-outcome.js";
+import { NO_FACTS, type CommandFacts, type CommandOutcome, type ExecSpec } from "./exec-outcome.js";
 
 /** spawn-proto.h */
 const SPAWN_MAGIC = 0x6d615370;
@@ -63,6 +63,15 @@ interface Current {
   ended: () => void;
 }
 
+/** `<status>:<signal>:<pids>:<oom>` after the nonce on stdout (spawn-proto.h); null when it is anything else. */
+export function parseEndTail(tail: string): { status: number; facts: CommandFacts } | null {
+  const m = /^(\d{1,3}):(\d{1,3}):(-1|\d{1,18}):(-1|\d{1,18})$/.exec(tail);
+  if (!m) return null;
+  const count = (v: string) => (v === "-1" ? null : Number(v));
+  const signal = Number(m[2]);
+  return { status: Number(m[1]) & 0xff, facts: { signal: signal === 0 ? null : signal, pidsLimitHits: count(m[3]!), oomKills: count(m[4]!) } };
+}
+
 /**
  * A sandbox's command channel: one attach to the spawner's stdin, stdout
  * and stderr for the container's life. A command is a request on stdin; its
@@ -110,9 +119,9 @@ export class AttachChannel {
   }
 
   /** Runs one command; `spec.onStop` must kill the container (the stream then ends). */
-  async run(spec: ExecSpec & { cwd: string }): Promise<ExecOutcome> {
+  async run(spec: ExecSpec & { cwd: string }): Promise<CommandOutcome> {
     if (spec.signal?.aborted) {
-      return { exitCode: null, timedOut: false, cancelled: true, truncated: false, stdout: "", stderr: "", spawnerLost: false };
+      return { exitCode: null, timedOut: false, cancelled: true, truncated: false, stdout: "", stderr: "", spawnerLost: false, ...NO_FACTS };
     }
     if (this.current) throw new MiniAgentError("sandbox_error", "the sandbox's command channel is busy with another command");
     const nonce = crypto.randomBytes(16).toString("hex");
@@ -157,11 +166,12 @@ export class AttachChannel {
       spec.signal?.removeEventListener("abort", onAbort);
     }
     if (stopping) await stopping;
-    const status = so.done && se.done ? Number.parseInt(so.tail, 10) : NaN;
-    const exitCode = !timedOut && !cancelled && Number.isInteger(status) ? status & 0xff : null;
+    const end = so.done && se.done && !timedOut && !cancelled ? parseEndTail(so.tail) : null;
+    const exitCode = end?.status ?? null;
     // no marker and no deadline or cancel: the spawner (or the whole container) is gone; callers rule out OOM first
     const spawnerLost = !timedOut && !cancelled && (streamEnded || exitCode === null);
-    return { exitCode, timedOut, cancelled, truncated: out.truncated, stdout: out.text("stdout"), stderr: out.text("stderr"), spawnerLost };
+    const facts = end?.facts ?? NO_FACTS;
+    return { exitCode, timedOut, cancelled, truncated: out.truncated, stdout: out.text("stdout"), stderr: out.text("stderr"), spawnerLost, ...facts };
   }
 }
 

@@ -28,3 +28,25 @@ export interface ExecOutcome {
    */
   spawnerLost: boolean;
 }
+
+/**
+ * What the spawner's end marker reports besides the status (spawn-proto.h),
+ * each read by the spawner from the kernel; null when no status came back, or
+ * (the counts) when the sandbox cannot read its cgroup (gVisor has no cgroupfs).
+ */
+export interface CommandFacts {
+  /** the signal that ended the command's own process (e.g. 9); null when it exited */
+  signal: number | null;
+  /** how often the sandbox's pids cgroup refused a fork or clone while the command ran */
+  pidsLimitHits: number | null;
+  /** how many processes the kernel OOM-killed in the sandbox's memory cgroup while the command ran */
+  oomKills: number | null;
+}
+
+export const NO_FACTS: CommandFacts = { signal: null, pidsLimitHits: null, oomKills: null };
+
+/** A command's outcome on the attach channel. */
+export type CommandOutcome = ExecOutcome & CommandFacts;
+
+/** A command's outcome with the memory verdict (kernel counter, else the engine's report). */
+export type RunOutcome = CommandOutcome & { oomKilled: boolean };

@@ -32,7 +32,7 @@ export class WarmSession implements SandboxSession {
   private synced: Manifest | null = null;
 
   constructor(
-    private readonly o: { docker: Docker; config: SandboxConfig; digest: string; runId: string; now: () => number; epochMs: () => number; log: Logger },
+    private readonly o: { docker: Docker; config: SandboxConfig; digest: string; runId: string; now: () => number; log: Logger },
   ) {}
 
   async open(): Promise<void> {
@@ -55,7 +55,6 @@ export class WarmSession implements SandboxSession {
     const env = buildExecEnv(this.o.config, req.env);
     await this.cleanup;
     const t0 = this.o.now();
-    const startedAt = this.o.epochMs();
     if (!this.box) await this.open();
     const box = await this.sync(req.workspaceDir);
     const outcome = await box.run({
@@ -67,15 +66,16 @@ export class WarmSession implements SandboxSession {
       // the spawner is busy waiting for this command: the whole container goes (SIGKILL), a new one comes next time
       onStop: () => this.discard(box),
     });
-    const oomKilled = await box.oomKilledSince(startedAt, this.o.epochMs, outcome);
+    const oomKilled = outcome.oomKilled;
     if (outcome.spawnerLost && !oomKilled) {
+      const status = await box.exitStatus();
       await this.discard(box);
-      throw spawnerLostError(box.id);
+      throw spawnerLostError(box.id, status);
     }
-    const result = toResult({ ...outcome, oomKilled }, this.o.now() - t0, box.digest, this.o.config.runtime);
+    const result = toResult(outcome, this.o.now() - t0, box.digest, this.o.config.runtime);
     // Leftover processes are killed right after the exec, off the caller's critical path;
-    // the next exec and close() wait for it. An OOM'd container is replaced so the next
-    // exec's report is its own.
+    // the next exec and close() wait for it. An OOM'd container is replaced rather than
+    // proven clean: the kernel may have killed one of the sandbox's own processes too.
     this.cleanup = (async () => {
       if (oomKilled) return this.discard(box);
       const settled = await this.settle(box);

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { FileVersion, Id, SCHEMA_VERSION, describeZodError } from "../contracts/common.js";
 import { Decision } from "../contracts/decision.js";
 import { RunStatus } from "../contracts/run.js";
-import { Backend } from "../contracts/sandbox.js";
+import { Backend, SandboxLimit } from "../contracts/sandbox.js";
 import { Budgets, TaskSpec } from "../contracts/task-spec.js";
 import { ToolResult } from "../contracts/tool-call.js";
 import { MiniAgentError } from "../errors.js";
@@ -53,6 +53,7 @@ export const EvidenceRecord = z.object({
   tests: z.object({
     discovered: z.number(), passed: z.number(), failed: z.number(),
     exit_code: z.number().nullable(), timed_out: z.boolean(), truncated: z.boolean(),
+    limits: z.array(SandboxLimit).optional(), runner_signal: z.string().nullable().optional(),
   }),
   acceptance: z.object({ passed: z.array(z.string()), failed: z.array(z.string()), error: z.string().nullable() }).nullable(),
   passed: z.boolean(),

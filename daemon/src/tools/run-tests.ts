@@ -1,6 +1,6 @@
 import picomatch from "picomatch";
 import { isMiniAgentError } from "../errors.js";
-import type { SandboxResult } from "../contracts/sandbox.js";
+import type { SandboxLimit, SandboxResult } from "../contracts/sandbox.js";
 import type { TaskSpec } from "../contracts/task-spec.js";
 import type { ToolArgs, ToolResult } from "../contracts/tool-call.js";
 import type { Executor, SandboxSession } from "../sandbox/executor.js";
@@ -77,6 +77,12 @@ export interface TestRunReport extends Omit<TestOutputSummary, "failures"> {
   truncated: boolean;
   /** only the `output` tail shown here was shortened; says nothing about the run */
   output_truncated: boolean;
+  /** limits the run ran into (time, memory, pids, output), each from a real signal */
+  limits: SandboxLimit[];
+  /** the signal that killed the test runner itself (e.g. "SIGKILL"); null when it exited */
+  runner_signal: string | null;
+  /** the sandbox itself stopped under the run: no status came back */
+  sandbox_lost: boolean;
   diagnostics: TestOutputSummary["failures"];
   /** tail of stdout+stderr, capped */
   output: string;
@@ -107,21 +113,37 @@ export function normalizeRunnerText(text: string): string {
     .replace(/^[ \t]*(?:# )?duration_ms:? [0-9.]+\r?\n/gm, "");
 }
 
+/** what reaching a limit meant (time and output have verdicts of their own) */
+const LIMIT_WORDS: Partial<Record<SandboxLimit, string>> = {
+  memory: "memory (the kernel OOM-killed a process)",
+  pids: "pids (a new process or thread was refused)",
+};
+
+/** "limits reached: ..." for the memory and pids limits a run ran into; null when none. run_tests and the Verifier say it alike. */
+export function limitsReached(res: Pick<SandboxResult, "limits">): string | null {
+  const reached = res.limits.flatMap((l) => LIMIT_WORDS[l] ?? []);
+  return reached.length > 0 ? `limits reached: ${reached.join(", ")}` : null;
+}
+
 /** Judges one runner result the same way for run_tests and the Verifier. */
 export function summarizeTestRun(res: SandboxResult, limits: Pick<ToolLimits, "testOutputBytes" | "testDiagnostics" | "diagnosticChars">): TestRunReport {
   const parsed = parseNodeTestOutput(res.stdout, { maxFailures: limits.testDiagnostics, maxMessageChars: limits.diagnosticChars });
   const combined = normalizeRunnerText(res.stderr.length > 0 ? `${res.stdout}\n[stderr]\n${res.stderr}` : res.stdout);
   const out = tail(combined, limits.testOutputBytes);
+  const killed = res.signal === null ? "" : `the test runner was killed by ${res.signal}`;
   let verdict = "passed";
   if (res.cancelled) verdict = "cancelled";
   else if (res.timed_out) verdict = "timed out";
+  else if (res.sandbox_lost) verdict = "the sandbox stopped while the tests ran; no status came back";
   else if (res.truncated) verdict = "runner output was truncated; the summary cannot be trusted";
-  else if (!parsed.summary_found) verdict = parsed.problem ?? "no test summary";
+  else if (!parsed.summary_found) verdict = killed ? `${killed} before its summary` : parsed.problem ?? "no test summary";
   else if (parsed.discovered === 0 && parsed.files_without_tests.length > 0) {
     verdict = `no test ran: ${parsed.files_without_tests.length} test file(s) exited without running a test (e.g. code they import exits the process)`;
   } else if (parsed.discovered === 0) verdict = "no tests were discovered (a green run with 0 tests is not a pass)";
   else if (parsed.failed > 0 || parsed.cancelled > 0) verdict = `${parsed.failed} of ${parsed.discovered} tests failed`;
-  else if (res.exit_code !== 0) verdict = `the runner exited with code ${res.exit_code}`;
+  else if (res.exit_code !== 0) verdict = killed || `the runner exited with code ${res.exit_code}`;
+  const reached = limitsReached(res);
+  if (verdict !== "passed" && reached !== null) verdict += `; ${reached}`;
   const { failures, ...counts } = parsed;
   return {
     ...counts,
@@ -130,6 +152,9 @@ export function summarizeTestRun(res: SandboxResult, limits: Pick<ToolLimits, "t
     cancelled_run: res.cancelled,
     truncated: res.truncated,
     output_truncated: out.cut,
+    limits: res.limits,
+    runner_signal: res.signal,
+    sandbox_lost: res.sandbox_lost,
     diagnostics: failures.map((f) => ({ name: normalizeRunnerText(f.name), message: normalizeRunnerText(f.message) })),
     output: out.text,
     green: verdict === "passed",

@@ -32,7 +32,7 @@ import { computeManifest, type Manifest } from "../workspace/manifest.js";
 import { loadBaseline } from "../workspace/baseline.js";
 import { protectedChanges } from "./protected-paths.js";
 import { decideCases, parseAcceptanceOutput } from "./acceptance-protocol.js";
-import { presetInvocation, type PresetInvocation } from "../tools/run-tests.js";
+import { limitsReached, presetInvocation, type PresetInvocation } from "../tools/run-tests.js";
 import { parseNodeTestOutput } from "../tools/test-output.js";
 
 export interface TestCounts {
@@ -152,7 +152,8 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
       });
       if (r.cancelled) throw new Stop("verification_error:cancelled");
       const { files_without_tests: empty, ...counts } = deps.parseTestOutput(r.stdout, r.stderr);
-      evidence.tests = { ...counts, exit_code: r.exit_code, timed_out: r.timed_out, truncated: r.truncated };
+      evidence.tests = { ...counts, exit_code: r.exit_code, timed_out: r.timed_out, truncated: r.truncated, limits: r.limits, runner_signal: r.signal };
+      details.push(...sandboxFacts("candidate tests", r));
       if (empty.length > 0) details.push(`test file(s) that exited without running a test (not counted): ${empty.join(", ")}`);
       const testReason = judgeTests(evidence.tests, details);
       if (testReason) reasons.push(testReason);
@@ -172,6 +173,7 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
         signal,
       });
       if (r.cancelled) throw new Stop("verification_error:cancelled");
+      details.push(...sandboxFacts("acceptance", r));
       const accReason = judgeAcceptance(r, task.acceptance, evidence, details);
       if (accReason) reasons.push(accReason);
     }
@@ -200,6 +202,16 @@ async function loadRunBaseline(deps: VerifierDeps, dir: string, log: Logger | un
     log?.error({ err }, "baseline could not be loaded");
     throw new Stop(`verification_error:baseline_${isMiniAgentError(err) ? err.code : "unreadable"}`);
   }
+}
+
+/** What the sandbox itself says about a run, so the evidence names a killed runner or a limit reached (issue 10 item 8). */
+function sandboxFacts(what: string, r: SandboxResult): string[] {
+  const facts: string[] = [];
+  if (r.sandbox_lost) facts.push(`${what}: the sandbox stopped while it ran; no status came back`);
+  if (r.signal !== null) facts.push(`${what}: the runner was killed by ${r.signal}`);
+  const reached = limitsReached(r);
+  if (reached !== null) facts.push(`${what}: ${reached}`);
+  return facts;
 }
 
 /** discovered > 0, not timed out, not truncated, exit 0 AND the summary says every test passed. */
