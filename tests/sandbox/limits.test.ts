@@ -7,7 +7,7 @@ import { availableRuntimes, freshStateDir, leftoversWithPrefix, removeWithPrefix
 
 /**
  * What a command ran into, as the sandbox reports it, and a warm sandbox
- * that keeps working after it (issue 10 items 8 and 10). Real engine, both
+ * that keeps working after it (issue 10 items 8, 9, 10). Real engine, both
  * runtimes; no timing assertions.
  */
 const FILES: Record<string, string> = {
@@ -106,6 +106,19 @@ describe.each(runtimes)("limits and a warm sandbox that recovers on %s", (runtim
       // runc: the command's own process got the kernel's SIGKILL; runsc: the whole sandbox went with it
       if (runtime === "runc") expect(r).toMatchObject({ signal: "SIGKILL", sandbox_lost: false });
       else expect(r).toMatchObject({ signal: null, sandbox_lost: true });
+      await expectWorks(session);
+    } finally {
+      await session.close();
+    }
+  });
+
+  it("regression (issue 10 item 9): a command that kills the spawner and keeps running is a sandbox_error, not a timeout, and the session goes on", async () => {
+    const session = await executor().openSession(`${prefix}-kill`);
+    try {
+      // a deadline well below the 60 s default, so that reaching it would show
+      const killer = "process.kill(process.ppid,'SIGKILL');setInterval(()=>{},1000)";
+      const err = await exec(session, ["node", "-e", killer], 30_000).then((r) => r, (e: unknown) => e);
+      expect(isMiniAgentError(err, "sandbox_error"), JSON.stringify(err)).toBe(true);
       await expectWorks(session);
     } finally {
       await session.close();

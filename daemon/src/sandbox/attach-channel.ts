@@ -12,6 +12,8 @@ const SPAWN_RUN = 1;
 const END = "mini-agent-end:";
 /** after a kill, how long the attach stream may take to end before it is cut. */
 const STOP_GRACE_MS = 5_000;
+/** after the engine says the container stopped, how long the marker or the stream's end may still take. */
+const STOPPED_GRACE_MS = 1_000;
 
 /**
  * Scans one output stream for the end marker the spawner writes after the
@@ -83,6 +85,9 @@ export function parseEndTail(tail: string): { status: number; facts: CommandFact
 export class AttachChannel {
   private current: Current | null = null;
   private closed = false;
+  /** the engine said the container is no longer running */
+  private stopped = false;
+  private readonly watch = new AbortController();
 
   private constructor(private readonly stream: NodeJS.ReadWriteStream) {}
 
@@ -110,11 +115,33 @@ export class AttachChannel {
     stream.on("end", end);
     stream.on("close", end);
     stream.on("error", end);
+    ch.watchStop(container);
     return ch;
+  }
+
+  /**
+   * The attach stream ends when the container stops, but nothing guarantees it
+   * (issue 10 item 9 saw a killed spawner under gVisor noticed only at the
+   * deadline). The engine's own wait says it independently: once the container
+   * is no longer running, a command still waiting gets a short grace for its
+   * marker and then ends as lost.
+   */
+  private watchStop(container: Docker.Container): void {
+    const waited = container.wait({ condition: "not-running", abortSignal: this.watch.signal } as never) as unknown as Promise<unknown>;
+    void Promise.resolve(waited).then(
+      () => {
+        if (this.watch.signal.aborted) return;
+        this.stopped = true;
+        const cur = this.current;
+        if (cur) setTimeout(() => this.current === cur && cur.ended(), STOPPED_GRACE_MS).unref();
+      },
+      () => undefined,
+    );
   }
 
   destroy(): void {
     this.closed = true;
+    this.watch.abort();
     (this.stream as unknown as { destroy(): void }).destroy();
   }
 
@@ -157,7 +184,7 @@ export class AttachChannel {
             resolve();
           },
         };
-        if (this.closed) return this.current.ended();
+        if (this.closed || this.stopped) return this.current.ended();
         this.stream.write(request(nonce, spec.argv, spec.cwd, spec.env));
       });
     } finally {

@@ -38,6 +38,8 @@ function fakeDocker(stillRunning: boolean): Docker {
       await new Promise((r) => s.on("end", r));
     },
     inspect: async () => ({ State: { Running: stillRunning, OOMKilled: false } }),
+    // the engine's wait for "not-running" returns once the container stopped
+    wait: () => (stillRunning ? new Promise(() => undefined) : new Promise((r) => setTimeout(() => r({ StatusCode: 137 }), 20))),
     kill: async () => undefined,
     remove: async () => undefined,
   };

@@ -24,13 +24,13 @@ function engineStream(): { stream: Duplex; output: PassThrough } {
  * Fakes only for faults the real engine cannot be made to produce on demand:
  * a connection that breaks mid-stream, and a kill that takes a while.
  */
-function fakeDocker(attach: ReturnType<typeof engineStream>, opts: { killDelayMs?: number; execStream?: PassThrough } = {}) {
+function fakeDocker(attach: ReturnType<typeof engineStream>, opts: { killDelayMs?: number; execStream?: PassThrough; stopped?: Promise<unknown> } = {}) {
   const container = {
     id: "fake-container",
     start: async () => undefined,
     attach: async () => attach.stream,
     exec: async () => ({ start: async () => opts.execStream, inspect: async () => ({ Running: false, ExitCode: 0 }) }),
-    wait: () => new Promise(() => undefined),
+    wait: () => opts.stopped ?? new Promise(() => undefined),
     inspect: async () => ({ State: { OOMKilled: false } }),
     kill: async () => {
       await new Promise((r) => setTimeout(r, opts.killDelayMs ?? 0));
@@ -85,6 +85,20 @@ describe("SandboxContainer.run with engine faults", () => {
     ctl.abort();
     const o = await box.run(spec(box, 1000, ctl.signal));
     expect(o).toMatchObject({ cancelled: true, timedOut: false, exitCode: null });
+  });
+
+  it("regression (issue 10 item 9): a container that stops while its attach stream stays open ends the command as lost, not at the deadline", async () => {
+    const attach = engineStream();
+    let stop!: (v: unknown) => void;
+    const stopped = new Promise((r) => (stop = r));
+    const box = await SandboxContainer.start(fakeDocker(attach, { stopped }), config, "sha256:x", "r", "session", false);
+    const p = box.run(spec(box, 30_000));
+    // the engine says the container stopped; the stream (as under gVisor) never ends by itself
+    setTimeout(() => stop({ StatusCode: 137 }), 20);
+    const o = await p;
+    expect(o).toMatchObject({ exitCode: null, spawnerLost: true, timedOut: false, cancelled: false });
+    // and the next command on that channel does not wait at all
+    await expect(box.run(spec(box, 30_000))).resolves.toMatchObject({ spawnerLost: true, timedOut: false });
   });
 
   it("refuses a second command while one runs on the channel", async () => {
