@@ -4,6 +4,7 @@ import type Docker from "dockerode";
 import type { SandboxConfig } from "../daemon/src/sandbox/config.js";
 import { hostConfigTemplate, IN_IMAGE, SANDBOX_USER } from "../daemon/src/sandbox/host-config.js";
 import type { ProbeResult } from "./types.js";
+import { labelFilter, RUN_LABEL } from "../daemon/src/sandbox/labels.js";
 
 type Inspect = Docker.ContainerInspectInfo & { HostConfig: Record<string, unknown> };
 
@@ -85,7 +86,7 @@ export function hostProcessesOf(containerIds: string[]): number[] {
 }
 
 export async function leftovers(docker: Docker, runId: string, containerIds: string[]): Promise<{ containers: number; volumes: number; processes: number[] }> {
-  const label = [`mini-agent.run=${runId}`];
+  const label = [labelFilter(RUN_LABEL, runId)];
   const containers = (await docker.listContainers({ all: true, filters: { label } })).length;
   const volumes = ((await docker.listVolumes({ filters: { label } })).Volumes ?? []).length;
   return { containers, volumes, processes: hostProcessesOf(containerIds) };

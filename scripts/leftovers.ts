@@ -4,8 +4,9 @@
  * so a test run that leaks a sandbox fails even if its assertions passed.
  */
 import Docker from "dockerode";
+import { labelFilter, OWNER_FILTER, TESTCONTAINERS_LABEL } from "../daemon/src/sandbox/labels.js";
 
-const LABELS = ["mini-agent.owner=mini-agent", "org.testcontainers=true"];
+const LABELS = [OWNER_FILTER, labelFilter(TESTCONTAINERS_LABEL, "true")];
 
 async function main(argv: string[]): Promise<number> {
   const remove = argv.includes("--remove");

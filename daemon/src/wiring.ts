@@ -23,6 +23,7 @@ import { LocalExecutor } from "./sandbox/local-executor.js";
 import type { Executor } from "./sandbox/executor.js";
 import type { IsolationFacts } from "./gate/isolation-facts.js";
 import { reapLeftovers } from "./sandbox/reaper.js";
+import { OWNER_FILTER, RUN_LABEL } from "./sandbox/labels.js";
 
 /**
  * The daemon's real parts, assembled once at start-up: one Docker client, one
@@ -131,13 +132,13 @@ async function reapOwnLeftovers(docker: Docker, instance: string, runIds: string
   let removed = (await reapLeftovers(docker, { instance })).containers;
   const mine = new Set(runIds);
   const present = new Set<string>();
-  const label = ["mini-agent.owner=mini-agent"];
+  const label = [OWNER_FILTER];
   for (const c of await docker.listContainers({ all: true, filters: { label } })) {
-    const run = c.Labels?.["mini-agent.run"];
+    const run = c.Labels?.[RUN_LABEL];
     if (run && mine.has(run)) present.add(run);
   }
   for (const v of (await docker.listVolumes({ filters: { label } })).Volumes ?? []) {
-    const run = v.Labels?.["mini-agent.run"];
+    const run = v.Labels?.[RUN_LABEL];
     if (run && mine.has(run)) present.add(run);
   }
   for (const runId of present) removed += (await reapLeftovers(docker, { runId })).containers;

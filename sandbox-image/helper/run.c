@@ -8,8 +8,8 @@
  * covers; under gVisor an exec'd process is NOT filtered), waits for the
  * exit status and exits with it.
  *   run -- ARGV...  run a command (cwd and env are this process's own)
- *   run --clear     kill leftovers and empty /workspace (warm sandbox)
- *   run --settle    kill leftovers; keep /workspace if no command changed it, else empty it
+ *   run --clear     kill leftovers, empty /tmp and /workspace (warm sandbox)
+ *   run --settle    kill leftovers, empty /tmp; keep /workspace if no command changed it, else empty it
  * If the spawner cannot be reached or drops the connection without an
  * answer, it prints "mini-agent-run: spawner lost" on stderr and exits
  * RELAY_LOST.
@@ -80,12 +80,12 @@ int main(int argc, char **argv) {
 
   int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (s < 0) lost("socket");
-  struct sockaddr_un addr = {.sun_family = AF_UNIX};
-  strcpy(addr.sun_path, SPAWN_SOCK);
+  struct sockaddr_un addr;
+  socklen_t alen = spawn_address(&addr);
   /* the spawner binds its socket right after the container starts: wait for it, bounded */
   struct timespec pause = {0, 5 * 1000 * 1000};
   for (int i = 0;; i++) {
-    if (connect(s, (struct sockaddr *)&addr, sizeof addr) == 0) break;
+    if (connect(s, (struct sockaddr *)&addr, alen) == 0) break;
     if (i >= 2000 || (errno != ENOENT && errno != ECONNREFUSED && errno != EAGAIN)) lost("connect");
     nanosleep(&pause, NULL);
   }

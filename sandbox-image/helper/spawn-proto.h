@@ -1,30 +1,41 @@
 /*
  * Wire format of requests to the spawner (spawner.c, the container's main
  * process). From run.c (started by `docker exec`), one request per
- * connection on a Unix stream socket:
+ * connection on a Unix stream socket in the abstract namespace (no file: the
+ * sandbox's network namespace is its own, and /tmp stays empty, see below):
  *   header  {u32 magic, u32 type, u32 length}  sent with the relay's fds 0/1/2 (SCM_RIGHTS)
  *   payload {u32 argc, u32 envc} then NUL-terminated strings: cwd, argv..., env...
  * Answer: {u32 magic, i32 status, u32 leftovers}; status is the exit code, or
  * 128+signal, of the command (for CLEAR: 0 when proven clean; SETTLE: below).
  * From the host's attach to the spawner's stdin (RUN only): the same header,
  * the payload prefixed by a 32-hex-digit nonce; the answer is an end marker
- * on stdout ("\0mini-agent-end:<nonce>:<status>\0") and stderr
- * ("\0mini-agent-end:<nonce>\0").
+ * on stdout ("\0mini-agent-end:<nonce>:<status>:<signal>:<pids>:<oom>\0") and
+ * stderr ("\0mini-agent-end:<nonce>\0"). <signal> is the signal that ended the
+ * command's own process (0: it exited). <pids> and <oom> are how often, while
+ * the command ran, the sandbox's pids cgroup refused a fork or clone
+ * (pids.events "max") and the kernel OOM-killed a process in its memory
+ * cgroup ("oom_kill"); -1 where the sandbox cannot read them (gVisor has no
+ * cgroupfs inside).
  */
 #ifndef MINI_AGENT_SPAWN_PROTO_H
 #define MINI_AGENT_SPAWN_PROTO_H
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
-#define SPAWN_DIR "/tmp/.mini-agent-spawner"
-#define SPAWN_SOCK SPAWN_DIR "/sock"
+/* abstract socket name (sun_path starts with a NUL byte) */
+#define SPAWN_SOCK_NAME "mini-agent-spawner"
 #define SPAWN_MAGIC 0x6d615370u /* "maSp" */
 #define SPAWN_RUN 1u
-/* kill every leftover process and empty /workspace (warm sandbox between two commands) */
+/* kill every leftover process, empty /tmp and /workspace (warm sandbox between two commands) */
 #define SPAWN_CLEAR 2u
 /*
- * after a command (warm sandbox): kill leftovers; if /workspace is exactly as it
- * was when the last command started (same entries, inodes, sizes, modes, mtimes
- * and ctimes), keep it and answer 0; else empty it and answer SETTLE_CLEARED.
+ * after a command (warm sandbox): kill leftovers and empty /tmp (else answer 1);
+ * if /workspace is exactly as it was when the last command started (same entries,
+ * inodes, sizes, modes, mtimes and ctimes), keep it and answer 0; else empty it
+ * and answer SETTLE_CLEARED.
  */
 #define SPAWN_SETTLE 3u
 #define SETTLE_CLEARED 3
@@ -34,4 +45,12 @@
 
 struct spawn_header { uint32_t magic, type, length; };
 struct spawn_answer { uint32_t magic; int32_t status; uint32_t leftovers; };
+
+/* the spawner's address; returns its length (an abstract name is not NUL-terminated) */
+static inline socklen_t spawn_address(struct sockaddr_un *addr) {
+  memset(addr, 0, sizeof *addr);
+  addr->sun_family = AF_UNIX;
+  memcpy(addr->sun_path + 1, SPAWN_SOCK_NAME, sizeof SPAWN_SOCK_NAME - 1);
+  return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + sizeof SPAWN_SOCK_NAME - 1);
+}
 #endif

@@ -11,6 +11,8 @@
  * included: orphans come to this process as child subreaper, or to the init
  * where the runtime refuses that) is SIGKILLed and reaped before the status
  * goes back. Same code path on runc and runsc.
+ * Between two commands of a warm sandbox the host asks it to settle: kill
+ * leftovers and empty /tmp, so every command starts with an empty /tmp.
  * One request at a time; a connection from a process of the command tree
  * (code of a command) or from a process already gone is refused, so a command
  * cannot queue another that would outlive it.
@@ -120,26 +122,112 @@ static int kill_descendants(void) {
   return live;
 }
 
-static int open_dirs(const char *p, const struct stat *sb, int flag, struct FTW *ftw) {
-  (void)ftw;
-  if (flag == FTW_D || flag == FTW_DNR) chmod(p, (sb->st_mode & 07777) | 0700);
-  return 0;
-}
-
-static int remove_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw) {
-  (void)sb; (void)flag;
-  if (ftw->level > 0) remove(p);
-  return 0;
-}
-
-static int workspace_empty(void) {
-  DIR *d = opendir("/workspace");
+static int dir_empty(const char *dir) {
+  DIR *d = opendir(dir);
   if (!d) return 0;
   struct dirent *e;
   int empty = 1;
   while ((e = readdir(d))) if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) empty = 0;
   closedir(d);
   return empty;
+}
+
+/*
+ * Removes everything inside the directory open as `fd`; 0 when all of it went.
+ * Everything in it belongs to the sandbox user (there is no other), so a
+ * directory a command made unreadable or unwritable (chmod 000, at any depth)
+ * is opened up before it is read, and the sticky bit of /tmp does not stand in
+ * the way. Processes were killed before. Nesting deeper than the fd limit
+ * allows is left, and then the caller's emptiness check fails (the sandbox is
+ * not reused).
+ */
+static int empty_at(int fd) {
+  int dfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+  if (!d) {
+    if (dfd >= 0) close(dfd);
+    return -1;
+  }
+  /* names first: removing entries while reading the directory may skip some */
+  char **names = NULL;
+  size_t n = 0, cap = 0;
+  int failed = 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    if (n == cap) {
+      char **grown = realloc(names, (cap = cap ? cap * 2 : 64) * sizeof *names);
+      if (!grown) { failed = 1; break; }
+      names = grown;
+    }
+    if (!(names[n] = strdup(e->d_name))) { failed = 1; break; }
+    n++;
+  }
+  closedir(d);
+  for (size_t i = 0; i < n; i++) {
+    struct stat st;
+    if (fstatat(fd, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
+      if ((st.st_mode & 0700) != 0700) fchmodat(fd, names[i], (st.st_mode & 07777) | 0700, 0);
+      int sub = openat(fd, names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (sub < 0 || empty_at(sub) != 0) failed = 1;
+      if (sub >= 0) close(sub);
+      if (unlinkat(fd, names[i], AT_REMOVEDIR) != 0) failed = 1;
+    } else if (unlinkat(fd, names[i], 0) != 0) {
+      failed = 1;
+    }
+    free(names[i]);
+  }
+  free(names);
+  return failed ? -1 : 0;
+}
+
+/* Removes everything below the mount point `dir` (which stays); 1 when it is then empty. */
+static int empty_dir(const char *dir) {
+  struct stat st;
+  /* /workspace is the sandbox user's own: a command may have closed it too */
+  if (stat(dir, &st) == 0 && st.st_uid == geteuid() && (st.st_mode & 0700) != 0700) chmod(dir, (st.st_mode & 07777) | 0700);
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return 0;
+  empty_at(fd);
+  close(fd);
+  return dir_empty(dir);
+}
+
+/*
+ * A counter of the sandbox's own cgroup (Docker mounts it read-only at
+ * /sys/fs/cgroup): the value of `key` in the first readable file of `paths`
+ * ("key N" lines), or -1 when none is readable (gVisor has no cgroupfs).
+ */
+static long cgroup_counter(const char *const paths[], const char *key) {
+  size_t kl = strlen(key);
+  for (int i = 0; paths[i]; i++) {
+    int fd = open(paths[i], O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    char buf[4096];
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) continue;
+    buf[n] = 0;
+    for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+      if (strncmp(line, key, kl) == 0 && line[kl] == ' ') return strtol(line + kl + 1, NULL, 10);
+    }
+  }
+  return -1;
+}
+
+/* cgroup v2 first, then v1 */
+static const char *const PIDS_EVENTS[] = {"/sys/fs/cgroup/pids.events", "/sys/fs/cgroup/pids/pids.events", NULL};
+static const char *const MEMORY_EVENTS[] = {"/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control", NULL};
+
+struct limit_counts { long pids_max, oom_kill; };
+
+static struct limit_counts limit_counts(void) {
+  struct limit_counts c = {cgroup_counter(PIDS_EVENTS, "max"), cgroup_counter(MEMORY_EVENTS, "oom_kill")};
+  return c;
+}
+
+static long counted_between(long before, long after) {
+  return before < 0 || after < before ? -1 : after - before;
 }
 
 /*
@@ -259,13 +347,17 @@ static void exec_command(char **argv, char **envp) {
 /* where the answer goes: the relay's connection, or (attached) a marker on stdout and stderr */
 struct reply { int conn; const char *nonce; };
 
-static void reply_with(struct reply *rp, int status, int leftovers) {
+/* what the attached marker adds to the status (spawn-proto.h); NO_FACTS where nothing ran */
+struct run_facts { int signal; long pids_max, oom_kill; };
+static const struct run_facts NO_FACTS = {0, -1, -1};
+
+static void reply_with(struct reply *rp, int status, int leftovers, struct run_facts f) {
   if (rp->conn >= 0) {
     answer(rp->conn, status, leftovers);
     return;
   }
   /* the command's output went to these same pipes before this line: the host reads up to the marker */
-  dprintf(1, "%cmini-agent-end:%s:%d%c", 0, rp->nonce, status, 0);
+  dprintf(1, "%cmini-agent-end:%s:%d:%d:%ld:%ld%c", 0, rp->nonce, status, f.signal, f.pids_max, f.oom_kill, 0);
   dprintf(2, "%cmini-agent-end:%s%c", 0, rp->nonce, 0);
 }
 
@@ -322,11 +414,16 @@ static void serve(struct spawn_header h, char *buf, int fds[3], struct reply *rp
     int left = kill_descendants();
     if (left) {
       dprintf(fds[2], "mini-agent-spawner: %d processes could not be killed\n", left);
-      reply_with(rp, 1, left);
+      reply_with(rp, 1, left, NO_FACTS);
+      return;
+    }
+    if (!empty_dir("/tmp")) {
+      dprintf(fds[2], "mini-agent-spawner: /tmp could not be emptied\n");
+      reply_with(rp, 1, 0, NO_FACTS);
       return;
     }
     if (workspace_unchanged()) {
-      reply_with(rp, 0, 0);
+      reply_with(rp, 0, 0, NO_FACTS);
       return;
     }
     h.type = SPAWN_CLEAR;
@@ -335,13 +432,12 @@ static void serve(struct spawn_header h, char *buf, int fds[3], struct reply *rp
     free(baseline);
     baseline = NULL;
     int left = kill_descendants();
-    /* a command may have made directories unreadable; open them up, then remove depth-first */
-    nftw("/workspace", open_dirs, 32, FTW_PHYS);
-    nftw("/workspace", remove_entry, 32, FTW_PHYS | FTW_DEPTH);
-    int empty = workspace_empty();
+    int empty = empty_dir("/workspace");
+    int tmp_empty = empty_dir("/tmp");
     if (!empty) dprintf(fds[2], "mini-agent-spawner: /workspace could not be emptied\n");
+    if (!tmp_empty) dprintf(fds[2], "mini-agent-spawner: /tmp could not be emptied\n");
     if (left) dprintf(fds[2], "mini-agent-spawner: %d processes could not be killed\n", left);
-    reply_with(rp, left == 0 && empty ? (settle ? SETTLE_CLEARED : 0) : 1, left);
+    reply_with(rp, left == 0 && empty && tmp_empty ? (settle ? SETTLE_CLEARED : 0) : 1, left, NO_FACTS);
     return;
   }
   if (h.type != SPAWN_RUN) return;
@@ -367,6 +463,7 @@ static void serve(struct spawn_header h, char *buf, int fds[3], struct reply *rp
     if (!use_env) { free(argv); free(envp); return; }
   }
   take_baseline();
+  struct limit_counts before = limit_counts();
   pid_t child = fork();
   if (child == 0) {
     /* own session and process group, default signals, the relay's fds as 0/1/2 */
@@ -391,7 +488,7 @@ static void serve(struct spawn_header h, char *buf, int fds[3], struct reply *rp
   free(envp);
   for (int i = 0; i < 3; i++) { close(fds[i]); fds[i] = -1; }
   if (child < 0) {
-    reply_with(rp, 126, 0);
+    reply_with(rp, 126, 0, NO_FACTS);
     return;
   }
   int status = 0;
@@ -402,7 +499,11 @@ static void serve(struct spawn_header h, char *buf, int fds[3], struct reply *rp
   }
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 126;
   int left = kill_descendants();
-  reply_with(rp, code, left);
+  /* read after the sweep: whatever the command's tree ran into is counted by now */
+  struct limit_counts after = limit_counts();
+  struct run_facts facts = {WIFSIGNALED(status) ? WTERMSIG(status) : 0, counted_between(before.pids_max, after.pids_max),
+                            counted_between(before.oom_kill, after.oom_kill)};
+  reply_with(rp, code, left, facts);
 }
 
 /*
@@ -430,7 +531,7 @@ static int serve_attached(void) {
   h.length -= 32;
   extern char **environ;
   if (fds[0] >= 0 && fds[1] >= 0 && fds[2] >= 0) serve(h, buf + 32, fds, &rp, environ);
-  else reply_with(&rp, 126, 0);
+  else reply_with(&rp, 126, 0, NO_FACTS);
   for (int i = 0; i < 3; i++) if (fds[i] >= 0) close(fds[i]);
   free(buf);
   return 0;
@@ -464,15 +565,11 @@ int main(void) {
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   signal(SIGPIPE, SIG_IGN);
   umask(077);
-  if (mkdir(SPAWN_DIR, 0700) != 0 && errno != EEXIST) {
-    perror("mini-agent-spawner: mkdir");
-    return 1;
-  }
-  unlink(SPAWN_SOCK);
+  /* abstract: no file in /tmp for a command to remove or replace, and nothing to keep when /tmp is emptied */
   int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  struct sockaddr_un addr = {.sun_family = AF_UNIX};
-  strcpy(addr.sun_path, SPAWN_SOCK);
-  if (s < 0 || bind(s, (struct sockaddr *)&addr, sizeof addr) != 0 || listen(s, 16) != 0) {
+  struct sockaddr_un addr;
+  socklen_t alen = spawn_address(&addr);
+  if (s < 0 || bind(s, (struct sockaddr *)&addr, alen) != 0 || listen(s, 16) != 0) {
     perror("mini-agent-spawner: listen");
     return 1;
   }

@@ -9,6 +9,7 @@ import { ApiResponse } from "../../daemon/src/contracts/api.js";
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
 import { buildNodeBaseImage } from "../../sandbox-image/image-builder.js";
 import { REPO, runClient } from "../e2e/harness.js";
+import { OWNER_LABEL, OWNER_VALUE, PURPOSE_LABEL } from "../../daemon/src/sandbox/labels.js";
 
 /**
  * The top-level Dockerfile, built the way CI must build it here (no registry):
@@ -82,7 +83,7 @@ describe("the mini-agent Docker image", () => {
       .withBuildArgs({ BASE_IMAGE: "mini-agent/node-base:local" })
       .build(tag, { deleteOnExit: false });
     started = await image
-      .withLabels({ "mini-agent.owner": "mini-agent", "mini-agent.purpose": "daemon-image-test" })
+      .withLabels({ [OWNER_LABEL]: OWNER_VALUE, [PURPOSE_LABEL]: "daemon-image-test" })
       .withBindMounts([
         { source: "/var/run/docker.sock", target: "/var/run/docker.sock" },
         { source: stateDir, target: "/state" },

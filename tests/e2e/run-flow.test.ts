@@ -8,6 +8,7 @@ import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
 import { instanceIdFor } from "../../daemon/src/config/state-dir.js";
 import { allFiles, REPO, rawRequest, runClient, Started, type ClientResult, type DaemonHandle } from "./harness.js";
 import { pinTestImage } from "../kit/sandbox-image.js";
+import { labelFilter, OWNER_FILTER, RUN_LABEL, sandboxLabels } from "../../daemon/src/sandbox/labels.js";
 
 /**
  * Whole runs through the real daemon and the real client: the canonical
@@ -47,7 +48,7 @@ async function status(socket: string, runId: string) {
 }
 
 async function containersOf(runId: string) {
-  return docker.listContainers({ all: true, filters: { label: [`mini-agent.run=${runId}`] } });
+  return docker.listContainers({ all: true, filters: { label: [labelFilter(RUN_LABEL, runId)] } });
 }
 
 /** counts of every table in the ledger: the "nothing changed" witness */
@@ -214,7 +215,7 @@ describe("runs through the daemon and the client", () => {
       docker.createContainer({
         Image: image,
         Cmd: ["/usr/bin/node", "-e", "0"],
-        Labels: { "mini-agent.owner": "mini-agent", "mini-agent.run": run, "mini-agent.purpose": "session", ...(instance ? { "mini-agent.instance": instance } : {}) },
+        Labels: sandboxLabels(run, "session", instance ?? null),
       });
     await leftover(runId);
     // a probe sandbox is in no ledger: only this daemon's instance label says it is this daemon's
@@ -328,12 +329,12 @@ describe("runs through the daemon and the client", () => {
     // every sandbox container this daemon creates is inspected the moment the engine reports its creation
     const inspections: Array<Promise<void>> = [];
     let inspected = 0;
-    const events = (await docker.getEvents({ filters: { type: ["container"], event: ["create"], label: ["mini-agent.owner=mini-agent"] } })) as NodeJS.ReadableStream;
+    const events = (await docker.getEvents({ filters: { type: ["container"], event: ["create"], label: [OWNER_FILTER] } })) as NodeJS.ReadableStream;
     const myRuns = new Set<string>();
     events.on("data", (chunk: Buffer) => {
       for (const line of chunk.toString().split("\n").filter(Boolean)) {
         const ev = JSON.parse(line) as { id: string; Actor?: { Attributes?: Record<string, string> } };
-        if (!myRuns.has(ev.Actor?.Attributes?.["mini-agent.run"] ?? "")) continue;
+        if (!myRuns.has(ev.Actor?.Attributes?.[RUN_LABEL] ?? "")) continue;
         inspections.push(
           docker
             .getContainer(ev.id)

@@ -8,6 +8,7 @@ import { recordImage } from "../../daemon/src/sandbox/image-lock.js";
 import { createRunService, type RunServiceOptions, type RunServiceImpl } from "../../daemon/src/runtime/service-impl.js";
 import type { RunView } from "../../daemon/src/runtime/service.js";
 import { pinTestImage } from "../kit/sandbox-image.js";
+import { labelFilter, RUN_LABEL } from "../../daemon/src/sandbox/labels.js";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 export const LINKCHECK = path.join(REPO_ROOT, "fixtures", "linkcheck");
@@ -38,7 +39,7 @@ export async function leftovers(runIds: readonly string[]): Promise<string[]> {
   const docker = createDockerClient({});
   const found: string[] = [];
   for (const runId of runIds) {
-    const filters = { label: [`mini-agent.run=${runId}`] };
+    const filters = { label: [labelFilter(RUN_LABEL, runId)] };
     for (const c of await docker.listContainers({ all: true, filters })) found.push(`container ${c.Id}`);
     for (const v of (await docker.listVolumes({ filters })).Volumes ?? []) found.push(`volume ${v.Name}`);
   }

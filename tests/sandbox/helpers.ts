@@ -7,6 +7,7 @@ import { statePath } from "../../daemon/src/config/state-dir.js";
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
 import { readImageLock, recordImage } from "../../daemon/src/sandbox/image-lock.js";
 import { pinTestImage } from "../kit/sandbox-image.js";
+import { OWNER_FILTER, RUN_LABEL } from "../../daemon/src/sandbox/labels.js";
 
 export const docker: Docker = createDockerClient(process.env);
 
@@ -41,12 +42,12 @@ export async function workspace(files: Record<string, string>): Promise<string> 
 
 /** Containers and volumes whose run label starts with the prefix (owner label required too). */
 export async function leftoversWithPrefix(prefix: string): Promise<{ containers: string[]; volumes: string[] }> {
-  const filters = { label: ["mini-agent.owner=mini-agent"] };
+  const filters = { label: [OWNER_FILTER] };
   const containers = (await docker.listContainers({ all: true, filters }))
-    .filter((c) => (c.Labels["mini-agent.run"] ?? "").startsWith(prefix))
+    .filter((c) => (c.Labels[RUN_LABEL] ?? "").startsWith(prefix))
     .map((c) => c.Id);
   const volumes = ((await docker.listVolumes({ filters })).Volumes ?? [])
-    .filter((v) => (v.Labels?.["mini-agent.run"] ?? "").startsWith(prefix))
+    .filter((v) => (v.Labels?.[RUN_LABEL] ?? "").startsWith(prefix))
     .map((v) => v.Name);
   return { containers, volumes };
 }

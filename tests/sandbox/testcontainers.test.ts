@@ -3,7 +3,8 @@ import fs from "node:fs/promises";
 import { GenericContainer, type StartedTestContainer } from "testcontainers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resolveSandboxConfig } from "../../daemon/src/sandbox/config.js";
-import { hostConfigTemplate, IN_IMAGE, sandboxLabels, SANDBOX_USER } from "../../daemon/src/sandbox/host-config.js";
+import { hostConfigTemplate, IN_IMAGE, SANDBOX_USER } from "../../daemon/src/sandbox/host-config.js";
+import { labelFilter, RUN_LABEL, sandboxLabels } from "../../daemon/src/sandbox/labels.js";
 import { inspectProbes } from "../../probes/host-probes.js";
 import { insideProbeArgv } from "../../probes/inside-args.js";
 import type { ProbeResult } from "../../probes/types.js";
@@ -66,7 +67,7 @@ describe.each(runtimes)("the pinned image under Testcontainers on %s", (runtime)
 
   afterAll(async () => {
     await started?.stop({ remove: true, removeVolumes: true, timeout: 0 });
-    const left = await docker.listContainers({ all: true, filters: { label: [`mini-agent.run=${prefix}`] } });
+    const left = await docker.listContainers({ all: true, filters: { label: [labelFilter(RUN_LABEL, prefix)] } });
     expect(left).toHaveLength(0);
   });
 

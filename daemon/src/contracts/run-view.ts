@@ -1,6 +1,6 @@
 import * as z from "zod/mini";
 import { EventType, RunStatus } from "./run.js";
-import { Backend } from "./sandbox.js";
+import { Backend, SandboxLimit } from "./sandbox.js";
 
 /**
  * What the daemon tells anyone about a run: the one definition. The daemon
@@ -40,6 +40,9 @@ export const VerificationEvidence = z.object({
     exit_code: z.nullable(z.number()),
     timed_out: z.boolean(),
     truncated: z.boolean(),
+    /** limits the candidate tests ran into, and the signal that killed their runner (SandboxResult) */
+    limits: z.optional(z.array(SandboxLimit)),
+    runner_signal: z.optional(z.nullable(z.string())),
   }),
   /** hidden acceptance case ids (ids only) */
   acceptance: z.nullable(z.object({ passed: z.array(z.string()), failed: z.array(z.string()), error: z.nullable(z.string()) })),

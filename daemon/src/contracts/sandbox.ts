@@ -60,12 +60,26 @@ export interface SandboxRunRequest {
   signal?: AbortSignal;
 }
 
+/**
+ * A limit a command ran into, each known from its own real signal: `time` the
+ * deadline passed; `memory` the kernel OOM-killed a process of it; `pids` the
+ * pids limit refused a fork or clone; `output` output beyond the cap was dropped.
+ */
+export const SandboxLimit = z.enum(["time", "memory", "pids", "output"]);
+export type SandboxLimit = z.infer<typeof SandboxLimit>;
+
 export interface SandboxResult {
   exit_code: number | null;
   timed_out: boolean;
   cancelled: boolean;
   oom_killed: boolean;
   truncated: boolean;
+  /** every limit the command ran into, in this order; [] when none is known to have been reached */
+  limits: SandboxLimit[];
+  /** the signal that ended the command's own process (the test runner), e.g. "SIGKILL"; null when it exited or no status came back */
+  signal: string | null;
+  /** no status came back because the sandbox itself stopped under the command (never a pass) */
+  sandbox_lost: boolean;
   stdout: string;
   stderr: string;
   duration_ms: number;

@@ -4,7 +4,7 @@ import type Docker from "dockerode";
 import { MiniAgentError } from "../errors.js";
 import { engineError } from "./image-pin.js";
 import { CappedOutput } from "./output.js";
-import type { ExecOutcome, ExecSpec } from "./sandbox-container.js";
+import { NO_FACTS, type CommandFacts, type CommandOutcome, type ExecSpec } from "./exec-outcome.js";
 
 /** spawn-proto.h */
 const SPAWN_MAGIC = 0x6d615370;
@@ -12,6 +12,8 @@ const SPAWN_RUN = 1;
 const END = "mini-agent-end:";
 /** after a kill, how long the attach stream may take to end before it is cut. */
 const STOP_GRACE_MS = 5_000;
+/** after the engine says the container stopped, how long the marker or the stream's end may still take. */
+const STOPPED_GRACE_MS = 1_000;
 
 /**
  * Scans one output stream for the end marker the spawner writes after the
@@ -63,6 +65,15 @@ interface Current {
   ended: () => void;
 }
 
+/** `<status>:<signal>:<pids>:<oom>` after the nonce on stdout (spawn-proto.h); null when it is anything else. */
+export function parseEndTail(tail: string): { status: number; facts: CommandFacts } | null {
+  const m = /^(\d{1,3}):(\d{1,3}):(-1|\d{1,18}):(-1|\d{1,18})$/.exec(tail);
+  if (!m) return null;
+  const count = (v: string) => (v === "-1" ? null : Number(v));
+  const signal = Number(m[2]);
+  return { status: Number(m[1]) & 0xff, facts: { signal: signal === 0 ? null : signal, pidsLimitHits: count(m[3]!), oomKills: count(m[4]!) } };
+}
+
 /**
  * A sandbox's command channel: one attach to the spawner's stdin, stdout
  * and stderr for the container's life. A command is a request on stdin; its
@@ -74,6 +85,9 @@ interface Current {
 export class AttachChannel {
   private current: Current | null = null;
   private closed = false;
+  /** the engine said the container is no longer running */
+  private stopped = false;
+  private readonly watch = new AbortController();
 
   private constructor(private readonly stream: NodeJS.ReadWriteStream) {}
 
@@ -101,18 +115,40 @@ export class AttachChannel {
     stream.on("end", end);
     stream.on("close", end);
     stream.on("error", end);
+    ch.watchStop(container);
     return ch;
+  }
+
+  /**
+   * The attach stream ends when the container stops, but nothing guarantees it
+   * (issue 10 item 9 saw a killed spawner under gVisor noticed only at the
+   * deadline). The engine's own wait says it independently: once the container
+   * is no longer running, a command still waiting gets a short grace for its
+   * marker and then ends as lost.
+   */
+  private watchStop(container: Docker.Container): void {
+    const waited = container.wait({ condition: "not-running", abortSignal: this.watch.signal } as never) as unknown as Promise<unknown>;
+    void Promise.resolve(waited).then(
+      () => {
+        if (this.watch.signal.aborted) return;
+        this.stopped = true;
+        const cur = this.current;
+        if (cur) setTimeout(() => this.current === cur && cur.ended(), STOPPED_GRACE_MS).unref();
+      },
+      () => undefined,
+    );
   }
 
   destroy(): void {
     this.closed = true;
+    this.watch.abort();
     (this.stream as unknown as { destroy(): void }).destroy();
   }
 
   /** Runs one command; `spec.onStop` must kill the container (the stream then ends). */
-  async run(spec: ExecSpec & { cwd: string }): Promise<ExecOutcome> {
+  async run(spec: ExecSpec & { cwd: string }): Promise<CommandOutcome> {
     if (spec.signal?.aborted) {
-      return { exitCode: null, timedOut: false, cancelled: true, truncated: false, stdout: "", stderr: "", spawnerLost: false };
+      return { exitCode: null, timedOut: false, cancelled: true, truncated: false, stdout: "", stderr: "", spawnerLost: false, ...NO_FACTS };
     }
     if (this.current) throw new MiniAgentError("sandbox_error", "the sandbox's command channel is busy with another command");
     const nonce = crypto.randomBytes(16).toString("hex");
@@ -148,7 +184,7 @@ export class AttachChannel {
             resolve();
           },
         };
-        if (this.closed) return this.current.ended();
+        if (this.closed || this.stopped) return this.current.ended();
         this.stream.write(request(nonce, spec.argv, spec.cwd, spec.env));
       });
     } finally {
@@ -157,11 +193,12 @@ export class AttachChannel {
       spec.signal?.removeEventListener("abort", onAbort);
     }
     if (stopping) await stopping;
-    const status = so.done && se.done ? Number.parseInt(so.tail, 10) : NaN;
-    const exitCode = !timedOut && !cancelled && Number.isInteger(status) ? status & 0xff : null;
+    const end = so.done && se.done && !timedOut && !cancelled ? parseEndTail(so.tail) : null;
+    const exitCode = end?.status ?? null;
     // no marker and no deadline or cancel: the spawner (or the whole container) is gone; callers rule out OOM first
     const spawnerLost = !timedOut && !cancelled && (streamEnded || exitCode === null);
-    return { exitCode, timedOut, cancelled, truncated: out.truncated, stdout: out.text("stdout"), stderr: out.text("stderr"), spawnerLost };
+    const facts = end?.facts ?? NO_FACTS;
+    return { exitCode, timedOut, cancelled, truncated: out.truncated, stdout: out.text("stdout"), stderr: out.text("stderr"), spawnerLost, ...facts };
   }
 }
 

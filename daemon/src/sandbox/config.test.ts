@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { isMiniAgentError } from "../errors.js";
 import { buildExecEnv, resolveSandboxConfig, SANDBOX_DEFAULTS } from "./config.js";
-import { hostConfigHash, hostConfigTemplate, sandboxLabels } from "./host-config.js";
+import { hostConfigHash, hostConfigTemplate } from "./host-config.js";
+import { INSTANCE_LABEL, RUN_LABEL, sandboxLabels } from "./labels.js";
 import { DENIED_SYSCALLS, seccompProfile } from "./seccomp-profile.js";
 import { CappedOutput } from "./output.js";
 
@@ -99,8 +100,8 @@ describe("capped output", () => {
 
 describe("instance label", () => {
   it("names the owning daemon on every sandbox's labels, so its reaper never touches another daemon's sandboxes", () => {
-    expect(sandboxLabels("r1", "verifier", "0123456789abcdef")).toMatchObject({ "mini-agent.run": "r1", "mini-agent.instance": "0123456789abcdef" });
-    expect(sandboxLabels("r1", "verifier")).not.toHaveProperty("mini-agent.instance");
+    expect(sandboxLabels("r1", "verifier", "0123456789abcdef")).toMatchObject({ [RUN_LABEL]: "r1", [INSTANCE_LABEL]: "0123456789abcdef" });
+    expect(sandboxLabels("r1", "verifier")).not.toHaveProperty(INSTANCE_LABEL);
     expect(resolveSandboxConfig({ instance: "0123456789abcdef" }).instance).toBe("0123456789abcdef");
     expect(() => resolveSandboxConfig({ instance: "../x" })).toThrow(/instance/);
     // the label is not HostConfig: the isolation report's key stays the same

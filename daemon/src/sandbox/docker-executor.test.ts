@@ -38,6 +38,8 @@ function fakeDocker(stillRunning: boolean): Docker {
       await new Promise((r) => s.on("end", r));
     },
     inspect: async () => ({ State: { Running: stillRunning, OOMKilled: false } }),
+    // the engine's wait for "not-running" returns once the container stopped
+    wait: () => (stillRunning ? new Promise(() => undefined) : new Promise((r) => setTimeout(() => r({ StatusCode: 137 }), 20))),
     kill: async () => undefined,
     remove: async () => undefined,
   };
@@ -56,10 +58,11 @@ describe("DockerExecutor.run when no status comes back", () => {
   it("is a sandbox failure while the sandbox still runs (the channel broke), never a result", async () => {
     const err = await new DockerExecutor({ lockPath, docker: fakeDocker(true) }).run(req).catch((e) => e);
     expect(isMiniAgentError(err, "sandbox_error")).toBe(true);
+    expect(err.message).toMatch(/command channel was lost/);
   });
 
   it("is the command's result (killed, no exit code) when the whole sandbox died under it", async () => {
     const res = await new DockerExecutor({ lockPath, docker: fakeDocker(false) }).run(req);
-    expect(res).toMatchObject({ exit_code: null, timed_out: false, cancelled: false, oom_killed: false, image_digest: DIGEST });
+    expect(res).toMatchObject({ exit_code: null, timed_out: false, cancelled: false, oom_killed: false, sandbox_lost: true, limits: [], image_digest: DIGEST });
   });
 });

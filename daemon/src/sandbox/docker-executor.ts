@@ -20,8 +20,6 @@ export interface DockerExecutorOptions {
   config?: unknown;
   docker?: Docker;
   now?: () => number;
-  /** wall clock (epoch ms) for asking the engine about events in a time window. */
-  epochMs?: () => number;
   /** pino logger for sandbox lifecycle problems (default: silent). */
   log?: Logger;
 }
@@ -38,11 +36,10 @@ export class DockerExecutor implements Executor {
   readonly docker: Docker;
   private readonly lockPath: string;
   private readonly now: () => number;
-  private readonly epochMs: () => number;
   private readonly log: Logger;
 
   constructor(opts: DockerExecutorOptions) {
-    const known = new Set(["lockPath", "config", "docker", "now", "epochMs", "log"]);
+    const known = new Set(["lockPath", "config", "docker", "now", "log"]);
     for (const k of Object.keys(opts)) {
       if (!known.has(k)) throw new MiniAgentError("invalid_fields", `unknown DockerExecutor option ${k}; known: ${[...known].join(", ")}`);
     }
@@ -50,7 +47,6 @@ export class DockerExecutor implements Executor {
     this.docker = opts.docker ?? createDockerClient({});
     this.lockPath = opts.lockPath;
     this.now = opts.now ?? (() => performance.now());
-    this.epochMs = opts.epochMs ?? (() => Date.now());
     this.log = opts.log ?? pino({ level: "silent" });
   }
 
@@ -114,7 +110,6 @@ export class DockerExecutor implements Executor {
   async runFresh(req: SandboxRunRequest, hooks: { onStarted?: (box: SandboxContainer) => Promise<void> } = {}): Promise<SandboxResult> {
     const env = buildExecEnv(this.config, req.env);
     const t0 = this.now();
-    const startedAt = this.epochMs();
     // what may leave the host is decided before anything is created
     const exported = await listExport(req.workspaceDir, req.exportSpec);
     const box = await this.startFresh(req.runId, req.purpose, req.controlDir !== undefined);
@@ -132,13 +127,12 @@ export class DockerExecutor implements Executor {
         // a fresh sandbox is simply killed: SIGKILL to the whole container, then force-remove
         onStop: () => box.kill(),
       });
-      const oomKilled = await box.oomKilledSince(startedAt, this.epochMs, outcome);
       // No status came back. When the whole sandbox died under the command (gVisor's kernel dies
       // when a fork bomb hits the pids limit; a command can kill the spawner, the container's main
       // process), that is the command's result: killed, no exit code. When the sandbox still runs,
       // the channel itself broke: a sandbox failure, never a result.
-      if (outcome.spawnerLost && !oomKilled && (await box.running()) !== false) throw spawnerLostError(box.id);
-      return toResult({ ...outcome, oomKilled }, this.now() - t0, box.digest, this.config.runtime);
+      if (outcome.spawnerLost && !outcome.oomKilled && (await box.running()) !== false) throw spawnerLostError(box.id, null);
+      return toResult(outcome, this.now() - t0, box.digest, this.config.runtime);
     } finally {
       await box.remove();
     }
@@ -146,7 +140,7 @@ export class DockerExecutor implements Executor {
 
   async openSession(runId: string): Promise<SandboxSession> {
     const digest = await this.pinnedDigest();
-    const session = new WarmSession({ docker: this.docker, config: this.config, digest, runId, now: this.now, epochMs: this.epochMs, log: this.log });
+    const session = new WarmSession({ docker: this.docker, config: this.config, digest, runId, now: this.now, log: this.log });
     await session.open();
     return session;
   }

@@ -1,6 +1,5 @@
 import crypto from "node:crypto";
 import type Docker from "dockerode";
-import type { SandboxRunRequest } from "../contracts/sandbox.js";
 import type { SandboxConfig } from "./config.js";
 import { canonicalJson } from "../workspace/hash.js";
 import { seccompProfile } from "./seccomp-profile.js";
@@ -19,9 +18,9 @@ export const IN_IMAGE = {
    * the attach channel instead (attach-channel.ts).
    */
   relay: ["/opt/mini-agent/run", "--"],
-  /** warm sandbox between two commands: kill leftovers, empty /workspace (via the spawner). */
+  /** warm sandbox between two commands: kill leftovers, empty /tmp and /workspace (via the spawner). */
   clear: ["/opt/mini-agent/run", "--clear"],
-  /** after a command: kill leftovers; keep /workspace if unchanged, else empty it (exit 3). */
+  /** after a command: kill leftovers, empty /tmp; keep /workspace if unchanged, else empty it (exit 3). */
   settle: ["/opt/mini-agent/run", "--settle"],
   /** static (probes/inside/probe.c): runs in every image family, needs nothing from it. */
   probe: ["/opt/mini-agent/probe"],
@@ -32,19 +31,6 @@ export const IN_IMAGE = {
 } as const;
 
 export const SANDBOX_USER = "65534:65534";
-export const OWNER_LABEL = "mini-agent.owner";
-export const OWNER_VALUE = "mini-agent";
-export const INSTANCE_LABEL = "mini-agent.instance";
-/** names one sandbox container; its volumes carry it too, so they can be found if the engine leaves them. */
-export const SANDBOX_LABEL = "mini-agent.sandbox";
-
-export type Purpose = SandboxRunRequest["purpose"] | "session";
-
-export function sandboxLabels(runId: string, purpose: Purpose, instance: string | null = null): Record<string, string> {
-  const labels: Record<string, string> = { [OWNER_LABEL]: OWNER_VALUE, "mini-agent.run": runId, "mini-agent.purpose": purpose };
-  if (instance !== null) labels[INSTANCE_LABEL] = instance;
-  return labels;
-}
 
 /**
  * The HostConfig every sandbox gets, without the per-container volume names.

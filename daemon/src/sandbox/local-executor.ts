@@ -101,6 +101,9 @@ export class LocalExecutor implements Executor {
       return {
         ...outcome,
         oom_killed: false,
+        // host processes: only the limits the host itself enforces are known
+        limits: [...(outcome.timed_out ? ["time" as const] : []), ...(outcome.truncated ? ["output" as const] : [])],
+        sandbox_lost: false,
         duration_ms: Math.round(this.now() - t0),
         image_digest: null,
         runtime: "host",
@@ -115,13 +118,13 @@ export class LocalExecutor implements Executor {
     cwd: string,
     env: Record<string, string>,
     req: SandboxRunRequest,
-  ): Promise<Pick<SandboxResult, "exit_code" | "timed_out" | "cancelled" | "truncated" | "stdout" | "stderr">> {
+  ): Promise<Pick<SandboxResult, "exit_code" | "timed_out" | "cancelled" | "truncated" | "signal" | "stdout" | "stderr">> {
     const out = new CappedOutput(req.outputCapBytes ?? this.config.outputCapBytes);
     let timedOut = false;
     let cancelled = false;
     return new Promise((resolve) => {
       if (req.signal?.aborted) {
-        resolve({ exit_code: null, timed_out: false, cancelled: true, truncated: false, stdout: "", stderr: "" });
+        resolve({ exit_code: null, timed_out: false, cancelled: true, truncated: false, signal: null, stdout: "", stderr: "" });
         return;
       }
       // own process group, so a kill reaches the children the test started too
@@ -145,8 +148,10 @@ export class LocalExecutor implements Executor {
       child.stdout.on("data", (c: Buffer) => out.push("stdout", c));
       child.stderr.on("data", (c: Buffer) => out.push("stderr", c));
       let exitCode: number | null = null;
-      child.on("exit", (code) => {
+      let signal: string | null = null;
+      child.on("exit", (code, sig) => {
         exitCode = code;
+        signal = sig;
         // leftover processes of the group die with the test
         killGroup();
       });
@@ -158,6 +163,7 @@ export class LocalExecutor implements Executor {
           timed_out: timedOut,
           cancelled,
           truncated: out.truncated,
+          signal: timedOut || cancelled ? null : signal,
           stdout: out.text("stdout"),
           stderr: out.text("stderr"),
         });

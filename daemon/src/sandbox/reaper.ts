@@ -1,5 +1,5 @@
 import type Docker from "dockerode";
-import { INSTANCE_LABEL, OWNER_LABEL, OWNER_VALUE } from "./host-config.js";
+import { INSTANCE_LABEL, labelFilter, OWNER_FILTER, RUN_LABEL } from "./labels.js";
 import { engineError } from "./image-pin.js";
 
 /**
@@ -8,9 +8,9 @@ import { engineError } from "./image-pin.js";
  * instance: whatever it left when it died is gone before anything new runs.
  */
 export async function reapLeftovers(docker: Docker, opts: { runId?: string; instance?: string } = {}): Promise<{ containers: number; volumes: number }> {
-  const label = [`${OWNER_LABEL}=${OWNER_VALUE}`];
-  if (opts.runId) label.push(`mini-agent.run=${opts.runId}`);
-  if (opts.instance) label.push(`${INSTANCE_LABEL}=${opts.instance}`);
+  const label = [OWNER_FILTER];
+  if (opts.runId) label.push(labelFilter(RUN_LABEL, opts.runId));
+  if (opts.instance) label.push(labelFilter(INSTANCE_LABEL, opts.instance));
   let containers = 0;
   let volumes = 0;
   try {

@@ -4,34 +4,12 @@ import { pino, type Logger } from "pino";
 import { MiniAgentError } from "../errors.js";
 import type { SandboxConfig } from "./config.js";
 import { AttachChannel } from "./attach-channel.js";
-import { containerSpec, IN_IMAGE, SANDBOX_LABEL, sandboxLabels, type Purpose } from "./host-config.js";
+import type { ExecOutcome, ExecSpec, RunOutcome } from "./exec-outcome.js";
+import { containerSpec, IN_IMAGE } from "./host-config.js";
 import { engineError } from "./image-pin.js";
+import { labelFilter, SANDBOX_LABEL, sandboxLabels, type Purpose } from "./labels.js";
+import { OomWatch } from "./oom-watch.js";
 import { CappedOutput } from "./output.js";
-
-export interface ExecSpec {
-  argv: string[];
-  env: string[];
-  timeoutMs: number;
-  capBytes: number;
-  signal?: AbortSignal;
-  /** called once when the deadline passes or the signal aborts; must kill whatever runs. */
-  onStop: (why: "timeout" | "cancel") => Promise<void>;
-}
-
-export interface ExecOutcome {
-  exitCode: number | null;
-  timedOut: boolean;
-  cancelled: boolean;
-  truncated: boolean;
-  stdout: string;
-  stderr: string;
-  /**
-   * No status came back from the spawner (it, or the whole container, is gone). Never a
-   * pass; whether it is the command's result or a sandbox failure is the caller's call
-   * (DockerExecutor.runFresh asks whether the sandbox still runs; a warm session fails).
-   */
-  spawnerLost: boolean;
-}
 
 /** `run --settle` exit code: a command changed /workspace, so it was emptied (spawn-proto.h). */
 export const SETTLE_CLEARED = 3;
@@ -102,9 +80,20 @@ export class SandboxContainer {
     }
   }
 
-  /** Runs argv as a child of the spawner in /workspace (one request on the attach channel). */
-  run(spec: ExecSpec): Promise<ExecOutcome> {
-    return this.channel.run({ ...spec, cwd: IN_IMAGE.workspace });
+  /**
+   * Runs argv as a child of the spawner in /workspace (one request on the attach
+   * channel), with what the kernel says about the limits it ran into.
+   */
+  async run(spec: ExecSpec): Promise<RunOutcome> {
+    const oom = await OomWatch.start(this.docker, this.container);
+    let outcome;
+    try {
+      outcome = await this.channel.run({ ...spec, cwd: IN_IMAGE.workspace });
+    } catch (err) {
+      oom.close();
+      throw err;
+    }
+    return { ...outcome, oomKilled: await oom.verdict(outcome) };
   }
 
   /**
@@ -190,42 +179,6 @@ export class SandboxContainer {
     return { exitCode, timedOut, cancelled, truncated: out.truncated || streamBroken, stdout: out.text("stdout"), stderr: out.text("stderr"), spawnerLost: containerDied };
   }
 
-  /**
-   * Was anything in this container OOM-killed since `sinceMs` (epoch ms)?
-   * State.OOMKilled is only set when the container's main process dies (it
-   * stays false when an exec'd test is killed, measured on engine 20.10), so
-   * the engine's `oom` events for this container are the per-exec source.
-   */
-  async oomKilledSince(sinceMs: number, nowMs: () => number, outcome?: ExecOutcome): Promise<boolean> {
-    if (await this.oomEventBetween(sinceMs, nowMs())) return true;
-    // A kill signature (SIGKILL status, or the container gone) can arrive before the engine has
-    // recorded the oom event: look again briefly, only on this abnormal path.
-    const killed = outcome && !outcome.timedOut && !outcome.cancelled && (outcome.exitCode === null || outcome.exitCode === 137);
-    for (let i = 0; killed && i < 3; i++) {
-      await new Promise((r) => setTimeout(r, 200));
-      if (await this.oomEventBetween(sinceMs, nowMs())) return true;
-    }
-    return false;
-  }
-
-  private async oomEventBetween(sinceMs: number, nowMs: number): Promise<boolean> {
-    const info = await this.container.inspect().catch(() => null);
-    if (info?.State?.OOMKilled === true) return true;
-    try {
-      const stream = (await this.docker.getEvents({
-        // fractional seconds: an `until` in the future would make the engine wait for it
-        since: (sinceMs / 1000).toFixed(3),
-        until: (nowMs / 1000).toFixed(3),
-        filters: { container: [this.id], event: ["oom"] },
-      } as unknown as Docker.GetEventsOptions)) as NodeJS.ReadableStream;
-      let text = "";
-      for await (const chunk of stream) text += chunk.toString();
-      return text.split("\n").some((l) => l.includes('"oom"'));
-    } catch {
-      return false;
-    }
-  }
-
   async inspect(): Promise<Docker.ContainerInspectInfo> {
     try {
       return await this.container.inspect();
@@ -238,6 +191,14 @@ export class SandboxContainer {
   async running(): Promise<boolean | null> {
     return this.container.inspect().then(
       (i) => i.State?.Running === true,
+      () => null,
+    );
+  }
+
+  /** The container's exit status once it stopped; null while it runs or when the engine cannot say. */
+  async exitStatus(): Promise<number | null> {
+    return this.container.inspect().then(
+      (i) => (i.State?.Running === false && typeof i.State.ExitCode === "number" ? i.State.ExitCode : null),
       () => null,
     );
   }
@@ -264,7 +225,7 @@ export class SandboxContainer {
 async function removeWithVolumes(docker: Docker, container: Docker.Container, name: string, log: Logger): Promise<void> {
   await container.remove({ force: true, v: true }).catch(() => undefined);
   const left = await docker
-    .listVolumes({ filters: { label: [`${SANDBOX_LABEL}=${name}`] } })
+    .listVolumes({ filters: { label: [labelFilter(SANDBOX_LABEL, name)] } })
     .then((r) => (r.Volumes ?? []).map((v) => v.Name))
     .catch(() => [] as string[]);
   for (const v of left) {
@@ -277,7 +238,16 @@ async function removeWithVolumes(docker: Docker, container: Docker.Container, na
   }
 }
 
-/** The spawner (the container's main process) vanished mid-command: the sandbox failed, not the test. */
-export function spawnerLostError(container: string): MiniAgentError {
-  return new MiniAgentError("sandbox_error", "the sandbox's command spawner was lost before the command's status came back", { details: { container } });
+/**
+ * The spawner (the container's main process) vanished mid-command: the sandbox
+ * failed, not the test. Says what the engine knows: whether the sandbox itself
+ * stopped, and with which status (under gVisor a fork bomb that exhausts the pids
+ * limit ends the sandbox's own kernel, status 2; a killed spawner ends it with 137).
+ */
+export function spawnerLostError(container: string, exitStatus: number | null): MiniAgentError {
+  const what =
+    exitStatus === null
+      ? "the sandbox's command channel was lost before the command's status came back"
+      : `the sandbox stopped (exit status ${exitStatus}) before the command's status came back`;
+  return new MiniAgentError("sandbox_error", `${what}; the next command gets a new sandbox`, { details: { container, sandbox_exit_status: exitStatus } });
 }

@@ -18,9 +18,10 @@ import { exportManifest, planSync, type Manifest } from "./workspace-sync.js";
  * previous command left /workspace as it found it (the spawner's settle
  * request checks that, else empties it). The spawner kills every leftover
  * process of a command before its status comes back; settle proves none is
- * left. If that cannot be proven (settle failed, OOM, spawner lost), or the
- * command hit its deadline or was cancelled, the container is thrown away
- * and the next exec gets a new one. Execs are serialized.
+ * left and empties /tmp, so every command starts with an empty /tmp. If that
+ * cannot be proven (settle failed, OOM, spawner lost), or the command hit its
+ * deadline or was cancelled, the container is thrown away and the next exec
+ * gets a new one. Execs are serialized.
  */
 export class WarmSession implements SandboxSession {
   private box: SandboxContainer | null = null;
@@ -32,7 +33,7 @@ export class WarmSession implements SandboxSession {
   private synced: Manifest | null = null;
 
   constructor(
-    private readonly o: { docker: Docker; config: SandboxConfig; digest: string; runId: string; now: () => number; epochMs: () => number; log: Logger },
+    private readonly o: { docker: Docker; config: SandboxConfig; digest: string; runId: string; now: () => number; log: Logger },
   ) {}
 
   async open(): Promise<void> {
@@ -55,7 +56,6 @@ export class WarmSession implements SandboxSession {
     const env = buildExecEnv(this.o.config, req.env);
     await this.cleanup;
     const t0 = this.o.now();
-    const startedAt = this.o.epochMs();
     if (!this.box) await this.open();
     const box = await this.sync(req);
     const outcome = await box.run({
@@ -67,15 +67,16 @@ export class WarmSession implements SandboxSession {
       // the spawner is busy waiting for this command: the whole container goes (SIGKILL), a new one comes next time
       onStop: () => this.discard(box),
     });
-    const oomKilled = await box.oomKilledSince(startedAt, this.o.epochMs, outcome);
+    const oomKilled = outcome.oomKilled;
     if (outcome.spawnerLost && !oomKilled) {
+      const status = await box.exitStatus();
       await this.discard(box);
-      throw spawnerLostError(box.id);
+      throw spawnerLostError(box.id, status);
     }
-    const result = toResult({ ...outcome, oomKilled }, this.o.now() - t0, box.digest, this.o.config.runtime);
+    const result = toResult(outcome, this.o.now() - t0, box.digest, this.o.config.runtime);
     // Leftover processes are killed right after the exec, off the caller's critical path;
-    // the next exec and close() wait for it. An OOM'd container is replaced so the next
-    // exec's report is its own.
+    // the next exec and close() wait for it. An OOM'd container is replaced rather than
+    // proven clean: the kernel may have killed one of the sandbox's own processes too.
     this.cleanup = (async () => {
       if (oomKilled) return this.discard(box);
       const settled = await this.settle(box);
@@ -118,14 +119,14 @@ export class WarmSession implements SandboxSession {
     return box;
   }
 
-  /** After a command: kill leftovers; keep /workspace if the command left it unchanged, else empty it. */
+  /** After a command: kill leftovers, empty /tmp; keep /workspace if the command left it unchanged, else empty it. */
   private async settle(box: SandboxContainer): Promise<"kept" | "cleared" | "failed"> {
     if (this.box !== box) return "failed";
     const o = await this.control(box, IN_IMAGE.settle);
     return o === 0 ? "kept" : o === SETTLE_CLEARED ? "cleared" : "failed";
   }
 
-  /** Kills every leftover process and empties /workspace (spawner request). True only when proven. */
+  /** Kills every leftover process, empties /tmp and /workspace (spawner request). True only when proven. */
   private async clear(box: SandboxContainer): Promise<boolean> {
     if (this.box !== box) return false;
     this.synced = null;

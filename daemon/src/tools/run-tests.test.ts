@@ -126,7 +126,7 @@ describe("summarizeTestRun", () => {
   const tap = (tests: number, pass: number, fail: number) =>
     `TAP version 13\n1..${tests}\n# tests ${tests}\n# suites 0\n# pass ${pass}\n# fail ${fail}\n# cancelled 0\n# skipped 0\n# todo 0\n# duration_ms 5\n`;
   const res = (over: Partial<SandboxResult>): SandboxResult => ({
-    exit_code: 0, timed_out: false, cancelled: false, oom_killed: false, truncated: false, stdout: "", stderr: "", duration_ms: 1, image_digest: null, runtime: "host", ...over,
+    exit_code: 0, timed_out: false, cancelled: false, oom_killed: false, truncated: false, limits: [], signal: null, sandbox_lost: false, stdout: "", stderr: "", duration_ms: 1, image_digest: null, runtime: "host", ...over,
   });
   it("'3 passed' printed with a non-zero exit is a failure", () => {
     expect(summarizeTestRun(res({ stdout: tap(3, 3, 0), exit_code: 1 }), DEFAULT_TOOL_LIMITS)).toMatchObject({ green: false, passed: 3 });
@@ -136,5 +136,17 @@ describe("summarizeTestRun", () => {
   });
   it("exit 0 with 3 passed is green", () => {
     expect(summarizeTestRun(res({ stdout: tap(3, 3, 0) }), DEFAULT_TOOL_LIMITS)).toMatchObject({ green: true, discovered: 3 });
+  });
+  it("regression (exit 137, no summary, no OOM recorded): a runner the kernel OOM-killed is named as killed, with the memory limit", () => {
+    const r = summarizeTestRun(res({ stdout: "TAP version 13\n", exit_code: 137, signal: "SIGKILL", oom_killed: true, limits: ["memory"] }), DEFAULT_TOOL_LIMITS);
+    expect(r).toMatchObject({ green: false, runner_signal: "SIGKILL", limits: ["memory"], sandbox_lost: false });
+    expect(r.verdict).toBe("the test runner was killed by SIGKILL before its summary; limits reached: memory (the kernel OOM-killed a process)");
+  });
+  it("a green run that ran into the pids limit stays green and still says so in its data", () => {
+    expect(summarizeTestRun(res({ stdout: tap(1, 1, 0), limits: ["pids"] }), DEFAULT_TOOL_LIMITS)).toMatchObject({ green: true, verdict: "passed", limits: ["pids"] });
+  });
+  it("a run whose sandbox stopped under it says so, never a pass", () => {
+    const r = summarizeTestRun(res({ stdout: tap(1, 1, 0), exit_code: null, sandbox_lost: true }), DEFAULT_TOOL_LIMITS);
+    expect(r).toMatchObject({ green: false, sandbox_lost: true, verdict: "the sandbox stopped while the tests ran; no status came back" });
   });
 });

@@ -1,6 +1,6 @@
 import picomatch from "picomatch";
 import { isMiniAgentError } from "../errors.js";
-import type { SandboxResult } from "../contracts/sandbox.js";
+import type { SandboxLimit, SandboxResult } from "../contracts/sandbox.js";
 import type { TaskSpec } from "../contracts/task-spec.js";
 import type { ToolArgs, ToolResult } from "../contracts/tool-call.js";
 import type { Executor, SandboxSession } from "../sandbox/executor.js";
@@ -11,7 +11,7 @@ import { exportSpecOf, toolEnv, type ToolContext } from "./context.js";
 import type { ToolLimits } from "./limits.js";
 import { errorResult, okResult } from "./result.js";
 import { parseNodeTestOutput, type TestOutputSummary } from "./test-output.js";
-import { judgeTestRun } from "./test-verdict.js";
+import { judgeTestRun, type TestRunFacts } from "./test-verdict.js";
 
 export interface RunTestsContext extends ToolContext {
   /** a fresh-container Executor, or the run's warm SandboxSession */
@@ -80,6 +80,12 @@ export interface TestRunReport extends Omit<TestOutputSummary, "failures"> {
   truncated: boolean;
   /** only the `output` tail shown here was shortened; says nothing about the run */
   output_truncated: boolean;
+  /** limits the run ran into (time, memory, pids, output), each from a real signal */
+  limits: SandboxLimit[];
+  /** the signal that killed the test runner itself (e.g. "SIGKILL"); null when it exited */
+  runner_signal: string | null;
+  /** the sandbox itself stopped under the run: no status came back */
+  sandbox_lost: boolean;
   diagnostics: TestOutputSummary["failures"];
   /** tail of stdout+stderr, capped */
   output: string;
@@ -110,12 +116,37 @@ export function normalizeRunnerText(text: string): string {
     .replace(/^[ \t]*(?:# )?duration_ms:? [0-9.]+\r?\n/gm, "");
 }
 
+/** what reaching a limit meant (time and output have verdicts of their own) */
+const LIMIT_WORDS: Partial<Record<SandboxLimit, string>> = {
+  memory: "memory (the kernel OOM-killed a process)",
+  pids: "pids (a new process or thread was refused)",
+};
+
+/** "limits reached: ..." for the memory and pids limits a run ran into; null when none. run_tests and the Verifier say it alike. */
+export function limitsReached(res: Pick<SandboxResult, "limits">): string | null {
+  const reached = res.limits.flatMap((l) => LIMIT_WORDS[l] ?? []);
+  return reached.length > 0 ? `limits reached: ${reached.join(", ")}` : null;
+}
+
+/** What a sandbox result says about the run itself, for the one verdict (test-verdict.ts). */
+export function testRunFacts(res: SandboxResult): TestRunFacts {
+  return {
+    exit_code: res.exit_code,
+    timed_out: res.timed_out,
+    cancelled: res.cancelled,
+    truncated: res.truncated,
+    signal: res.signal,
+    sandbox_lost: res.sandbox_lost,
+    limits_note: limitsReached(res),
+  };
+}
+
 /** Judges one runner result the same way for run_tests and the Verifier. */
 export function summarizeTestRun(res: SandboxResult, limits: Pick<ToolLimits, "testOutputBytes" | "testDiagnostics" | "diagnosticChars">): TestRunReport {
   const parsed = parseNodeTestOutput(res.stdout, { maxFailures: limits.testDiagnostics, maxMessageChars: limits.diagnosticChars });
   const combined = normalizeRunnerText(res.stderr.length > 0 ? `${res.stdout}\n[stderr]\n${res.stderr}` : res.stdout);
   const out = tail(combined, limits.testOutputBytes);
-  const judged = judgeTestRun({ exit_code: res.exit_code, timed_out: res.timed_out, cancelled: res.cancelled, truncated: res.truncated }, parsed);
+  const judged = judgeTestRun(testRunFacts(res), parsed);
   const { failures, ...counts } = parsed;
   return {
     ...counts,
@@ -124,6 +155,9 @@ export function summarizeTestRun(res: SandboxResult, limits: Pick<ToolLimits, "t
     cancelled_run: res.cancelled,
     truncated: res.truncated,
     output_truncated: out.cut,
+    limits: res.limits,
+    runner_signal: res.signal,
+    sandbox_lost: res.sandbox_lost,
     diagnostics: failures.map((f) => ({ name: normalizeRunnerText(f.name), message: normalizeRunnerText(f.message) })),
     output: out.text,
     green: judged.green,

@@ -39,6 +39,12 @@ export interface TestRunFacts {
   cancelled: boolean;
   /** the runner's output was cut: its summary cannot be trusted */
   truncated: boolean;
+  /** the signal that ended the runner, when one did (e.g. SIGKILL from the OOM killer) */
+  signal?: string | null;
+  /** the whole sandbox stopped under the command: no status came back */
+  sandbox_lost?: boolean;
+  /** the limits the sandbox saw reached, in words (run-tests.ts limitsReached), or null */
+  limits_note?: string | null;
 }
 
 export type TestVerdictKind =
@@ -59,20 +65,28 @@ export interface TestVerdict {
 const verdict = (kind: TestVerdictKind, message: string): TestVerdict => ({ green: kind === "passed", kind, message });
 
 export function judgeTestRun(run: TestRunFacts, s: TestSummary): TestVerdict {
+  const v = judgeCounts(run, s);
+  // what the sandbox itself saw (a limit reached) explains a red run; it never makes one green
+  return v.green || !run.limits_note ? v : { ...v, message: `${v.message}; ${run.limits_note}` };
+}
+
+function judgeCounts(run: TestRunFacts, s: TestSummary): TestVerdict {
   if (run.cancelled) return verdict("cancelled", "cancelled");
   if (run.timed_out) return verdict("failed", "timed out");
+  if (run.sandbox_lost) return verdict("failed", "the sandbox stopped while the tests ran; no status came back");
   if (run.truncated) return verdict("failed", "runner output was truncated; the summary cannot be trusted");
   const nothingFailed = s.failed === 0 && s.cancelled === 0;
   // exit 0 with nothing failed and nothing passed: the runner claims a success that did not happen
   const looksGreen = run.exit_code === 0 && nothingFailed && s.passed === 0;
   const notGreen = (message: string) => verdict(looksGreen ? "false_green" : "failed", message);
-  if (!s.summary_found) return notGreen(s.problem ?? "no test summary");
+  const killed = run.signal ? `the test runner was killed by ${run.signal}` : null;
+  if (!s.summary_found) return notGreen(killed ? `${killed} before its summary` : (s.problem ?? "no test summary"));
   if (s.discovered === 0 && s.files_without_tests.length > 0) {
     return notGreen(`no test ran: ${s.files_without_tests.length} test file(s) exited without running a test (e.g. code they import exits the process)`);
   }
   if (s.discovered === 0) return notGreen(`no tests were discovered (a green run with 0 tests is not a pass; exit code ${run.exit_code})`);
   if (!nothingFailed) return notGreen(`${s.failed + s.cancelled} of ${s.discovered} tests failed${s.cancelled > 0 ? ` (${s.cancelled} cancelled)` : ""}`);
-  if (run.exit_code !== 0) return notGreen(`the runner exited with code ${run.exit_code} (${s.passed}/${s.discovered} reported passed)`);
+  if (run.exit_code !== 0) return notGreen(killed ?? `the runner exited with code ${run.exit_code} (${s.passed}/${s.discovered} reported passed)`);
   if (s.skipped > 0 || s.todo > 0) {
     return notGreen(`${s.passed}/${s.discovered} tests passed; ${s.skipped} skipped and ${s.todo} todo do not count as passed`);
   }

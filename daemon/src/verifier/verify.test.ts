@@ -33,7 +33,7 @@ const TAP = (tests: number, pass: number, fail: number) =>
 const ACCEPT_OK = JSON.stringify({ schema_version: 1, cases: [{ id: "nested_missing", passed: true, actual: [], error: null }, { id: "root_ok", passed: true, actual: [], error: null }] });
 
 function result(over: Partial<SandboxResult>): SandboxResult {
-  return { exit_code: 0, timed_out: false, cancelled: false, oom_killed: false, truncated: false, stdout: "", stderr: "", duration_ms: 1, image_digest: null, runtime: "runc", ...over };
+  return { exit_code: 0, timed_out: false, cancelled: false, oom_killed: false, truncated: false, limits: [], signal: null, sandbox_lost: false, stdout: "", stderr: "", duration_ms: 1, image_digest: null, runtime: "runc", ...over };
 }
 
 class ScriptedExecutor implements Executor {
@@ -132,6 +132,18 @@ describe("verify", () => {
   it("regression: '3 passed' printed with a non-zero exit is a failure", async () => {
     const ev = await run(new ScriptedExecutor({ verifier: result({ stdout: TAP(3, 3, 0), exit_code: 1 }), acceptance: result({ stdout: ACCEPT_OK }) }));
     expect(ev).toMatchObject({ passed: false, reason: "verification_failed", tests: { passed: 3, exit_code: 1 } });
+  });
+
+  it("the evidence names a runner the kernel killed and the limits the tests ran into (issue 10 item 8)", async () => {
+    const killed = result({ stdout: "TAP version 13\n", exit_code: 137, signal: "SIGKILL", oom_killed: true, limits: ["memory", "pids"] });
+    const ev = await run(new ScriptedExecutor({ verifier: killed, acceptance: result({ stdout: ACCEPT_OK }) }));
+    expect(ev).toMatchObject({ passed: false, reason: "verification_failed", tests: { exit_code: 137, limits: ["memory", "pids"], runner_signal: "SIGKILL" } });
+    expect(ev.details).toEqual(
+      expect.arrayContaining([
+        "candidate tests: the runner was killed by SIGKILL",
+        "candidate tests: limits reached: memory (the kernel OOM-killed a process), pids (a new process or thread was refused)",
+      ]),
+    );
   });
 
   it("timed out or truncated test runs are failures even when their summary is green", async () => {

@@ -32,7 +32,7 @@ import { changedPaths, computeManifest, type Manifest } from "../workspace/manif
 import { loadBaseline } from "../workspace/baseline.js";
 import { protectedChanges } from "./protected-paths.js";
 import { decideCases, parseAcceptanceOutput } from "./acceptance-protocol.js";
-import { presetInvocation, type PresetInvocation } from "../tools/run-tests.js";
+import { limitsReached, presetInvocation, testRunFacts, type PresetInvocation } from "../tools/run-tests.js";
 import { exportSpecOf } from "../tools/context.js";
 import { parseNodeTestOutput } from "../tools/test-output.js";
 import { judgeTestRun, type TestSummary } from "../tools/test-verdict.js";
@@ -156,13 +156,14 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
       const summary = deps.parseTestOutput(r.stdout, r.stderr);
       // a cancelled test did not pass: the evidence counts it with the failures
       const counts = { discovered: summary.discovered, passed: summary.passed, failed: summary.failed + summary.cancelled };
-      evidence.tests = { ...counts, exit_code: r.exit_code, timed_out: r.timed_out, truncated: r.truncated };
+      evidence.tests = { ...counts, exit_code: r.exit_code, timed_out: r.timed_out, truncated: r.truncated, limits: r.limits, runner_signal: r.signal };
+      details.push(...sandboxFacts("candidate tests", r));
       const empty = summary.files_without_tests;
       // the names come from runner output that test code can print into: a few, cut short
       const named = empty.slice(0, 3).map((f) => (f.length > 128 ? `${f.slice(0, 128)}…` : f));
       if (empty.length > 0) details.push(`${empty.length} test file(s) exited without running a test (not counted): ${named.join(", ")}${empty.length > named.length ? ", …" : ""}`);
       // the same rule run_tests tells the model (tools/test-verdict.ts)
-      const judged = judgeTestRun({ exit_code: r.exit_code, timed_out: r.timed_out, cancelled: r.cancelled, truncated: r.truncated }, summary);
+      const judged = judgeTestRun(testRunFacts(r), summary);
       if (!judged.green) {
         details.push(`candidate tests: ${judged.message}`);
         reasons.push(judged.kind === "false_green" ? "false_green" : "verification_failed");
@@ -185,6 +186,7 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
         signal,
       });
       if (r.cancelled) throw new Stop("verification_error:cancelled");
+      details.push(...sandboxFacts("acceptance", r));
       const accReason = judgeAcceptance(r, task.acceptance, evidence, details);
       if (accReason) reasons.push(accReason);
     }
@@ -213,6 +215,16 @@ async function loadRunBaseline(deps: VerifierDeps, dir: string, log: Logger | un
     log?.error({ err }, "baseline could not be loaded");
     throw new Stop(`verification_error:baseline_${isMiniAgentError(err) ? err.code : "unreadable"}`);
   }
+}
+
+/** What the sandbox itself says about a run, so the evidence names a killed runner or a limit reached (issue 10 item 8). */
+function sandboxFacts(what: string, r: SandboxResult): string[] {
+  const facts: string[] = [];
+  if (r.sandbox_lost) facts.push(`${what}: the sandbox stopped while it ran; no status came back`);
+  if (r.signal !== null) facts.push(`${what}: the runner was killed by ${r.signal}`);
+  const reached = limitsReached(r);
+  if (reached !== null) facts.push(`${what}: ${reached}`);
+  return facts;
 }
 
 function judgeAcceptance(r: SandboxResult, spec: NonNullable<TaskSpec["acceptance"]>, evidence: VerificationEvidence, details: string[]): Reason | null {

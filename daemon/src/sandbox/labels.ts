@@ -1,0 +1,39 @@
+import type { SandboxRunRequest } from "../contracts/sandbox.js";
+
+/**
+ * Every Docker label mini-agent puts on (or looks for on) containers and
+ * volumes, named once. The reaper, the leftover checks, the probes and the
+ * tests filter by these; a second spelling anywhere would make one of them
+ * miss what another made.
+ */
+
+/** on everything mini-agent creates; its value is always OWNER_VALUE. */
+export const OWNER_LABEL = "mini-agent.owner";
+export const OWNER_VALUE = "mini-agent";
+/** the run (or probe/test run id) a sandbox belongs to. */
+export const RUN_LABEL = "mini-agent.run";
+/** why the sandbox exists: candidate, verifier, acceptance, probe, bench, session, ... */
+export const PURPOSE_LABEL = "mini-agent.purpose";
+/** the daemon (its state dir) that made it, so only that daemon's start-up reaper removes it. */
+export const INSTANCE_LABEL = "mini-agent.instance";
+/** names one sandbox container; its volumes carry it too, so they can be found if the engine leaves them. */
+export const SANDBOX_LABEL = "mini-agent.sandbox";
+/** Testcontainers' own label on what it starts (its reaper's and our leftover check's filter). */
+export const TESTCONTAINERS_LABEL = "org.testcontainers";
+
+/** `key=value` as the engine's label filters take it. */
+export function labelFilter(key: string, value: string): string {
+  return `${key}=${value}`;
+}
+
+/** the filter that finds everything mini-agent made */
+export const OWNER_FILTER = labelFilter(OWNER_LABEL, OWNER_VALUE);
+
+export type Purpose = SandboxRunRequest["purpose"] | "session";
+
+/** The labels every sandbox container and its volumes carry. */
+export function sandboxLabels(runId: string, purpose: Purpose, instance: string | null = null): Record<string, string> {
+  const labels: Record<string, string> = { [OWNER_LABEL]: OWNER_VALUE, [RUN_LABEL]: runId, [PURPOSE_LABEL]: purpose };
+  if (instance !== null) labels[INSTANCE_LABEL] = instance;
+  return labels;
+}
