@@ -1,9 +1,9 @@
-import { spawnSync } from "node:child_process";
+
 import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { REPO, runClient, Started } from "./harness.js";
+import { runClient, Started } from "./harness.js";
 import { pinTestImage } from "../kit/sandbox-image.js";
 
 /**

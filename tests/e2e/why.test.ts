@@ -64,6 +64,7 @@ describe("the client says why a run did not complete", () => {
     expect(status.stdout).toContain("failed: no_changes");
     const list = await runClient(["list", ...socket()]);
     expect(list.stdout).toMatch(new RegExp(`${runIdOf(r)}  failed: no_changes .*nested_anchor_parent, nested_missing, nested_ok failed`));
+    // biome-ignore lint/suspicious/noExplicitAny: the test reads deep into the parsed answer
     const json = JSON.parse((await runClient(["status", runIdOf(r), "--json", ...socket()])).stdout) as Record<string, any>;
     expect(json.verification.details).toEqual(expect.arrayContaining(["hidden acceptance case(s) failed: nested_anchor_parent, nested_missing, nested_ok"]));
     expect(json.verification.changed_path_count).toBe(0);

@@ -190,7 +190,7 @@ describe("a scripted live run of the linkcheck fixture through the real RunServi
     ["429 with Retry-After", () => errorReply(429, "slow down", { "retry-after": "3" }), [3000, 3000]],
     ["timeout", () => ({ hang: true }) as Reply, [500, 1000]],
   ])("regression: %s is retried exactly twice by the runtime with backoff, then the run stops as failed and its record is kept", async (name, reply, expectedWaits) => {
-    await setUp((req, i) => (i === 0 ? textReply("Plan: read the code.") : reply()), name === "timeout" ? { request_timeout_ms: 300 } : {});
+    await setUp((_req, i) => (i === 0 ? textReply("Plan: read the code.") : reply()), name === "timeout" ? { request_timeout_ms: 300 } : {});
     const runId = await start(`ws-retry-${name}`);
     const done = await runs.settled(runId);
     expect(done.status).toBe("failed");
@@ -205,7 +205,7 @@ describe("a scripted live run of the linkcheck fixture through the real RunServi
   });
 
   it("regression: malformed tool arguments cost a tool call as an invalid_fields observation; a 400 then stops the run with the redacted provider message", async () => {
-    await setUp((req, i) => {
+    await setUp((_req, i) => {
       if (i === 0) return toolCallReply("read_file", '{"path": "src/linkcheck.js",', "call_broken");
       return errorReply(400, `context too long for key ${KEY}`);
     });

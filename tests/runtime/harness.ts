@@ -4,7 +4,6 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
 import { DockerExecutor } from "../../daemon/src/sandbox/docker-executor.js";
-import { recordImage } from "../../daemon/src/sandbox/image-lock.js";
 import { createRunService, type RunServiceOptions, type RunServiceImpl } from "../../daemon/src/runtime/service-impl.js";
 import type { RunView } from "../../daemon/src/runtime/service.js";
 import { pinTestImage } from "../kit/sandbox-image.js";

@@ -5,7 +5,7 @@ import path from "node:path";
 import type Docker from "dockerode";
 import { statePath } from "../../daemon/src/config/state-dir.js";
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
-import { readImageLock, recordImage } from "../../daemon/src/sandbox/image-lock.js";
+import { readImageLock, } from "../../daemon/src/sandbox/image-lock.js";
 import { pinTestImage } from "../kit/sandbox-image.js";
 import { OWNER_FILTER, RUN_LABEL } from "../../daemon/src/sandbox/labels.js";
 

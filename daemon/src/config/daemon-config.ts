@@ -164,5 +164,6 @@ export function parseDaemonArgs(argv: string[], env: NodeJS.ProcessEnv, cwd: str
 export function isLoopbackHost(host: string): boolean {
   if (host === "localhost" || host === "::1") return true;
   const m = /^127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host);
+  // biome-ignore lint/complexity/useOptionalChain: `m?.…` would make the answer boolean | undefined
   return m !== null && m.slice(1).every((o) => Number(o) <= 255);
 }

@@ -4,7 +4,7 @@ import { createSecretSet, redactDeep, redactText, REDACTED } from "./index.js";
 import { VALUE_SHAPES } from "./rules.js";
 
 /** One sample per value shape in rules.ts: [shape, text, the secret part that must vanish]. */
-export const SECRET_SAMPLES: ReadonlyArray<[string, string, string]> = [
+const SECRET_SAMPLES: ReadonlyArray<[string, string, string]> = [
   ["pem_private_key", "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAtopsecretpem\n-----END RSA PRIVATE KEY-----", "MIIEowIBAAKCAQEAtopsecretpem"],
   ["authorization_header", "Authorization: Basic dXNlcjpwYXNzd29yZA==", "dXNlcjpwYXNzd29yZA=="],
   ["bearer_token", "curl -H 'x: Bearer shortTok9'", "shortTok9"],

@@ -75,6 +75,6 @@ async function failRun(deps: RuntimeDeps, active: ActiveRun, err: unknown): Prom
 function danglingCall(deps: RuntimeDeps, runId: string): ToolCall | null {
   const messages = deps.ledger.listMessages(runId);
   const last = messages[messages.length - 1];
-  if (!last || last.role !== "assistant" || last.decision.kind !== "tool") return null;
+  if (last?.role !== "assistant" || last.decision.kind !== "tool") return null;
   return last.decision.call;
 }

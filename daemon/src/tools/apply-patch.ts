@@ -1,5 +1,5 @@
 import { createTwoFilesPatch } from "diff";
-import { PreparedAction, WriteReceipt, type ToolArgs, type ToolResult } from "../contracts/tool-call.js";
+import { PreparedAction, type WriteReceipt, type ToolArgs, type ToolResult } from "../contracts/tool-call.js";
 import { describeZodError } from "../contracts/common.js";
 import { canonicalJson, sha256Hex } from "../workspace/hash.js";
 import { readNoFollow } from "../workspace/read.js";

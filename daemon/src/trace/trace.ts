@@ -25,7 +25,10 @@ export class Trace {
   append(runId: string, e: EventInput): number {
     const seq = this.ledger.appendEvent(runId, e, this.now());
     const set = this.waiters.get(runId);
-    if (set) queueMicrotask(() => set.forEach((wake) => wake()));
+    if (set)
+      queueMicrotask(() => {
+        for (const wake of set) wake();
+      });
     return seq;
   }
 
@@ -54,6 +57,6 @@ export class Trace {
 
   /** Wake every waiter (shutdown). */
   wakeAll(): void {
-    for (const set of this.waiters.values()) set.forEach((wake) => wake());
+    for (const set of this.waiters.values()) for (const wake of set) wake();
   }
 }

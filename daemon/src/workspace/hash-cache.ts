@@ -68,6 +68,7 @@ export class FileHashCache {
 
   private racy(st: BigIntStats): boolean {
     const now = BigInt(Math.round(this.now())) * 1_000_000n;
+    // biome-ignore lint/complexity/useMathMinMax: these are bigints, which Math.max does not take
     const newest = st.ctimeNs > st.mtimeNs ? st.ctimeNs : st.mtimeNs;
     // a stamp in the future (clock stepped back) is never trusted either
     return now - newest < this.racyNs;

@@ -1,5 +1,5 @@
 import fs from "node:fs";
-import fsp from "node:fs/promises";
+import type fsp from "node:fs/promises";
 import path from "node:path";
 import picomatch from "picomatch";
 import type { ExportSpec } from "../contracts/sandbox.js";
