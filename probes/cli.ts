@@ -34,7 +34,12 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
   const stateDir = resolveStateDir(env, stateFlag);
   let report;
   try {
-    report = await runIsolationProbes({ stateDir, config: { ...(runtime ? { runtime } : {}), ...(family ? { imageFamily: family } : {}) }, docker: createDockerClient(env), hostEnv: env });
+    report = await runIsolationProbes({
+      stateDir,
+      config: { ...(runtime ? { runtime } : {}), ...(family ? { imageFamily: family } : {}) },
+      docker: createDockerClient(env),
+      hostEnv: env,
+    });
   } catch (err) {
     const msg = isMiniAgentError(err) ? `${err.code}: ${err.message}` : String((err as Error)?.message ?? err);
     process.stderr.write(`isolation probes could not run: ${msg}\n`);
@@ -44,7 +49,9 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
   else if (!report.available) process.stdout.write("no Docker engine reachable: isolation NOT verified (runtime_unavailable)\n");
   else {
     for (const pr of report.probes) process.stdout.write(`${pr.passed ? "PASS" : "FAIL"} ${pr.id}: ${pr.property}\n`);
-    process.stdout.write(`${report.passed ? "isolation verified" : "isolation NOT verified"} (${report.image_family}, ${report.runtime}, ${report.image_digest})\n`);
+    process.stdout.write(
+      `${report.passed ? "isolation verified" : "isolation NOT verified"} (${report.image_family}, ${report.runtime}, ${report.image_digest})\n`,
+    );
   }
   if (!report.available) return 2;
   return report.passed ? 0 : 1;

@@ -47,15 +47,28 @@ export function inspectProbes(info: Inspect, config: SandboxConfig, digest: stri
       (info.Mounts ?? []).every((m) => m.Type === "volume" && ([IN_IMAGE.workspace, IN_IMAGE.control] as string[]).includes(m.Destination)) &&
       (info.Mounts ?? []).some((m) => m.Destination === IN_IMAGE.workspace),
     volumes_size_capped:
-      volumes.length === (info.Mounts ?? []).length &&
-      volumes.every((v) => v.Options?.type === "tmpfs" && /(^|,)size=\d+/.test(v.Options?.o ?? "")),
+      volumes.length === (info.Mounts ?? []).length && volumes.every((v) => v.Options?.type === "tmpfs" && /(^|,)size=\d+/.test(v.Options?.o ?? "")),
   };
-  const failed = Object.entries(checks).filter(([, ok]) => !ok).map(([k]) => k);
+  const failed = Object.entries(checks)
+    .filter(([, ok]) => !ok)
+    .map(([k]) => k);
   return [
-    probe("host_inspect", "docker inspect shows exactly the requested configuration", "every check true", { checks, failed },
-      failed.length === 0, "what a process inside can do within that configuration (see the inside probes)"),
-    probe("image_digest", "the running image ID equals the pinned digest", digest, info.Image, info.Image === digest,
-      "that the pinned image was built from trusted inputs"),
+    probe(
+      "host_inspect",
+      "docker inspect shows exactly the requested configuration",
+      "every check true",
+      { checks, failed },
+      failed.length === 0,
+      "what a process inside can do within that configuration (see the inside probes)",
+    ),
+    probe(
+      "image_digest",
+      "the running image ID equals the pinned digest",
+      digest,
+      info.Image,
+      info.Image === digest,
+      "that the pinned image was built from trusted inputs",
+    ),
   ];
 }
 
@@ -64,8 +77,14 @@ export function runtimeRegistrationProbe(info: Record<string, unknown>, runtime:
   const runtimes = (info.Runtimes ?? {}) as Record<string, { path?: string; runtimeArgs?: string[] }>;
   const entry = runtimes[runtime] ?? null;
   const ok = entry !== null && (runtime !== "runsc" || (entry.runtimeArgs ?? []).includes("--network=none"));
-  return probe("runtime_registration", "the configured runtime is registered with the engine (runsc with --network=none)",
-    runtime === "runsc" ? "runsc with --network=none" : "runc", entry, ok, "the runtime's own correctness");
+  return probe(
+    "runtime_registration",
+    "the configured runtime is registered with the engine (runsc with --network=none)",
+    runtime === "runsc" ? "runsc with --network=none" : "runc",
+    entry,
+    ok,
+    "the runtime's own correctness",
+  );
 }
 
 /** Host processes still in a container's cgroup: the kernel's view, not the engine's. */

@@ -20,13 +20,20 @@ export interface InsideProbeArgs {
 export function insideProbeArgv(probe: readonly string[], a: InsideProbeArgs): string[] {
   return [
     ...probe,
-    "--nonce", a.nonce,
-    "--runtime", a.runtime,
+    "--nonce",
+    a.nonce,
+    "--runtime",
+    a.runtime,
     ...a.allowedEnv.flatMap((n) => ["--allow-env", n]),
-    "--canary-sha256", a.canarySha256,
-    "--canary-name", a.canaryName,
-    "--canary-file", a.canaryFileName,
-    "--host-state-dir", a.hostStateDir,
-    "--tmp-noexec", a.tmpNoexec ? "1" : "0",
+    "--canary-sha256",
+    a.canarySha256,
+    "--canary-name",
+    a.canaryName,
+    "--canary-file",
+    a.canaryFileName,
+    "--host-state-dir",
+    a.hostStateDir,
+    "--tmp-noexec",
+    a.tmpNoexec ? "1" : "0",
   ];
 }

@@ -13,7 +13,13 @@ afterEach(async () => {
   await fs.rm(dir, { recursive: true, force: true });
 });
 
-const key: IsolationKey = { image_family: "node", image_digest: "sha256:" + "1".repeat(64), host_config_hash: "sha256:" + "2".repeat(64), engine_version: "20.10.24", runtime: "runc" };
+const key: IsolationKey = {
+  image_family: "node",
+  image_digest: "sha256:" + "1".repeat(64),
+  host_config_hash: "sha256:" + "2".repeat(64),
+  engine_version: "20.10.24",
+  runtime: "runc",
+};
 const probe = (passed: boolean) => ({ id: "uid_gid", property: "p", expected: 1, observed: 1, passed, does_not_prove: "x" });
 function report(passed: boolean, at: string, k: IsolationKey = key): IsolationReport {
   return { schema_version: REPORT_SCHEMA_VERSION, available: true, ...k, generated_at: at, nonce: "n", probes: [probe(passed)], passed };

@@ -34,7 +34,13 @@ export async function currentIsolationKey(opts: { config?: unknown; lockPath: st
 
 /** The one formula for the key; the live gate builds it from the same facts after its own engine checks. */
 export function isolationKeyFor(config: SandboxConfig, imageDigest: string, engineVersion: string): IsolationKey {
-  return { image_family: config.imageFamily, image_digest: imageDigest, host_config_hash: hostConfigHash(config), engine_version: engineVersion, runtime: config.runtime };
+  return {
+    image_family: config.imageFamily,
+    image_digest: imageDigest,
+    host_config_hash: hostConfigHash(config),
+    engine_version: engineVersion,
+    runtime: config.runtime,
+  };
 }
 
 export function keyId(key: IsolationKey): string {

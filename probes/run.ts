@@ -146,9 +146,14 @@ async function insideProbes(
   }
   const bound = parsed?.success === true && parsed.data.nonce === o.nonce;
   const inside: ProbeResult[] = [
-    p("inside_report", "the in-container probe ran and its output is bound to this run's nonce", o.nonce,
-      { exit_code: res.exit_code, nonce_matched: bound, stderr: res.stderr.slice(0, 500) }, bound && res.exit_code === 0,
-      "that the self-report is honest: code in the same container could forge it, hence a fresh container before candidate code and host checks as authority"),
+    p(
+      "inside_report",
+      "the in-container probe ran and its output is bound to this run's nonce",
+      o.nonce,
+      { exit_code: res.exit_code, nonce_matched: bound, stderr: res.stderr.slice(0, 500) },
+      bound && res.exit_code === 0,
+      "that the self-report is honest: code in the same container could forge it, hence a fresh container before candidate code and host checks as authority",
+    ),
   ];
   if (bound && parsed?.success) inside.push(...parsed.data.probes);
   return [...host, ...inside];
@@ -188,29 +193,64 @@ async function resourceProbes(executor: DockerExecutor, docker: Docker, nonce: s
   // (measured: exit_code null when the whole sandbox dies, 128 when the exec itself is torn down)
   const sandboxKilled =
     config.runtime === "runsc" && !bomb.res.timed_out && bombOut.forked === undefined && (bomb.res.exit_code === null || bomb.res.exit_code >= 128);
-  out.push(p("pids_limit", "a fork bomb is contained by the pids limit and the host is unaffected",
-    config.runtime === "runsc"
-      ? `fork fails with EAGAIN before ${config.pidsLimit} processes, or the sandbox is killed; host can still spawn`
-      : `fork fails with EAGAIN before ${config.pidsLimit} processes; host can still spawn`,
-    { ...bombOut, exit_code: bomb.res.exit_code, timed_out: bomb.res.timed_out, oom_killed: bomb.res.oom_killed, host_can_spawn: spawnOk, leftovers: bomb.left },
-    (eagain || sandboxKilled) && spawnOk && clean(bomb.left),
-    config.runtime === "runsc" ? "that gVisor enforces the pids limit per task (the bomb ends by killing the sandbox)" : "limits on threads inside one process beyond the same pids cgroup"));
+  out.push(
+    p(
+      "pids_limit",
+      "a fork bomb is contained by the pids limit and the host is unaffected",
+      config.runtime === "runsc"
+        ? `fork fails with EAGAIN before ${config.pidsLimit} processes, or the sandbox is killed; host can still spawn`
+        : `fork fails with EAGAIN before ${config.pidsLimit} processes; host can still spawn`,
+      {
+        ...bombOut,
+        exit_code: bomb.res.exit_code,
+        timed_out: bomb.res.timed_out,
+        oom_killed: bomb.res.oom_killed,
+        host_can_spawn: spawnOk,
+        leftovers: bomb.left,
+      },
+      (eagain || sandboxKilled) && spawnOk && clean(bomb.left),
+      config.runtime === "runsc"
+        ? "that gVisor enforces the pids limit per task (the bomb ends by killing the sandbox)"
+        : "limits on threads inside one process beyond the same pids cgroup",
+    ),
+  );
 
   // the static helper, not a language runtime: the same resource probes in every image family
   const mem = await run("memory", [IN_IMAGE.syscallHelper, "memory"], 60_000);
-  out.push(p("memory_limit", "the memory limit holds: the allocation is OOM-killed and reported, no hang",
-    "oom_killed=true, timed_out=false", { oom_killed: mem.res.oom_killed, exit_code: mem.res.exit_code, timed_out: mem.res.timed_out, leftovers: mem.left },
-    mem.res.oom_killed && !mem.res.timed_out && clean(mem.left), "page-cache or kernel memory accounting outside the cgroup"));
+  out.push(
+    p(
+      "memory_limit",
+      "the memory limit holds: the allocation is OOM-killed and reported, no hang",
+      "oom_killed=true, timed_out=false",
+      { oom_killed: mem.res.oom_killed, exit_code: mem.res.exit_code, timed_out: mem.res.timed_out, leftovers: mem.left },
+      mem.res.oom_killed && !mem.res.timed_out && clean(mem.left),
+      "page-cache or kernel memory accounting outside the cgroup",
+    ),
+  );
 
   const stubborn = [IN_IMAGE.syscallHelper, "stubborn"];
   const deadline = await run("deadline", stubborn, 2_000);
-  out.push(p("sigterm_deadline", "a process ignoring SIGTERM is gone at the deadline; no container, volume or process remains",
-    "timed_out=true; no leftovers", { timed_out: deadline.res.timed_out, exit_code: deadline.res.exit_code, duration_ms: deadline.res.duration_ms, leftovers: deadline.left },
-    deadline.res.timed_out && !deadline.res.cancelled && clean(deadline.left), "how quickly the engine completes the kill (not a timing assertion)"));
+  out.push(
+    p(
+      "sigterm_deadline",
+      "a process ignoring SIGTERM is gone at the deadline; no container, volume or process remains",
+      "timed_out=true; no leftovers",
+      { timed_out: deadline.res.timed_out, exit_code: deadline.res.exit_code, duration_ms: deadline.res.duration_ms, leftovers: deadline.left },
+      deadline.res.timed_out && !deadline.res.cancelled && clean(deadline.left),
+      "how quickly the engine completes the kill (not a timing assertion)",
+    ),
+  );
 
   const cancel = await run("cancel", stubborn, 60_000, 500);
-  out.push(p("cancel_cleanup", "cancel kills the sandbox; no container, volume or process remains", "cancelled=true; no leftovers",
-    { cancelled: cancel.res.cancelled, timed_out: cancel.res.timed_out, leftovers: cancel.left },
-    cancel.res.cancelled && clean(cancel.left), "clean-up after a crash of the daemon itself (the start-up reaper covers that)"));
+  out.push(
+    p(
+      "cancel_cleanup",
+      "cancel kills the sandbox; no container, volume or process remains",
+      "cancelled=true; no leftovers",
+      { cancelled: cancel.res.cancelled, timed_out: cancel.res.timed_out, leftovers: cancel.left },
+      cancel.res.cancelled && clean(cancel.left),
+      "clean-up after a crash of the daemon itself (the start-up reaper covers that)",
+    ),
+  );
   return out;
 }

@@ -80,13 +80,17 @@ export const IMAGE_DEFINITIONS = {
     trees: [
       ["/usr/lib/python3.11", "/usr/lib/python3.11"],
       // pytest 7.2 and what it imports (python3-pytest's Depends that 3.11 still needs)
-      ...["_pytest", "pytest", "py.py", "pluggy", "iniconfig", "packaging", "attr", "attrs"].map(
-        (n): [string, string] => [`/usr/lib/python3/dist-packages/${n}`, `/usr/lib/python3/dist-packages/${n}`],
-      ),
+      ...["_pytest", "pytest", "py.py", "pluggy", "iniconfig", "packaging", "attr", "attrs"].map((n): [string, string] => [
+        `/usr/lib/python3/dist-packages/${n}`,
+        `/usr/lib/python3/dist-packages/${n}`,
+      ]),
     ],
     exclude: ["/usr/lib/python3.11/ensurepip", "/usr/lib/python3.11/site-packages", "/usr/lib/python3.11/test", "/usr/lib/python3.11/idlelib"],
     libraryClosureOf: ["/usr/lib/python3.11/lib-dynload"],
-    symlinks: [["/usr/bin/python3", "python3.11"], ["/usr/bin/python", "python3.11"]],
+    symlinks: [
+      ["/usr/bin/python3", "python3.11"],
+      ["/usr/bin/python", "python3.11"],
+    ],
     assets: [],
     staticHelpers: SANDBOX_HELPERS,
     env: {
@@ -117,7 +121,10 @@ export const IMAGE_DEFINITIONS = {
     exclude: [`${GOROOT}/test`, `${GOROOT}/api`, `${GOROOT}/misc`, `${GOROOT}/pkg/linux_amd64/cmd`],
     // the go command and its tools are dynamically linked on some builds: copy whatever they load
     libraryClosureOf: [`${GOROOT}/bin`, `${GOROOT}/pkg/tool`],
-    symlinks: [["/usr/bin/go", `${GOROOT}/bin/go`], ["/usr/bin/gofmt", `${GOROOT}/bin/gofmt`]],
+    symlinks: [
+      ["/usr/bin/go", `${GOROOT}/bin/go`],
+      ["/usr/bin/gofmt", `${GOROOT}/bin/gofmt`],
+    ],
     assets: [],
     staticHelpers: SANDBOX_HELPERS,
     env: {

@@ -54,10 +54,18 @@ export async function ensureHostPackages(def: ImageDefinition): Promise<void> {
   try {
     await promisify(execFile)("bash", [repoPath("scripts/toolchains-ensure.sh"), ...packages], { maxBuffer: 16 << 20 });
   } catch (err) {
-    const stderr = String((err as { stderr?: string }).stderr ?? "").trim().split("\n").slice(-3).join("; ");
-    throw new MiniAgentError("sandbox_error", `image family ${def.family} needs the host packages ${packages.join(", ")}: ${stderr || "toolchains-ensure.sh failed"}`, {
-      cause: err,
-    });
+    const stderr = String((err as { stderr?: string }).stderr ?? "")
+      .trim()
+      .split("\n")
+      .slice(-3)
+      .join("; ");
+    throw new MiniAgentError(
+      "sandbox_error",
+      `image family ${def.family} needs the host packages ${packages.join(", ")}: ${stderr || "toolchains-ensure.sh failed"}`,
+      {
+        cause: err,
+      },
+    );
   }
 }
 
@@ -81,13 +89,16 @@ export async function buildImageFromDefinition(
 
 async function buildInContext(docker: Docker, def: ImageDefinition, contextDir: string, onProgress?: (line: string) => void): Promise<BuiltImage> {
   await assembleContext(def, contextDir);
-  const stream = await docker.buildImage(packContext(contextDir) as never, {
-    t: def.tag,
-    rm: true,
-    forcerm: true,
-    pull: "",
-    nocache: false,
-  } as unknown as Docker.ImageBuildOptions);
+  const stream = await docker.buildImage(
+    packContext(contextDir) as never,
+    {
+      t: def.tag,
+      rm: true,
+      forcerm: true,
+      pull: "",
+      nocache: false,
+    } as unknown as Docker.ImageBuildOptions,
+  );
   const events = await new Promise<Array<Record<string, unknown>>>((resolve, reject) => {
     docker.modem.followProgress(
       stream,

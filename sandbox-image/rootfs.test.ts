@@ -31,7 +31,14 @@ describe("rootfs assembly", () => {
       await fs.writeFile(path.join(tree, "test/huge.txt"), "x");
       const ctx = path.join(tmp, "ctx");
       await assembleContext(
-        { ...IMAGE_DEFINITIONS["node-base"], binaries: [], trees: [[tree, "/opt/tool"]], exclude: [path.join(tree, "test")], libraryClosureOf: [tree], symlinks: [["/usr/bin/tool", "/opt/tool/bin/tool"]] },
+        {
+          ...IMAGE_DEFINITIONS["node-base"],
+          binaries: [],
+          trees: [[tree, "/opt/tool"]],
+          exclude: [path.join(tree, "test")],
+          libraryClosureOf: [tree],
+          symlinks: [["/usr/bin/tool", "/opt/tool/bin/tool"]],
+        },
         ctx,
       );
       const rootfs = path.join(ctx, "rootfs");

@@ -114,13 +114,5 @@ export function dockerfile(def: ImageDefinition): string {
   const env = Object.entries(def.env)
     .map(([k, v]) => `ENV ${k}=${JSON.stringify(v)}`)
     .join("\n");
-  return [
-    "FROM scratch",
-    "COPY rootfs/ /",
-    env,
-    `USER ${SANDBOX_UID}:${SANDBOX_UID}`,
-    "WORKDIR /workspace",
-    `CMD ${JSON.stringify(def.cmd)}`,
-    "",
-  ].join("\n");
+  return ["FROM scratch", "COPY rootfs/ /", env, `USER ${SANDBOX_UID}:${SANDBOX_UID}`, "WORKDIR /workspace", `CMD ${JSON.stringify(def.cmd)}`, ""].join("\n");
 }

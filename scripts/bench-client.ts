@@ -101,7 +101,10 @@ async function main(argv: string[]): Promise<number> {
     const wall = { node_e_0: [] as number[], client_list_json: [] as number[] };
     const cpu = { node_e_0: [] as number[], client_list_json: [] as number[] };
     for (let i = 0; i < o.runs; i++) {
-      for (const [name, argv] of [["node_e_0", node], ["client_list_json", client]] as const) {
+      for (const [name, argv] of [
+        ["node_e_0", node],
+        ["client_list_json", client],
+      ] as const) {
         const t = timed(argv);
         wall[name].push(t.wall);
         if (t.cpu !== null) cpu[name].push(t.cpu);

@@ -73,7 +73,11 @@ async function main(argv: string[]): Promise<number> {
         if (after.files[someFile] === plain.files[someFile]) throw new Error("the change was not seen");
       }
     }
-    const m = Object.fromEntries(Object.entries(samples).filter(([, v]) => v.length).map(([k, v]) => [k, Math.round(median(v))]));
+    const m = Object.fromEntries(
+      Object.entries(samples)
+        .filter(([, v]) => v.length)
+        .map(([k, v]) => [k, Math.round(median(v))]),
+    );
     const out = {
       tree: made ? `${o.files} files of ${o.kib} KiB (generated)` : root,
       files: Object.keys(first.files).length,

@@ -33,7 +33,9 @@ function junit(n: number): Buffer {
     );
   }
   const failures = Math.ceil(n / 10);
-  return Buffer.from(`<?xml version="1.0"?><testsuites tests="${n}" failures="${failures}"><testsuite name="s" tests="${n}" failures="${failures}">${cases.join("\n")}</testsuite></testsuites>\n`);
+  return Buffer.from(
+    `<?xml version="1.0"?><testsuites tests="${n}" failures="${failures}"><testsuite name="s" tests="${n}" failures="${failures}">${cases.join("\n")}</testsuite></testsuites>\n`,
+  );
 }
 
 function goJson(n: number): string {
@@ -54,10 +56,27 @@ function goJson(n: number): string {
 function nodeTap(n: number): string {
   const lines = ["TAP version 13"];
   for (let i = 0; i < n; i++) {
-    lines.push(`# Subtest: t${i}`, `${i % 10 === 0 ? "not ok" : "ok"} ${i + 1} - t${i}`, "  ---", "  duration_ms: 0.1", i % 10 === 0 ? "  error: 'boom'" : "  type: 'test'", "  ...");
+    lines.push(
+      `# Subtest: t${i}`,
+      `${i % 10 === 0 ? "not ok" : "ok"} ${i + 1} - t${i}`,
+      "  ---",
+      "  duration_ms: 0.1",
+      i % 10 === 0 ? "  error: 'boom'" : "  type: 'test'",
+      "  ...",
+    );
   }
   const failed = Math.ceil(n / 10);
-  lines.push(`1..${n}`, `# tests ${n}`, "# suites 0", `# pass ${n - failed}`, `# fail ${failed}`, "# cancelled 0", "# skipped 0", "# todo 0", "# duration_ms 1.5");
+  lines.push(
+    `1..${n}`,
+    `# tests ${n}`,
+    "# suites 0",
+    `# pass ${n - failed}`,
+    `# fail ${failed}`,
+    "# cancelled 0",
+    "# skipped 0",
+    "# todo 0",
+    "# duration_ms 1.5",
+  );
   return `${lines.join("\n")}\n`;
 }
 
@@ -79,8 +98,15 @@ const go = goJson(o.tests);
 const tap = nodeTap(o.tests);
 const cap = REPORT_PARSE_DEFAULTS.maxReportBytes;
 const rows = [
-  { format: "junit_xml", bytes: xml.length, ...median(() => parseJunitXml({ status: "read", bytes: xml }, { maxReportBytes: Math.max(cap, xml.length) }), o.runs) },
+  {
+    format: "junit_xml",
+    bytes: xml.length,
+    ...median(() => parseJunitXml({ status: "read", bytes: xml }, { maxReportBytes: Math.max(cap, xml.length) }), o.runs),
+  },
   { format: "go_test_json", bytes: Buffer.byteLength(go), ...median(() => parseGoTestJson(go), o.runs) },
   { format: "node_test", bytes: Buffer.byteLength(tap), ...median(() => parseNodeTest(tap), o.runs) },
 ];
-for (const r of rows) console.log(`${r.format.padEnd(13)} ${o.tests} tests  ${(r.bytes / 1024).toFixed(0).padStart(6)} KiB  median ${r.ms.toFixed(1).padStart(7)} ms  (discovered ${r.discovered})`);
+for (const r of rows)
+  console.log(
+    `${r.format.padEnd(13)} ${o.tests} tests  ${(r.bytes / 1024).toFixed(0).padStart(6)} KiB  median ${r.ms.toFixed(1).padStart(7)} ms  (discovered ${r.discovered})`,
+  );

@@ -48,10 +48,23 @@ function workload(): { dir: string; argv: string[]; label: string; cleanup: () =
     const preset = task.test_presets[task.verify_preset];
     const isMatch = picomatch(preset.files as string[]);
     const files = (fs.readdirSync(tmp, { recursive: true }) as string[]).filter((f) => isMatch(f)).sort();
-    return { dir: tmp, argv: [...preset.command, ...files], label: "fixtures/linkcheck (candidate preset)", cleanup: () => fs.rmSync(tmp, { recursive: true, force: true }) };
+    return {
+      dir: tmp,
+      argv: [...preset.command, ...files],
+      label: "fixtures/linkcheck (candidate preset)",
+      cleanup: () => fs.rmSync(tmp, { recursive: true, force: true }),
+    };
   }
-  fs.writeFileSync(path.join(tmp, "t.test.mjs"), "import test from 'node:test';\nimport assert from 'node:assert';\ntest('adds', () => assert.equal(1 + 1, 2));\n");
-  return { dir: tmp, argv: ["node", "--test", "t.test.mjs"], label: "built-in node:test file", cleanup: () => fs.rmSync(tmp, { recursive: true, force: true }) };
+  fs.writeFileSync(
+    path.join(tmp, "t.test.mjs"),
+    "import test from 'node:test';\nimport assert from 'node:assert';\ntest('adds', () => assert.equal(1 + 1, 2));\n",
+  );
+  return {
+    dir: tmp,
+    argv: ["node", "--test", "t.test.mjs"],
+    label: "built-in node:test file",
+    cleanup: () => fs.rmSync(tmp, { recursive: true, force: true }),
+  };
 }
 
 function median(xs: number[]): number {
@@ -68,7 +81,11 @@ async function time(fn: () => Promise<unknown>): Promise<number> {
 
 function hostRun(dir: string, argv: string[]): Promise<number | null> {
   return new Promise((resolve) => {
-    const c = spawn(argv[0] === "node" ? process.execPath : argv[0]!, argv.slice(1), { cwd: dir, env: { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: os.tmpdir() }, stdio: "ignore" });
+    const c = spawn(argv[0] === "node" ? process.execPath : argv[0]!, argv.slice(1), {
+      cwd: dir,
+      env: { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: os.tmpdir() },
+      stdio: "ignore",
+    });
     c.on("close", resolve);
   });
 }
@@ -77,7 +94,11 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const o = parseArgs(argv);
   const stateDir = resolveStateDir(env, o.stateDir);
   const docker = createDockerClient(env);
-  const ex = new DockerExecutor({ lockPath: statePath(stateDir, "imageLock"), config: { runtime: o.runtime, ...(o.cpus ? { nanoCpus: Math.round(o.cpus * 1e9) } : {}) }, docker });
+  const ex = new DockerExecutor({
+    lockPath: statePath(stateDir, "imageLock"),
+    config: { runtime: o.runtime, ...(o.cpus ? { nanoCpus: Math.round(o.cpus * 1e9) } : {}) },
+    docker,
+  });
   const digest = await ex.pinnedDigest();
   const w = workload();
   const req = { purpose: "bench" as const, argv: w.argv, workspaceDir: w.dir, timeoutMs: 120_000 };
@@ -94,11 +115,44 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
     const c = ex.config;
     const profile = path.join(w.dir, "..", `${path.basename(w.dir)}-seccomp.json`);
     fs.writeFileSync(profile, JSON.stringify(seccompProfile(c.runtime)));
-    const cliArgs = ["run", "--rm", "--network", "none", "--read-only", "--user", SANDBOX_USER, "--runtime", o.runtime, "--cpus", String(c.nanoCpus / 1e9),
-      "--memory", String(c.memoryBytes), "--memory-swap", String(c.memoryBytes), "--pids-limit", String(c.pidsLimit), "--cap-drop", "ALL",
-      "--security-opt", "no-new-privileges", "--security-opt", `seccomp=${profile}`, "--ipc", "none", "--init", "--log-driver", "none",
-      "--tmpfs", `/tmp:rw,nosuid,nodev,noexec,size=${c.tmpfsBytes},mode=1777`,
-      "-v", `${w.dir}:/workspace:ro`, "-w", "/workspace", digest, ...w.argv];
+    const cliArgs = [
+      "run",
+      "--rm",
+      "--network",
+      "none",
+      "--read-only",
+      "--user",
+      SANDBOX_USER,
+      "--runtime",
+      o.runtime,
+      "--cpus",
+      String(c.nanoCpus / 1e9),
+      "--memory",
+      String(c.memoryBytes),
+      "--memory-swap",
+      String(c.memoryBytes),
+      "--pids-limit",
+      String(c.pidsLimit),
+      "--cap-drop",
+      "ALL",
+      "--security-opt",
+      "no-new-privileges",
+      "--security-opt",
+      `seccomp=${profile}`,
+      "--ipc",
+      "none",
+      "--init",
+      "--log-driver",
+      "none",
+      "--tmpfs",
+      `/tmp:rw,nosuid,nodev,noexec,size=${c.tmpfsBytes},mode=1777`,
+      "-v",
+      `${w.dir}:/workspace:ro`,
+      "-w",
+      "/workspace",
+      digest,
+      ...w.argv,
+    ];
     const cli = spawnSync("docker", cliArgs, { encoding: "utf8" });
     const haveCli = cli.status === 0;
     const cliProblem = cli.error ? cli.error.message : `exit ${cli.status}: ${(cli.stderr ?? "").trim().slice(0, 300)}`;
@@ -109,7 +163,11 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
       samples.fresh!.push(await time(() => ex.run({ ...req, runId: "bench-fresh" })));
       if (haveCli) samples.cli!.push(await time(() => new Promise((r) => spawn("docker", cliArgs, { stdio: "ignore" }).on("close", r))));
     }
-    const m = Object.fromEntries(Object.entries(samples).filter(([, v]) => v.length).map(([k, v]) => [k, Math.round(median(v))]));
+    const m = Object.fromEntries(
+      Object.entries(samples)
+        .filter(([, v]) => v.length)
+        .map(([k, v]) => [k, Math.round(median(v))]),
+    );
     const out = {
       workload: w.label,
       argv: w.argv,

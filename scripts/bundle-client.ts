@@ -47,10 +47,14 @@ async function main(argv: string[]): Promise<number> {
   });
   const output = Object.values(result.metafile.outputs).find((o) => o.entryPoint !== undefined);
   // modules esbuild reached but tree-shook away are listed with 0 bytes: only what is in the file counts
-  const inputs = Object.entries(output?.inputs ?? {}).filter(([, i]) => i.bytesInOutput > 0).map(([name]) => name);
+  const inputs = Object.entries(output?.inputs ?? {})
+    .filter(([, i]) => i.bytesInOutput > 0)
+    .map(([name]) => name);
   const bad = inputs.filter((i) => FORBIDDEN_INPUTS.some((re) => re.test(i)));
   if (bad.length > 0) {
-    process.stderr.write(`bundle-client: the client's start-up path imports ${bad.slice(0, 5).join(", ")}${bad.length > 5 ? ` and ${bad.length - 5} more` : ""}; import it lazily (await import) instead\n`);
+    process.stderr.write(
+      `bundle-client: the client's start-up path imports ${bad.slice(0, 5).join(", ")}${bad.length > 5 ? ` and ${bad.length - 5} more` : ""}; import it lazily (await import) instead\n`,
+    );
     return 1;
   }
   const bytes = output?.bytes ?? 0;

@@ -16,12 +16,20 @@ async function main(argv: string[]): Promise<number> {
     const containers = await docker.listContainers({ all: true, filters: { label: [label] } });
     for (const c of containers) {
       found.push(`container ${c.Id.slice(0, 12)} ${c.Image} ${c.State} (${label})`);
-      if (remove) await docker.getContainer(c.Id).remove({ force: true, v: true }).catch(() => undefined);
+      if (remove)
+        await docker
+          .getContainer(c.Id)
+          .remove({ force: true, v: true })
+          .catch(() => undefined);
     }
     const { Volumes } = await docker.listVolumes({ filters: { label: [label] } });
     for (const v of Volumes ?? []) {
       found.push(`volume ${v.Name} (${label})`);
-      if (remove) await docker.getVolume(v.Name).remove({ force: true }).catch(() => undefined);
+      if (remove)
+        await docker
+          .getVolume(v.Name)
+          .remove({ force: true })
+          .catch(() => undefined);
     }
   }
   if (found.length === 0) {

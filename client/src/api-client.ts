@@ -134,7 +134,10 @@ export class ApiClient {
       }
       if (code && UNREACHABLE_CODES.has(code)) {
         const exists = fs.existsSync(this.target.socketPath);
-        throw new MiniAgentError("daemon_unreachable", startHint(this.target) + (exists ? "\n(the socket file exists but nobody listens: the daemon stopped or crashed)" : ""));
+        throw new MiniAgentError(
+          "daemon_unreachable",
+          startHint(this.target) + (exists ? "\n(the socket file exists but nobody listens: the daemon stopped or crashed)" : ""),
+        );
       }
       throw new MiniAgentError("daemon_unreachable", `cannot talk to the daemon on ${this.target.socketPath} (${code ?? "connection error"})`, { cause: err });
     }

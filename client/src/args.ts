@@ -65,14 +65,16 @@ export const COMMANDS = {
     positionals: ["RUN"],
     options: {},
     summary: "status RUN [--json]",
-    details: "Prints where the run stands and, when it did not complete, why (failed hidden cases, protected paths, false green,\nno changes, the budget that ran out). --json prints the run view with every fact behind it, plus action_id\n(when awaiting approval) and the same `why` line.",
+    details:
+      "Prints where the run stands and, when it did not complete, why (failed hidden cases, protected paths, false green,\nno changes, the budget that ran out). --json prints the run view with every fact behind it, plus action_id\n(when awaiting approval) and the same `why` line.",
   },
   list: { positionals: [], options: {}, summary: "list [--json]" },
   approve: {
     positionals: ["RUN", "ACTION"],
     options: { "no-follow": { type: "boolean" } },
     summary: "approve RUN ACTION [--no-follow]",
-    details: "Approves the pending write, then follows the run to its next stop and exits with the run's code\n(3 again at the next approval). --no-follow returns right after approving.",
+    details:
+      "Approves the pending write, then follows the run to its next stop and exits with the run's code\n(3 again at the next approval). --no-follow returns right after approving.",
   },
   reject: {
     positionals: ["RUN", "ACTION"],
@@ -89,14 +91,24 @@ export const COMMANDS = {
   cancel: { positionals: ["RUN"], options: {}, summary: "cancel RUN" },
   trace: { positionals: ["RUN"], options: { jsonl: { type: "boolean" } }, summary: "trace RUN [--jsonl]" },
   diff: { positionals: ["RUN"], options: {}, summary: "diff RUN" },
-  probe: { positionals: [], options: { runtime: { type: "string" } }, summary: "probe [--runtime runc|runsc]", details: "Runs the isolation probes in the daemon and stores the report (needed before --model live)." },
+  probe: {
+    positionals: [],
+    options: { runtime: { type: "string" } },
+    summary: "probe [--runtime runc|runsc]",
+    details: "Runs the isolation probes in the daemon and stores the report (needed before --model live).",
+  },
   events: {
     positionals: ["RUN"],
     options: { follow: { type: "boolean" }, since: { type: "string" } },
     summary: "events RUN [--follow] [--since N]",
     details: "Prints the run's events; --follow keeps printing until the run stops and exits with its code.",
   },
-  health: { positionals: [], options: {}, summary: "health", details: "Engine reachable, image digest present, runtime, latest probe verdict. Exit 0 when all good, 2 otherwise." },
+  health: {
+    positionals: [],
+    options: {},
+    summary: "health",
+    details: "Engine reachable, image digest present, runtime, latest probe verdict. Exit 0 when all good, 2 otherwise.",
+  },
 } satisfies Record<string, CommandSpec>;
 
 export type CommandName = keyof typeof COMMANDS;
@@ -122,7 +134,13 @@ export function usage(command?: CommandName): string {
     return [`usage: mini-agent-client ${spec.summary}`, spec.details ?? "", GLOBAL_HELP, EXIT_HELP].filter(Boolean).join("\n\n");
   }
   const lines = Object.values(COMMANDS).map((c: CommandSpec) => `  ${c.summary.split("\n")[0]}`);
-  return [`usage: mini-agent-client COMMAND [options]`, `commands:\n${lines.join("\n")}`, GLOBAL_HELP, EXIT_HELP, "mini-agent-client COMMAND --help shows more."].join("\n\n");
+  return [
+    `usage: mini-agent-client COMMAND [options]`,
+    `commands:\n${lines.join("\n")}`,
+    GLOBAL_HELP,
+    EXIT_HELP,
+    "mini-agent-client COMMAND --help shows more.",
+  ].join("\n\n");
 }
 
 /** Global options may also come before the command (`mini-agent-client --socket S status R`). */

@@ -57,7 +57,8 @@ function sandboxIncludeFrom(cmd: ParsedCommand): string[] {
   const globs = Array.isArray(given) ? given : [];
   const parsed = SandboxInclude.safeParse(globs);
   // zod/mini has no pretty-printer; the issue's path and message are what a user needs
-  if (!parsed.success) throw new UsageError(`--sandbox-include: ${parsed.error.issues.map((i) => `${i.path.length ? `[${i.path.join(".")}] ` : ""}${i.message}`).join("; ")}`);
+  if (!parsed.success)
+    throw new UsageError(`--sandbox-include: ${parsed.error.issues.map((i) => `${i.path.length ? `[${i.path.join(".")}] ` : ""}${i.message}`).join("; ")}`);
   return parsed.data;
 }
 
@@ -76,7 +77,10 @@ async function readTaskSpec(file: string): Promise<unknown> {
     throw new UsageError(`--task-spec: ${file} is not valid JSON`);
   }
   // classic zod, loaded only by this command: every other command starts without it (issue 10 item 16)
-  const [{ TaskSpec }, { describeZodError }] = await Promise.all([import("../../daemon/src/contracts/task-spec.js"), import("../../daemon/src/contracts/common.js")]);
+  const [{ TaskSpec }, { describeZodError }] = await Promise.all([
+    import("../../daemon/src/contracts/task-spec.js"),
+    import("../../daemon/src/contracts/common.js"),
+  ]);
   const parsed = TaskSpec.safeParse(json);
   if (!parsed.success) throw new MiniAgentError("invalid_task_spec", `${file}: ${describeZodError(parsed.error)}`);
   return json; // the daemon validates again: it is the one that must be right
@@ -226,9 +230,15 @@ const health: Handler = async (_cmd, ctx) => {
   if (ctx.json) printJson(ctx, h);
   else {
     ctx.out(`daemon   pid ${h.daemon.pid}, version ${h.daemon.version}, api ${h.daemon.api}\n`);
-    ctx.out(`engine   ${h.engine.reachable ? `reachable (${h.engine.version ?? "?"})` : `UNREACHABLE${h.engine.error ? `: ${h.engine.error}` : ""}`}, runtime ${h.engine.runtime}\n`);
-    ctx.out(`image    ${h.engine.image_present ? `present ${h.engine.image_digest}` : `MISSING${h.engine.image_digest ? ` ${h.engine.image_digest}` : ""} (npm run image:build)`}\n`);
-    ctx.out(`isolation ${h.isolation.verdict}${h.isolation.generated_at ? ` at ${h.isolation.generated_at}` : ""}${h.isolation.reason ? ` (${h.isolation.reason})` : ""}${h.isolation.verdict === "passed" ? "" : "; refresh with: mini-agent-client probe"}\n`);
+    ctx.out(
+      `engine   ${h.engine.reachable ? `reachable (${h.engine.version ?? "?"})` : `UNREACHABLE${h.engine.error ? `: ${h.engine.error}` : ""}`}, runtime ${h.engine.runtime}\n`,
+    );
+    ctx.out(
+      `image    ${h.engine.image_present ? `present ${h.engine.image_digest}` : `MISSING${h.engine.image_digest ? ` ${h.engine.image_digest}` : ""} (npm run image:build)`}\n`,
+    );
+    ctx.out(
+      `isolation ${h.isolation.verdict}${h.isolation.generated_at ? ` at ${h.isolation.generated_at}` : ""}${h.isolation.reason ? ` (${h.isolation.reason})` : ""}${h.isolation.verdict === "passed" ? "" : "; refresh with: mini-agent-client probe"}\n`,
+    );
   }
   return h.ok ? EXIT.ok : EXIT.unavailable;
 };

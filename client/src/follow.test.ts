@@ -158,15 +158,27 @@ describe("following a run on a terminal", () => {
     t.advance(1400);
     expect(t.err()).toContain("\r\x1b[2Krunning tests in the sandbox… 1.4 s");
     waiting = svc.waiting();
-    svc.push([["tool_observed", { tool: "run_tests" }, "c1"], ["verification_started", {}, null]], { status: "verifying" });
+    svc.push(
+      [
+        ["tool_observed", { tool: "run_tests" }, "c1"],
+        ["verification_started", {}, null],
+      ],
+      { status: "verifying" },
+    );
     await waiting;
     t.advance(3200);
     expect(t.err()).toContain("\r\x1b[2Kverifying… 3.2 s");
-    svc.push([["verification_failed", { reason: "verification_failed" }, null], ["run_stopped", { status: "failed" }, null]], {
-      status: "failed",
-      reason: "verification_failed",
-      verification: EVIDENCE,
-    });
+    svc.push(
+      [
+        ["verification_failed", { reason: "verification_failed" }, null],
+        ["run_stopped", { status: "failed" }, null],
+      ],
+      {
+        status: "failed",
+        reason: "verification_failed",
+        verification: EVIDENCE,
+      },
+    );
     expect(await code).toBe(1);
     expect(t.err().endsWith("\r\x1b[2K")).toBe(true);
     expect(t.ticking()).toBe(false);
@@ -192,6 +204,10 @@ describe("following a run on a terminal", () => {
     const t = terminal({ stderrIsTTY: false });
     expect(await main(["status", "run_1", "--json", "--socket", socket], t.io)).toBe(1);
     const json = JSON.parse(t.out()) as Record<string, unknown>;
-    expect(json).toEqual({ ...svc.svc.getRun("run_1"), action_id: null, why: "failed: hidden acceptance 4/5 passed (edges_trimmed failed); candidate tests 3/3 passed" });
+    expect(json).toEqual({
+      ...svc.svc.getRun("run_1"),
+      action_id: null,
+      why: "failed: hidden acceptance 4/5 passed (edges_trimmed failed); candidate tests 3/3 passed",
+    });
   });
 });

@@ -34,8 +34,27 @@ function scriptedService() {
     last_tool: "apply_patch",
     tests: status === "completed" ? { discovered: 3, passed: 3, failed: 0 } : null,
     pending_action:
-      status === "awaiting_approval" ? { action_id: "act_1", call_id: "c1", tool: "apply_patch", path: "src/a.js", diff: "--- a/src/a.js\n+++ b/src/a.js\n@@ -1 +1 @@\n-old\n+new\n", why: "fix it" } : null,
-    verification: status === "completed" ? { workspace_digest: "d", protected_paths_changed: [], tests: { discovered: 3, passed: 3, failed: 0, exit_code: 0, timed_out: false, truncated: false }, acceptance: null, passed: true, reason: null } : null,
+      status === "awaiting_approval"
+        ? {
+            action_id: "act_1",
+            call_id: "c1",
+            tool: "apply_patch",
+            path: "src/a.js",
+            diff: "--- a/src/a.js\n+++ b/src/a.js\n@@ -1 +1 @@\n-old\n+new\n",
+            why: "fix it",
+          }
+        : null,
+    verification:
+      status === "completed"
+        ? {
+            workspace_digest: "d",
+            protected_paths_changed: [],
+            tests: { discovered: 3, passed: 3, failed: 0, exit_code: 0, timed_out: false, truncated: false },
+            acceptance: null,
+            passed: true,
+            reason: null,
+          }
+        : null,
     exhausted_budget: null,
     last_seq: events.length,
   });
@@ -178,22 +197,28 @@ describe("mini-agent-client flow", () => {
     const create = script.svc.createRun;
     script.svc.createRun = async (input) => (sent.push(input.sandboxInclude), create(input));
     const t = io({ tty: false });
-    const code = await main(["run", "--fixture", "fx", "--workspace", "ws", "--sandbox-include", ".env.test", "--sandbox-include", "config/*.key", "--socket", socket], t.value);
+    const code = await main(
+      ["run", "--fixture", "fx", "--workspace", "ws", "--sandbox-include", ".env.test", "--sandbox-include", "config/*.key", "--socket", socket],
+      t.value,
+    );
     expect(code).toBe(3);
     expect(sent).toEqual([[".env.test", "config/*.key"]]);
   });
 
-  it.each([["/etc/shadow"], ["../outside/.env"], ["./.env.test"], ["a\\b"]])("run --sandbox-include %j is a usage error (64) and nothing is sent", async (glob) => {
-    const sent: unknown[] = [];
-    script.svc.createRun = async (input) => {
-      sent.push(input);
-      throw new Error("must not be called");
-    };
-    const t = io({ tty: false });
-    expect(await main(["run", "--fixture", "fx", "--workspace", "ws", "--sandbox-include", glob, "--socket", socket], t.value)).toBe(64);
-    expect(t.err()).toContain("--sandbox-include");
-    expect(sent).toEqual([]);
-  });
+  it.each([["/etc/shadow"], ["../outside/.env"], ["./.env.test"], ["a\\b"]])(
+    "run --sandbox-include %j is a usage error (64) and nothing is sent",
+    async (glob) => {
+      const sent: unknown[] = [];
+      script.svc.createRun = async (input) => {
+        sent.push(input);
+        throw new Error("must not be called");
+      };
+      const t = io({ tty: false });
+      expect(await main(["run", "--fixture", "fx", "--workspace", "ws", "--sandbox-include", glob, "--socket", socket], t.value)).toBe(64);
+      expect(t.err()).toContain("--sandbox-include");
+      expect(sent).toEqual([]);
+    },
+  );
 
   it("health exits 2 while isolation is not verified, and says how to refresh it", async () => {
     const t = io({ tty: false });

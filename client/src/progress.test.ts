@@ -3,7 +3,13 @@ import type { TraceEvent } from "../../daemon/src/contracts/run-view.js";
 import { activityText, nextActivity, StatusLine } from "./progress.js";
 
 let seq = 0;
-const ev = (type: TraceEvent["type"], payload: Record<string, unknown> = {}, call_id: string | null = null): TraceEvent => ({ seq: ++seq, type, call_id, action_id: null, payload });
+const ev = (type: TraceEvent["type"], payload: Record<string, unknown> = {}, call_id: string | null = null): TraceEvent => ({
+  seq: ++seq,
+  type,
+  call_id,
+  action_id: null,
+  payload,
+});
 const running = { status: "running", backend: "container" } as const;
 
 describe("what the indicator says", () => {

@@ -88,12 +88,18 @@ describe("the one-line why", () => {
   });
 
   it("names the budget that ran out, its use and limit, and the command that resumes with more", () => {
-    const line = whyLine(view({ status: "budget_exhausted", reason: "budget_exhausted:tool_calls", exhausted_budget: { name: "tool_calls", used: 40, limit: 40 } }));
+    const line = whyLine(
+      view({ status: "budget_exhausted", reason: "budget_exhausted:tool_calls", exhausted_budget: { name: "tool_calls", used: 40, limit: 40 } }),
+    );
     expect(line).toBe("budget exhausted: tool_calls (40/40); resume with more budget: mini-agent-client resume run_1 --max-tool-calls 80");
   });
 
   it("the total time budget in seconds, with the socket the user gave repeated in the command", () => {
-    const run = view({ status: "budget_exhausted", reason: "budget_exhausted:total_seconds", exhausted_budget: { name: "total_seconds", used: 901.2, limit: 900 } });
+    const run = view({
+      status: "budget_exhausted",
+      reason: "budget_exhausted:total_seconds",
+      exhausted_budget: { name: "total_seconds", used: 901.2, limit: 900 },
+    });
     expect(whyLine(run, "--socket /tmp/d.sock")).toBe(
       "budget exhausted: total_seconds (901.2/900 s); resume with more budget: mini-agent-client resume --socket /tmp/d.sock run_1 --max-seconds 1800",
     );

@@ -27,7 +27,9 @@ export function whyLine(run: RunView, commandPrefix = ""): string {
     case "interrupted":
       return oneLine(`interrupted${reason}; continue with: ${resume}`);
     case "uncertain":
-      return oneLine(`uncertain: ${run.reason ?? "a write may or may not have happened"}; inspect with: mini-agent-client diff ${commandPrefix ? `${commandPrefix} ` : ""}${run.run_id}`);
+      return oneLine(
+        `uncertain: ${run.reason ?? "a write may or may not have happened"}; inspect with: mini-agent-client diff ${commandPrefix ? `${commandPrefix} ` : ""}${run.run_id}`,
+      );
     case "awaiting_approval": {
       const a = run.pending_action;
       return oneLine(a ? `awaiting approval: ${a.tool} on ${a.path} (action ${a.action_id})` : `awaiting approval${reason}`);
@@ -65,7 +67,8 @@ export function verdictWhy(v: VerificationEvidence): string[] {
   if (v.acceptance && reason !== "acceptance_protocol_error") {
     const a = v.acceptance;
     if (a.error !== null) parts.push(`hidden acceptance error: ${clip(a.error)}`);
-    else parts.push(`hidden acceptance ${a.passed.length}/${a.passed.length + a.failed.length} passed${a.failed.length > 0 ? ` (${list(a.failed)} failed)` : ""}`);
+    else
+      parts.push(`hidden acceptance ${a.passed.length}/${a.passed.length + a.failed.length} passed${a.failed.length > 0 ? ` (${list(a.failed)} failed)` : ""}`);
   }
   const t = v.tests;
   const ran = t.exit_code !== null || t.timed_out || t.discovered > 0;
@@ -80,7 +83,10 @@ export function verdictWhy(v: VerificationEvidence): string[] {
 }
 
 function budgetWhy(b: ExhaustedBudget | null, reason: string | null, resume: string): string {
-  if (!b) return `budget exhausted${reason ? `: ${reason}` : ""}; resume with more budget: ${resume} (${Object.keys(BUDGET_FLAGS).map((f) => `--${f} N`).join(", ")})`;
+  if (!b)
+    return `budget exhausted${reason ? `: ${reason}` : ""}; resume with more budget: ${resume} (${Object.keys(BUDGET_FLAGS)
+      .map((f) => `--${f} N`)
+      .join(", ")})`;
   const flag = Object.entries(BUDGET_FLAGS).find(([, field]) => field === b.name)?.[0];
   const used = b.name === "total_seconds" ? `${b.used}/${b.limit} s` : `${b.used}/${b.limit}`;
   // a suggestion, not a rule: the daemon checks the value against the task's schema

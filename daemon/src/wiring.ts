@@ -50,7 +50,9 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
   const liveGate: LiveGate = {
     async check({ backend }) {
       const v = await checkLiveGate({ backend, facts });
-      return v.ok ? { ok: true, generated_at: v.report_generated_at } : { ok: false, code: v.code, reason: v.reason, message: v.message, refresh_command: v.refresh_command };
+      return v.ok
+        ? { ok: true, generated_at: v.report_generated_at }
+        : { ok: false, code: v.code, reason: v.reason, message: v.message, refresh_command: v.refresh_command };
     },
   };
 
@@ -117,7 +119,12 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
     runService,
     isolation,
     liveGate,
-    reapLeftovers: () => reapOwnLeftovers(docker, instance, runService.listRuns().map((r) => r.run_id)),
+    reapLeftovers: () =>
+      reapOwnLeftovers(
+        docker,
+        instance,
+        runService.listRuns().map((r) => r.run_id),
+      ),
     close: () => recorder.close(),
   };
 }

@@ -47,7 +47,9 @@ function stageContext(ctx: string): void {
     expect(fs.readFileSync(path.join(ctx, bin), "utf8").startsWith("#!/usr/bin/env node")).toBe(true);
   }
   // production dependencies only, as `npm ls --omit=dev` resolves them from the lock
-  const prod = run("npm", ["ls", "--omit=dev", "--all", "--parseable"]).split("\n").filter((p) => p.startsWith(path.join(REPO, "node_modules")));
+  const prod = run("npm", ["ls", "--omit=dev", "--all", "--parseable"])
+    .split("\n")
+    .filter((p) => p.startsWith(path.join(REPO, "node_modules")));
   for (const dir of prod) {
     const rel = path.relative(REPO, dir);
     const dest = path.join(ctx, rel);
@@ -73,7 +75,10 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (started) await started.stop({ remove: true, removeVolumes: true }).catch(() => undefined);
-  await docker.getImage(tag).remove({ force: true }).catch(() => undefined);
+  await docker
+    .getImage(tag)
+    .remove({ force: true })
+    .catch(() => undefined);
   if (work) fs.rmSync(work, { recursive: true, force: true });
 });
 

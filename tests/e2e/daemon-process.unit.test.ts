@@ -82,7 +82,11 @@ describe("mini-agent-daemon process", () => {
     const base = `http://127.0.0.1:${d.tcp!.port}`;
     const before = await rawRequest(d.socketPath, "GET", "/v1/runs");
     const attempts = [
-      await fetch(`${base}/v1/runs`, { method: "POST", body: JSON.stringify({ workspace: "/tmp/x", fixture_dir: "/tmp/y" }), headers: { "content-type": "application/json" } }),
+      await fetch(`${base}/v1/runs`, {
+        method: "POST",
+        body: JSON.stringify({ workspace: "/tmp/x", fixture_dir: "/tmp/y" }),
+        headers: { "content-type": "application/json" },
+      }),
       await fetch(`${base}/v1/runs`, { headers: { authorization: `Bearer ${token}x` } }),
       await fetch(`${base}/v1/runs`, { headers: { authorization: `Basic ${token}` } }),
     ];

@@ -1,4 +1,3 @@
-
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -60,7 +59,9 @@ describe("a live model through the daemon and the client", () => {
       code = (await runClient(["approve", runId, s.action_id, ...socket])).code;
     }
     expect(code).toBe(0);
-    const view = JSON.parse((await rawRequest(d!.socketPath, "GET", `/v1/runs/${runId}`)).text) as { run: { status: string; counters: { writes: number; prompt_tokens: number } } };
+    const view = JSON.parse((await rawRequest(d!.socketPath, "GET", `/v1/runs/${runId}`)).text) as {
+      run: { status: string; counters: { writes: number; prompt_tokens: number } };
+    };
     expect(view.run.status).toBe("completed");
     expect(view.run.counters.writes).toBe(2);
     expect(view.run.counters.prompt_tokens).toBeGreaterThan(0);

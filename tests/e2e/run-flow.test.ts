@@ -1,4 +1,3 @@
-
 import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
@@ -115,7 +114,10 @@ describe("runs through the daemon and the client", () => {
     expect(fs.readFileSync(path.join(ws, "notes.txt"))).toEqual(fs.readFileSync(path.join(FIXTURE, "repo/notes.txt")));
 
     const trace = await runClient(["trace", runId, "--jsonl", ...socket]);
-    const events = trace.stdout.trim().split("\n").map((l) => JSON.parse(l) as { type: string });
+    const events = trace.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { type: string });
     expect(events.filter((e) => e.type === "action_written")).toHaveLength(2);
     expect(events.filter((e) => e.type === "approval_recorded")).toHaveLength(2);
     expect(trace.stdout).not.toContain(ws); // no host paths in the canonical trace
@@ -133,9 +135,16 @@ describe("runs through the daemon and the client", () => {
 
     const other = path.join(path.dirname(stateDir), "ws-other");
     const cases: Array<[string, "GET" | "POST", string, string | undefined, number, string]> = [
-      ["malformed JSON", "POST", "/v1/runs", "{\"workspace\":", 400, "invalid_request"],
+      ["malformed JSON", "POST", "/v1/runs", '{"workspace":', 400, "invalid_request"],
       ["unknown field", "POST", "/v1/runs", JSON.stringify({ workspace: other, fixture_dir: FIXTURE, approve_all: true }), 400, "invalid_request"],
-      ["oversize body", "POST", "/v1/runs", JSON.stringify({ workspace: other, fixture_dir: FIXTURE, pad: "x".repeat(2 * 1024 * 1024) }), 413, "payload_too_large"],
+      [
+        "oversize body",
+        "POST",
+        "/v1/runs",
+        JSON.stringify({ workspace: other, fixture_dir: FIXTURE, pad: "x".repeat(2 * 1024 * 1024) }),
+        413,
+        "payload_too_large",
+      ],
       ["unknown run", "GET", "/v1/runs/no-such-run", undefined, 404, "run_not_found"],
       ["approve on an unknown run", "POST", "/v1/runs/no-such-run/actions/a/approve", "{}", 404, "run_not_found"],
       ["approve an unknown action", "POST", `/v1/runs/${runId}/actions/no-such-action/approve`, "{}", 404, "approval_unknown"],
@@ -172,11 +181,16 @@ describe("runs through the daemon and the client", () => {
 
     const busy = await runClient([
       "run",
-      "--workspace", path.join(base, "ws-a"),
-      "--task-spec", path.join(FIXTURE, "task.json"),
-      "--control", path.join(FIXTURE, "control"),
-      "--replay", path.join(FIXTURE, "replay.json"),
-      "--socket", d.socketPath,
+      "--workspace",
+      path.join(base, "ws-a"),
+      "--task-spec",
+      path.join(FIXTURE, "task.json"),
+      "--control",
+      path.join(FIXTURE, "control"),
+      "--replay",
+      path.join(FIXTURE, "replay.json"),
+      "--socket",
+      d.socketPath,
     ]);
     expect(busy.code).toBe(1);
     expect(busy.stderr).toContain("workspace_busy");
@@ -244,11 +258,16 @@ describe("runs through the daemon and the client", () => {
     expect({ code: done.code, out: done.stdout + done.stderr }).toMatchObject({ code: 0 });
 
     const trace = (await runClient(["trace", runId, "--jsonl", "--socket", d.socketPath])).stdout;
-    const events = trace.trim().split("\n").map((l) => JSON.parse(l) as { type: string; action_id: string | null });
+    const events = trace
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { type: string; action_id: string | null });
     const intents = events.filter((e) => e.type === "action_intent");
     expect(intents.map((e) => e.action_id)).toEqual([a1, a2]);
     expect(events.filter((e) => e.type === "action_receipt").map((e) => e.action_id)).toEqual([a1, a2]);
-    const replay = JSON.parse(fs.readFileSync(path.join(FIXTURE, "replay.json"), "utf8")) as { decisions: Array<{ call?: { name: string; arguments: { path?: string; new?: string } } }> };
+    const replay = JSON.parse(fs.readFileSync(path.join(FIXTURE, "replay.json"), "utf8")) as {
+      decisions: Array<{ call?: { name: string; arguments: { path?: string; new?: string } } }>;
+    };
     const created = replay.decisions.find((x) => x.call?.arguments.path === "tests/test_agent_nested.js")!.call!.arguments.new!;
     expect(fs.readFileSync(path.join(ws, "tests/test_agent_nested.js"), "utf8")).toBe(created);
   });
@@ -276,7 +295,12 @@ describe("runs through the daemon and the client", () => {
     }
     expect((await status(d.socketPath, runId)).status).toBe("completed");
     const trace = (await runClient(["trace", runId, "--jsonl", "--socket", d.socketPath])).stdout;
-    expect(trace.trim().split("\n").filter((l) => (JSON.parse(l) as { type: string }).type === "action_written")).toHaveLength(2);
+    expect(
+      trace
+        .trim()
+        .split("\n")
+        .filter((l) => (JSON.parse(l) as { type: string }).type === "action_written"),
+    ).toHaveLength(2);
   });
 
   it("exit codes through the stack: budget exhausted is 5, resume with a larger budget goes on (3), cancel is 4", async () => {
@@ -370,7 +394,15 @@ describe("runs through the daemon and the client", () => {
     (events as unknown as { destroy(): void }).destroy();
     await Promise.all(inspections);
     expect(inspected).toBeGreaterThan(0); // run_tests, the Verifier and acceptance containers, inspected while they existed
-    for (const p of [`/v1/runs`, `/v1/runs/${runId}`, `/v1/runs/${runId}/trace`, `/v1/runs/${runId}/diff`, `/v1/runs/${runId}/events?since=0`, `/v1/health`, `/v1/isolation-report`]) {
+    for (const p of [
+      `/v1/runs`,
+      `/v1/runs/${runId}`,
+      `/v1/runs/${runId}/trace`,
+      `/v1/runs/${runId}/diff`,
+      `/v1/runs/${runId}/events?since=0`,
+      `/v1/health`,
+      `/v1/isolation-report`,
+    ]) {
       seen.push((await rawRequest(d.socketPath, "GET", p)).text);
     }
     await d.stop("SIGTERM");

@@ -1,4 +1,3 @@
-
 import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
@@ -85,7 +84,18 @@ describe("run --sandbox-include through the daemon", () => {
 
     const d = await started.daemon({ stateDir });
     const socket = ["--socket", d.socketPath];
-    const r = await runClient(["run", "--workspace", ws, "--task-spec", path.join(tmp, "task.json"), "--replay", path.join(tmp, "replay.json"), "--sandbox-include", ".env.test", ...socket]);
+    const r = await runClient([
+      "run",
+      "--workspace",
+      ws,
+      "--task-spec",
+      path.join(tmp, "task.json"),
+      "--replay",
+      path.join(tmp, "replay.json"),
+      "--sandbox-include",
+      ".env.test",
+      ...socket,
+    ]);
     expect({ code: r.code, out: r.stdout + r.stderr }).toMatchObject({ code: 0 });
     const runId = /run (\S+) started/.exec(r.stdout)?.[1] ?? "";
 
@@ -110,14 +120,20 @@ describe("run --sandbox-include through the daemon", () => {
 
     // the run carries the opt-in, and the paths it let in are traced once (run_tests and the Verifier both sent it)
     const trace = await runClient(["trace", runId, "--jsonl", ...socket]);
-    const events = trace.stdout.trim().split("\n").map((l) => JSON.parse(l) as { type: string; payload: Record<string, unknown> });
+    const events = trace.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { type: string; payload: Record<string, unknown> });
     expect(events.find((e) => e.type === "run_created")!.payload.sandbox_include).toEqual([".env.test"]);
     expect(events.filter((e) => e.type === "sandbox_include").map((e) => e.payload)).toEqual([{ globs: [".env.test"], paths: [".env.test"] }]);
     for (const secret of [...SECRETS, OPT_IN]) expect(trace.stdout).not.toContain(secret);
 
     // and the daemon's log says so each time, with the run id (never the content)
     const log = fs.readFileSync(path.join(stateDir, "logs", "daemon.log"), "utf8");
-    const lines = log.split("\n").filter((l) => l.includes("--sandbox-include")).map((l) => JSON.parse(l) as { runId: string; paths: string[] });
+    const lines = log
+      .split("\n")
+      .filter((l) => l.includes("--sandbox-include"))
+      .map((l) => JSON.parse(l) as { runId: string; paths: string[] });
     expect(lines.length).toBeGreaterThanOrEqual(2);
     for (const l of lines) expect(l).toMatchObject({ runId, paths: [".env.test"] });
     expect(log).not.toContain(OPT_IN);

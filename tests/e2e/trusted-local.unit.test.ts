@@ -68,14 +68,29 @@ describe("trusted_local through the daemon", () => {
       JSON.stringify({
         schema_version: 1,
         decisions: [
-          { kind: "tool", call: { call_id: "c_env", name: "apply_patch", arguments: { path: "tests/test_agent_env.js", version: "absent", old: "", new: testFile } } },
+          {
+            kind: "tool",
+            call: { call_id: "c_env", name: "apply_patch", arguments: { path: "tests/test_agent_env.js", version: "absent", old: "", new: testFile } },
+          },
           { kind: "tool", call: { call_id: "c_run", name: "run_tests", arguments: { preset: "candidate" } } },
           { kind: "final", text: "done" },
         ],
       }),
     );
     const ws = path.join(root, "ws-env");
-    const r = await runClient(["run", "--fixture", FIXTURE, "--workspace", ws, "--backend", "trusted_local", "--replay", replay, "--trust-replay-file", ...socket]);
+    const r = await runClient([
+      "run",
+      "--fixture",
+      FIXTURE,
+      "--workspace",
+      ws,
+      "--backend",
+      "trusted_local",
+      "--replay",
+      replay,
+      "--trust-replay-file",
+      ...socket,
+    ]);
     expect({ code: r.code, out: r.stdout + r.stderr }).toMatchObject({ code: 3 });
     const runId = /run (\S+) started/.exec(r.stdout)?.[1] ?? "";
     const s = JSON.parse((await runClient(["status", runId, "--json", ...socket])).stdout) as { action_id: string };

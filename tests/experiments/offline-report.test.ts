@@ -79,7 +79,10 @@ describe("npm run experiments", () => {
   });
 
   it("with no reachable engine: isolation available=false, reason runtime_unavailable, exit 2", () => {
-    const r = report(["--group", "4", "--output", path.join(tmp, "no-engine")], { ...process.env, DOCKER_HOST: `unix://${path.join(tmp, "no-such-docker.sock")}` });
+    const r = report(["--group", "4", "--output", path.join(tmp, "no-engine")], {
+      ...process.env,
+      DOCKER_HOST: `unix://${path.join(tmp, "no-such-docker.sock")}`,
+    });
     expect(r.code).toBe(2);
     const g4 = JSON.parse(fs.readFileSync(path.join(tmp, "no-engine", "group-4.json"), "utf8"));
     const iso = g4.scenarios.find((s: { id: string }) => s.id === "isolation_report");

@@ -16,12 +16,24 @@ import type { ImageFamily } from "../../sandbox-image/definitions.js";
  * (`npx vitest …`), or when the shared lock lacks the family or the engine lost
  * the image, the file builds it itself through the same builder.
  */
-export async function pinTestImage(lockPath: string, family: ImageFamily = "node", docker: Docker = createDockerClient(process.env)): Promise<{ tag: string; digest: string }> {
+export async function pinTestImage(
+  lockPath: string,
+  family: ImageFamily = "node",
+  docker: Docker = createDockerClient(process.env),
+): Promise<{ tag: string; digest: string }> {
   fs.mkdirSync(path.dirname(lockPath), { recursive: true, mode: 0o700 });
   const shared = process.env.MINI_AGENT_TEST_IMAGE_LOCK;
   if (shared) {
     const entry = (await readImageLock(shared))?.images[family];
-    const present = entry ? await docker.getImage(entry.digest).inspect().then(() => true, () => false) : false;
+    const present = entry
+      ? await docker
+          .getImage(entry.digest)
+          .inspect()
+          .then(
+            () => true,
+            () => false,
+          )
+      : false;
     if (entry && present) {
       await recordImage(lockPath, family, entry);
       return { tag: entry.tag, digest: entry.digest };

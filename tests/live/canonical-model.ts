@@ -16,7 +16,12 @@ const REPLAY = JSON.parse(fs.readFileSync(path.join(LINKCHECK, "replay.json"), "
 };
 const NEW_TEST = REPLAY.decisions.find((d) => d.call?.name === "apply_patch" && d.call.arguments.version === "absent")!.call!.arguments;
 
-export type Msg = { role: string; content: string | null; tool_call_id?: string; tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }> };
+export type Msg = {
+  role: string;
+  content: string | null;
+  tool_call_id?: string;
+  tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }>;
+};
 export type Envelope = { tool: string; call_id: string; ok: boolean; error: { code: string } | null; data: Record<string, unknown> };
 
 /** the tool results the request carries, in order */

@@ -14,7 +14,13 @@ import { startFakeProvider, textReply, type FakeProvider } from "./openai-server
 
 const NOW = Date.parse("2026-11-30T12:00:00Z");
 const HOUR = 3_600_000;
-const KEY: IsolationKey = { image_family: "node", image_digest: `sha256:${"a".repeat(64)}`, host_config_hash: `sha256:${"b".repeat(64)}`, engine_version: "20.10.24", runtime: "runc" };
+const KEY: IsolationKey = {
+  image_family: "node",
+  image_digest: `sha256:${"a".repeat(64)}`,
+  host_config_hash: `sha256:${"b".repeat(64)}`,
+  engine_version: "20.10.24",
+  runtime: "runc",
+};
 
 /**
  * Isolation facts as the gate sees them, one wrong at a time. The gate's
@@ -88,21 +94,29 @@ describe("live gate", () => {
     ["engine unreachable", "container", { engine: "runtime_unavailable" }, "runtime_unavailable"],
     ["engine query throws", "container", { engine: "throws" }, "runtime_unavailable"],
     ["pinned image missing", "container", { engine: "image_missing" }, "image_missing"],
-    ["latest report failed a probe", "container", { report: { passed: false, generated_at: new Date(NOW).toISOString(), failed_probe_ids: ["net.route_table_empty", "caps.bounding_zero"] } }, "probe_failed:net.route_table_empty"],
+    [
+      "latest report failed a probe",
+      "container",
+      { report: { passed: false, generated_at: new Date(NOW).toISOString(), failed_probe_ids: ["net.route_table_empty", "caps.bounding_zero"] } },
+      "probe_failed:net.route_table_empty",
+    ],
     ["no report for the current key", "container", { report: null }, "report_stale"],
     ["report older than 24 h", "container", { report: passing(25) }, "report_stale"],
     ["report dated in the future", "container", { report: passing(-2) }, "report_stale"],
   ];
 
-  it.each(refusals)("refuses (%s) with isolation_unverified, ZERO requests, the key never read, the workspace never asked for", async (_name, backend, opts, reason) => {
-    const { f } = facts(opts);
-    const { result, prepared } = await open(backend, f);
-    expect(isMiniAgentError(result, "isolation_unverified")).toBe(true);
-    if (isMiniAgentError(result)) expect(result.details).toEqual({ reason, refresh_command: "mini-agent-client probe" });
-    expect(prepared).toBe(0);
-    expect(credentials.reads).toBe(0);
-    expect(server.requests).toHaveLength(0);
-  });
+  it.each(refusals)(
+    "refuses (%s) with isolation_unverified, ZERO requests, the key never read, the workspace never asked for",
+    async (_name, backend, opts, reason) => {
+      const { f } = facts(opts);
+      const { result, prepared } = await open(backend, f);
+      expect(isMiniAgentError(result, "isolation_unverified")).toBe(true);
+      if (isMiniAgentError(result)) expect(result.details).toEqual({ reason, refresh_command: "mini-agent-client probe" });
+      expect(prepared).toBe(0);
+      expect(credentials.reads).toBe(0);
+      expect(server.requests).toHaveLength(0);
+    },
+  );
 
   it("checks in order: a non-container backend never queries the engine; an engine failure never looks for a report", async () => {
     const a = facts({ engine: "image_missing" });
@@ -116,7 +130,10 @@ describe("live gate", () => {
   it("the maximum report age is configurable: a 2 h old report passes the default and is stale under a 1 h limit", async () => {
     const { f } = facts({ report: passing(2) });
     expect(await checkLiveGate({ backend: "container", facts: f, clock: () => NOW })).toMatchObject({ ok: true });
-    expect(await checkLiveGate({ backend: "container", facts: f, clock: () => NOW, maxReportAgeMs: HOUR })).toMatchObject({ ok: false, reason: "report_stale" });
+    expect(await checkLiveGate({ backend: "container", facts: f, clock: () => NOW, maxReportAgeMs: HOUR })).toMatchObject({
+      ok: false,
+      reason: "report_stale",
+    });
     expect(LIVE_GATE_DEFAULTS.maxReportAgeMs).toBe(24 * HOUR);
   });
 
@@ -137,12 +154,26 @@ describe("live gate", () => {
     const workspace = path.join(dir, "ws");
     const config = resolveLiveModelConfig({ MINI_AGENT_BASE_URL: server.baseUrl, MINI_AGENT_MODEL: "fake-model" });
     const req = { runId: "run_f", task: { forbidden: [] }, backend: "container" as const };
-    const refusing = createLiveModelFactory({ facts: facts({ report: passing(30) }).f, config, credentials, dispatcher, clock: () => NOW, workspaceOf: () => ({ root: workspace }) });
+    const refusing = createLiveModelFactory({
+      facts: facts({ report: passing(30) }).f,
+      config,
+      credentials,
+      dispatcher,
+      clock: () => NOW,
+      workspaceOf: () => ({ root: workspace }),
+    });
     await expect(refusing(req)).rejects.toMatchObject({ code: "isolation_unverified", details: { reason: "report_stale" } });
     expect(credentials.reads).toBe(0);
     expect(server.requests).toHaveLength(0);
 
-    const factory = createLiveModelFactory({ facts: facts({ report: passing(1) }).f, config, credentials, dispatcher, clock: () => NOW, workspaceOf: () => ({ root: workspace }) });
+    const factory = createLiveModelFactory({
+      facts: facts({ report: passing(1) }).f,
+      config,
+      credentials,
+      dispatcher,
+      clock: () => NOW,
+      workspaceOf: () => ({ root: workspace }),
+    });
     const model = await factory(req);
     // the workspace is prepared only after the gate passed
     fs.mkdirSync(path.join(workspace, "src"), { recursive: true });
@@ -156,6 +187,10 @@ describe("live gate", () => {
     expect(sent[0]!.content).toContain("RUN_STATE {}");
     expect(sent[1]!.content).toContain("Run the tests with node --test.");
     expect(sent[1]!.content).toContain("src/linkcheck.js 11");
-    expect(model.facts()).toMatchObject({ model: "fake-model", providerHost: new URL(server.baseUrl).host, isolationReportGeneratedAt: passing(1).generated_at });
+    expect(model.facts()).toMatchObject({
+      model: "fake-model",
+      providerHost: new URL(server.baseUrl).host,
+      isolationReportGeneratedAt: passing(1).generated_at,
+    });
   });
 });

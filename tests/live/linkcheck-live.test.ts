@@ -98,7 +98,14 @@ describe("a scripted live run of the linkcheck fixture through the real RunServi
   }
 
   async function start(name: string, budgets: Record<string, number> = {}) {
-    const created = await runs.createRun({ workspace: path.join(root, name), fixtureDir: LINKCHECK, model: "live", trustReplayFile: false, backend: "container", budgets });
+    const created = await runs.createRun({
+      workspace: path.join(root, name),
+      fixtureDir: LINKCHECK,
+      model: "live",
+      trustReplayFile: false,
+      backend: "container",
+      budgets,
+    });
     runIds.push(created.run_id);
     return created.run_id;
   }
@@ -115,9 +122,10 @@ describe("a scripted live run of the linkcheck fixture through the real RunServi
     const workspace = path.join(root, "ws-refused");
     const controlRoot = path.join(stateDir, "control");
     const controlsBefore = fs.existsSync(controlRoot) ? fs.readdirSync(controlRoot) : [];
-    await expect(
-      runs.createRun({ workspace, fixtureDir: LINKCHECK, model: "live", trustReplayFile: false, backend: "container" }),
-    ).rejects.toMatchObject({ code: "isolation_unverified", details: { reason: "report_stale", refresh_command: "mini-agent-client probe" } });
+    await expect(runs.createRun({ workspace, fixtureDir: LINKCHECK, model: "live", trustReplayFile: false, backend: "container" })).rejects.toMatchObject({
+      code: "isolation_unverified",
+      details: { reason: "report_stale", refresh_command: "mini-agent-client probe" },
+    });
     expect(fs.existsSync(workspace)).toBe(false);
     expect(runs.listRuns()).toEqual([]);
     expect(fs.existsSync(controlRoot) ? fs.readdirSync(controlRoot) : []).toEqual(controlsBefore);
@@ -179,7 +187,10 @@ describe("a scripted live run of the linkcheck fixture through the real RunServi
       turns: 7,
       verification: { passed: true },
     });
-    const recordText = fs.readdirSync(path.join(stateDir, "live-runs")).map((n) => fs.readFileSync(path.join(stateDir, "live-runs", n), "utf8")).join("");
+    const recordText = fs
+      .readdirSync(path.join(stateDir, "live-runs"))
+      .map((n) => fs.readFileSync(path.join(stateDir, "live-runs", n), "utf8"))
+      .join("");
     expect(recordText).not.toContain(KEY);
     expect(recordText).not.toContain(root);
     expect(filesContaining(stateDir, KEY)).toEqual([]);
@@ -189,20 +200,23 @@ describe("a scripted live run of the linkcheck fixture through the real RunServi
     ["500", () => errorReply(500, "upstream down"), [500, 1000]],
     ["429 with Retry-After", () => errorReply(429, "slow down", { "retry-after": "3" }), [3000, 3000]],
     ["timeout", () => ({ hang: true }) as Reply, [500, 1000]],
-  ])("regression: %s is retried exactly twice by the runtime with backoff, then the run stops as failed and its record is kept", async (name, reply, expectedWaits) => {
-    await setUp((_req, i) => (i === 0 ? textReply("Plan: read the code.") : reply()), name === "timeout" ? { request_timeout_ms: 300 } : {});
-    const runId = await start(`ws-retry-${name}`);
-    const done = await runs.settled(runId);
-    expect(done.status).toBe("failed");
-    expect(done.reason).toMatch(/^model_error: /);
-    expect(server.requests).toHaveLength(1 + 3);
-    const events = await runs.events(runId, 0, 0);
-    expect(events.filter((e) => e.type === "model_retry")).toHaveLength(2);
-    expect(waits).toEqual(expectedWaits);
-    await recorder.settled(runId);
-    const [record] = (await listLiveRunRecords(stateDir)).filter((r) => r.run_id === runId);
-    expect(record).toMatchObject({ status: "failed", model_retries: 2 });
-  });
+  ])(
+    "regression: %s is retried exactly twice by the runtime with backoff, then the run stops as failed and its record is kept",
+    async (name, reply, expectedWaits) => {
+      await setUp((_req, i) => (i === 0 ? textReply("Plan: read the code.") : reply()), name === "timeout" ? { request_timeout_ms: 300 } : {});
+      const runId = await start(`ws-retry-${name}`);
+      const done = await runs.settled(runId);
+      expect(done.status).toBe("failed");
+      expect(done.reason).toMatch(/^model_error: /);
+      expect(server.requests).toHaveLength(1 + 3);
+      const events = await runs.events(runId, 0, 0);
+      expect(events.filter((e) => e.type === "model_retry")).toHaveLength(2);
+      expect(waits).toEqual(expectedWaits);
+      await recorder.settled(runId);
+      const [record] = (await listLiveRunRecords(stateDir)).filter((r) => r.run_id === runId);
+      expect(record).toMatchObject({ status: "failed", model_retries: 2 });
+    },
+  );
 
   it("regression: malformed tool arguments cost a tool call as an invalid_fields observation; a 400 then stops the run with the redacted provider message", async () => {
     await setUp((_req, i) => {

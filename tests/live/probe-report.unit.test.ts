@@ -9,7 +9,13 @@ import type { IsolationKey } from "../../daemon/src/gate/isolation-facts.js";
 import { checkLiveGate } from "../../daemon/src/gate/live-gate.js";
 import { readIsolationReportSummary } from "../../daemon/src/gate/probe-report.js";
 
-const KEY: IsolationKey = { image_family: "node", image_digest: `sha256:${"c".repeat(64)}`, host_config_hash: `sha256:${"d".repeat(64)}`, engine_version: "20.10.24", runtime: "runc" };
+const KEY: IsolationKey = {
+  image_family: "node",
+  image_digest: `sha256:${"c".repeat(64)}`,
+  host_config_hash: `sha256:${"d".repeat(64)}`,
+  engine_version: "20.10.24",
+  runtime: "runc",
+};
 const AT = "2026-11-30T00:00:00.000Z";
 
 function report(probes: Array<[string, boolean]>, over: Partial<IsolationReport> = {}): IsolationReport {
@@ -34,13 +40,30 @@ describe("reading the probes' stored report for the gate", () => {
 
   it("a passing report is a pass; none is null", async () => {
     expect(await readIsolationReportSummary(state, KEY)).toBeNull();
-    await writeReport(state, report([["uid.nonroot", true], ["caps.bounding_zero", true]]));
+    await writeReport(
+      state,
+      report([
+        ["uid.nonroot", true],
+        ["caps.bounding_zero", true],
+      ]),
+    );
     expect(await readIsolationReportSummary(state, KEY)).toEqual({ passed: true, generated_at: AT, failed_probe_ids: [] });
   });
 
   it("regression: a failing report names its failed probes, so the gate says probe_failed:<id> and not report_stale", async () => {
-    await writeReport(state, report([["uid.nonroot", true], ["net.no_interfaces", false], ["caps.bounding_zero", false]]));
-    expect(await readIsolationReportSummary(state, KEY)).toEqual({ passed: false, generated_at: AT, failed_probe_ids: ["net.no_interfaces", "caps.bounding_zero"] });
+    await writeReport(
+      state,
+      report([
+        ["uid.nonroot", true],
+        ["net.no_interfaces", false],
+        ["caps.bounding_zero", false],
+      ]),
+    );
+    expect(await readIsolationReportSummary(state, KEY)).toEqual({
+      passed: false,
+      generated_at: AT,
+      failed_probe_ids: ["net.no_interfaces", "caps.bounding_zero"],
+    });
     const verdict = await checkLiveGate({
       backend: "container",
       facts: { currentKey: async () => ({ ok: true, key: KEY }), latestReport: (k) => readIsolationReportSummary(state, k) },

@@ -25,7 +25,7 @@ function drive(stateDir: string, args: string[], crashAt?: string): Outcome {
 }
 
 function viewOf(o: Outcome): RunView {
-  if (!o.view || "error" in o.view && o.view.error) throw new Error(`driver failed: ${JSON.stringify(o.view)} signal=${o.signal}`);
+  if (!o.view || ("error" in o.view && o.view.error)) throw new Error(`driver failed: ${JSON.stringify(o.view)} signal=${o.signal}`);
   return o.view as RunView;
 }
 
@@ -33,8 +33,14 @@ function viewOf(o: Outcome): RunView {
 function ledgerFacts(stateDir: string, runId: string) {
   const db = new Database(path.join(stateDir, "ledger.sqlite"), { readonly: true });
   try {
-    const events = db.prepare("SELECT seq, type, action_id FROM events WHERE run_id = ? ORDER BY seq").all(runId) as Array<{ seq: number; type: string; action_id: string | null }>;
-    const actions = db.prepare("SELECT action_id, path, status, intent IS NOT NULL AS has_intent, receipt FROM actions WHERE run_id = ? ORDER BY rowid").all(runId) as Array<{
+    const events = db.prepare("SELECT seq, type, action_id FROM events WHERE run_id = ? ORDER BY seq").all(runId) as Array<{
+      seq: number;
+      type: string;
+      action_id: string | null;
+    }>;
+    const actions = db
+      .prepare("SELECT action_id, path, status, intent IS NOT NULL AS has_intent, receipt FROM actions WHERE run_id = ? ORDER BY rowid")
+      .all(runId) as Array<{
       action_id: string;
       path: string;
       status: string;
@@ -134,7 +140,9 @@ describe("three-state recovery across real processes (SIGKILL at named crash poi
 
     const done = viewOf(drive(stateDir, ["resume", runId]));
     expect(done.status, done.reason ?? "").toBe("completed");
-    const after = ledgerFacts(stateDir, runId).events.slice(before.length).map((e) => e.type);
+    const after = ledgerFacts(stateDir, runId)
+      .events.slice(before.length)
+      .map((e) => e.type);
     expect(after).toEqual(["run_stopped", "run_resumed", "verification_passed", "run_stopped"]);
     expect(after).not.toContain("model_requested");
     expect(ledgerFacts(stateDir, runId).events.filter((e) => e.type === "verification_started")).toHaveLength(1);
@@ -159,7 +167,8 @@ describe("three-state recovery across real processes (SIGKILL at named crash poi
 
     const copy = path.join(root, `copied-state-${n}`);
     fs.mkdirSync(copy);
-    for (const f of ["ledger.sqlite", "ledger.sqlite-wal"]) if (fs.existsSync(path.join(stateDir, f))) fs.copyFileSync(path.join(stateDir, f), path.join(copy, f));
+    for (const f of ["ledger.sqlite", "ledger.sqlite-wal"])
+      if (fs.existsSync(path.join(stateDir, f))) fs.copyFileSync(path.join(stateDir, f), path.join(copy, f));
     fs.copyFileSync(path.join(stateDir, "sandbox-image.lock.json"), path.join(copy, "sandbox-image.lock.json"));
     expect(drive(copy, ["resume", runId]).view).toMatchObject({ error: { code: "binding_mismatch" } });
 

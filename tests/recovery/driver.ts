@@ -26,7 +26,13 @@ async function main(): Promise<void> {
   await runs.recoverAtStartup();
   let view: RunView;
   if (command === "create") {
-    const created = await runs.createRun({ workspace: a!, fixtureDir: path.join(root, "fixtures", "linkcheck"), model: "replay", trustReplayFile: false, backend: "container" });
+    const created = await runs.createRun({
+      workspace: a!,
+      fixtureDir: path.join(root, "fixtures", "linkcheck"),
+      model: "replay",
+      trustReplayFile: false,
+      backend: "container",
+    });
     view = await runs.settled(created.run_id);
   } else if (command === "approve") {
     await runs.approve(a!, b!);

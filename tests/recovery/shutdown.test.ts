@@ -33,10 +33,20 @@ describe("daemon shutdown and restart", () => {
         ? real.run(call, ctx)
         : new Promise((resolve) => {
             entered();
-            ctx.signal.addEventListener("abort", () => resolve({ call_id: call.call.call_id, ok: false, data: null, error: { code: "cancelled", message: "stopped" }, truncated: false }), { once: true });
+            ctx.signal.addEventListener(
+              "abort",
+              () => resolve({ call_id: call.call.call_id, ok: false, data: null, error: { code: "cancelled", message: "stopped" }, truncated: false }),
+              { once: true },
+            );
           });
     const first = service(stateDir, executor, { tools: { run: slowRun } });
-    const created = await first.createRun({ workspace: path.join(root, "ws"), fixtureDir: LINKCHECK, model: "replay", trustReplayFile: false, backend: "container" });
+    const created = await first.createRun({
+      workspace: path.join(root, "ws"),
+      fixtureDir: LINKCHECK,
+      model: "replay",
+      trustReplayFile: false,
+      backend: "container",
+    });
     runIds.push(created.run_id);
     const pending = expectStatus(await first.settled(created.run_id), "awaiting_approval").pending_action!;
     await first.approve(created.run_id, pending.action_id);

@@ -43,7 +43,7 @@ const SHAPES: ReadonlyArray<[text: string, secret: string]> = [
   ["jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJsZWFrIn0.Tm9UaGlzSXNBU2lnbmF0dXJlMQ", "Tm9UaGlzSXNBU2lnbmF0dXJlMQ"],
   ["db password=Hunter2Hunter2", "Hunter2Hunter2"],
   ["client_secret = 'cl13ntS3cr3tV4lue'", "cl13ntS3cr3tV4lue"],
-  ["token: \"t0kenV4lueInQuotes\"", "t0kenV4lueInQuotes"],
+  ['token: "t0kenV4lueInQuotes"', "t0kenV4lueInQuotes"],
   ["blob Zx81Kq0PmA7wT4nB2vR9cL5hJ3yF6dG1sE", "Zx81Kq0PmA7wT4nB2vR9cL5hJ3yF6dG1sE"],
   [`the live key itself: ${KEY}`, KEY],
 ];
@@ -106,7 +106,12 @@ describe("one redaction rule set, every sink", () => {
     });
     dispatcher = new Agent();
     const fresh: IsolationReportSummary = { passed: true, generated_at: new Date().toISOString(), failed_probe_ids: [] };
-    const facts = sandboxIsolationFacts({ docker: createDockerClient({}), sandbox: resolveSandboxConfig({}), lockPath: path.join(stateDir, "sandbox-image.lock.json"), readReport: async () => fresh });
+    const facts = sandboxIsolationFacts({
+      docker: createDockerClient({}),
+      sandbox: resolveSandboxConfig({}),
+      lockPath: path.join(stateDir, "sandbox-image.lock.json"),
+      readReport: async () => fresh,
+    });
     let runs: ReturnType<typeof service> | undefined;
     const recorder = createLiveRunRecorder({ stateDir, service: () => runs!, budgetsOf: (id) => runs!.ledger.getRun(id).record.budgets, pollMs: 500 });
     const modelFactory = createLiveModelFactory({
@@ -123,7 +128,13 @@ describe("one redaction rule set, every sink", () => {
     });
     runs = service(stateDir, executor, { modelFactory, logger: log.child({ part: "runtime" }), knownSecrets: () => secrets.values() });
 
-    const created = await runs.createRun({ workspace: path.join(root, "ws"), fixtureDir: fixture, model: "live", trustReplayFile: false, backend: "container" });
+    const created = await runs.createRun({
+      workspace: path.join(root, "ws"),
+      fixtureDir: fixture,
+      model: "live",
+      trustReplayFile: false,
+      backend: "container",
+    });
     runIds.push(created.run_id);
     const done = await runs.settled(created.run_id);
     expect(done.status).toBe("failed");

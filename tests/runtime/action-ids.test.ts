@@ -32,7 +32,13 @@ function open(stateDir: string): RunServiceImpl {
 }
 
 async function firstProposal(runs: RunServiceImpl) {
-  const created = await runs.createRun({ workspace: path.join(root, `ws-${++n}`), fixtureDir: LINKCHECK, model: "replay", trustReplayFile: false, backend: "trusted_local" });
+  const created = await runs.createRun({
+    workspace: path.join(root, `ws-${++n}`),
+    fixtureDir: LINKCHECK,
+    model: "replay",
+    trustReplayFile: false,
+    backend: "trusted_local",
+  });
   const view = expectStatus(await runs.settled(created.run_id), "awaiting_approval");
   return { runId: created.run_id, pending: view.pending_action! };
 }
@@ -44,10 +50,13 @@ describe("action ids", () => {
     const b = await firstProposal(runs);
     // the same call of the same replay, the same content...
     expect(b.pending.call_id).toBe(a.pending.call_id);
-    expect(runs.ledger.findAction(b.runId, b.pending.action_id)!.record.args_digest).toBe(runs.ledger.findAction(a.runId, a.pending.action_id)!.record.args_digest);
+    expect(runs.ledger.findAction(b.runId, b.pending.action_id)!.record.args_digest).toBe(
+      runs.ledger.findAction(a.runId, a.pending.action_id)!.record.args_digest,
+    );
     // ...but two actions an audit can tell apart
     expect(b.pending.action_id).not.toBe(a.pending.action_id);
-    const ids = (runId: string) => runs.ledger.db.prepare("SELECT action_id FROM events WHERE run_id = ? AND action_id IS NOT NULL").all(runId) as Array<{ action_id: string }>;
+    const ids = (runId: string) =>
+      runs.ledger.db.prepare("SELECT action_id FROM events WHERE run_id = ? AND action_id IS NOT NULL").all(runId) as Array<{ action_id: string }>;
     expect(ids(a.runId).map((r) => r.action_id)).toEqual([a.pending.action_id]);
     expect(ids(b.runId).map((r) => r.action_id)).toEqual([b.pending.action_id]);
     for (const r of [a, b]) await runs.cancel(r.runId);

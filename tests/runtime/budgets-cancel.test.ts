@@ -30,9 +30,19 @@ describe("budgets, stop reasons, cancel and model retries", () => {
 
   /** A fake clock advanced only by the test, plus a hook that spends time inside each model turn. */
   function timed(stepMs: number) {
-    const clock = { t: 1_000_000, now() { return this.t; } };
+    const clock = {
+      t: 1_000_000,
+      now() {
+        return this.t;
+      },
+    };
     const real = defaultToolPort().workspaceDigest;
-    const tools = { workspaceDigest: async (ctx: Parameters<typeof real>[0]) => { clock.t += stepMs; return real(ctx); } };
+    const tools = {
+      workspaceDigest: async (ctx: Parameters<typeof real>[0]) => {
+        clock.t += stepMs;
+        return real(ctx);
+      },
+    };
     return { clock, tools };
   }
 
@@ -43,7 +53,12 @@ describe("budgets, stop reasons, cancel and model retries", () => {
   }
 
   const canonical = (budgets: Record<string, number> = {}, model: "replay" | "live" = "replay") => ({
-    workspace: path.join(root, `ws-${++n}`), fixtureDir: LINKCHECK, model, trustReplayFile: false, backend: "container" as const, budgets,
+    workspace: path.join(root, `ws-${++n}`),
+    fixtureDir: LINKCHECK,
+    model,
+    trustReplayFile: false,
+    backend: "container" as const,
+    budgets,
   });
 
   it("stops with budget_exhausted:tool_calls before the call it cannot pay for, and resuming with more budget replays that very call", async () => {
@@ -141,7 +156,12 @@ describe("budgets, stop reasons, cancel and model retries", () => {
   });
 
   it("cancel during a model call stops the run as cancelled; when the deadline has also passed both facts are kept, cancelled primary", async () => {
-    const clock = { t: 0, now() { return this.t; } };
+    const clock = {
+      t: 0,
+      now() {
+        return this.t;
+      },
+    };
     let started!: () => void;
     const waiting = new Promise<void>((res) => (started = res));
     const runs = make({ clock, modelFactory: () => hanging(started) });

@@ -103,7 +103,13 @@ describe("canonical linkcheck replay on the container backend", () => {
     expect(firstJsonl).not.toBe("");
     const other = path.join(root, "other");
     const runs = service(path.join(other, "state"), executor);
-    const created = await runs.createRun({ workspace: path.join(other, "elsewhere", "ws"), fixtureDir: LINKCHECK, model: "replay", trustReplayFile: false, backend: "container" });
+    const created = await runs.createRun({
+      workspace: path.join(other, "elsewhere", "ws"),
+      fixtureDir: LINKCHECK,
+      model: "replay",
+      trustReplayFile: false,
+      backend: "container",
+    });
     runIds.push(created.run_id);
     for (let v = await runs.settled(created.run_id); v.status === "awaiting_approval"; v = await runs.settled(created.run_id)) {
       await runs.approve(created.run_id, v.pending_action!.action_id);
@@ -119,7 +125,13 @@ describe("canonical linkcheck replay on the container backend", () => {
 
   it("long-polls events: a waiting reader is woken by the next append", async () => {
     const runs = service(path.join(root, "poll-state"), executor);
-    const created = await runs.createRun({ workspace: path.join(root, "poll-ws"), fixtureDir: LINKCHECK, model: "replay", trustReplayFile: false, backend: "container" });
+    const created = await runs.createRun({
+      workspace: path.join(root, "poll-ws"),
+      fixtureDir: LINKCHECK,
+      model: "replay",
+      trustReplayFile: false,
+      backend: "container",
+    });
     runIds.push(created.run_id);
     const view = await runs.settled(created.run_id);
     const waiting = runs.events(created.run_id, view.last_seq, 60_000);
@@ -134,7 +146,13 @@ describe("canonical linkcheck replay on the container backend", () => {
   it("traces history_compaction when a tight view budget leaves groups out, and the run goes on", async () => {
     const { defaultViewBuilder } = await import("../../daemon/src/runtime/view-input.js");
     const runs = service(path.join(root, "tight-state"), executor, { viewBuilder: defaultViewBuilder(1800) });
-    const created = await runs.createRun({ workspace: path.join(root, "tight-ws"), fixtureDir: LINKCHECK, model: "replay", trustReplayFile: false, backend: "container" });
+    const created = await runs.createRun({
+      workspace: path.join(root, "tight-ws"),
+      fixtureDir: LINKCHECK,
+      model: "replay",
+      trustReplayFile: false,
+      backend: "container",
+    });
     runIds.push(created.run_id);
     let v = await runs.settled(created.run_id);
     await runs.approve(created.run_id, v.pending_action!.action_id);

@@ -43,7 +43,14 @@ describe("createRun refuses before anything exists, and one run holds a workspac
   it("refuses a non-canonical replay on trusted_local without trustReplayFile (replay_untrusted) before the workspace is created", async () => {
     const workspace = path.join(root, "ws-untrusted");
     const r = await refusal(
-      runs.createRun({ workspace, fixtureDir: LINKCHECK, replayPath: path.join(LINKCHECK, "replays", "unknown-tool.json"), model: "replay", trustReplayFile: false, backend: "trusted_local" }),
+      runs.createRun({
+        workspace,
+        fixtureDir: LINKCHECK,
+        replayPath: path.join(LINKCHECK, "replays", "unknown-tool.json"),
+        model: "replay",
+        trustReplayFile: false,
+        backend: "trusted_local",
+      }),
     );
     expect(r.code).toBe("replay_untrusted");
     expect(fs.existsSync(workspace)).toBe(false);
@@ -52,13 +59,21 @@ describe("createRun refuses before anything exists, and one run holds a workspac
 
   it("accepts the same replay with trustReplayFile, and any replay on the container backend", async () => {
     const a = await runs.createRun({
-      workspace: path.join(root, "ws-trusted"), fixtureDir: LINKCHECK, replayPath: path.join(LINKCHECK, "replays", "unknown-tool.json"),
-      model: "replay", trustReplayFile: true, backend: "trusted_local",
+      workspace: path.join(root, "ws-trusted"),
+      fixtureDir: LINKCHECK,
+      replayPath: path.join(LINKCHECK, "replays", "unknown-tool.json"),
+      model: "replay",
+      trustReplayFile: true,
+      backend: "trusted_local",
     });
     runIds.push(a.run_id);
     const b = await runs.createRun({
-      workspace: path.join(root, "ws-container"), fixtureDir: LINKCHECK, replayPath: path.join(LINKCHECK, "replays", "unknown-tool.json"),
-      model: "replay", trustReplayFile: false, backend: "container",
+      workspace: path.join(root, "ws-container"),
+      fixtureDir: LINKCHECK,
+      replayPath: path.join(LINKCHECK, "replays", "unknown-tool.json"),
+      model: "replay",
+      trustReplayFile: false,
+      backend: "container",
     });
     runIds.push(b.run_id);
     // unknown_tool is an observation for the model, and the manifest is unchanged
@@ -72,9 +87,14 @@ describe("createRun refuses before anything exists, and one run holds a workspac
 
   it("refuses an invalid replay file with the zod path (invalid_replay) and creates nothing", async () => {
     const bad = path.join(root, "bad-replay.json");
-    fs.writeFileSync(bad, JSON.stringify({ schema_version: 1, decisions: [{ kind: "tool", call: { call_id: "c1", name: "read_file", arguments: {}, extra: 1 } }] }));
+    fs.writeFileSync(
+      bad,
+      JSON.stringify({ schema_version: 1, decisions: [{ kind: "tool", call: { call_id: "c1", name: "read_file", arguments: {}, extra: 1 } }] }),
+    );
     const workspace = path.join(root, "ws-bad-replay");
-    const r = await refusal(runs.createRun({ workspace, fixtureDir: LINKCHECK, replayPath: bad, model: "replay", trustReplayFile: true, backend: "container" }));
+    const r = await refusal(
+      runs.createRun({ workspace, fixtureDir: LINKCHECK, replayPath: bad, model: "replay", trustReplayFile: true, backend: "container" }),
+    );
     expect(r.code).toBe("invalid_replay");
     expect(r.message).toContain("decisions[0].call");
     expect(fs.existsSync(workspace)).toBe(false);
@@ -83,7 +103,16 @@ describe("createRun refuses before anything exists, and one run holds a workspac
   it("refuses a replay file with an unknown schema_version (invalid_replay), never reinterpreting it", async () => {
     const bad = path.join(root, "v2-replay.json");
     fs.writeFileSync(bad, JSON.stringify({ schema_version: 2, decisions: [{ kind: "final", text: "done" }] }));
-    const r = await refusal(runs.createRun({ workspace: path.join(root, "ws-v2"), fixtureDir: LINKCHECK, replayPath: bad, model: "replay", trustReplayFile: true, backend: "container" }));
+    const r = await refusal(
+      runs.createRun({
+        workspace: path.join(root, "ws-v2"),
+        fixtureDir: LINKCHECK,
+        replayPath: bad,
+        model: "replay",
+        trustReplayFile: true,
+        backend: "container",
+      }),
+    );
     expect(r.code).toBe("invalid_replay");
   });
 
@@ -98,7 +127,9 @@ describe("createRun refuses before anything exists, and one run holds a workspac
   it("refuses a sandbox_include glob outside the workspace (invalid_request) before the workspace is created", async () => {
     for (const glob of ["../outside/.env", "/etc/shadow"]) {
       const workspace = path.join(root, "ws-include");
-      const r = await refusal(runs.createRun({ workspace, fixtureDir: LINKCHECK, model: "replay", trustReplayFile: false, backend: "container", sandboxInclude: [glob] }));
+      const r = await refusal(
+        runs.createRun({ workspace, fixtureDir: LINKCHECK, model: "replay", trustReplayFile: false, backend: "container", sandboxInclude: [glob] }),
+      );
       expect(r.code).toBe("invalid_request");
       expect(r.message).toContain("sandbox_include");
       expect(fs.existsSync(workspace)).toBe(false);
@@ -110,10 +141,20 @@ describe("createRun refuses before anything exists, and one run holds a workspac
     const workspace = path.join(root, "ws-spec");
     fs.cpSync(path.join(LINKCHECK, "repo"), workspace, { recursive: true });
     const r = await refusal(
-      runs.createRun({ workspace, taskSpec: { ...spec, surprise: true }, controlDir: path.join(LINKCHECK, "control"), replayPath: path.join(LINKCHECK, "replay.json"), model: "replay", trustReplayFile: false, backend: "container" }),
+      runs.createRun({
+        workspace,
+        taskSpec: { ...spec, surprise: true },
+        controlDir: path.join(LINKCHECK, "control"),
+        replayPath: path.join(LINKCHECK, "replay.json"),
+        model: "replay",
+        trustReplayFile: false,
+        backend: "container",
+      }),
     );
     expect(r.code).toBe("invalid_task_spec");
-    expect((await refusal(runs.createRun({ workspace, fixtureDir: LINKCHECK, model: "replay", trustReplayFile: false, backend: "container" }))).code).toBe("invalid_request");
+    expect((await refusal(runs.createRun({ workspace, fixtureDir: LINKCHECK, model: "replay", trustReplayFile: false, backend: "container" }))).code).toBe(
+      "invalid_request",
+    );
   });
 
   it("allows one active run per workspace (workspace_busy) while runs on other workspaces go on at the same time", async () => {
@@ -122,8 +163,13 @@ describe("createRun refuses before anything exists, and one run holds a workspac
     const ws2 = path.join(root, "ws-busy-2");
     for (const ws of [ws1, ws2]) fs.cpSync(path.join(LINKCHECK, "repo"), ws, { recursive: true });
     const input = (workspace: string) => ({
-      workspace, taskSpec: spec, controlDir: path.join(LINKCHECK, "control"), replayPath: path.join(LINKCHECK, "replay.json"),
-      model: "replay" as const, trustReplayFile: false, backend: "container" as const,
+      workspace,
+      taskSpec: spec,
+      controlDir: path.join(LINKCHECK, "control"),
+      replayPath: path.join(LINKCHECK, "replay.json"),
+      model: "replay" as const,
+      trustReplayFile: false,
+      backend: "container" as const,
     });
     const [one, two, clash] = await Promise.allSettled([runs.createRun(input(ws1)), runs.createRun(input(ws2)), runs.createRun(input(ws1))]);
     expect(one.status).toBe("fulfilled");
@@ -216,7 +262,8 @@ describe("a create that fails part-way leaves nothing behind", () => {
   it("a daemon killed during a create leaves a staging folder (or an unknown run's folder) that the next start removes", async () => {
     const stateDir = path.join(root, "state-killed");
     const controlRoot = statePath(stateDir, "controlRoot");
-    for (const n of [".creating-run_0123456789abcdef0123", "run_0123456789abcdef0123"]) fs.mkdirSync(path.join(controlRoot, n, "acceptance"), { recursive: true });
+    for (const n of [".creating-run_0123456789abcdef0123", "run_0123456789abcdef0123"])
+      fs.mkdirSync(path.join(controlRoot, n, "acceptance"), { recursive: true });
     const runs = createRunService({ stateDir, executorFactory: () => new LocalExecutor() });
     await runs.recoverAtStartup();
     expect(fs.readdirSync(controlRoot)).toEqual([]);

@@ -5,7 +5,16 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isMiniAgentError } from "../../daemon/src/errors.js";
 import { DockerExecutor } from "../../daemon/src/sandbox/docker-executor.js";
 import { hostProcessesOf } from "../../probes/host-probes.js";
-import { availableRuntimes, freshStateDir, leftoversWithPrefix, ONLY_SANDBOX_PROCESSES, PROCESS_LIST, removeWithPrefix, runIdPrefix, workspace } from "./helpers.js";
+import {
+  availableRuntimes,
+  freshStateDir,
+  leftoversWithPrefix,
+  ONLY_SANDBOX_PROCESSES,
+  PROCESS_LIST,
+  removeWithPrefix,
+  runIdPrefix,
+  workspace,
+} from "./helpers.js";
 
 /**
  * Candidate test files that try to break out or break the host, run through
@@ -241,8 +250,16 @@ describe.each(runtimes)("warm session under attack on %s", (runtime) => {
     const session = await ex.openSession(`${prefix}-lost`);
     try {
       const err = await session
-        .exec({ purpose: "candidate", argv: ["node", "-e", "process.kill(process.ppid,'SIGKILL');setTimeout(()=>{},5000)"], workspaceDir: ws, timeoutMs: 60_000 })
-        .then((r) => r, (e: unknown) => e);
+        .exec({
+          purpose: "candidate",
+          argv: ["node", "-e", "process.kill(process.ppid,'SIGKILL');setTimeout(()=>{},5000)"],
+          workspaceDir: ws,
+          timeoutMs: 60_000,
+        })
+        .then(
+          (r) => r,
+          (e: unknown) => e,
+        );
       expect(isMiniAgentError(err, "sandbox_error"), JSON.stringify(err)).toBe(true);
       const next = await session.exec({ purpose: "candidate", argv: ["node", "-e", "console.log('ok')"], workspaceDir: ws, timeoutMs: 60_000 });
       expect(next).toMatchObject({ exit_code: 0 });

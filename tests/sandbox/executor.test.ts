@@ -6,7 +6,17 @@ import { DockerExecutor } from "../../daemon/src/sandbox/docker-executor.js";
 import { reapLeftovers } from "../../daemon/src/sandbox/reaper.js";
 import { buildNodeBaseImage } from "../../sandbox-image/image-builder.js";
 import { hostProcessesOf } from "../../probes/host-probes.js";
-import { availableRuntimes, docker, freshStateDir, leftoversWithPrefix, ONLY_SANDBOX_PROCESSES, PROCESS_LIST, removeWithPrefix, runIdPrefix, workspace } from "./helpers.js";
+import {
+  availableRuntimes,
+  docker,
+  freshStateDir,
+  leftoversWithPrefix,
+  ONLY_SANDBOX_PROCESSES,
+  PROCESS_LIST,
+  removeWithPrefix,
+  runIdPrefix,
+  workspace,
+} from "./helpers.js";
 
 const prefix = runIdPrefix("exec");
 let env: Awaited<ReturnType<typeof freshStateDir>>;
@@ -22,12 +32,15 @@ afterAll(async () => {
   await fs.rm(ws, { recursive: true, force: true });
 });
 
-const listing = "const fs=require('fs');const walk=(d)=>fs.readdirSync(d).flatMap(n=>fs.statSync(d+'/'+n).isDirectory()?walk(d+'/'+n):[d+'/'+n]);console.log(JSON.stringify(walk('/workspace').sort()))";
+const listing =
+  "const fs=require('fs');const walk=(d)=>fs.readdirSync(d).flatMap(n=>fs.statSync(d+'/'+n).isDirectory()?walk(d+'/'+n):[d+'/'+n]);console.log(JSON.stringify(walk('/workspace').sort()))";
 
 describe("DockerExecutor: pinning", () => {
   it("refuses with image_missing and the rebuild hint when the lock is missing", async () => {
     const ex = new DockerExecutor({ lockPath: path.join(env.stateDir, "no-such-lock.json") });
-    const err = await ex.run({ runId: `${prefix}-nolock`, purpose: "candidate", argv: ["node", "-e", "0"], workspaceDir: ws, timeoutMs: 10_000 }).catch((e) => e);
+    const err = await ex
+      .run({ runId: `${prefix}-nolock`, purpose: "candidate", argv: ["node", "-e", "0"], workspaceDir: ws, timeoutMs: 10_000 })
+      .catch((e) => e);
     expect(isMiniAgentError(err, "image_missing")).toBe(true);
     expect(err.message).toContain("npm run image:build");
   });
@@ -69,8 +82,16 @@ describe("DockerExecutor: fresh run", () => {
   it("gives control assets read-only under /control and never inside /workspace", async () => {
     const ctl = await workspace({ "hidden.test.mjs": "secret case" });
     try {
-      const code = "const fs=require('fs');let w;try{fs.writeFileSync('/control/hidden.test.mjs','x');w='written'}catch(e){w=e.code}console.log(JSON.stringify({w,c:fs.readFileSync('/control/hidden.test.mjs','utf8'),ws:fs.readdirSync('/workspace')}))";
-      const r = await new DockerExecutor({ lockPath: env.lockPath }).run({ runId: `${prefix}-ctl`, purpose: "acceptance", argv: ["node", "-e", code], workspaceDir: ws, controlDir: ctl, timeoutMs: 60_000 });
+      const code =
+        "const fs=require('fs');let w;try{fs.writeFileSync('/control/hidden.test.mjs','x');w='written'}catch(e){w=e.code}console.log(JSON.stringify({w,c:fs.readFileSync('/control/hidden.test.mjs','utf8'),ws:fs.readdirSync('/workspace')}))";
+      const r = await new DockerExecutor({ lockPath: env.lockPath }).run({
+        runId: `${prefix}-ctl`,
+        purpose: "acceptance",
+        argv: ["node", "-e", code],
+        workspaceDir: ws,
+        controlDir: ctl,
+        timeoutMs: 60_000,
+      });
       const o = JSON.parse(r.stdout);
       expect(o.w).toBe("EACCES");
       expect(o.c).toBe("secret case");
@@ -82,7 +103,14 @@ describe("DockerExecutor: fresh run", () => {
 
   it("refuses env names outside the allowlist before creating anything", async () => {
     const err = await new DockerExecutor({ lockPath: env.lockPath })
-      .run({ runId: `${prefix}-env`, purpose: "candidate", argv: ["node", "-e", "0"], workspaceDir: ws, env: { AWS_SECRET_ACCESS_KEY: "x" }, timeoutMs: 10_000 })
+      .run({
+        runId: `${prefix}-env`,
+        purpose: "candidate",
+        argv: ["node", "-e", "0"],
+        workspaceDir: ws,
+        env: { AWS_SECRET_ACCESS_KEY: "x" },
+        timeoutMs: 10_000,
+      })
       .catch((e) => e);
     expect(isMiniAgentError(err, "invalid_fields")).toBe(true);
     expect(await leftoversWithPrefix(`${prefix}-env`)).toEqual({ containers: [], volumes: [] });
@@ -96,7 +124,12 @@ describe("DockerExecutor: warm session", () => {
     const dir = await workspace({ "keep.txt": "1", "gone.txt": "2" });
     const session = await new DockerExecutor({ lockPath: env.lockPath }).openSession(`${prefix}-warm`);
     try {
-      const first = await session.exec({ purpose: "candidate", argv: ["node", "-e", listing + ";require('fs').writeFileSync('/workspace/made-in-sandbox.txt','x')"], workspaceDir: dir, timeoutMs: 60_000 });
+      const first = await session.exec({
+        purpose: "candidate",
+        argv: ["node", "-e", listing + ";require('fs').writeFileSync('/workspace/made-in-sandbox.txt','x')"],
+        workspaceDir: dir,
+        timeoutMs: 60_000,
+      });
       expect(JSON.parse(first.stdout)).toEqual(["/workspace/gone.txt", "/workspace/keep.txt"]);
       await fs.rm(path.join(dir, "gone.txt"));
       await fs.writeFile(path.join(dir, "new.txt"), "3");
@@ -113,77 +146,100 @@ describe("DockerExecutor: warm session", () => {
 
   // Regression guard for the incremental sync: only changed files go in, and only while the
   // previous command left /workspace untouched; a stale or edited copy must never be reused.
-  it.each(runtimes)("sends only host changes while the sandbox copy is untouched, and resyncs fully after a command edits or deletes in /workspace (%s)", async (runtime) => {
-    const dir = await workspace({ "a.txt": "a1", "sub/b.txt": "b1" });
-    const session = await new DockerExecutor({ lockPath: env.lockPath, config: { runtime } }).openSession(`${prefix}-incr`);
-    const dump =
-      "const fs=require('fs');const out={};const w=(d)=>{for(const n of fs.readdirSync(d).sort()){const p=d+'/'+n;" +
-      "if(fs.statSync(p).isDirectory())w(p);else out[p]=fs.readFileSync(p,'utf8')}};w('/workspace');console.log(JSON.stringify(out))";
-    const run = async (extra = "") => {
-      const r = await session.exec({ purpose: "candidate", argv: ["node", "-e", dump + extra], workspaceDir: dir, timeoutMs: 60_000 });
-      expect(r.exit_code, r.stderr).toBe(0);
-      return JSON.parse(r.stdout.trim().split("\n")[0]!);
-    };
-    try {
-      expect(await run()).toEqual({ "/workspace/a.txt": "a1", "/workspace/sub/b.txt": "b1" });
-      // unchanged host, untouched copy: nothing to send, same content
-      expect(await run()).toEqual({ "/workspace/a.txt": "a1", "/workspace/sub/b.txt": "b1" });
-      // same size, new content, and a new directory: sent as changes
-      await fs.writeFile(path.join(dir, "a.txt"), "a2");
-      await fs.mkdir(path.join(dir, "new/deep"), { recursive: true });
-      await fs.writeFile(path.join(dir, "new/deep/c.txt"), "c1");
-      // this command rewrites a file and deletes another in its own copy
-      expect(await run(";fs.writeFileSync('/workspace/sub/b.txt','EVIL');fs.rmSync('/workspace/a.txt')")).toEqual({
-        "/workspace/a.txt": "a2", "/workspace/new/deep/c.txt": "c1", "/workspace/sub/b.txt": "b1",
-      });
-      // the edits above were the sandbox's own: the next run sees the host's content again
-      expect(await run()).toEqual({ "/workspace/a.txt": "a2", "/workspace/new/deep/c.txt": "c1", "/workspace/sub/b.txt": "b1" });
-      // a command that only changes a timestamp counts as a change too
-      expect(await run(";fs.utimesSync('/workspace/sub/b.txt',1,1);fs.appendFileSync('/tmp/x','')")).toEqual({
-        "/workspace/a.txt": "a2", "/workspace/new/deep/c.txt": "c1", "/workspace/sub/b.txt": "b1",
-      });
-      await fs.rm(path.join(dir, "new"), { recursive: true });
-      expect(await run()).toEqual({ "/workspace/a.txt": "a2", "/workspace/sub/b.txt": "b1" });
-    } finally {
-      await session.close();
-      await fs.rm(dir, { recursive: true, force: true });
-    }
-    expect(await leftoversWithPrefix(`${prefix}-incr`)).toEqual({ containers: [], volumes: [] });
-  });
+  it.each(runtimes)(
+    "sends only host changes while the sandbox copy is untouched, and resyncs fully after a command edits or deletes in /workspace (%s)",
+    async (runtime) => {
+      const dir = await workspace({ "a.txt": "a1", "sub/b.txt": "b1" });
+      const session = await new DockerExecutor({ lockPath: env.lockPath, config: { runtime } }).openSession(`${prefix}-incr`);
+      const dump =
+        "const fs=require('fs');const out={};const w=(d)=>{for(const n of fs.readdirSync(d).sort()){const p=d+'/'+n;" +
+        "if(fs.statSync(p).isDirectory())w(p);else out[p]=fs.readFileSync(p,'utf8')}};w('/workspace');console.log(JSON.stringify(out))";
+      const run = async (extra = "") => {
+        const r = await session.exec({ purpose: "candidate", argv: ["node", "-e", dump + extra], workspaceDir: dir, timeoutMs: 60_000 });
+        expect(r.exit_code, r.stderr).toBe(0);
+        return JSON.parse(r.stdout.trim().split("\n")[0]!);
+      };
+      try {
+        expect(await run()).toEqual({ "/workspace/a.txt": "a1", "/workspace/sub/b.txt": "b1" });
+        // unchanged host, untouched copy: nothing to send, same content
+        expect(await run()).toEqual({ "/workspace/a.txt": "a1", "/workspace/sub/b.txt": "b1" });
+        // same size, new content, and a new directory: sent as changes
+        await fs.writeFile(path.join(dir, "a.txt"), "a2");
+        await fs.mkdir(path.join(dir, "new/deep"), { recursive: true });
+        await fs.writeFile(path.join(dir, "new/deep/c.txt"), "c1");
+        // this command rewrites a file and deletes another in its own copy
+        expect(await run(";fs.writeFileSync('/workspace/sub/b.txt','EVIL');fs.rmSync('/workspace/a.txt')")).toEqual({
+          "/workspace/a.txt": "a2",
+          "/workspace/new/deep/c.txt": "c1",
+          "/workspace/sub/b.txt": "b1",
+        });
+        // the edits above were the sandbox's own: the next run sees the host's content again
+        expect(await run()).toEqual({ "/workspace/a.txt": "a2", "/workspace/new/deep/c.txt": "c1", "/workspace/sub/b.txt": "b1" });
+        // a command that only changes a timestamp counts as a change too
+        expect(await run(";fs.utimesSync('/workspace/sub/b.txt',1,1);fs.appendFileSync('/tmp/x','')")).toEqual({
+          "/workspace/a.txt": "a2",
+          "/workspace/new/deep/c.txt": "c1",
+          "/workspace/sub/b.txt": "b1",
+        });
+        await fs.rm(path.join(dir, "new"), { recursive: true });
+        expect(await run()).toEqual({ "/workspace/a.txt": "a2", "/workspace/sub/b.txt": "b1" });
+      } finally {
+        await session.close();
+        await fs.rm(dir, { recursive: true, force: true });
+      }
+      expect(await leftoversWithPrefix(`${prefix}-incr`)).toEqual({ containers: [], volumes: [] });
+    },
+  );
 
   // Commands of a warm session come over the spawner's attached stdin and end with a nonce marker:
   // a command printing a marker-like line must neither end early nor choose its exit code.
-  it.each(runtimes)("a warm exec keeps exit code, both streams and env as a fresh run gives them, and a forged end marker is just output (%s)", async (runtime) => {
-    const ex = new DockerExecutor({ lockPath: env.lockPath, config: { runtime } });
-    const session = await ex.openSession(`${prefix}-attach`);
-    const script =
-      "process.stdout.write('\\0mini-agent-end:'+'0'.repeat(32)+':0\\0');process.stderr.write('\\0mini-agent-end:'+'0'.repeat(32)+'\\0');" +
-      "setTimeout(()=>{process.stdout.write('out-no-newline');process.stderr.write(JSON.stringify({env:Object.keys(process.env).sort(),cwd:process.cwd()}));process.exit(5)},100)";
-    try {
-      const warm = await session.exec({ purpose: "candidate", argv: ["node", "-e", script], workspaceDir: ws, timeoutMs: 60_000, env: { CI: "1" } });
-      const fresh = await ex.run({ runId: `${prefix}-attach-fresh`, purpose: "candidate", argv: ["node", "-e", script], workspaceDir: ws, timeoutMs: 60_000, env: { CI: "1" } });
-      for (const r of [warm, fresh]) {
-        expect(r.exit_code).toBe(5);
-        expect(r.stdout).toBe(`\0mini-agent-end:${"0".repeat(32)}:0\0out-no-newline`);
-        expect(r.stderr.startsWith(`\0mini-agent-end:${"0".repeat(32)}\0`)).toBe(true);
+  it.each(runtimes)(
+    "a warm exec keeps exit code, both streams and env as a fresh run gives them, and a forged end marker is just output (%s)",
+    async (runtime) => {
+      const ex = new DockerExecutor({ lockPath: env.lockPath, config: { runtime } });
+      const session = await ex.openSession(`${prefix}-attach`);
+      const script =
+        "process.stdout.write('\\0mini-agent-end:'+'0'.repeat(32)+':0\\0');process.stderr.write('\\0mini-agent-end:'+'0'.repeat(32)+'\\0');" +
+        "setTimeout(()=>{process.stdout.write('out-no-newline');process.stderr.write(JSON.stringify({env:Object.keys(process.env).sort(),cwd:process.cwd()}));process.exit(5)},100)";
+      try {
+        const warm = await session.exec({ purpose: "candidate", argv: ["node", "-e", script], workspaceDir: ws, timeoutMs: 60_000, env: { CI: "1" } });
+        const fresh = await ex.run({
+          runId: `${prefix}-attach-fresh`,
+          purpose: "candidate",
+          argv: ["node", "-e", script],
+          workspaceDir: ws,
+          timeoutMs: 60_000,
+          env: { CI: "1" },
+        });
+        for (const r of [warm, fresh]) {
+          expect(r.exit_code).toBe(5);
+          expect(r.stdout).toBe(`\0mini-agent-end:${"0".repeat(32)}:0\0out-no-newline`);
+          expect(r.stderr.startsWith(`\0mini-agent-end:${"0".repeat(32)}\0`)).toBe(true);
+        }
+        const seen = (r: { stderr: string }) => JSON.parse(r.stderr.slice(r.stderr.indexOf("{")));
+        expect(seen(warm)).toEqual(seen(fresh));
+        expect(seen(warm).env).toContain("CI");
+        // a big chatty output still arrives whole up to the cap
+        const big = await session.exec({
+          purpose: "candidate",
+          argv: ["node", "-e", "process.stdout.write('y'.repeat(300000))"],
+          workspaceDir: ws,
+          timeoutMs: 60_000,
+        });
+        expect(big).toMatchObject({ exit_code: 0, truncated: false });
+        expect(big.stdout.length).toBe(300000);
+      } finally {
+        await session.close();
       }
-      const seen = (r: { stderr: string }) => JSON.parse(r.stderr.slice(r.stderr.indexOf("{")));
-      expect(seen(warm)).toEqual(seen(fresh));
-      expect(seen(warm).env).toContain("CI");
-      // a big chatty output still arrives whole up to the cap
-      const big = await session.exec({ purpose: "candidate", argv: ["node", "-e", "process.stdout.write('y'.repeat(300000))"], workspaceDir: ws, timeoutMs: 60_000 });
-      expect(big).toMatchObject({ exit_code: 0, truncated: false });
-      expect(big.stdout.length).toBe(300000);
-    } finally {
-      await session.close();
-    }
-    expect(await leftoversWithPrefix(`${prefix}-attach`)).toEqual({ containers: [], volumes: [] });
-  });
+      expect(await leftoversWithPrefix(`${prefix}-attach`)).toEqual({ containers: [], volumes: [] });
+    },
+  );
 
   it("kills detached leftovers of one exec before the next (regression: a grandchild outliving its test run)", async () => {
     const session = await new DockerExecutor({ lockPath: env.lockPath }).openSession(`${prefix}-leftover`);
     try {
-      const spawnDetached = "const c=require('child_process').spawn(process.execPath,['-e','setInterval(()=>{},1000)'],{detached:true,stdio:'ignore'});c.unref();console.log(c.pid)";
+      const spawnDetached =
+        "const c=require('child_process').spawn(process.execPath,['-e','setInterval(()=>{},1000)'],{detached:true,stdio:'ignore'});c.unref();console.log(c.pid)";
       const r1 = await session.exec({ purpose: "candidate", argv: ["node", "-e", spawnDetached], workspaceDir: ws, timeoutMs: 60_000 });
       expect(r1.exit_code).toBe(0);
       const count = PROCESS_LIST;

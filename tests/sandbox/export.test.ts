@@ -31,7 +31,18 @@ const SECRETS = {
   symlink: "outside-by-symlink-1b3d",
   git: "https://user:git-token-8e1f@example.com/r.git",
 };
-const FORBIDDEN_PATHS = [".env", ".ssh", ".ssh/id_ed25519", ".npmrc", "secrets/x.pem", "private/answers.json", "src/hard.txt", "src/soft.txt", ".git", ".git/config"];
+const FORBIDDEN_PATHS = [
+  ".env",
+  ".ssh",
+  ".ssh/id_ed25519",
+  ".npmrc",
+  "secrets/x.pem",
+  "private/answers.json",
+  "src/hard.txt",
+  "src/soft.txt",
+  ".git",
+  ".git/config",
+];
 const OPT_IN = "env-test-flag-7a2b";
 
 /** the candidate test: walks /workspace and prints every entry, with each file's content */
@@ -154,75 +165,82 @@ function observed(real: DockerExecutor): { executor: Executor; runs: Array<{ req
 
 for (const runtime of ["runc", "runsc"] as const) {
   const missing = !runtimes.includes(runtime);
-  describe.skipIf(missing)(`forbidden files never reach a real sandbox on ${runtime}${missing ? " (skipped: runsc is not registered in this engine)" : ""}`, () => {
-    const ex = () => new DockerExecutor({ lockPath: state.lockPath, config: { runtime } });
+  describe.skipIf(missing)(
+    `forbidden files never reach a real sandbox on ${runtime}${missing ? " (skipped: runsc is not registered in this engine)" : ""}`,
+    () => {
+      const ex = () => new DockerExecutor({ lockPath: state.lockPath, config: { runtime } });
 
-    it("regression: run_tests in the warm session shows the model none of .env, the SSH key, the npm token, *.pem, task-forbidden files, links or .git", async () => {
-      const runId = `${prefix}-${runtime}-warm`;
-      const session = await ex().openSession(runId);
-      try {
-        const ctx = { task, workspaceRoot: ws, controlDir: control, runner: session, runId, timeoutMs: 120_000 };
-        const first = await runTests("c1", { preset: "candidate" }, ctx);
-        expect(first.ok).toBe(true);
-        expect(first.truncated).toBe(false);
-        // what the model reads is the whole tool result
-        expectNothingForbidden(JSON.stringify(first));
-        expect(JSON.stringify(first)).not.toContain(OPT_IN);
-        // a forbidden file changed on the host is not synced in by the next (partial) sync either
-        await fs.writeFile(path.join(ws, ".env"), `${SECRETS.env}-changed`);
-        await fs.writeFile(path.join(ws, "src/b.js"), "export const b = 2;\n");
-        const second = await runTests("c2", { preset: "candidate" }, ctx);
-        expectNothingForbidden(JSON.stringify(second));
-        expect(walked(JSON.stringify(second)).has("src/b.js")).toBe(true);
-      } finally {
-        await session.close();
-        await fs.writeFile(path.join(ws, ".env"), SECRETS.env);
-        await fs.rm(path.join(ws, "src/b.js"), { force: true });
-      }
-      expect(await leftoversWithPrefix(runId)).toEqual({ containers: [], volumes: [] });
-    });
-
-    it("regression: the Verifier's fresh sandboxes (candidate tests and acceptance) hold none of them either", async () => {
-      const runId = `${prefix}-${runtime}-verify`;
-      const { executor, runs } = observed(ex());
-      const evidence = await verify({ runId, task, workspaceRoot: ws, baseline: await computeManifest(ws), acceptanceDir: control, executor });
-      expect(evidence.reason).toBeNull();
-      expect(runs.map((r) => r.req.purpose)).toEqual(["verifier", "acceptance"]);
-      for (const { res } of runs) expectNothingForbidden(res.stdout + res.stderr);
-      expect(await leftoversWithPrefix(runId)).toEqual({ containers: [], volumes: [] });
-    });
-
-    it("--sandbox-include .env.test lets exactly that file in (warm and fresh), reports it, and .env still stays out", async () => {
-      const runId = `${prefix}-${runtime}-optin`;
-      const reported: string[][] = [];
-      const onSandboxInclude = (p: string[]) => void reported.push(p);
-      const session = await ex().openSession(runId);
-      try {
-        const r = await runTests("c1", { preset: "candidate" }, { task, workspaceRoot: ws, controlDir: control, runner: session, runId, timeoutMs: 120_000, sandboxInclude: [".env.test"], onSandboxInclude });
-        expect(walked(JSON.stringify(r)).has(".env.test")).toBe(true);
-        expect(JSON.stringify(r)).toContain(OPT_IN);
-        expectNothingForbidden(JSON.stringify(r));
-      } finally {
-        await session.close();
-      }
-      const { executor, runs } = observed(ex());
-      const evidence = await verify({
-        runId,
-        task,
-        workspaceRoot: ws,
-        baseline: await computeManifest(ws),
-        acceptanceDir: control,
-        executor,
-        sandboxInclude: [".env.test"],
-        onSandboxInclude,
+      it("regression: run_tests in the warm session shows the model none of .env, the SSH key, the npm token, *.pem, task-forbidden files, links or .git", async () => {
+        const runId = `${prefix}-${runtime}-warm`;
+        const session = await ex().openSession(runId);
+        try {
+          const ctx = { task, workspaceRoot: ws, controlDir: control, runner: session, runId, timeoutMs: 120_000 };
+          const first = await runTests("c1", { preset: "candidate" }, ctx);
+          expect(first.ok).toBe(true);
+          expect(first.truncated).toBe(false);
+          // what the model reads is the whole tool result
+          expectNothingForbidden(JSON.stringify(first));
+          expect(JSON.stringify(first)).not.toContain(OPT_IN);
+          // a forbidden file changed on the host is not synced in by the next (partial) sync either
+          await fs.writeFile(path.join(ws, ".env"), `${SECRETS.env}-changed`);
+          await fs.writeFile(path.join(ws, "src/b.js"), "export const b = 2;\n");
+          const second = await runTests("c2", { preset: "candidate" }, ctx);
+          expectNothingForbidden(JSON.stringify(second));
+          expect(walked(JSON.stringify(second)).has("src/b.js")).toBe(true);
+        } finally {
+          await session.close();
+          await fs.writeFile(path.join(ws, ".env"), SECRETS.env);
+          await fs.rm(path.join(ws, "src/b.js"), { force: true });
+        }
+        expect(await leftoversWithPrefix(runId)).toEqual({ containers: [], volumes: [] });
       });
-      expect(evidence.reason).toBeNull();
-      for (const { res } of runs) {
-        expect(res.stdout + res.stderr).toContain(OPT_IN);
-        expectNothingForbidden(res.stdout + res.stderr);
-      }
-      expect(reported).toEqual([[".env.test"], [".env.test"], [".env.test"]]);
-      expect(await leftoversWithPrefix(runId)).toEqual({ containers: [], volumes: [] });
-    });
-  });
+
+      it("regression: the Verifier's fresh sandboxes (candidate tests and acceptance) hold none of them either", async () => {
+        const runId = `${prefix}-${runtime}-verify`;
+        const { executor, runs } = observed(ex());
+        const evidence = await verify({ runId, task, workspaceRoot: ws, baseline: await computeManifest(ws), acceptanceDir: control, executor });
+        expect(evidence.reason).toBeNull();
+        expect(runs.map((r) => r.req.purpose)).toEqual(["verifier", "acceptance"]);
+        for (const { res } of runs) expectNothingForbidden(res.stdout + res.stderr);
+        expect(await leftoversWithPrefix(runId)).toEqual({ containers: [], volumes: [] });
+      });
+
+      it("--sandbox-include .env.test lets exactly that file in (warm and fresh), reports it, and .env still stays out", async () => {
+        const runId = `${prefix}-${runtime}-optin`;
+        const reported: string[][] = [];
+        const onSandboxInclude = (p: string[]) => void reported.push(p);
+        const session = await ex().openSession(runId);
+        try {
+          const r = await runTests(
+            "c1",
+            { preset: "candidate" },
+            { task, workspaceRoot: ws, controlDir: control, runner: session, runId, timeoutMs: 120_000, sandboxInclude: [".env.test"], onSandboxInclude },
+          );
+          expect(walked(JSON.stringify(r)).has(".env.test")).toBe(true);
+          expect(JSON.stringify(r)).toContain(OPT_IN);
+          expectNothingForbidden(JSON.stringify(r));
+        } finally {
+          await session.close();
+        }
+        const { executor, runs } = observed(ex());
+        const evidence = await verify({
+          runId,
+          task,
+          workspaceRoot: ws,
+          baseline: await computeManifest(ws),
+          acceptanceDir: control,
+          executor,
+          sandboxInclude: [".env.test"],
+          onSandboxInclude,
+        });
+        expect(evidence.reason).toBeNull();
+        for (const { res } of runs) {
+          expect(res.stdout + res.stderr).toContain(OPT_IN);
+          expectNothingForbidden(res.stdout + res.stderr);
+        }
+        expect(reported).toEqual([[".env.test"], [".env.test"], [".env.test"]]);
+        expect(await leftoversWithPrefix(runId)).toEqual({ containers: [], volumes: [] });
+      });
+    },
+  );
 }

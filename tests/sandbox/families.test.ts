@@ -61,7 +61,11 @@ const PY_RUN_AND_LOOK =
 
 describe("python family", () => {
   it("pytest passes a trivial test in a fresh sandbox, writes nothing into the workspace, and the image has no shell and no pip", async () => {
-    const res = await runIn("python", { ...PY_CALC, "test_calc.py": "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n", "look.py": PY_RUN_AND_LOOK }, ["python3", "look.py"]);
+    const res = await runIn(
+      "python",
+      { ...PY_CALC, "test_calc.py": "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n", "look.py": PY_RUN_AND_LOOK },
+      ["python3", "look.py"],
+    );
     expect(res.exit_code, res.out).toBe(0);
     expect(res.stdout).toMatch(/1 passed/);
     const look = JSON.parse(res.stdout.trim().split("\n").pop()!) as { left: string[]; sh: boolean; pip: number };
@@ -72,7 +76,12 @@ describe("python family", () => {
   });
 
   it("a failing test fails (exit 1), so a pass above means something", async () => {
-    const res = await runIn("python", { ...PY_CALC, "test_calc.py": "from calc import add\n\ndef test_add():\n    assert add(2, 2) == 5\n" }, ["python3", "-m", "pytest", "-q"]);
+    const res = await runIn("python", { ...PY_CALC, "test_calc.py": "from calc import add\n\ndef test_add():\n    assert add(2, 2) == 5\n" }, [
+      "python3",
+      "-m",
+      "pytest",
+      "-q",
+    ]);
     expect(res.exit_code, res.out).toBe(1);
     expect(res.stdout).toMatch(/1 failed/);
   });
@@ -80,7 +89,8 @@ describe("python family", () => {
 
 const GO_MOD = "module example.com/tiny\n\ngo 1.19\n";
 const GO_ADD = "package tiny\n\nfunc Add(a, b int) int { return a + b }\n";
-const goTest = (want: number) => `package tiny\n\nimport "testing"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 3) != ${want} {\n\t\tt.Fatal("wrong sum")\n\t}\n}\n`;
+const goTest = (want: number) =>
+  `package tiny\n\nimport "testing"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 3) != ${want} {\n\t\tt.Fatal("wrong sum")\n\t}\n}\n`;
 
 describe("go family", () => {
   it("go test ./... passes a trivial module in a fresh sandbox, and fails a failing test", async () => {
@@ -133,54 +143,63 @@ async function ociSeccompRegistered(): Promise<boolean> {
   return (info.Runtimes?.runsc?.runtimeArgs ?? []).includes("--oci-seccomp");
 }
 
-describe.each(FAMILIES.flatMap((f) => runtimes.map((r) => [f, r] as const)))("isolation probes for the %s family on %s (slow: one full probe run)", (family, runtime) => {
-  let report: IsolationReport;
+describe.each(FAMILIES.flatMap((f) => runtimes.map((r) => [f, r] as const)))(
+  "isolation probes for the %s family on %s (slow: one full probe run)",
+  (family, runtime) => {
+    let report: IsolationReport;
 
-  beforeAll(async () => {
-    const r = await runIsolationProbes({ stateDir, config: { runtime, imageFamily: family }, docker, hostEnv: { ...process.env } });
-    expect(r.available).toBe(true);
-    report = r as IsolationReport;
-  }, 600_000);
+    beforeAll(async () => {
+      const r = await runIsolationProbes({ stateDir, config: { runtime, imageFamily: family }, docker, hostEnv: { ...process.env } });
+      expect(r.available).toBe(true);
+      report = r as IsolationReport;
+    }, 600_000);
 
-  it("every probe passes and the report names its family", async () => {
-    expect(report.image_family).toBe(family);
-    expect(report.probes.length).toBeGreaterThanOrEqual(30);
-    const failed = report.probes.filter((p) => !p.passed).map((p) => p.id);
-    const tolerated = runtime === "runsc" && !(await ociSeccompRegistered()) ? ["seccomp_mode", "seccomp_syscalls"] : [];
-    expect(failed, JSON.stringify(report.probes.filter((p) => !p.passed))).toEqual(tolerated);
-  });
-
-  it("the probe run used the HostConfig of this family's candidate runs: same hash, and a candidate container is exactly that HostConfig", async () => {
-    const ex = new DockerExecutor({ lockPath, config: { runtime, imageFamily: family } });
-    expect(hostConfigHash(ex.config)).toBe(report.host_config_hash);
-    const ws = await workspace({ "x.txt": "x" });
-    dirs.push(ws);
-    let checks: ReturnType<typeof inspectProbes> = [];
-    const res = await ex.runFresh(
-      { runId: `${prefix}-hc-${family}`, purpose: "candidate", argv: ["/opt/mini-agent/syscall-probe"], workspaceDir: ws, timeoutMs: 60_000 },
-      {
-        onStarted: async (box) => {
-          const info = (await box.inspect()) as Parameters<typeof inspectProbes>[0];
-          const vols = await Promise.all((info.Mounts ?? []).flatMap((m) => (m.Name ? [docker.getVolume(m.Name).inspect()] : [])));
-          checks = inspectProbes(info, ex.config, report.image_digest, vols);
-        },
-      },
-    );
-    expect(res.exit_code).toBe(0);
-    expect(checks.map((c) => [c.id, c.passed])).toEqual([["host_inspect", true], ["image_digest", true]]);
-  });
-
-  it("the live gate lets a run of this family through on this report, and refuses it for a family with no report", async () => {
-    const facts = sandboxIsolationFacts({
-      docker,
-      sandbox: resolveSandboxConfig({ runtime }),
-      sandboxFor: (f) => resolveSandboxConfig({ runtime, imageFamily: f }),
-      lockPath,
-      readReport: (key) => readIsolationReportSummary(stateDir, key),
+    it("every probe passes and the report names its family", async () => {
+      expect(report.image_family).toBe(family);
+      expect(report.probes.length).toBeGreaterThanOrEqual(30);
+      const failed = report.probes.filter((p) => !p.passed).map((p) => p.id);
+      const tolerated = runtime === "runsc" && !(await ociSeccompRegistered()) ? ["seccomp_mode", "seccomp_syscalls"] : [];
+      expect(failed, JSON.stringify(report.probes.filter((p) => !p.passed))).toEqual(tolerated);
     });
-    const v = await checkLiveGate({ backend: "container", facts, family });
-    expect(v, JSON.stringify(v)).toMatchObject({ ok: true, key: { image_family: family, image_digest: report.image_digest, host_config_hash: report.host_config_hash } });
-    // node is not built in this state dir at all: its run is refused whatever the other families' reports say
-    expect(await checkLiveGate({ backend: "container", facts, family: "node" })).toMatchObject({ ok: false, reason: "image_missing" });
-  });
-});
+
+    it("the probe run used the HostConfig of this family's candidate runs: same hash, and a candidate container is exactly that HostConfig", async () => {
+      const ex = new DockerExecutor({ lockPath, config: { runtime, imageFamily: family } });
+      expect(hostConfigHash(ex.config)).toBe(report.host_config_hash);
+      const ws = await workspace({ "x.txt": "x" });
+      dirs.push(ws);
+      let checks: ReturnType<typeof inspectProbes> = [];
+      const res = await ex.runFresh(
+        { runId: `${prefix}-hc-${family}`, purpose: "candidate", argv: ["/opt/mini-agent/syscall-probe"], workspaceDir: ws, timeoutMs: 60_000 },
+        {
+          onStarted: async (box) => {
+            const info = (await box.inspect()) as Parameters<typeof inspectProbes>[0];
+            const vols = await Promise.all((info.Mounts ?? []).flatMap((m) => (m.Name ? [docker.getVolume(m.Name).inspect()] : [])));
+            checks = inspectProbes(info, ex.config, report.image_digest, vols);
+          },
+        },
+      );
+      expect(res.exit_code).toBe(0);
+      expect(checks.map((c) => [c.id, c.passed])).toEqual([
+        ["host_inspect", true],
+        ["image_digest", true],
+      ]);
+    });
+
+    it("the live gate lets a run of this family through on this report, and refuses it for a family with no report", async () => {
+      const facts = sandboxIsolationFacts({
+        docker,
+        sandbox: resolveSandboxConfig({ runtime }),
+        sandboxFor: (f) => resolveSandboxConfig({ runtime, imageFamily: f }),
+        lockPath,
+        readReport: (key) => readIsolationReportSummary(stateDir, key),
+      });
+      const v = await checkLiveGate({ backend: "container", facts, family });
+      expect(v, JSON.stringify(v)).toMatchObject({
+        ok: true,
+        key: { image_family: family, image_digest: report.image_digest, host_config_hash: report.host_config_hash },
+      });
+      // node is not built in this state dir at all: its run is refused whatever the other families' reports say
+      expect(await checkLiveGate({ backend: "container", facts, family: "node" })).toMatchObject({ ok: false, reason: "image_missing" });
+    });
+  },
+);

@@ -5,7 +5,7 @@ import path from "node:path";
 import type Docker from "dockerode";
 import { statePath } from "../../daemon/src/config/state-dir.js";
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
-import { readImageLock, } from "../../daemon/src/sandbox/image-lock.js";
+import { readImageLock } from "../../daemon/src/sandbox/image-lock.js";
 import { pinTestImage } from "../kit/sandbox-image.js";
 import { OWNER_FILTER, RUN_LABEL } from "../../daemon/src/sandbox/labels.js";
 
@@ -43,20 +43,24 @@ export async function workspace(files: Record<string, string>): Promise<string> 
 /** Containers and volumes whose run label starts with the prefix (owner label required too). */
 export async function leftoversWithPrefix(prefix: string): Promise<{ containers: string[]; volumes: string[] }> {
   const filters = { label: [OWNER_FILTER] };
-  const containers = (await docker.listContainers({ all: true, filters }))
-    .filter((c) => (c.Labels[RUN_LABEL] ?? "").startsWith(prefix))
-    .map((c) => c.Id);
-  const volumes = ((await docker.listVolumes({ filters })).Volumes ?? [])
-    .filter((v) => (v.Labels?.[RUN_LABEL] ?? "").startsWith(prefix))
-    .map((v) => v.Name);
+  const containers = (await docker.listContainers({ all: true, filters })).filter((c) => (c.Labels[RUN_LABEL] ?? "").startsWith(prefix)).map((c) => c.Id);
+  const volumes = ((await docker.listVolumes({ filters })).Volumes ?? []).filter((v) => (v.Labels?.[RUN_LABEL] ?? "").startsWith(prefix)).map((v) => v.Name);
   return { containers, volumes };
 }
 
 /** Clean-up of last resort for a failing test: only this suite's labelled objects. */
 export async function removeWithPrefix(prefix: string): Promise<void> {
   const left = await leftoversWithPrefix(prefix);
-  for (const id of left.containers) await docker.getContainer(id).remove({ force: true }).catch(() => undefined);
-  for (const v of left.volumes) await docker.getVolume(v).remove({ force: true }).catch(() => undefined);
+  for (const id of left.containers)
+    await docker
+      .getContainer(id)
+      .remove({ force: true })
+      .catch(() => undefined);
+  for (const v of left.volumes)
+    await docker
+      .getVolume(v)
+      .remove({ force: true })
+      .catch(() => undefined);
 }
 
 /** in-sandbox script: the argv[0] of every live process, sorted, as JSON. */

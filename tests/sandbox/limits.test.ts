@@ -117,7 +117,10 @@ describe.each(runtimes)("limits and a warm sandbox that recovers on %s", (runtim
     try {
       // a deadline well below the 60 s default, so that reaching it would show
       const killer = "process.kill(process.ppid,'SIGKILL');setInterval(()=>{},1000)";
-      const err = await exec(session, ["node", "-e", killer], 30_000).then((r) => r, (e: unknown) => e);
+      const err = await exec(session, ["node", "-e", killer], 30_000).then(
+        (r) => r,
+        (e: unknown) => e,
+      );
       expect(isMiniAgentError(err, "sandbox_error"), JSON.stringify(err)).toBe(true);
       await expectWorks(session);
     } finally {

@@ -37,10 +37,35 @@ describe.each(runtimes)("isolation probes on %s", (runtime) => {
 
   it("every listed probe ran and yields the full record shape", () => {
     const ids = report.probes.map((p) => p.id);
-    for (const id of ["host_inspect", "image_digest", "inside_report", "uid_gid", "capabilities", "no_new_privs", "seccomp_mode", "readonly_rootfs",
-      "writable_mounts", "proc_sys_readonly", "network_interfaces", "outbound_tcp", "dns", "docker_socket", "env_allowlist", "canary_file",
-      "pids_limit", "memory_limit", "sigterm_deadline", "cancel_cleanup", "runtime", "proc_protect", "devices", "setuid_files", "seccomp_syscalls", "pid_namespace",
-      "spawned_tree"]) {
+    for (const id of [
+      "host_inspect",
+      "image_digest",
+      "inside_report",
+      "uid_gid",
+      "capabilities",
+      "no_new_privs",
+      "seccomp_mode",
+      "readonly_rootfs",
+      "writable_mounts",
+      "proc_sys_readonly",
+      "network_interfaces",
+      "outbound_tcp",
+      "dns",
+      "docker_socket",
+      "env_allowlist",
+      "canary_file",
+      "pids_limit",
+      "memory_limit",
+      "sigterm_deadline",
+      "cancel_cleanup",
+      "runtime",
+      "proc_protect",
+      "devices",
+      "setuid_files",
+      "seccomp_syscalls",
+      "pid_namespace",
+      "spawned_tree",
+    ]) {
       expect(ids).toContain(id);
     }
     for (const p of report.probes) expect(Object.keys(p).sort()).toEqual(["does_not_prove", "expected", "id", "observed", "passed", "property"]);
@@ -57,7 +82,13 @@ describe.each(runtimes)("isolation probes on %s", (runtime) => {
 
   it("is stored under its key and found by the gate only while the key matches", async () => {
     const key = await currentIsolationKey({ config: { runtime }, lockPath: state.lockPath, docker });
-    expect(key).toEqual({ image_family: "node", image_digest: report.image_digest, host_config_hash: report.host_config_hash, engine_version: report.engine_version, runtime });
+    expect(key).toEqual({
+      image_family: "node",
+      image_digest: report.image_digest,
+      host_config_hash: report.host_config_hash,
+      engine_version: report.engine_version,
+      runtime,
+    });
     const found = await readLatestPassingReport(state.stateDir, key);
     if (report.passed) expect(found?.generated_at).toBe(report.generated_at);
     else expect(found).toBeNull();
@@ -73,12 +104,28 @@ describe("the process probes can fail", () => {
     const prefix = runIdPrefix("probe-neg");
     const ws = await workspace({ "x.txt": "x" });
     try {
-      const args = { nonce: "n".repeat(32), runtime: "runc", allowedEnv: [], canarySha256: "", canaryName: "NONE", canaryFileName: "none", hostStateDir: "/nonexistent", tmpNoexec: true };
+      const args = {
+        nonce: "n".repeat(32),
+        runtime: "runc",
+        allowedEnv: [],
+        canarySha256: "",
+        canaryName: "NONE",
+        canaryFileName: "none",
+        hostStateDir: "/nonexistent",
+        tmpNoexec: true,
+      };
       // a wrapper between the spawner and the probe, and a detached sibling that outlives nothing of the probe's
-      const wrapper = "const c=require('child_process');c.spawn('/usr/bin/node',['-e','setTimeout(()=>{},30000)'],{detached:true,stdio:'ignore'});" +
+      const wrapper =
+        "const c=require('child_process');c.spawn('/usr/bin/node',['-e','setTimeout(()=>{},30000)'],{detached:true,stdio:'ignore'});" +
         "process.exit(c.spawnSync(process.argv[1],process.argv.slice(2),{stdio:'inherit'}).status)";
       const ex = new DockerExecutor({ lockPath: state.lockPath });
-      const res = await ex.run({ runId: `${prefix}-x`, purpose: "probe", argv: ["node", "-e", wrapper, ...insideProbeArgv(IN_IMAGE.probe, args)], workspaceDir: ws, timeoutMs: 60_000 });
+      const res = await ex.run({
+        runId: `${prefix}-x`,
+        purpose: "probe",
+        argv: ["node", "-e", wrapper, ...insideProbeArgv(IN_IMAGE.probe, args)],
+        workspaceDir: ws,
+        timeoutMs: 60_000,
+      });
       const lines = res.stdout.trim().split("\n");
       const probes = (JSON.parse(lines[lines.length - 1]!) as { probes: Array<{ id: string; passed: boolean; observed: unknown }> }).probes;
       const pidNs = probes.find((p) => p.id === "pid_namespace")!;
@@ -119,7 +166,8 @@ describe("the static inside probe can fail", () => {
       expect((byId.env_allowlist!.observed as { canary_seen: boolean }).canary_seen).toBe(true);
       expect((byId.canary_file!.observed as { found: string[] }).found).toEqual(["/workspace/planted-canary"]);
       // the rest of this sandbox is sound: the same run passes the probes that do not depend on those facts
-      for (const id of ["uid_gid", "capabilities", "readonly_rootfs", "network_interfaces", "seccomp_syscalls", "spawned_tree"]) expect(byId[id]?.passed, id).toBe(true);
+      for (const id of ["uid_gid", "capabilities", "readonly_rootfs", "network_interfaces", "seccomp_syscalls", "spawned_tree"])
+        expect(byId[id]?.passed, id).toBe(true);
     } finally {
       await removeWithPrefix(prefix);
       await fs.rm(ws, { recursive: true, force: true });

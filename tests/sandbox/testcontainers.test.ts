@@ -73,16 +73,32 @@ describe.each(runtimes)("the pinned image under Testcontainers on %s", (runtime)
 
   const byId = (id: string) => probes.find((p) => p.id === id);
 
-  it.each(["uid_gid", "capabilities", "no_new_privs", "seccomp_mode", "readonly_rootfs", "proc_sys_readonly", "proc_protect", "network_interfaces",
-    "outbound_tcp", "dns", "docker_socket", "env_allowlist", "canary_file", "pid_namespace", "runtime", "devices", "setuid_files", "seccomp_syscalls", "spawned_tree"])(
-    "inside: %s holds",
-    (id) => {
-      const p = byId(id);
-      expect(p, `probe ${id} ran`).toBeDefined();
-      const seccompUnenforced = runtime === "runsc" && !runscSeccomp && (id === "seccomp_mode" || id === "seccomp_syscalls");
-      expect(p!.passed, JSON.stringify(p!.observed)).toBe(!seccompUnenforced);
-    },
-  );
+  it.each([
+    "uid_gid",
+    "capabilities",
+    "no_new_privs",
+    "seccomp_mode",
+    "readonly_rootfs",
+    "proc_sys_readonly",
+    "proc_protect",
+    "network_interfaces",
+    "outbound_tcp",
+    "dns",
+    "docker_socket",
+    "env_allowlist",
+    "canary_file",
+    "pid_namespace",
+    "runtime",
+    "devices",
+    "setuid_files",
+    "seccomp_syscalls",
+    "spawned_tree",
+  ])("inside: %s holds", (id) => {
+    const p = byId(id);
+    expect(p, `probe ${id} ran`).toBeDefined();
+    const seccompUnenforced = runtime === "runsc" && !runscSeccomp && (id === "seccomp_mode" || id === "seccomp_syscalls");
+    expect(p!.passed, JSON.stringify(p!.observed)).toBe(!seccompUnenforced);
+  });
 
   it("outside: the engine reports the requested configuration and the pinned image", async () => {
     const info = await docker.getContainer(started!.getId()).inspect();

@@ -70,7 +70,10 @@ describe("linkcheck through the container sandbox", () => {
   it("canonical replay: red 3/2/1, green 3/3 in the sandbox, hidden acceptance all passed", async () => {
     const { run, steps, acceptance } = await replayInContainer("replay.json", "tools-canonical");
     const tests = steps.filter((s) => s.name === "run_tests");
-    expect(tests.map(counts)).toEqual([[3, 2, 1], [3, 3, 0]]);
+    expect(tests.map(counts)).toEqual([
+      [3, 2, 1],
+      [3, 3, 0],
+    ]);
     expect(tests[0]?.result).toMatchObject({ ok: false, error: { code: "tests_failed" } });
     expect(tests[1]?.result).toMatchObject({ ok: true });
     expect(steps.filter((s) => s.wrote).length).toBe(2);
@@ -81,7 +84,10 @@ describe("linkcheck through the container sandbox", () => {
 
   it("always-empty replay: green candidate tests in the sandbox, hidden nested_missing (and root_missing) fail", async () => {
     const { run, steps, acceptance } = await replayInContainer("replays/always-empty.json", "tools-always-empty");
-    expect(steps.filter((s) => s.name === "run_tests").map(counts)).toEqual([[3, 2, 1], [3, 3, 0]]);
+    expect(steps.filter((s) => s.name === "run_tests").map(counts)).toEqual([
+      [3, 2, 1],
+      [3, 3, 0],
+    ]);
     // every case ran and answered; the host's expected answers fail two of them
     expect(acceptance.exit_code).toBe(0);
     expect(decide(run, acceptance.stdout).failed).toEqual(["nested_missing", "root_missing"]);

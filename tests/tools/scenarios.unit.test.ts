@@ -37,7 +37,11 @@ async function srcVersion(): Promise<string> {
 }
 
 /** the full chain; returns the error code of the first refusal, or "written" */
-async function propose(raw: unknown, approve: (a: import("../../daemon/src/contracts/tool-call.js").PreparedAction) => Promise<unknown> = async (a) => signApproval(bindingFor("run1", a), "approved", null, key)): Promise<string> {
+async function propose(
+  raw: unknown,
+  approve: (a: import("../../daemon/src/contracts/tool-call.js").PreparedAction) => Promise<unknown> = async (a) =>
+    signApproval(bindingFor("run1", a), "approved", null, key),
+): Promise<string> {
   const v = validateToolCall(raw);
   if (!v.ok) return v.result.error!.code;
   const policy = classify(v.name, v.args, run.ctx.task);
@@ -61,8 +65,21 @@ describe("fail closed before any side effect", () => {
     await captureBaseline(run.ws, run.ctl);
     const before = await snapshot();
     expect(await propose({ call_id: "c1", name: "write_file", arguments: { path: "src/linkcheck.js", content: "" } })).toBe("unknown_tool");
-    expect(await propose({ call_id: "c2", name: "apply_patch", arguments: { path: "src/linkcheck.js", version: await srcVersion(), old: FIX_OLD, new: FIX_NEW, force: true } })).toBe("invalid_fields");
-    expect(await propose({ call_id: "c3", name: "apply_patch", arguments: { path: "src/linkcheck.js", version: await srcVersion(), old: FIX_OLD, new: FIX_NEW }, approved: true })).toBe("invalid_fields");
+    expect(
+      await propose({
+        call_id: "c2",
+        name: "apply_patch",
+        arguments: { path: "src/linkcheck.js", version: await srcVersion(), old: FIX_OLD, new: FIX_NEW, force: true },
+      }),
+    ).toBe("invalid_fields");
+    expect(
+      await propose({
+        call_id: "c3",
+        name: "apply_patch",
+        arguments: { path: "src/linkcheck.js", version: await srcVersion(), old: FIX_OLD, new: FIX_NEW },
+        approved: true,
+      }),
+    ).toBe("invalid_fields");
     expect(await snapshot()).toBe(before);
   });
 
@@ -72,7 +89,9 @@ describe("fail closed before any side effect", () => {
     const before = await snapshot();
     expect(await propose({ call_id: "c1", name: "read_file", arguments: { path: "../outside" } })).toBe("path_denied");
     expect(await propose({ call_id: "c2", name: "search", arguments: { query: "secret", path: "../" } })).toBe("path_denied");
-    expect(await propose({ call_id: "c3", name: "apply_patch", arguments: { path: "src/../../outside", version: sha256Hex("secret"), old: "secret", new: "x" } })).toBe("path_denied");
+    expect(
+      await propose({ call_id: "c3", name: "apply_patch", arguments: { path: "src/../../outside", version: sha256Hex("secret"), old: "secret", new: "x" } }),
+    ).toBe("path_denied");
     expect(await fs.readFile(path.join(run.tmp, "outside"), "utf8")).toBe("secret");
     expect(await snapshot()).toBe(before);
   });
@@ -85,8 +104,12 @@ describe("fail closed before any side effect", () => {
     await fs.symlink(path.join(run.tmp, "outside"), ws("src/dir"));
     const v = sha256Hex("x = 1;\n");
     expect(await propose({ call_id: "c1", name: "read_file", arguments: { path: "src/evil.js" } })).toBe("path_denied");
-    expect(await propose({ call_id: "c2", name: "apply_patch", arguments: { path: "src/evil.js", version: v, old: "x = 1;", new: "x = 2;" } })).toBe("path_denied");
-    expect(await propose({ call_id: "c3", name: "apply_patch", arguments: { path: "src/dir/target.js", version: v, old: "x = 1;", new: "x = 2;" } })).toBe("path_denied");
+    expect(await propose({ call_id: "c2", name: "apply_patch", arguments: { path: "src/evil.js", version: v, old: "x = 1;", new: "x = 2;" } })).toBe(
+      "path_denied",
+    );
+    expect(await propose({ call_id: "c3", name: "apply_patch", arguments: { path: "src/dir/target.js", version: v, old: "x = 1;", new: "x = 2;" } })).toBe(
+      "path_denied",
+    );
     expect(await fs.readFile(path.join(run.tmp, "outside/target.js"), "utf8")).toBe("x = 1;\n");
   });
 
@@ -94,7 +117,9 @@ describe("fail closed before any side effect", () => {
     run = await fixtureRun("linkcheck");
     await fs.writeFile(path.join(run.tmp, "outside.js"), "x = 1;\n");
     await fs.link(path.join(run.tmp, "outside.js"), ws("src/shared.js"));
-    expect(await propose({ call_id: "c1", name: "apply_patch", arguments: { path: "src/shared.js", version: sha256Hex("x = 1;\n"), old: "x = 1;", new: "x = 2;" } })).toBe("path_denied");
+    expect(
+      await propose({ call_id: "c1", name: "apply_patch", arguments: { path: "src/shared.js", version: sha256Hex("x = 1;\n"), old: "x = 1;", new: "x = 2;" } }),
+    ).toBe("path_denied");
     expect(await propose({ call_id: "c2", name: "read_file", arguments: { path: "src/shared.js" } })).toBe("path_denied");
     expect(await fs.readFile(path.join(run.tmp, "outside.js"), "utf8")).toBe("x = 1;\n");
   });
@@ -102,7 +127,9 @@ describe("fail closed before any side effect", () => {
   it("protected notes.txt cannot be patched even with an approval", async () => {
     run = await fixtureRun("linkcheck");
     const notes = await fs.readFile(ws("notes.txt"), "utf8");
-    expect(await propose({ call_id: "c1", name: "apply_patch", arguments: { path: "notes.txt", version: sha256Hex(notes), old: "TODO", new: "DONE" } })).toBe("not_writable");
+    expect(await propose({ call_id: "c1", name: "apply_patch", arguments: { path: "notes.txt", version: sha256Hex(notes), old: "TODO", new: "DONE" } })).toBe(
+      "not_writable",
+    );
     expect(await fs.readFile(ws("notes.txt"), "utf8")).toBe(notes);
   });
 });
@@ -113,7 +140,9 @@ describe("versions and matches", () => {
     const version = await srcVersion();
     const edited = (await fs.readFile(ws("src/linkcheck.js"), "utf8")) + "\n// user's own change\n";
     await fs.writeFile(ws("src/linkcheck.js"), edited);
-    expect(await propose({ call_id: "c1", name: "apply_patch", arguments: { path: "src/linkcheck.js", version, old: FIX_OLD, new: FIX_NEW } })).toBe("stale_version");
+    expect(await propose({ call_id: "c1", name: "apply_patch", arguments: { path: "src/linkcheck.js", version, old: FIX_OLD, new: FIX_NEW } })).toBe(
+      "stale_version",
+    );
     expect(await fs.readFile(ws("src/linkcheck.js"), "utf8")).toBe(edited);
   });
 
@@ -122,7 +151,9 @@ describe("versions and matches", () => {
     const six = "// same line\n".repeat(6);
     await fs.writeFile(ws("src/six.js"), six);
     const before = await snapshot();
-    expect(await propose({ call_id: "c1", name: "apply_patch", arguments: { path: "src/six.js", version: sha256Hex(six), old: "// same line", new: "// changed" } })).toBe("non_unique_match");
+    expect(
+      await propose({ call_id: "c1", name: "apply_patch", arguments: { path: "src/six.js", version: sha256Hex(six), old: "// same line", new: "// changed" } }),
+    ).toBe("non_unique_match");
     expect(await snapshot()).toBe(before);
   });
 });
@@ -144,12 +175,15 @@ describe("approvals", () => {
   it("a workspace edited after approval is refused at commit (approval_stale), the edit kept", async () => {
     run = await fixtureRun("linkcheck");
     const version = await srcVersion();
-    const code = await propose({ call_id: "c1", name: "apply_patch", arguments: { path: "src/linkcheck.js", version, old: FIX_OLD, new: FIX_NEW } }, async (a) => {
-      const rec = signApproval(bindingFor("run1", a), "approved", null, key);
-      // the user edits README.md while the approval prompt is open
-      await fs.appendFile(ws("README.md"), "\nedited while waiting\n");
-      return rec;
-    });
+    const code = await propose(
+      { call_id: "c1", name: "apply_patch", arguments: { path: "src/linkcheck.js", version, old: FIX_OLD, new: FIX_NEW } },
+      async (a) => {
+        const rec = signApproval(bindingFor("run1", a), "approved", null, key);
+        // the user edits README.md while the approval prompt is open
+        await fs.appendFile(ws("README.md"), "\nedited while waiting\n");
+        return rec;
+      },
+    );
     expect(code).toBe("approval_stale");
     expect(await fs.readFile(ws("README.md"), "utf8")).toContain("edited while waiting");
     expect(await srcVersion()).toBe(version);
@@ -160,6 +194,8 @@ describe("approvals", () => {
     const version = await srcVersion();
     expect(await propose({ call_id: "c1", name: "apply_patch", arguments: { path: "src/linkcheck.js", version, old: FIX_OLD, new: FIX_NEW } })).toBe("written");
     expect(await fs.readFile(ws("src/linkcheck.js"), "utf8")).toContain(FIX_NEW);
-    expect(await propose({ call_id: "c2", name: "apply_patch", arguments: { path: "src/linkcheck.js", version, old: FIX_OLD, new: FIX_NEW } })).toBe("stale_version");
+    expect(await propose({ call_id: "c2", name: "apply_patch", arguments: { path: "src/linkcheck.js", version, old: FIX_OLD, new: FIX_NEW } })).toBe(
+      "stale_version",
+    );
   });
 });

@@ -70,18 +70,18 @@ describe("verify the linkcheck fixture on the container sandbox", () => {
       'import fsForge from "node:fs";',
       'if (fsForge.existsSync("/control/cases.mjs")) {',
       '  const marker = process.argv.find((a) => /^ACCEPTANCE-RESULT-/.test(a)) ?? "";',
-      '  const found = {};',
+      "  const found = {};",
       '  for (const f of fsForge.readdirSync("/control")) {',
       '    const p = "/control/" + f;',
-      '    if (!fsForge.statSync(p).isFile()) continue;',
+      "    if (!fsForge.statSync(p).isFile()) continue;",
       '    const m = /EXPECTED = (\\{[\\s\\S]*?\\n\\});/.exec(fsForge.readFileSync(p, "utf8"));',
       '    if (m) Object.assign(found, Function("return " + m[1])());',
-      '  }',
+      "  }",
       '  const ids = [...fsForge.readFileSync("/control/cases.mjs", "utf8").matchAll(/^  (\\w+): "/gm)].map((x) => x[1]);',
-      '  const forged = Object.fromEntries(ids.map((id) => [id, { actual: found[id] ?? [], error: null }]));',
+      "  const forged = Object.fromEntries(ids.map((id) => [id, { actual: found[id] ?? [], error: null }]));",
       '  fsForge.writeSync(1, marker + " " + JSON.stringify(forged) + "\\n");',
-      '  process.exit(0);',
-      '}',
+      "  process.exit(0);",
+      "}",
       "",
     ].join("\n");
     const ev = await check("forger", (s) => forger + s.replace("  return broken;", "  return [];"));
@@ -94,7 +94,9 @@ describe("verify the linkcheck fixture on the container sandbox", () => {
   it("code that exits the process on import: node counts each test file as passed, the Verifier counts no test (false_green)", async () => {
     const ev = await check("exits-on-import", (s) => "process.exit(0);\n" + s);
     expect(ev).toMatchObject({ passed: false, reason: "false_green", tests: { discovered: 0, passed: 0, exit_code: 0 } });
-    expect((ev.details ?? []).join("\n")).toMatch(/exited without running a test \(not counted\): \/workspace\/tests\/test_agent_nested\.js, \/workspace\/tests\/test_extract\.js, \/workspace\/tests\/test_root\.js/);
+    expect((ev.details ?? []).join("\n")).toMatch(
+      /exited without running a test \(not counted\): \/workspace\/tests\/test_agent_nested\.js, \/workspace\/tests\/test_extract\.js, \/workspace\/tests\/test_root\.js/,
+    );
   });
 
   it("the fix with notes.txt touched -> protected_path_changed, although tests and hidden cases pass", async () => {
@@ -107,4 +109,3 @@ describe("verify the linkcheck fixture on the container sandbox", () => {
     expect(ev.acceptance?.failed).toEqual([]);
   });
 });
-

@@ -14,7 +14,8 @@ export const FIX = "    const resolved = path.join(path.dirname(docAbs), file);"
 export async function loadLinkcheck(): Promise<{ task: TaskSpec; agentTest: string }> {
   const task = TaskSpec.parse(JSON.parse(await fs.readFile(path.join(FIXTURE, "task.json"), "utf8")));
   const replay = JSON.parse(await fs.readFile(path.join(FIXTURE, "replay.json"), "utf8"));
-  const agentTest = replay.decisions.find((d: { kind: string; call?: { name: string } }) => d.kind === "tool" && d.call?.name === "apply_patch").call.arguments.new;
+  const agentTest = replay.decisions.find((d: { kind: string; call?: { name: string } }) => d.kind === "tool" && d.call?.name === "apply_patch").call.arguments
+    .new;
   return { task, agentTest };
 }
 
@@ -23,7 +24,12 @@ export async function loadLinkcheck(): Promise<{ task: TaskSpec; agentTest: stri
  * src/linkcheck.js edited (it must still hold the shipped bug) and the
  * replay's agent test added.
  */
-export async function editedWorkspace(tmp: string, name: string, agentTest: string, edit: (src: string) => string): Promise<{ ws: string; baseline: Manifest }> {
+export async function editedWorkspace(
+  tmp: string,
+  name: string,
+  agentTest: string,
+  edit: (src: string) => string,
+): Promise<{ ws: string; baseline: Manifest }> {
   const ws = path.join(tmp, name);
   await fs.cp(path.join(FIXTURE, "repo"), ws, { recursive: true });
   const baseline = await computeManifest(ws);

@@ -19,13 +19,22 @@ afterEach(async () => run?.cleanup());
 async function bothJudge(body: string) {
   run = await tempRun({ "package.json": PKG, "tests/a.js": `${HEAD}${body}` });
   const tool = await runTests("c1", { preset: "candidate" }, { ...run.ctx, runner: new LocalExecutor(), runId: "run_v", timeoutMs: 120_000 });
-  const ev = await verify({ runId: "run_v", task: run.ctx.task, workspaceRoot: run.ws, baseline: await computeManifest(run.ws), acceptanceDir: null, executor: new LocalExecutor() });
+  const ev = await verify({
+    runId: "run_v",
+    task: run.ctx.task,
+    workspaceRoot: run.ws,
+    baseline: await computeManifest(run.ws),
+    acceptanceDir: null,
+    executor: new LocalExecutor(),
+  });
   return { tool, ev, data: tool.data as { green: boolean; verdict: string; discovered: number; passed: number; skipped: number } };
 }
 
 describe("run_tests and the Verifier agree on one verdict", () => {
   it("regression: 2 passed + 1 skipped is red for both (run_tests used to call it green while the Verifier failed it)", async () => {
-    const { tool, ev, data } = await bothJudge('test("a", () => {});\ntest("b", () => assert.ok(true));\ntest("c", { skip: true }, () => assert.fail("never runs"));\n');
+    const { tool, ev, data } = await bothJudge(
+      'test("a", () => {});\ntest("b", () => assert.ok(true));\ntest("c", { skip: true }, () => assert.fail("never runs"));\n',
+    );
     expect(data).toMatchObject({ discovered: 3, passed: 2, skipped: 1, green: false });
     expect(tool).toMatchObject({ ok: false, error: { code: "tests_failed" } });
     expect(data.verdict).toMatch(/1 skipped/);

@@ -158,7 +158,11 @@ describe("API over the Unix socket", () => {
     ["an absolute sandbox_include glob", JSON.stringify({ ...validCreate, sandbox_include: ["/etc/shadow"] }), "invalid_request"],
     ["a sandbox_include glob with '..'", JSON.stringify({ ...validCreate, sandbox_include: ["a/../../.env"] }), "invalid_request"],
     ["a sandbox_include that is not a list of strings", JSON.stringify({ ...validCreate, sandbox_include: ".env.test" }), "invalid_request"],
-    ["more than 32 sandbox_include globs", JSON.stringify({ ...validCreate, sandbox_include: Array.from({ length: 33 }, (_, i) => `f${i}`) }), "invalid_request"],
+    [
+      "more than 32 sandbox_include globs",
+      JSON.stringify({ ...validCreate, sandbox_include: Array.from({ length: 33 }, (_, i) => `f${i}`) }),
+      "invalid_request",
+    ],
   ])("refuses %s with 400 and never calls the run service", async (_name, body, code) => {
     const r = await call("POST", "/v1/runs", body);
     expect(r.status).toBe(400);

@@ -57,7 +57,10 @@ describe("instance lock", () => {
     const alias = path.join(dir, "alias");
     fs.symlinkSync(dir, alias);
     for (const p of [lockPath, path.join(alias, "daemon.lock")]) {
-      const err = await acquireInstanceLock(p, "/s2", 200, deps).then(() => null, (e: unknown) => e);
+      const err = await acquireInstanceLock(p, "/s2", 200, deps).then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(isMiniAgentError(err, "daemon_already_running")).toBe(true);
       expect((err as Error).message).toContain("pid 100");
       expect((err as Error).message).toContain("/s1");

@@ -39,7 +39,13 @@ function failingTestsGroup(i: number): MessageGroup {
     messages: [
       toolCallMessage(call),
       toolResultMessage(
-        { call_id: `c${i}`, ok: false, data: { exit_code: 1, discovered: 3, passed: 2, failed: 1, output }, error: { code: "tests_failed", message: "1 of 3 tests failed" }, truncated: false },
+        {
+          call_id: `c${i}`,
+          ok: false,
+          data: { exit_code: 1, discovered: 3, passed: 2, failed: 1, output },
+          error: { code: "tests_failed", message: "1 of 3 tests failed" },
+          truncated: false,
+        },
         "run_tests",
       ),
     ],
@@ -131,7 +137,9 @@ describe("buildModelView", () => {
 
   it("a huge patch in a kept assistant call keeps its path and version and stays valid JSON", () => {
     const call = { call_id: "p1", name: "apply_patch", arguments: { path: "src/a.js", version: "absent", old: "", new: "y".repeat(50_000) } };
-    const group = { messages: [toolCallMessage(call), toolResultMessage({ call_id: "p1", ok: true, data: { written: true }, error: null, truncated: false }, "apply_patch")] };
+    const group = {
+      messages: [toolCallMessage(call), toolResultMessage({ call_id: "p1", ok: true, data: { written: true }, error: null, truncated: false }, "apply_patch")],
+    };
     const view = buildModelView({ runId: "r1", summary: summary(), groups: [group], budgetBytes: 1800, tools: [] });
     const assistant = (view.messages as ChatMessage[]).find((m) => m.role === "assistant");
     expect(assistant).toBeDefined();

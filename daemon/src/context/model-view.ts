@@ -122,7 +122,11 @@ export function buildModelView(raw: BuildModelViewInput): ModelViewWithCompactio
     const keptIdx = new Set(kept.map((k) => k.index));
     const dropped = complete.filter((c) => !keptIdx.has(c.index)).map((c) => c.group);
     const ordered = [...kept].sort((a, b) => a.index - b.index);
-    const marker = markerMessage(dropped, ordered.flatMap((k) => k.trimmed), incomplete);
+    const marker = markerMessage(
+      dropped,
+      ordered.flatMap((k) => k.trimmed),
+      incomplete,
+    );
     const messages = [summaryMessage(input.summary, level), ...(marker ? [marker] : []), ...ordered.flatMap((k) => k.group.messages)];
     return { messages, bytes: size(messages) };
   };

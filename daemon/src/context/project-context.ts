@@ -21,8 +21,57 @@ export const PROJECT_CONTEXT_DEFAULTS = {
   rulesReadLimitBytes: 1024 * 1024,
   mapMaxEntries: 300,
   mapMaxBytes: 12 * 1024,
-  skipDirs: [".git", "node_modules", "dist", "build", "out", "coverage", ".next", ".nuxt", "target", "__pycache__", ".venv", "venv", ".cache", ".turbo", ".tox"],
-  binaryExtensions: [".png", ".jpg", ".jpeg", ".gif", ".webp", ".ico", ".pdf", ".zip", ".gz", ".tgz", ".bz2", ".xz", ".7z", ".jar", ".class", ".o", ".so", ".dylib", ".dll", ".exe", ".bin", ".wasm", ".woff", ".woff2", ".ttf", ".otf", ".mp3", ".mp4", ".mov", ".sqlite", ".db", ".pyc"],
+  skipDirs: [
+    ".git",
+    "node_modules",
+    "dist",
+    "build",
+    "out",
+    "coverage",
+    ".next",
+    ".nuxt",
+    "target",
+    "__pycache__",
+    ".venv",
+    "venv",
+    ".cache",
+    ".turbo",
+    ".tox",
+  ],
+  binaryExtensions: [
+    ".png",
+    ".jpg",
+    ".jpeg",
+    ".gif",
+    ".webp",
+    ".ico",
+    ".pdf",
+    ".zip",
+    ".gz",
+    ".tgz",
+    ".bz2",
+    ".xz",
+    ".7z",
+    ".jar",
+    ".class",
+    ".o",
+    ".so",
+    ".dylib",
+    ".dll",
+    ".exe",
+    ".bin",
+    ".wasm",
+    ".woff",
+    ".woff2",
+    ".ttf",
+    ".otf",
+    ".mp3",
+    ".mp4",
+    ".mov",
+    ".sqlite",
+    ".db",
+    ".pyc",
+  ],
 } as const;
 
 export type ProtocolMode = "tools" | "json";
@@ -113,7 +162,11 @@ async function readRules(root: string, forbidden: (rel: string) => boolean, cont
       continue; // not text
     }
     const truncated = Buffer.byteLength(text) > cap;
-    if (truncated) text = Buffer.from(text).subarray(0, cap).toString("utf8").replace(/\uFFFD$/, "");
+    if (truncated)
+      text = Buffer.from(text)
+        .subarray(0, cap)
+        .toString("utf8")
+        .replace(/\uFFFD$/, "");
     return { file: name, text, truncated };
   }
   return { file: null, text: "", truncated: false };

@@ -11,7 +11,10 @@ const base = {
   test_presets: { u: { command: ["node", "--test"] } },
   verify_preset: "u",
 };
-const acceptance = (over: Record<string, unknown>) => ({ ...base, acceptance: { command: ["node", "/control/a.mjs"], cases: ["a", "b"], expected: { a: [], b: 1 }, ...over } });
+const acceptance = (over: Record<string, unknown>) => ({
+  ...base,
+  acceptance: { command: ["node", "/control/a.mjs"], cases: ["a", "b"], expected: { a: [], b: 1 }, ...over },
+});
 
 describe("TaskSpec acceptance", () => {
   it("accepts an expected answer for exactly every case", () => {

@@ -53,23 +53,25 @@ export const Budgets = z.strictObject({
 });
 export type Budgets = z.infer<typeof Budgets>;
 
-export const TaskSpec = z.strictObject({
-  schema_version: SchemaVersion,
-  name: Id,
-  task: z.string().min(1).max(16_384),
-  /** paths the agent may modify (globs); every other path is protected. */
-  writable: z.array(z.string().min(1).max(256)).min(1).max(64),
-  /** globs where NEW files may be created (version=absent, old=""). */
-  creatable: z.array(z.string().min(1).max(256)).max(64).default([]),
-  /** extra forbidden-to-read globs on top of the built-in list. */
-  forbidden: z.array(z.string().min(1).max(256)).max(64).default([]),
-  test_presets: z.record(Id, TestPreset).refine((p) => Object.keys(p).length > 0, "at least one test preset"),
-  /** the preset the Verifier runs as the candidate tests. */
-  verify_preset: Id,
-  acceptance: Acceptance.optional(),
-  budgets: Budgets.default(Budgets.parse({})),
-}).refine((t) => t.verify_preset in t.test_presets, {
-  message: "verify_preset must name one of test_presets",
-  path: ["verify_preset"],
-});
+export const TaskSpec = z
+  .strictObject({
+    schema_version: SchemaVersion,
+    name: Id,
+    task: z.string().min(1).max(16_384),
+    /** paths the agent may modify (globs); every other path is protected. */
+    writable: z.array(z.string().min(1).max(256)).min(1).max(64),
+    /** globs where NEW files may be created (version=absent, old=""). */
+    creatable: z.array(z.string().min(1).max(256)).max(64).default([]),
+    /** extra forbidden-to-read globs on top of the built-in list. */
+    forbidden: z.array(z.string().min(1).max(256)).max(64).default([]),
+    test_presets: z.record(Id, TestPreset).refine((p) => Object.keys(p).length > 0, "at least one test preset"),
+    /** the preset the Verifier runs as the candidate tests. */
+    verify_preset: Id,
+    acceptance: Acceptance.optional(),
+    budgets: Budgets.default(Budgets.parse({})),
+  })
+  .refine((t) => t.verify_preset in t.test_presets, {
+    message: "verify_preset must name one of test_presets",
+    path: ["verify_preset"],
+  });
 export type TaskSpec = z.infer<typeof TaskSpec>;

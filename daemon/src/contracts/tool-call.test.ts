@@ -13,6 +13,8 @@ describe("tool protocol contracts", () => {
     expect(ToolResult.safeParse({ call_id: "c", ok: false, data: null, error: null, truncated: false }).success).toBe(false);
     expect(ToolResult.safeParse({ call_id: "c", ok: true, data: 1, error: { code: "internal", message: "x" }, truncated: false }).success).toBe(false);
     expect(ToolResult.safeParse({ call_id: "c", ok: true, data: 1, error: null, truncated: false, extra: 1 }).success).toBe(false);
-    expect(ToolResult.safeParse({ call_id: "c", ok: false, data: null, error: { code: "stale_version", message: "re-read" }, truncated: false }).success).toBe(true);
+    expect(ToolResult.safeParse({ call_id: "c", ok: false, data: null, error: { code: "stale_version", message: "re-read" }, truncated: false }).success).toBe(
+      true,
+    );
   });
 });

@@ -56,12 +56,15 @@ export const ToolCall = z.strictObject({
   name: z.string().min(1).max(64),
   // a record drops an own "__proto__" key (JSON.parse makes one) without a word;
   // it is refused here instead, before the key can silently vanish
-  arguments: z.preprocess((value, ctx) => {
-    if (value !== null && typeof value === "object" && Object.hasOwn(value, "__proto__")) {
-      ctx.addIssue({ code: "custom", message: "Unrecognized key: \"__proto__\"", input: value });
-    }
-    return value;
-  }, z.record(z.string(), z.unknown())),
+  arguments: z.preprocess(
+    (value, ctx) => {
+      if (value !== null && typeof value === "object" && Object.hasOwn(value, "__proto__")) {
+        ctx.addIssue({ code: "custom", message: 'Unrecognized key: "__proto__"', input: value });
+      }
+      return value;
+    },
+    z.record(z.string(), z.unknown()),
+  ),
 });
 export type ToolCall = z.infer<typeof ToolCall>;
 
@@ -74,9 +77,7 @@ export const ToolResult = z
     call_id: Id,
     ok: z.boolean(),
     data: z.unknown(),
-    error: z
-      .strictObject({ code: ToolErrorCode, message: z.string().max(2048) })
-      .nullable(),
+    error: z.strictObject({ code: ToolErrorCode, message: z.string().max(2048) }).nullable(),
     truncated: z.boolean(),
   })
   .refine((r) => (r.ok ? r.error === null : r.error !== null), {

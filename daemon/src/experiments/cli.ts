@@ -85,15 +85,32 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   try {
     const engine = await setUpEngine(path.join(scratchRoot, "engine"), io.env, opts.runtime);
     if (!engine.facts.available) io.stderr(`no sandbox engine: ${engine.facts.reason}; container scenarios will report available=false`);
-    const env = await collectEnvironment({ repoRoot: io.repoRoot, nodeVersion: io.nodeVersion, platform: io.platform, cpus: io.cpus, backend: "container", engine: engine.facts });
+    const env = await collectEnvironment({
+      repoRoot: io.repoRoot,
+      nodeVersion: io.nodeVersion,
+      platform: io.platform,
+      cpus: io.cpus,
+      backend: "container",
+      engine: engine.facts,
+    });
     const outcomes: GroupOutcome[] = [];
     const dockerEnv = io.env.DOCKER_HOST ? { DOCKER_HOST: io.env.DOCKER_HOST } : {};
-    const base = { repoRoot: io.repoRoot, executor: engine.executor, engine: engine.facts, imageLockPath: engine.lockPath, dockerEnv, nodeExecPath: io.nodeExecPath };
+    const base = {
+      repoRoot: io.repoRoot,
+      executor: engine.executor,
+      engine: engine.facts,
+      imageLockPath: engine.lockPath,
+      dockerEnv,
+      nodeExecPath: io.nodeExecPath,
+    };
     for (const id of opts.groups as Array<keyof typeof GROUPS & string>) {
       const outcome = await runGroup(GROUPS[id], base, {
         now: () => performance.now(),
         scratchDir: scratchDirIn(path.join(scratchRoot, "s")),
-        onError: (where, err) => io.stderr(`${where} threw ${isMiniAgentError(err) ? err.code : err instanceof Error ? err.name : "error"}: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}`),
+        onError: (where, err) =>
+          io.stderr(
+            `${where} threw ${isMiniAgentError(err) ? err.code : err instanceof Error ? err.name : "error"}: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}`,
+          ),
       });
       io.stdout(`${id}: ${outcome.passed ? "passed" : "FAILED"} (${outcome.scenarios.filter((s) => s.passed).length}/${outcome.scenarios.length})`);
       for (const s of outcome.scenarios) if (!s.passed) io.stdout(`  - ${s.id}: expected ${JSON.stringify(s.expected)} observed ${JSON.stringify(s.observed)}`);

@@ -37,9 +37,30 @@ export const group2: GroupDefinition = {
   id: "group-2",
   title: "failing closed",
   scenarios: [
-    refusal("unknown_tool", "a call to a tool that does not exist", "replays/unknown-tool.json", "call_01_unknown", "unknown_tool", "that every possible tool name is refused; only that names outside the five tools are"),
-    refusal("invalid_fields", "a known tool with an extra argument field", "replays/invalid-fields.json", "call_01_invalid", "invalid_fields", "that every malformed argument shape is caught; the schemas are strict, this is one instance"),
-    refusal("stale_version", "a patch quoting a version the file does not have", "replays/stale-version.json", "call_01_stale", "stale_version", "anything about concurrent edits during a write; this is the pre-write version check"),
+    refusal(
+      "unknown_tool",
+      "a call to a tool that does not exist",
+      "replays/unknown-tool.json",
+      "call_01_unknown",
+      "unknown_tool",
+      "that every possible tool name is refused; only that names outside the five tools are",
+    ),
+    refusal(
+      "invalid_fields",
+      "a known tool with an extra argument field",
+      "replays/invalid-fields.json",
+      "call_01_invalid",
+      "invalid_fields",
+      "that every malformed argument shape is caught; the schemas are strict, this is one instance",
+    ),
+    refusal(
+      "stale_version",
+      "a patch quoting a version the file does not have",
+      "replays/stale-version.json",
+      "call_01_stale",
+      "stale_version",
+      "anything about concurrent edits during a write; this is the pre-write version check",
+    ),
     {
       id: "oversized_output_truncated",
       title: "a sandboxed command printing 1 MiB is cut at the 256-byte cap and says so",
@@ -63,8 +84,14 @@ export const group2: GroupDefinition = {
     {
       id: "always_empty_rejected",
       title: "an always-empty checker passes the candidate tests but fails hidden case nested_missing",
-      expected: { candidate_tests: { discovered: 3, passed: 3, failed: 0 }, hidden_failed_includes_nested_missing: true, status: "failed", reason: "verification_failed" },
-      criterion: "the Verifier's fresh candidate run is green (3/3) yet the hidden acceptance lists nested_missing as failed, and the run ends failed with reason verification_failed",
+      expected: {
+        candidate_tests: { discovered: 3, passed: 3, failed: 0 },
+        hidden_failed_includes_nested_missing: true,
+        status: "failed",
+        reason: "verification_failed",
+      },
+      criterion:
+        "the Verifier's fresh candidate run is green (3/3) yet the hidden acceptance lists nested_missing as failed, and the run ends failed with reason verification_failed",
       does_not_prove: "that the hidden cases catch every wrong implementation; only this over-fitting one",
       async run(ctx) {
         return withService(ctx, async (svc) => {
@@ -100,4 +127,3 @@ export const group2: GroupDefinition = {
     },
   ],
 };
-

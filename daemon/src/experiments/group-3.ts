@@ -26,7 +26,11 @@ async function inChild(ctx: ExperimentContext, point: CrashPoint, args: string[]
   const child = path.join(ctx.repoRoot, "daemon", "src", "experiments", "crash-child.ts");
   const env = { ...ctx.dockerEnv, [CRASH_ENV]: point };
   try {
-    const { stdout } = await execFileP(ctx.nodeExecPath, ["--import", "tsx", child, stateDir, path.join(ctx.repoRoot, "fixtures"), ...args], { cwd: ctx.repoRoot, env, timeout: 300_000 });
+    const { stdout } = await execFileP(ctx.nodeExecPath, ["--import", "tsx", child, stateDir, path.join(ctx.repoRoot, "fixtures"), ...args], {
+      cwd: ctx.repoRoot,
+      env,
+      timeout: 300_000,
+    });
     return String((JSON.parse(stdout.trim().split("\n").at(-1) ?? "{}") as { outcome?: unknown }).outcome ?? "no_outcome");
   } catch (err) {
     const e = err as { signal?: string | null; stdout?: string };
@@ -131,7 +135,8 @@ export const group3: GroupDefinition = {
       id: "edited_after_proposal_stale",
       title: "the workspace is edited between proposal and approval: approval_stale, the edit is kept",
       expected: { approve: "approval_stale", edit_kept: true, writes: 0, created_file_absent: true },
-      criterion: "approving after an external edit of src/linkcheck.js is refused with approval_stale; the edited bytes are still on disk, the proposed file was not created and no write happened",
+      criterion:
+        "approving after an external edit of src/linkcheck.js is refused with approval_stale; the edited bytes are still on disk, the proposed file was not created and no write happened",
       does_not_prove: "protection against an edit made during the write itself (commit re-checks, but this scenario edits before approval)",
       async run(ctx) {
         const svc = startService(ctx);
@@ -159,7 +164,15 @@ export const group3: GroupDefinition = {
     {
       id: "receipt_lost_recovered",
       title: "crash after the write, before its receipt: resume records the receipt and does not write again",
-      expected: { approve: "killed:after_write_before_receipt", resume: "ok", writes: 1, receipts: 1, receipt_source: "recovered", same_inode: true, file_matches_after_hash: true },
+      expected: {
+        approve: "killed:after_write_before_receipt",
+        resume: "ok",
+        writes: 1,
+        receipts: 1,
+        receipt_source: "recovered",
+        same_inode: true,
+        file_matches_after_hash: true,
+      },
       criterion:
         "the approving process is SIGKILLed after the write and before its receipt; the file already has the after-hash; a new service's resume records exactly one receipt with source=recovered, and the file keeps its inode (writes are atomic renames, so a second write would give a new inode)",
       does_not_prove: "recovery when the file was changed by someone else meanwhile (that run stops as uncertain; not exercised here)",

@@ -22,7 +22,15 @@ export const group4: GroupDefinition = {
     {
       id: "context_under_budget",
       title: "the model view of a finished canonical run, rebuilt from the ledger under an 1800-byte budget",
-      expected: { within_budget: true, goal_kept: true, workspace_digest_kept: true, status_kept: true, counters_kept: true, pairs_intact: true, compaction_marker: true },
+      expected: {
+        within_budget: true,
+        goal_kept: true,
+        workspace_digest_kept: true,
+        status_kept: true,
+        counters_kept: true,
+        pairs_intact: true,
+        compaction_marker: true,
+      },
       criterion:
         "the serialized messages are <= 1800 bytes; the first (system) message carries the task text, the workspace digest, the run status and the counters; every tool_call_id in the view has its assistant tool_call and vice versa; a history_compaction marker says what was dropped",
       does_not_prove: "that a model decides well from a compacted view, or token counts for any tokenizer (the budget is bytes)",
@@ -42,7 +50,10 @@ export const group4: GroupDefinition = {
             goal_kept: head.includes(run.record.task.task),
             workspace_digest_kept: head.includes(digest),
             status_kept: head.includes(`status: ${run.status}`),
-            counters_kept: head.includes(`model_turns=${counters.model_turns}`) && head.includes(`tool_calls=${counters.tool_calls}`) && head.includes(`writes=${counters.writes}`),
+            counters_kept:
+              head.includes(`model_turns=${counters.model_turns}`) &&
+              head.includes(`tool_calls=${counters.tool_calls}`) &&
+              head.includes(`writes=${counters.writes}`),
             pairs_intact: asked.length === answered.length && asked.every((id) => answered.includes(id)),
             compaction_marker: messages.some((m) => m.role === "system" && m.content.startsWith("history_compaction:")),
           };
@@ -137,7 +148,10 @@ export const group4: GroupDefinition = {
         return {
           available: true,
           isolation_passed: report.passed,
-          failed_probes: report.probes.filter((p) => !p.passed).map((p) => p.id).sort(),
+          failed_probes: report.probes
+            .filter((p) => !p.passed)
+            .map((p) => p.id)
+            .sort(),
         };
       },
     },

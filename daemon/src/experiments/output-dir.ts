@@ -17,7 +17,10 @@ export async function prepareOutputDir(dir: string, replace: boolean): Promise<s
   let movedTo: string | null = null;
   if (exists) {
     if (!replace) {
-      throw new MiniAgentError("invalid_request", `output directory ${dir} already exists; pass --replace to keep it as ${dir}.previous-N and write a new report`);
+      throw new MiniAgentError(
+        "invalid_request",
+        `output directory ${dir} already exists; pass --replace to keep it as ${dir}.previous-N and write a new report`,
+      );
     }
     for (let n = 1; ; n++) {
       const candidate = `${dir}.previous-${n}`;

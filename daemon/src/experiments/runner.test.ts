@@ -17,20 +17,48 @@ afterEach(async () => {
   await fs.rm(tmp, { recursive: true, force: true });
 });
 
-const base = () => ({ repoRoot: "/work/main", executor: null, engine: { available: false, reason: "runtime_unavailable", runtime: "runc", image_digest: null, engine_version: null }, imageLockPath: null, dockerEnv: {}, nodeExecPath: "node" });
-const scenario = (over: Partial<Scenario>): Scenario => ({ id: "s", title: "t", expected: { ok: true }, criterion: "c", does_not_prove: "d", run: async () => ({ ok: true }), ...over });
+const base = () => ({
+  repoRoot: "/work/main",
+  executor: null,
+  engine: { available: false, reason: "runtime_unavailable", runtime: "runc", image_digest: null, engine_version: null },
+  imageLockPath: null,
+  dockerEnv: {},
+  nodeExecPath: "node",
+});
+const scenario = (over: Partial<Scenario>): Scenario => ({
+  id: "s",
+  title: "t",
+  expected: { ok: true },
+  criterion: "c",
+  does_not_prove: "d",
+  run: async () => ({ ok: true }),
+  ...over,
+});
 const group = (...scenarios: Scenario[]): GroupDefinition => ({ id: "group-2", title: "g", scenarios });
 const deps = () => ({ now: () => 0, scratchDir: scratchDirIn(path.join(tmp, "scratch")) });
 
 describe("runGroup", () => {
   it("passes only when the observation equals the expectation", async () => {
     const out = await runGroup(group(scenario({ id: "a" }), scenario({ id: "b", run: async () => ({ ok: false }) })), base(), deps());
-    expect(out.scenarios.map((s) => [s.id, s.passed])).toEqual([["a", true], ["b", false]]);
+    expect(out.scenarios.map((s) => [s.id, s.passed])).toEqual([
+      ["a", true],
+      ["b", false],
+    ]);
     expect(out.passed).toBe(false);
   });
 
   it("a throwing scenario is observed as its error code, never as the expected value", async () => {
-    const out = await runGroup(group(scenario({ run: async () => { throw new MiniAgentError("runtime_unavailable", "no engine at /var/run/docker.sock"); } })), base(), deps());
+    const out = await runGroup(
+      group(
+        scenario({
+          run: async () => {
+            throw new MiniAgentError("runtime_unavailable", "no engine at /var/run/docker.sock");
+          },
+        }),
+      ),
+      base(),
+      deps(),
+    );
     expect(out.scenarios[0]).toMatchObject({ observed: { error: "runtime_unavailable" }, passed: false });
   });
 
@@ -48,7 +76,11 @@ describe("runGroup", () => {
   });
 
   it("a custom check decides instead of equality", async () => {
-    const out = await runGroup(group(scenario({ expected: { max: 5 }, run: async () => ({ n: 3 }), check: (o) => (o as { n: number }).n <= 5 })), base(), deps());
+    const out = await runGroup(
+      group(scenario({ expected: { max: 5 }, run: async () => ({ n: 3 }), check: (o) => (o as { n: number }).n <= 5 })),
+      base(),
+      deps(),
+    );
     expect(out.scenarios[0]!.passed).toBe(true);
   });
 });

@@ -15,9 +15,7 @@ export interface IsolationKey {
   runtime: Runtime;
 }
 
-export type CurrentKeyResult =
-  | { ok: true; key: IsolationKey }
-  | { ok: false; reason: "runtime_unavailable" | "image_missing"; detail: string };
+export type CurrentKeyResult = { ok: true; key: IsolationKey } | { ok: false; reason: "runtime_unavailable" | "image_missing"; detail: string };
 
 /** The latest isolation report stored for one key, passing or not. */
 export interface IsolationReportSummary {

@@ -8,7 +8,13 @@ const FRESH = new Date(NOW - 3_600_000).toISOString();
 /** one pinned image and HostConfig per family, as the real facts derive them from the lock and families.ts */
 function keyOf(family: string): IsolationKey {
   const h = { node: "1", python: "2", go: "3" }[family] ?? "f";
-  return { image_family: family, image_digest: `sha256:${h.repeat(64)}`, host_config_hash: `sha256:${h}${"0".repeat(63)}`, engine_version: "20.10.24", runtime: "runc" };
+  return {
+    image_family: family,
+    image_digest: `sha256:${h.repeat(64)}`,
+    host_config_hash: `sha256:${h}${"0".repeat(63)}`,
+    engine_version: "20.10.24",
+    runtime: "runc",
+  };
 }
 
 /** hand-built facts: the configured family is node; reports are found by their exact key */
@@ -44,7 +50,10 @@ describe("the live gate per image family", () => {
     const { f } = facts({ node: pass, python: pass, go: fail("tmp_mount") });
     expect(await checkLiveGate({ backend: "container", facts: f, family: "python", clock: () => NOW })).toMatchObject({ ok: true, key: keyOf("python") });
     expect(await checkLiveGate({ backend: "container", facts: f, family: "node", clock: () => NOW })).toMatchObject({ ok: true, key: keyOf("node") });
-    expect(await checkLiveGate({ backend: "container", facts: f, family: "go", clock: () => NOW })).toMatchObject({ ok: false, reason: "probe_failed:tmp_mount" });
+    expect(await checkLiveGate({ backend: "container", facts: f, family: "go", clock: () => NOW })).toMatchObject({
+      ok: false,
+      reason: "probe_failed:tmp_mount",
+    });
   });
 
   it("without a family checks the configured one", async () => {

@@ -26,9 +26,7 @@ export const LiveRunVerification = z.strictObject({
     timed_out: z.boolean(),
     truncated: z.boolean(),
   }),
-  acceptance: z
-    .strictObject({ passed: z.array(z.string().max(128)), failed: z.array(z.string().max(128)), error: z.string().max(2048).nullable() })
-    .nullable(),
+  acceptance: z.strictObject({ passed: z.array(z.string().max(128)), failed: z.array(z.string().max(128)), error: z.string().max(2048).nullable() }).nullable(),
 });
 
 export const LiveRunRecord = z.strictObject({

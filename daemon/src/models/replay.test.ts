@@ -23,7 +23,15 @@ const view = { runId: "r", messages: [], tools: [] };
 
 describe("replay model", () => {
   it("plays decisions at the cursor it is given, so a resumed run continues where the ledger says", async () => {
-    const file = loadReplayFile(write("ok.json", { schema_version: 1, decisions: [{ kind: "plan", text: "a" }, { kind: "final", text: "b" }] }));
+    const file = loadReplayFile(
+      write("ok.json", {
+        schema_version: 1,
+        decisions: [
+          { kind: "plan", text: "a" },
+          { kind: "final", text: "b" },
+        ],
+      }),
+    );
     let cursor = 0;
     const m = new ReplayModel(file, () => cursor);
     expect((await m.decide(view, new AbortController().signal)).decision).toEqual({ kind: "plan", text: "a" });

@@ -47,12 +47,7 @@ function macOf(record: Omit<ApprovalRecord, "mac">, key: Uint8Array): string {
 }
 
 /** Seals a decision for persistence; the key never leaves the daemon. */
-export function signApproval(
-  binding: ApprovalBinding,
-  decision: "approved" | "rejected",
-  reason: string | null,
-  key: Uint8Array,
-): ApprovalRecord {
+export function signApproval(binding: ApprovalBinding, decision: "approved" | "rejected", reason: string | null, key: Uint8Array): ApprovalRecord {
   if (key.length < 32) throw new RangeError("approval key must be at least 32 bytes");
   const body = { schema_version: 1 as const, binding, decision, reason };
   return { ...body, mac: macOf(body, key) };
@@ -64,11 +59,7 @@ export function signApproval(
  * its content), the run, and the live workspace digest. Any difference is
  * approval_stale: the external edit is kept and the agent must re-read.
  */
-export function checkApproval(
-  stored: unknown,
-  current: { runId: string; action: unknown; workspaceDigest: string },
-  key: Uint8Array,
-): ApprovalCheck {
+export function checkApproval(stored: unknown, current: { runId: string; action: unknown; workspaceDigest: string }, key: Uint8Array): ApprovalCheck {
   if (stored === null || stored === undefined) return { ok: false, code: "approval_unknown", message: "no decision is recorded for this action" };
   const parsed = ApprovalRecord.safeParse(stored);
   if (!parsed.success) return { ok: false, code: "approval_stale", message: `approval record is invalid: ${describeZodError(parsed.error)}` };

@@ -92,7 +92,10 @@ describe("approvals bind run, action, arguments and workspace state", () => {
     const other = await proposed("let a = 9;");
     const rec = signApproval(bindingFor("run1", action), "approved", null, key);
     const repointed = { ...rec, binding: { ...rec.binding, action_id: other.action_id, args_digest: other.args_digest } };
-    expect(checkApproval(repointed, { runId: "run1", action: other, workspaceDigest: await digest() }, key)).toMatchObject({ ok: false, code: "approval_stale" });
+    expect(checkApproval(repointed, { runId: "run1", action: other, workspaceDigest: await digest() }, key)).toMatchObject({
+      ok: false,
+      code: "approval_stale",
+    });
     const rejected = signApproval(bindingFor("run1", action), "rejected", "no", key);
     const flipped = { ...rejected, decision: "approved" };
     expect(checkApproval(flipped, { runId: "run1", action, workspaceDigest: await digest() }, key)).toMatchObject({ ok: false, code: "approval_stale" });
@@ -105,7 +108,10 @@ describe("approvals bind run, action, arguments and workspace state", () => {
     const action = await proposed();
     const rec = signApproval(bindingFor("run1", action), "approved", null, key);
     const forgedArgs = { ...action, arguments: { ...action.arguments, new: "evil();" } };
-    expect(checkApproval(rec, { runId: "run1", action: forgedArgs, workspaceDigest: await digest() }, key)).toMatchObject({ ok: false, code: "approval_stale" });
+    expect(checkApproval(rec, { runId: "run1", action: forgedArgs, workspaceDigest: await digest() }, key)).toMatchObject({
+      ok: false,
+      code: "approval_stale",
+    });
   });
 
   it("rejection -> approval_rejected with its reason; nothing recorded -> approval_unknown", async () => {

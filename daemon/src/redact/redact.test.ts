@@ -81,8 +81,22 @@ describe("redactText keeps ordinary content", () => {
 
 describe("redactDeep", () => {
   it("redacts values under secret-looking field names at any depth, but keeps counters and flags", () => {
-    const out = redactDeep({ a: { apiKey: "x", headers: { Authorization: "Basic abc" } }, password: ["p"], prompt_tokens: 5, tokens: 9, has_token: true, secret: null });
-    expect(out).toEqual({ a: { apiKey: REDACTED, headers: { Authorization: REDACTED } }, password: REDACTED, prompt_tokens: 5, tokens: 9, has_token: true, secret: null });
+    const out = redactDeep({
+      a: { apiKey: "x", headers: { Authorization: "Basic abc" } },
+      password: ["p"],
+      prompt_tokens: 5,
+      tokens: 9,
+      has_token: true,
+      secret: null,
+    });
+    expect(out).toEqual({
+      a: { apiKey: REDACTED, headers: { Authorization: REDACTED } },
+      password: REDACTED,
+      prompt_tokens: 5,
+      tokens: 9,
+      has_token: true,
+      secret: null,
+    });
   });
 
   it("keeps versions, digests and ids whole by field name, and still removes a live credential there", () => {

@@ -1,6 +1,4 @@
-import {
-  isOpaqueSecret, KNOWN_SECRET_MIN_CHARS, NOT_SECRET_KEY, OPAQUE_CANDIDATE, REDACTED, SECRET_KEY, VALUE_SHAPES, VERBATIM_KEY,
-} from "./rules.js";
+import { isOpaqueSecret, KNOWN_SECRET_MIN_CHARS, NOT_SECRET_KEY, OPAQUE_CANDIDATE, REDACTED, SECRET_KEY, VALUE_SHAPES, VERBATIM_KEY } from "./rules.js";
 
 /**
  * The one redaction function set. Every sink calls these: the pino logger,
@@ -25,7 +23,8 @@ export function redactText(text: string, known: KnownSecrets = []): string {
 function redactString(text: string, known: KnownSecrets, verbatim: boolean): string {
   let out = text;
   // longest first: a credential that contains another is replaced whole
-  for (const secret of [...known].sort((a, b) => b.length - a.length)) if (secret.length >= KNOWN_SECRET_MIN_CHARS && out.includes(secret)) out = out.split(secret).join(REDACTED);
+  for (const secret of [...known].sort((a, b) => b.length - a.length))
+    if (secret.length >= KNOWN_SECRET_MIN_CHARS && out.includes(secret)) out = out.split(secret).join(REDACTED);
   if (verbatim) return out;
   for (const shape of VALUE_SHAPES) {
     shape.pattern.lastIndex = 0;
@@ -60,7 +59,10 @@ function walk(value: unknown, known: KnownSecrets, depth: number, seen: WeakSet<
     if (Array.isArray(value)) return value.map((v) => walk(v, known, depth + 1, seen, false));
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) {
-      out[k] = isSecretKey(k) && v !== null && v !== undefined && typeof v !== "boolean" && typeof v !== "number" ? REDACTED : walk(v, known, depth + 1, seen, VERBATIM_KEY.test(k));
+      out[k] =
+        isSecretKey(k) && v !== null && v !== undefined && typeof v !== "boolean" && typeof v !== "number"
+          ? REDACTED
+          : walk(v, known, depth + 1, seen, VERBATIM_KEY.test(k));
     }
     return out;
   } finally {

@@ -44,7 +44,11 @@ export const VALUE_SHAPES: readonly ValueShape[] = [
   // a private key block, or what is left of one when the text was cut
   { name: "pem_private_key", pattern: /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g },
   // `Authorization: Bearer x`, `authorization=Basic x`, `Proxy-Authorization: x`: the scheme and the credential go
-  { name: "authorization_header", pattern: /\b((?:proxy-)?authorization)(\s*[:=]\s*)(?:(?:bearer|basic|token|digest|negotiate)\s+)?[^\s"',;]+/gi, replace: keepLabel },
+  {
+    name: "authorization_header",
+    pattern: /\b((?:proxy-)?authorization)(\s*[:=]\s*)(?:(?:bearer|basic|token|digest|negotiate)\s+)?[^\s"',;]+/gi,
+    replace: keepLabel,
+  },
   // from 6 characters on: the old ledger rules kept anything under 16 (issue 10 item 2); prose
   // such as "the bearer of" stays
   { name: "bearer_token", pattern: /\b(bearer)(\s+)[A-Za-z0-9._~+/=-]{6,}/gi, replace: keepLabel },

@@ -46,7 +46,11 @@ export async function approveAction(deps: RuntimeDeps, runId: string, row: Actio
     throw new MiniAgentError("approval_stale", `approval refused: ${why}; nothing was written`, { details: { run_id: runId, action_id: actionId } });
   };
   if (!prepared.ok) return staleBecause(prepared.message);
-  if (prepared.action.action_id !== actionId || prepared.action.after_hash !== row.record.after_hash || prepared.action.before_hash !== row.record.before_hash) {
+  if (
+    prepared.action.action_id !== actionId ||
+    prepared.action.after_hash !== row.record.after_hash ||
+    prepared.action.before_hash !== row.record.before_hash
+  ) {
     return staleBecause("the action record in the ledger does not match its own content");
   }
   const record = signApproval(bindingFor(runId, prepared.action), "approved", null, key);
@@ -68,11 +72,22 @@ export function rejectAction(deps: RuntimeDeps, runId: string, row: ActionRow, r
   const prepared = deps.tools.verifyRecord(row.record.prepared);
   const binding = prepared.ok
     ? bindingFor(runId, prepared.action)
-    : { schema_version: 1 as const, run_id: runId, action_id: row.record.action_id, args_digest: row.record.args_digest, workspace_digest: row.record.workspace_digest };
+    : {
+        schema_version: 1 as const,
+        run_id: runId,
+        action_id: row.record.action_id,
+        args_digest: row.record.args_digest,
+        workspace_digest: row.record.workspace_digest,
+      };
   const record = signApproval(binding, "rejected", reason, key);
   deps.ledger.tx(() => {
     deps.ledger.insertApproval(record);
-    deps.trace.append(runId, { type: "approval_recorded", call_id: row.record.call_id, action_id: row.record.action_id, payload: { decision: "rejected", reason } });
+    deps.trace.append(runId, {
+      type: "approval_recorded",
+      call_id: row.record.call_id,
+      action_id: row.record.action_id,
+      payload: { decision: "rejected", reason },
+    });
     recordNoWrite(deps, runId, row, "approval_rejected", `the user rejected this write: ${reason}`);
     resumeAfterDecision(deps, runId, `rejected ${row.record.action_id}`);
   });

@@ -44,7 +44,12 @@ export class Drivers {
       markInterrupted(deps, runId, phase, `sandbox unavailable (${isMiniAgentError(err) ? err.code : "internal"}); resume when fixed`, { err });
       return;
     }
-    const ctx = { task: run.record.task, workspaceRoot: run.record.workspace, controlDir: run.record.control_dir, sandboxInclude: run.record.sandbox_include ?? [] };
+    const ctx = {
+      task: run.record.task,
+      workspaceRoot: run.record.workspace,
+      controlDir: run.record.control_dir,
+      sandboxInclude: run.record.sandbox_include ?? [],
+    };
     const active = new ActiveRun(runId, executor, ctx, fs.existsSync(acceptance) ? acceptance : null, deps.clock, run.state.counters.elapsed_ms);
     const entry: Driving = { active, done: Promise.resolve() };
     this.driving.set(runId, entry);

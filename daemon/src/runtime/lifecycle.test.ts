@@ -17,8 +17,12 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mini-agent-lifecycle-"));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 const task = TaskSpec.parse({
-  schema_version: 1, name: "t", task: "do it", writable: ["src/**"],
-  test_presets: { unit: { command: ["node", "--test"] } }, verify_preset: "unit",
+  schema_version: 1,
+  name: "t",
+  task: "do it",
+  writable: ["src/**"],
+  test_presets: { unit: { command: ["node", "--test"] } },
+  verify_preset: "unit",
 });
 
 /** A real ledger and trace; the rest of RuntimeDeps is never reached by the lifecycle. */
@@ -26,8 +30,21 @@ function depsWithRun(status: RunStatus): RuntimeDeps {
   const ledger = new Ledger(path.join(dir, `${crypto.randomUUID()}.sqlite`));
   const deps = { ledger, trace: new Trace(ledger, () => 7), logger: pino({ level: "silent" }) } as unknown as RuntimeDeps;
   insertNewRun(deps, {
-    run_id: "run_1", created_at: 1, state: initialState(),
-    record: { schema_version: 1, task, workspace: "/w", control_dir: "/c", fixture_dir: null, model: "replay", backend: "container", replay_path: null, replay_trusted: false, budgets: task.budgets },
+    run_id: "run_1",
+    created_at: 1,
+    state: initialState(),
+    record: {
+      schema_version: 1,
+      task,
+      workspace: "/w",
+      control_dir: "/c",
+      fixture_dir: null,
+      model: "replay",
+      backend: "container",
+      replay_path: null,
+      replay_trusted: false,
+      budgets: task.budgets,
+    },
   });
   // put the row where the case starts, as a past move would have left it
   if (status !== "running") ledger.setRunStatus("run_1", status, "set up");
@@ -53,9 +70,9 @@ describe("run lifecycle", () => {
 
   it("refuses an illegal transition (running -> completed skips the Verifier) with illegal_transition, writing nothing", () => {
     const deps = depsWithRun("running");
-    expect(
-      codeOf(() => moveRun(deps, "run_1", "completed", "done?", { state: (s) => void (s.counters.writes = 9), stopped: { reason: "done?" } })),
-    ).toBe("illegal_transition");
+    expect(codeOf(() => moveRun(deps, "run_1", "completed", "done?", { state: (s) => void (s.counters.writes = 9), stopped: { reason: "done?" } }))).toBe(
+      "illegal_transition",
+    );
     const run = deps.ledger.getRun("run_1");
     expect([run.status, run.reason, run.state.counters.writes]).toEqual(["running", "started", 0]);
     expect(deps.ledger.listEvents("run_1")).toEqual([]);
@@ -75,7 +92,7 @@ describe("run lifecycle", () => {
     const seen = new Set<RunStatus>(["running"]);
     for (let grew = true; grew; ) {
       grew = false;
-      for (const from of [...seen]) for (const to of RUN_TRANSITIONS[from]) if (!seen.has(to)) (seen.add(to), (grew = true));
+      for (const from of [...seen]) for (const to of RUN_TRANSITIONS[from]) if (!seen.has(to)) seen.add(to), (grew = true);
     }
     expect([...seen].sort()).toEqual([...RunStatus.options].sort());
   });
@@ -96,9 +113,14 @@ describe("run lifecycle", () => {
     markInterrupted(deps, "run_1", "verifying", "daemon shut down while verifying; resume to continue", { elapsedMs: 1234 });
     const run = deps.ledger.getRun("run_1");
     expect([run.status, run.reason, run.state.interrupted_from, run.state.counters.elapsed_ms]).toEqual([
-      "interrupted", "daemon shut down while verifying; resume to continue", "verifying", 1234,
+      "interrupted",
+      "daemon shut down while verifying; resume to continue",
+      "verifying",
+      1234,
     ]);
-    expect(deps.ledger.listEvents("run_1").map((e) => [e.type, e.payload])).toEqual([["run_stopped", { status: "interrupted", interrupted_from: "verifying" }]]);
+    expect(deps.ledger.listEvents("run_1").map((e) => [e.type, e.payload])).toEqual([
+      ["run_stopped", { status: "interrupted", interrupted_from: "verifying" }],
+    ]);
     deps.ledger.close();
   });
 

@@ -31,7 +31,22 @@ export interface RunServiceOptions {
   knownSecrets?: () => readonly string[];
 }
 
-export const OPTION_NAMES = ["stateDir", "executorFactory", "modelFactory", "logger", "clock", "ledger", "verifier", "tools", "viewBuilder", "builtinFixturesDir", "crash", "approvalKey", "controlLimits", "knownSecrets"];
+export const OPTION_NAMES = [
+  "stateDir",
+  "executorFactory",
+  "modelFactory",
+  "logger",
+  "clock",
+  "ledger",
+  "verifier",
+  "tools",
+  "viewBuilder",
+  "builtinFixturesDir",
+  "crash",
+  "approvalKey",
+  "controlLimits",
+  "knownSecrets",
+];
 
 export const DEFAULT_CONTROL_LIMITS: ControlLimits = { maxBytes: DAEMON_DEFAULTS.controlMaxBytes, maxFiles: DAEMON_DEFAULTS.controlMaxFiles };
 

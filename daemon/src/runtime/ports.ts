@@ -28,7 +28,6 @@ export interface ActiveToolContext extends ToolContext {
   onSandboxInclude?: (paths: string[]) => void;
 }
 
-
 /**
  * The tools layer as the runtime sees it. The default (tools-port.ts) binds
  * tools/, policy/ and workspace/; a test may swap one member to inject a fault.

@@ -23,20 +23,41 @@ function ledgerWith(state: Partial<RunState>, status: "failed" | "budget_exhaust
   dirs.push(dir);
   const ledger = new Ledger(path.join(dir, "ledger.sqlite"), () => 42);
   const task = TaskSpec.parse({
-    schema_version: 1, name: "t", task: "do it", writable: ["src/**"],
-    test_presets: { unit: { command: ["node", "--test"] } }, verify_preset: "unit",
+    schema_version: 1,
+    name: "t",
+    task: "do it",
+    writable: ["src/**"],
+    test_presets: { unit: { command: ["node", "--test"] } },
+    verify_preset: "unit",
   });
   const record: RunRecord = {
-    schema_version: 1, task, workspace: "/w", control_dir: "/c", fixture_dir: null, model: "replay", backend: "container",
-    replay_path: "/r.json", replay_trusted: false, budgets: { ...task.budgets, tool_calls: 40 },
+    schema_version: 1,
+    task,
+    workspace: "/w",
+    control_dir: "/c",
+    fixture_dir: null,
+    model: "replay",
+    backend: "container",
+    replay_path: "/r.json",
+    replay_trusted: false,
+    budgets: { ...task.budgets, tool_calls: 40 },
   };
   ledger.insertRun({
-    run_id: "run_1", created_at: 1, status, reason, record,
+    run_id: "run_1",
+    created_at: 1,
+    status,
+    reason,
+    record,
     state: {
       schema_version: 1,
       counters: { model_turns: 3, tool_calls: 40, writes: 1, elapsed_ms: 5000, prompt_tokens: 0, completion_tokens: 0 },
       stop: { cancelled: false, timed_out: false, exhausted: null },
-      interrupted_from: null, pending_action_id: null, last_tool: "run_tests", last_plan: null, tests: null, verification: null,
+      interrupted_from: null,
+      pending_action_id: null,
+      last_tool: "run_tests",
+      last_plan: null,
+      tests: null,
+      verification: null,
       ...state,
     },
   });

@@ -115,7 +115,11 @@ export class RunServiceImpl implements RunService {
       const runId = newRunId();
       // walked (async, within limits, regular files and folders only) before anything exists; copied below
       const control = checked.taskControlDir
-        ? await checkControlDir(checked.taskControlDir, { stateDir: this.stateDir, workspace: ws, limits: this.options.controlLimits ?? DEFAULT_CONTROL_LIMITS })
+        ? await checkControlDir(checked.taskControlDir, {
+            stateDir: this.stateDir,
+            workspace: ws,
+            limits: this.options.controlLimits ?? DEFAULT_CONTROL_LIMITS,
+          })
         : null;
       // each may refuse (backend unavailable, image missing, live gate closed): before anything exists
       await this.options.executorFactory(input.backend).preflight();
@@ -172,7 +176,10 @@ export class RunServiceImpl implements RunService {
         });
       });
       inserted = true;
-      this.deps.logger.info({ runId, backend: input.backend, model: input.model, ...(checked.sandboxInclude.length > 0 && { sandbox_include: checked.sandboxInclude }) }, "run created");
+      this.deps.logger.info(
+        { runId, backend: input.backend, model: input.model, ...(checked.sandboxInclude.length > 0 && { sandbox_include: checked.sandboxInclude }) },
+        "run created",
+      );
       this.drivers.start(runId, "model", model);
       return this.view(runId);
     } catch (err) {
@@ -207,7 +214,8 @@ export class RunServiceImpl implements RunService {
       } catch (err) {
         const now = this.deps.ledger.getRun(runId);
         if (isMiniAgentError(err, "approval_stale") && now.status === "running") this.drivers.start(runId, "model", this.modelFor(runId, now.record));
-        else if (now.status === "running") markInterrupted(this.deps, runId, "running", `write failed (${isMiniAgentError(err) ? err.code : "internal"}); resume to recover`, { err });
+        else if (now.status === "running")
+          markInterrupted(this.deps, runId, "running", `write failed (${isMiniAgentError(err) ? err.code : "internal"}); resume to recover`, { err });
         throw err;
       }
       this.drivers.start(runId, "model", this.modelFor(runId, run.record));
@@ -350,7 +358,10 @@ export class RunServiceImpl implements RunService {
     this.refuseWhenStopping();
     if (this.busyRuns.has(runId)) throw new MiniAgentError("approval_stale", `another decision on run ${runId} is in progress`);
     const work = body();
-    this.busyRuns.set(runId, work.catch(() => {}));
+    this.busyRuns.set(
+      runId,
+      work.catch(() => {}),
+    );
     try {
       await work;
     } finally {

@@ -14,7 +14,13 @@ export type ToolStepOutcome = "continue" | "awaiting_approval" | "out_of_time";
  * the prepared action, then hand control to the user) | allow (execute, observe).
  * Nothing leaves the host before its state is in the ledger.
  */
-export async function toolStep(deps: RuntimeDeps, active: ActiveRun, call: ToolCall, why: string | null, opts: { countCall?: boolean } = {}): Promise<ToolStepOutcome> {
+export async function toolStep(
+  deps: RuntimeDeps,
+  active: ActiveRun,
+  call: ToolCall,
+  why: string | null,
+  opts: { countCall?: boolean } = {},
+): Promise<ToolStepOutcome> {
   if (opts.countCall !== false) deps.ledger.tx(() => patchState(deps, active.runId, (s) => void (s.counters.tool_calls += 1)));
   const checked = deps.tools.validate(call);
   if (!checked.ok) return observe(deps, active, call.name, checked.result);
@@ -49,9 +55,21 @@ async function proposeWrite(deps: RuntimeDeps, active: ActiveRun, call: Validate
   deps.ledger.tx(() => {
     if (!deps.ledger.findAction(active.runId, a.action_id)) {
       deps.ledger.insertAction({
-        schema_version: 1, run_id: active.runId, action_id: a.action_id, call_id: a.call_id, tool: a.tool, path: a.path,
-        args: a.arguments, args_digest: a.args_digest, workspace_digest: a.manifest_digest, before_hash: a.before_hash,
-        after_hash: a.after_hash, manifest_digest: a.manifest_digest, diff: a.diff, why, prepared: a,
+        schema_version: 1,
+        run_id: active.runId,
+        action_id: a.action_id,
+        call_id: a.call_id,
+        tool: a.tool,
+        path: a.path,
+        args: a.arguments,
+        args_digest: a.args_digest,
+        workspace_digest: a.manifest_digest,
+        before_hash: a.before_hash,
+        after_hash: a.after_hash,
+        manifest_digest: a.manifest_digest,
+        diff: a.diff,
+        why,
+        prepared: a,
       });
     }
     moveRun(deps, active.runId, "awaiting_approval", `approval needed for ${a.action_id} (${a.path})`, {

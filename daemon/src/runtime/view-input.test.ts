@@ -11,21 +11,48 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mini-agent-view-"));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 const task = TaskSpec.parse({
-  schema_version: 1, name: "t", task: "fix the resolver", writable: ["src/**"],
-  test_presets: { unit: { command: ["node", "--test"] } }, verify_preset: "unit",
+  schema_version: 1,
+  name: "t",
+  task: "fix the resolver",
+  writable: ["src/**"],
+  test_presets: { unit: { command: ["node", "--test"] } },
+  verify_preset: "unit",
 });
 
 function ledgerWithHistory(): Ledger {
   const ledger = new Ledger(path.join(dir, `${Math.random()}.sqlite`));
   ledger.insertRun({
-    run_id: "run_1", created_at: 1, status: "running", reason: null, state: initialState(),
-    record: { schema_version: 1, task, workspace: "/w", control_dir: "/c", fixture_dir: null, model: "replay", backend: "container", replay_path: null, replay_trusted: false, budgets: task.budgets },
+    run_id: "run_1",
+    created_at: 1,
+    status: "running",
+    reason: null,
+    state: initialState(),
+    record: {
+      schema_version: 1,
+      task,
+      workspace: "/w",
+      control_dir: "/c",
+      fixture_dir: null,
+      model: "replay",
+      backend: "container",
+      replay_path: null,
+      replay_trusted: false,
+      budgets: task.budgets,
+    },
   });
   ledger.appendMessage("run_1", { schema_version: 1, role: "assistant", decision: { kind: "plan", text: "read, then fix" } });
-  ledger.appendMessage("run_1", { schema_version: 1, role: "assistant", decision: { kind: "tool", call: { call_id: "c1", name: "read_file", arguments: { path: "src/a.js" } } } });
+  ledger.appendMessage("run_1", {
+    schema_version: 1,
+    role: "assistant",
+    decision: { kind: "tool", call: { call_id: "c1", name: "read_file", arguments: { path: "src/a.js" } } },
+  });
   ledger.appendMessage("run_1", { schema_version: 1, role: "tool", result: { call_id: "c1", ok: true, data: { text: "x" }, error: null, truncated: false } });
   // the call answered by nothing yet (a pending approval) is never sent to a model
-  ledger.appendMessage("run_1", { schema_version: 1, role: "assistant", decision: { kind: "tool", call: { call_id: "c2", name: "apply_patch", arguments: { path: "src/a.js" } } } });
+  ledger.appendMessage("run_1", {
+    schema_version: 1,
+    role: "assistant",
+    decision: { kind: "tool", call: { call_id: "c2", name: "apply_patch", arguments: { path: "src/a.js" } } },
+  });
   return ledger;
 }
 
@@ -45,7 +72,13 @@ describe("model view from the ledger", () => {
     expect(String(view.messages[0]!.content)).toContain("fix the resolver");
     expect(String(view.messages[0]!.content)).toContain("d".repeat(64));
     expect(JSON.stringify(view.messages)).not.toContain('"c2"');
-    expect(view.tools.map((t) => (t as { function: { name: string } }).function.name).sort()).toEqual(["apply_patch", "read_file", "run_tests", "search", "show_diff"]);
+    expect(view.tools.map((t) => (t as { function: { name: string } }).function.name).sort()).toEqual([
+      "apply_patch",
+      "read_file",
+      "run_tests",
+      "search",
+      "show_diff",
+    ]);
     ledger.close();
   });
 });

@@ -56,6 +56,9 @@ export function defaultViewBuilder(budgetBytes: number = VIEW_DEFAULTS.budgetByt
     };
     const { groups } = groupMessages(ledgerMessages(ledger, runId));
     const { compaction, ...view } = buildModelView({ runId, summary, groups, budgetBytes, tools });
-    return { ...view, compaction: { dropped_groups: compaction.dropped_groups, dropped_call_ids: compaction.dropped_call_ids, trimmed_call_ids: compaction.trimmed_call_ids } };
+    return {
+      ...view,
+      compaction: { dropped_groups: compaction.dropped_groups, dropped_call_ids: compaction.dropped_call_ids, trimmed_call_ids: compaction.trimmed_call_ids },
+    };
   };
 }

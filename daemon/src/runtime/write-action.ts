@@ -17,7 +17,12 @@ export async function executeApprovedWrite(deps: RuntimeDeps, runId: string, row
   if (!row.intent) {
     deps.ledger.tx(() => {
       deps.ledger.setActionStatus(runId, rec.action_id, "intent", { intent: { schema_version: 1, before_hash: rec.before_hash, after_hash: rec.after_hash } });
-      deps.trace.append(runId, { type: "action_intent", call_id: rec.call_id, action_id: rec.action_id, payload: { path: rec.path, before_hash: rec.before_hash, after_hash: rec.after_hash } });
+      deps.trace.append(runId, {
+        type: "action_intent",
+        call_id: rec.call_id,
+        action_id: rec.action_id,
+        payload: { path: rec.path, before_hash: rec.before_hash, after_hash: rec.after_hash },
+      });
     });
   }
   deps.crash("after_intent");
@@ -39,10 +44,20 @@ export async function executeApprovedWrite(deps: RuntimeDeps, runId: string, row
 export function recordReceipt(deps: RuntimeDeps, runId: string, row: ActionRow, source: "write" | "recovered"): void {
   const rec = row.record;
   deps.ledger.tx(() => {
-    deps.trace.append(runId, { type: "action_written", call_id: rec.call_id, action_id: rec.action_id, payload: { path: rec.path, after_hash: rec.after_hash, source } });
+    deps.trace.append(runId, {
+      type: "action_written",
+      call_id: rec.call_id,
+      action_id: rec.action_id,
+      payload: { path: rec.path, after_hash: rec.after_hash, source },
+    });
     deps.ledger.setActionStatus(runId, rec.action_id, "receipted", { receipt: { schema_version: 1, after_hash: rec.after_hash, source } });
     patchState(deps, runId, (s) => void (s.counters.writes += 1));
-    deps.trace.append(runId, { type: "action_receipt", call_id: rec.call_id, action_id: rec.action_id, payload: { path: rec.path, after_hash: rec.after_hash, source } });
+    deps.trace.append(runId, {
+      type: "action_receipt",
+      call_id: rec.call_id,
+      action_id: rec.action_id,
+      payload: { path: rec.path, after_hash: rec.after_hash, source },
+    });
     observe(deps, { runId }, rec.tool, okResult(rec.call_id, { path: rec.path, version: rec.after_hash, action_id: rec.action_id, diff: rec.diff }));
   });
 }

@@ -9,7 +9,11 @@ import { CappedOutput } from "./output.js";
 describe("sandbox config", () => {
   it("uses the one defaults object and applies overrides", () => {
     expect(resolveSandboxConfig({})).toEqual(SANDBOX_DEFAULTS);
-    expect(resolveSandboxConfig({ runtime: "runsc", pidsLimit: 64 })).toMatchObject({ runtime: "runsc", pidsLimit: 64, memoryBytes: SANDBOX_DEFAULTS.memoryBytes });
+    expect(resolveSandboxConfig({ runtime: "runsc", pidsLimit: 64 })).toMatchObject({
+      runtime: "runsc",
+      pidsLimit: 64,
+      memoryBytes: SANDBOX_DEFAULTS.memoryBytes,
+    });
   });
 
   it("rejects an unknown option loudly, naming the known ones", () => {

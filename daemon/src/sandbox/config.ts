@@ -46,16 +46,32 @@ const Overrides = z.strictObject({
   runtime: z.optional(Runtime),
   imageFamily: z.string().min(1).max(64).optional(),
   imageTag: z.string().min(1).max(256).nullable().optional(),
-  memoryBytes: z.int().min(16 * 1024 * 1024).optional(),
+  memoryBytes: z
+    .int()
+    .min(16 * 1024 * 1024)
+    .optional(),
   pidsLimit: z.int().min(8).max(32_768).optional(),
   nanoCpus: z.int().min(10_000_000).optional(),
-  tmpfsBytes: z.int().min(1024 * 1024).optional(),
+  tmpfsBytes: z
+    .int()
+    .min(1024 * 1024)
+    .optional(),
   tmpExec: z.boolean().optional(),
-  workspaceBytes: z.int().min(1024 * 1024).optional(),
-  controlBytes: z.int().min(1024 * 1024).optional(),
+  workspaceBytes: z
+    .int()
+    .min(1024 * 1024)
+    .optional(),
+  controlBytes: z
+    .int()
+    .min(1024 * 1024)
+    .optional(),
   outputCapBytes: z.int().min(1024).optional(),
   controlExecTimeoutMs: z.int().min(1000).optional(),
-  instance: z.string().regex(/^[a-f0-9]{8,64}$/, "lowercase hex, 8-64 characters").nullable().optional(),
+  instance: z
+    .string()
+    .regex(/^[a-f0-9]{8,64}$/, "lowercase hex, 8-64 characters")
+    .nullable()
+    .optional(),
   envAllowlist: z.array(z.string().regex(/^[A-Z_][A-Z0-9_]*$/)).optional(),
   baseEnv: z.record(z.string().regex(/^[A-Z_][A-Z0-9_]*$/), z.string()).optional(),
 });

@@ -66,9 +66,13 @@ export class DockerExecutor implements Executor {
     try {
       runtimes = ((await this.docker.info()) as { Runtimes?: Record<string, unknown> }).Runtimes ?? {};
     } catch (err) {
-      throw new MiniAgentError("runtime_unavailable", "no Docker engine is reachable (DOCKER_HOST or /var/run/docker.sock); start one with `npm run docker:ensure`", {
-        cause: err,
-      });
+      throw new MiniAgentError(
+        "runtime_unavailable",
+        "no Docker engine is reachable (DOCKER_HOST or /var/run/docker.sock); start one with `npm run docker:ensure`",
+        {
+          cause: err,
+        },
+      );
     }
     if (!(this.config.runtime in runtimes)) {
       throw new MiniAgentError(

@@ -22,6 +22,10 @@ describe("a family's sandbox needs (families.ts)", () => {
   });
 
   it("the caller's own overrides win over the family's", () => {
-    expect(resolveSandboxConfig({ imageFamily: "go", tmpfsBytes: 32 << 20, memoryBytes: 256 << 20 })).toMatchObject({ tmpExec: true, tmpfsBytes: 32 << 20, memoryBytes: 256 << 20 });
+    expect(resolveSandboxConfig({ imageFamily: "go", tmpfsBytes: 32 << 20, memoryBytes: 256 << 20 })).toMatchObject({
+      tmpExec: true,
+      tmpfsBytes: 32 << 20,
+      memoryBytes: 256 << 20,
+    });
   });
 });

@@ -15,12 +15,18 @@ export async function reapLeftovers(docker: Docker, opts: { runId?: string; inst
   let volumes = 0;
   try {
     for (const c of await docker.listContainers({ all: true, filters: { label } })) {
-      await docker.getContainer(c.Id).remove({ force: true, v: true }).catch(() => undefined);
+      await docker
+        .getContainer(c.Id)
+        .remove({ force: true, v: true })
+        .catch(() => undefined);
       containers++;
     }
     const vols = (await docker.listVolumes({ filters: { label } })).Volumes ?? [];
     for (const v of vols) {
-      await docker.getVolume(v.Name).remove({ force: true }).catch(() => undefined);
+      await docker
+        .getVolume(v.Name)
+        .remove({ force: true })
+        .catch(() => undefined);
       volumes++;
     }
   } catch (err) {

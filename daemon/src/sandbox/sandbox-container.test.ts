@@ -52,7 +52,14 @@ function fakeDocker(attach: ReturnType<typeof engineStream>, opts: { killDelayMs
 }
 
 const config = resolveSandboxConfig({});
-const spec = (box: SandboxContainer, timeoutMs: number, signal?: AbortSignal) => ({ argv: ["x"], env: [], timeoutMs, capBytes: 1024, signal, onStop: () => box.kill() });
+const spec = (box: SandboxContainer, timeoutMs: number, signal?: AbortSignal) => ({
+  argv: ["x"],
+  env: [],
+  timeoutMs,
+  capBytes: 1024,
+  signal,
+  onStop: () => box.kill(),
+});
 
 describe("SandboxContainer.run with engine faults", () => {
   it("an attach stream that breaks mid-command is a lost spawner (no status), with what was kept", async () => {

@@ -176,7 +176,15 @@ export class SandboxContainer {
       const info = await exec.inspect().catch(() => null);
       exitCode = info && !info.Running && typeof info.ExitCode === "number" ? info.ExitCode : null;
     }
-    return { exitCode, timedOut, cancelled, truncated: out.truncated || streamBroken, stdout: out.text("stdout"), stderr: out.text("stderr"), spawnerLost: containerDied };
+    return {
+      exitCode,
+      timedOut,
+      cancelled,
+      truncated: out.truncated || streamBroken,
+      stdout: out.text("stdout"),
+      stderr: out.text("stderr"),
+      spawnerLost: containerDied,
+    };
   }
 
   async inspect(): Promise<Docker.ContainerInspectInfo> {

@@ -32,9 +32,7 @@ export class WarmSession implements SandboxSession {
   /** host metadata of what the box's /workspace holds; null: it is empty (or unknown, then emptied first). */
   private synced: Manifest | null = null;
 
-  constructor(
-    private readonly o: { docker: Docker; config: SandboxConfig; digest: string; runId: string; now: () => number; log: Logger },
-  ) {}
+  constructor(private readonly o: { docker: Docker; config: SandboxConfig; digest: string; runId: string; now: () => number; log: Logger }) {}
 
   async open(): Promise<void> {
     this.synced = null;

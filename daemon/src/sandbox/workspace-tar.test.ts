@@ -26,7 +26,14 @@ async function unpack(stream: NodeJS.ReadableStream): Promise<Unpacked[]> {
       const chunks: Buffer[] = [];
       body.on("data", (c: unknown) => chunks.push(c as Buffer));
       body.on("end", () => {
-        out.push({ name: h.name.replace(/\/$/, ""), type: h.type ?? "", mode: h.mode ?? 0, uid: h.uid ?? -1, gid: h.gid ?? -1, body: Buffer.concat(chunks).toString() });
+        out.push({
+          name: h.name.replace(/\/$/, ""),
+          type: h.type ?? "",
+          mode: h.mode ?? 0,
+          uid: h.uid ?? -1,
+          gid: h.gid ?? -1,
+          body: Buffer.concat(chunks).toString(),
+        });
         next();
       });
     });
@@ -102,7 +109,14 @@ describe("packExport", () => {
     expect(tar.map((e) => e.name)).not.toContain(".env");
     const seen: string[][] = [];
     notifyIncluded({ onIncluded: (p) => seen.push(p) }, list.entries);
-    notifyIncluded({ onIncluded: () => { throw new Error("a hook that breaks its contract"); } }, list.entries);
+    notifyIncluded(
+      {
+        onIncluded: () => {
+          throw new Error("a hook that breaks its contract");
+        },
+      },
+      list.entries,
+    );
     expect(seen).toEqual([[".env.test"]]);
   });
 

@@ -21,18 +21,35 @@ afterEach(() => {
 });
 
 const task = TaskSpec.parse({
-  schema_version: 1, name: "t", task: "do it", writable: ["src/**"],
-  test_presets: { unit: { command: ["node", "--test"] } }, verify_preset: "unit",
+  schema_version: 1,
+  name: "t",
+  task: "do it",
+  writable: ["src/**"],
+  test_presets: { unit: { command: ["node", "--test"] } },
+  verify_preset: "unit",
 });
 const record: RunRecord = {
-  schema_version: 1, task, workspace: "/w", control_dir: "/c", fixture_dir: null, model: "replay", backend: "container",
-  replay_path: "/r.json", replay_trusted: false, budgets: task.budgets,
+  schema_version: 1,
+  task,
+  workspace: "/w",
+  control_dir: "/c",
+  fixture_dir: null,
+  model: "replay",
+  backend: "container",
+  replay_path: "/r.json",
+  replay_trusted: false,
+  budgets: task.budgets,
 };
 const state: RunState = {
   schema_version: 1,
   counters: { model_turns: 0, tool_calls: 0, writes: 0, elapsed_ms: 0, prompt_tokens: 0, completion_tokens: 0 },
   stop: { cancelled: false, timed_out: false, exhausted: null },
-  interrupted_from: null, pending_action_id: null, last_tool: null, last_plan: null, tests: null, verification: null,
+  interrupted_from: null,
+  pending_action_id: null,
+  last_tool: null,
+  last_plan: null,
+  tests: null,
+  verification: null,
 };
 
 function codeOf(fn: () => unknown): string {

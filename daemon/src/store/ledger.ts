@@ -7,8 +7,18 @@ import { MiniAgentError } from "../errors.js";
 import { migrate } from "./migrations.js";
 import { redactDeep, redactText, type KnownSecrets } from "../redact/index.js";
 import {
-  ActionRecord, ActionStatus, ApprovalRecord, BindingRecord, EventPayload, IntentRecord, MessageRecord,
-  ReceiptRecord, RunRecord, RunState, readRecord, writeRecord,
+  ActionRecord,
+  ActionStatus,
+  ApprovalRecord,
+  BindingRecord,
+  EventPayload,
+  IntentRecord,
+  MessageRecord,
+  ReceiptRecord,
+  RunRecord,
+  RunState,
+  readRecord,
+  writeRecord,
 } from "./records.js";
 
 export interface RunRow {
@@ -111,9 +121,9 @@ export class Ledger {
   updateRun(runId: string, patch: { state?: RunState; record?: RunRecord; replay_cursor?: number }): void {
     const sets: string[] = [];
     const vals: unknown[] = [];
-    if (patch.state !== undefined) (sets.push("state = ?"), vals.push(writeRecord(redactDeep(patch.state, this.known()) as RunState)));
-    if (patch.record !== undefined) (sets.push("record = ?"), vals.push(writeRecord(patch.record)));
-    if (patch.replay_cursor !== undefined) (sets.push("replay_cursor = ?"), vals.push(patch.replay_cursor));
+    if (patch.state !== undefined) sets.push("state = ?"), vals.push(writeRecord(redactDeep(patch.state, this.known()) as RunState));
+    if (patch.record !== undefined) sets.push("record = ?"), vals.push(writeRecord(patch.record));
+    if (patch.replay_cursor !== undefined) sets.push("replay_cursor = ?"), vals.push(patch.replay_cursor);
     if (sets.length === 0) return;
     const info = this.db.prepare(`UPDATE runs SET ${sets.join(", ")} WHERE run_id = ?`).run(...vals, runId);
     if (info.changes !== 1) throw new MiniAgentError("run_not_found", `no run ${runId}`);
@@ -226,7 +236,11 @@ export class Ledger {
 
   // events -------------------------------------------------------------
   /** Appends with the next seq of this run; the payload is redacted before it is stored. */
-  appendEvent(runId: string, e: { type: EventType; call_id?: string | null; action_id?: string | null; payload?: Record<string, unknown> }, at: number): number {
+  appendEvent(
+    runId: string,
+    e: { type: EventType; call_id?: string | null; action_id?: string | null; payload?: Record<string, unknown> },
+    at: number,
+  ): number {
     const seq = this.lastSeq(runId) + 1;
     const payload = { ...(redactDeep(e.payload ?? {}, this.known()) as Record<string, unknown>), schema_version: 1 };
     this.db
@@ -240,9 +254,9 @@ export class Ledger {
   }
 
   listEvents(runId: string, sinceSeq = 0): EventRow[] {
-    const rows = this.db.prepare("SELECT seq, type, call_id, action_id, at, payload FROM events WHERE run_id = ? AND seq > ? ORDER BY seq").all(runId, sinceSeq) as Array<
-      Omit<EventRow, "payload"> & { payload: string }
-    >;
+    const rows = this.db
+      .prepare("SELECT seq, type, call_id, action_id, at, payload FROM events WHERE run_id = ? AND seq > ? ORDER BY seq")
+      .all(runId, sinceSeq) as Array<Omit<EventRow, "payload"> & { payload: string }>;
     return rows.map((r) => {
       const { schema_version: _v, ...payload } = readRecord(EventPayload, r.payload, "event");
       return { ...r, payload };

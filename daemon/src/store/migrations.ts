@@ -93,11 +93,9 @@ export function migrate(db: Database.Database, now: () => number): void {
   const row = db.prepare("SELECT MAX(version) AS v FROM schema_version").get() as { v: number | null };
   const current = row.v ?? 0;
   if (current > LATEST_SCHEMA) {
-    throw new MiniAgentError(
-      "schema_version_unsupported",
-      `ledger schema version ${current} is newer than this mini-agent understands (${LATEST_SCHEMA})`,
-      { details: { found: current, supported: LATEST_SCHEMA } },
-    );
+    throw new MiniAgentError("schema_version_unsupported", `ledger schema version ${current} is newer than this mini-agent understands (${LATEST_SCHEMA})`, {
+      details: { found: current, supported: LATEST_SCHEMA },
+    });
   }
   for (const m of MIGRATIONS) {
     if (m.version <= current) continue;

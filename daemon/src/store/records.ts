@@ -134,9 +134,13 @@ export function readRecord<S extends z.ZodType>(schema: S, json: string, what: s
   }
   const version = (raw as { schema_version?: unknown } | null)?.schema_version;
   if (version !== SCHEMA_VERSION) {
-    throw new MiniAgentError("schema_version_unsupported", `ledger ${what} record has schema_version ${JSON.stringify(version)}; this mini-agent reads ${SCHEMA_VERSION}`, {
-      details: { record: what, found: version ?? null },
-    });
+    throw new MiniAgentError(
+      "schema_version_unsupported",
+      `ledger ${what} record has schema_version ${JSON.stringify(version)}; this mini-agent reads ${SCHEMA_VERSION}`,
+      {
+        details: { record: what, found: version ?? null },
+      },
+    );
   }
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {

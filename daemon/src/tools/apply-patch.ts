@@ -137,7 +137,8 @@ export function verifyPreparedAction(raw: unknown): { ok: true; action: Prepared
   if (!parsed.success) return { ok: false, message: `action record is invalid: ${describeZodError(parsed.error)}` };
   const a = parsed.data;
   if (a.arguments.path !== a.path) return { ok: false, message: "action record path does not match its arguments" };
-  if (actionIdFor({ runId: a.run_id, callId: a.call_id, name: a.tool, args: a.arguments, manifestDigest: a.manifest_digest }) !== a.action_id) return { ok: false, message: "action id does not match the action's content" };
+  if (actionIdFor({ runId: a.run_id, callId: a.call_id, name: a.tool, args: a.arguments, manifestDigest: a.manifest_digest }) !== a.action_id)
+    return { ok: false, message: "action id does not match the action's content" };
   if (argsDigest(a.tool, a.arguments) !== a.args_digest) return { ok: false, message: "argument digest does not match the arguments" };
   if (sha256Hex(a.new_content) !== a.after_hash) return { ok: false, message: "new content does not match after_hash" };
   if (a.created !== (a.before_hash === "absent")) return { ok: false, message: "created flag contradicts before_hash" };

@@ -39,14 +39,28 @@ describe("fixtures/linkcheck replays stay in step with the repo", () => {
     await captureBaseline(run.ws, run.ctl);
     const notes = await fs.readFile(path.join(run.ws, "notes.txt"), "utf8");
     const steps = await driveReplay(path.join(run.fixtureDir, "replay.json"), run.ctx, new LocalExecutor());
-    expect(steps.map((s) => s.kind === "tool" ? s.name : s.kind)).toEqual(["plan", "read_file", "apply_patch", "run_tests", "apply_patch", "run_tests", "final"]);
+    expect(steps.map((s) => (s.kind === "tool" ? s.name : s.kind))).toEqual([
+      "plan",
+      "read_file",
+      "apply_patch",
+      "run_tests",
+      "apply_patch",
+      "run_tests",
+      "final",
+    ]);
     // every result honours the one ToolResult contract (exact fields, ok/error consistency)
     for (const s of steps) if (s.result) expect(ToolResult.safeParse(s.result).success, s.name).toBe(true);
     const [, read, addTest, red, fix, green] = steps;
     expect(read?.result?.ok).toBe(true);
     expect(addTest).toMatchObject({ verdict: "ask", wrote: true });
     expect(red?.result).toMatchObject({ ok: false, error: { code: "tests_failed" } });
-    expect(data(red!)).toMatchObject({ discovered: 3, passed: 2, failed: 1, exit_code: 1, files: ["tests/test_agent_nested.js", "tests/test_extract.js", "tests/test_root.js"] });
+    expect(data(red!)).toMatchObject({
+      discovered: 3,
+      passed: 2,
+      failed: 1,
+      exit_code: 1,
+      files: ["tests/test_agent_nested.js", "tests/test_extract.js", "tests/test_root.js"],
+    });
     expect(fix).toMatchObject({ verdict: "ask", wrote: true });
     expect(green?.result).toMatchObject({ ok: true });
     expect(data(green!)).toMatchObject({ discovered: 3, passed: 3, failed: 0, exit_code: 0, green: true });
@@ -70,7 +84,10 @@ describe("fixtures/linkcheck replays stay in step with the repo", () => {
     await captureBaseline(run.ws, run.ctl);
     const steps = await driveReplay(path.join(run.fixtureDir, "replays/always-empty.json"), run.ctx, new LocalExecutor());
     const tests = steps.filter((s) => s.name === "run_tests");
-    expect(tests.map((s) => [data(s).discovered, data(s).passed])).toEqual([[3, 2], [3, 3]]);
+    expect(tests.map((s) => [data(s).discovered, data(s).passed])).toEqual([
+      [3, 2],
+      [3, 3],
+    ]);
     expect(steps.filter((s) => s.wrote).length).toBe(2);
     const acc = await acceptance(run.fixtureDir, run);
     expect(acc.cases).toEqual({ root_link_ok: true, root_missing: false, nested_ok: true, nested_missing: false, nested_anchor_parent: true });

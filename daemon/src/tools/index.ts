@@ -46,10 +46,36 @@ import { showDiffTool } from "./show-diff.js";
 import type { ValidatedToolCall } from "./validate.js";
 
 export { validateToolCall, type ValidatedToolCall, type ValidationOutcome } from "./validate.js";
-export { prepareApplyPatch, commitPreparedAction, verifyPreparedAction, actionIdFor, argsDigest, type ActionIdInput, unifiedDiff, type PrepareOutcome, type CommitOutcome } from "./apply-patch.js";
-export { runTests, presetInvocation, summarizeTestRun, normalizeRunnerText, type RunTestsContext, type PresetInvocation, type TestRunReport } from "./run-tests.js";
+export {
+  prepareApplyPatch,
+  commitPreparedAction,
+  verifyPreparedAction,
+  actionIdFor,
+  argsDigest,
+  type ActionIdInput,
+  unifiedDiff,
+  type PrepareOutcome,
+  type CommitOutcome,
+} from "./apply-patch.js";
+export {
+  runTests,
+  presetInvocation,
+  summarizeTestRun,
+  normalizeRunnerText,
+  type RunTestsContext,
+  type PresetInvocation,
+  type TestRunReport,
+} from "./run-tests.js";
 export { parseNodeTestOutput, type TestOutputSummary, type TestFailure } from "./test-output.js";
-export { parserFor, type TestReportParser, type RunnerEvidence, type TestReportSummary, type RefusalKind, type ReportFile, type ReportFileReader } from "./parsers/index.js";
+export {
+  parserFor,
+  type TestReportParser,
+  type RunnerEvidence,
+  type TestReportSummary,
+  type RefusalKind,
+  type ReportFile,
+  type ReportFileReader,
+} from "./parsers/index.js";
 export { judgeTestRun, type TestRunFacts, type TestSummary, type TestVerdict, type TestVerdictKind } from "./test-verdict.js";
 export { toolDescriptions, type OpenAiTool } from "./descriptions.js";
 export { workspaceDiff, type WorkspaceDiff } from "./show-diff.js";

@@ -48,9 +48,5 @@ export async function readFileTool(callId: string, args: ToolArgs<"read_file">, 
     bytes += size;
     end = n;
   }
-  return okResult(
-    callId,
-    { path: p.rel, version: sha256Hex(read.bytes), total_lines: total, start, end, text: out.join(""), truncated },
-    truncated,
-  );
+  return okResult(callId, { path: p.rel, version: sha256Hex(read.bytes), total_lines: total, start, end, text: out.join(""), truncated }, truncated);
 }

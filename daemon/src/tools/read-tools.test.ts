@@ -18,7 +18,11 @@ describe("read_file", () => {
   it("returns text, SHA-256 version, total lines and the returned range", async () => {
     run = await tempRun({ "src/a.js": lines(10) });
     const r = await readFileTool("c1", { path: "src/a.js", start: 3, end: 4 }, run.ctx);
-    expect(r).toMatchObject({ ok: true, truncated: false, data: { path: "src/a.js", version: sha256Hex(lines(10)), total_lines: 10, start: 3, end: 4, text: "line 3\nline 4\n" } });
+    expect(r).toMatchObject({
+      ok: true,
+      truncated: false,
+      data: { path: "src/a.js", version: sha256Hex(lines(10)), total_lines: 10, start: 3, end: 4, text: "line 3\nline 4\n" },
+    });
   });
 
   it("keeps complete lines under the byte cap and says where it stopped", async () => {
@@ -47,7 +51,10 @@ describe("read_file", () => {
   it("refuses non-UTF-8 bytes and oversized files", async () => {
     run = await tempRun({ "bin.dat": Buffer.from([0xff, 0xfe, 0x00, 0x80]), "big.txt": "x".repeat(2000) });
     expect(await readFileTool("c1", { path: "bin.dat" }, run.ctx)).toMatchObject({ ok: false, error: { code: "path_denied" } });
-    expect(await readFileTool("c1", { path: "big.txt" }, { ...run.ctx, limits: { readMaxFileBytes: 1000 } })).toMatchObject({ ok: false, error: { code: "too_large" } });
+    expect(await readFileTool("c1", { path: "big.txt" }, { ...run.ctx, limits: { readMaxFileBytes: 1000 } })).toMatchObject({
+      ok: false,
+      error: { code: "too_large" },
+    });
   });
 
   it("start past the end -> invalid_fields", async () => {

@@ -19,7 +19,11 @@ describe("presetInvocation", () => {
     const task = { ...SMALL_TASK, test_presets: { c: { command: ["node", "--test"], files: ["tests/*.js", "spec/*.js"] } }, verify_preset: "c" };
     run = await tempRun({ "tests/test_b.js": "", "tests/a.js": "", "tests/.hidden.js": "", "tests/x.txt": "" }, task);
     const inv = await presetInvocation(run.ctx.task, "c", run.ws, run.ctl);
-    expect(inv).toMatchObject({ argv: ["node", "--test", "tests/a.js", "tests/test_b.js"], files: ["tests/a.js", "tests/test_b.js"], unmatched_globs: ["spec/*.js"] });
+    expect(inv).toMatchObject({
+      argv: ["node", "--test", "tests/a.js", "tests/test_b.js"],
+      files: ["tests/a.js", "tests/test_b.js"],
+      unmatched_globs: ["spec/*.js"],
+    });
     expect(await presetInvocation(run.ctx.task, "nope", run.ws)).toBeNull();
   });
 });
@@ -32,7 +36,10 @@ describe("runTests through a real host process", () => {
   });
 
   it("red: tests_failed with the first failing test named", async () => {
-    run = await tempRun({ "package.json": PKG, "tests/a.js": `${HEAD}test("good", () => {});\ntest("bad one", () => assert.equal(2, 3, "two is not three"));\n` });
+    run = await tempRun({
+      "package.json": PKG,
+      "tests/a.js": `${HEAD}test("good", () => {});\ntest("bad one", () => assert.equal(2, 3, "two is not three"));\n`,
+    });
     const r = await runTests("c1", { preset: "candidate" }, ctxFor(run));
     expect(r).toMatchObject({ ok: false, error: { code: "tests_failed" }, data: { discovered: 2, passed: 1, failed: 1, exit_code: 1 } });
     const d = r.data as { diagnostics: Array<{ name: string; message: string }> };
@@ -79,7 +86,11 @@ describe("runTests through a real host process", () => {
     const task = { ...SMALL_TASK, test_presets: { candidate: { command: ["node", "--test", "--test-reporter=tap"], files: ["tests/*.js"] } } };
     run = await tempRun({ "package.json": PKG, "test/other.mjs": "" }, task);
     const r = await runTests("c1", { preset: "candidate" }, ctxFor(run));
-    expect(r).toMatchObject({ ok: false, error: { code: "not_found", message: expect.stringContaining("tests/*.js") }, data: { discovered: 0, unmatched_globs: ["tests/*.js"] } });
+    expect(r).toMatchObject({
+      ok: false,
+      error: { code: "not_found", message: expect.stringContaining("tests/*.js") },
+      data: { discovered: 0, unmatched_globs: ["tests/*.js"] },
+    });
   });
 
   it("a green run whose shown output is shortened stays green, with truncated=true on the result", async () => {
@@ -108,7 +119,8 @@ describe("runTests through a real host process", () => {
 
 describe("normalizeRunnerText", () => {
   it("folds a trusted_local copy's host path to /workspace and drops timings", () => {
-    const raw = "not ok 1 - x\n  ---\n  duration_ms: 1.234\n  location: '/tmp/mini-agent-local-Ab12/workspace/tests/a.js:3:1'\n  stack: |-\n    file:///tmp/mini-agent-local-Ab12/workspace/src/x.js:4:9\n  ...\n# duration_ms 55.1\n";
+    const raw =
+      "not ok 1 - x\n  ---\n  duration_ms: 1.234\n  location: '/tmp/mini-agent-local-Ab12/workspace/tests/a.js:3:1'\n  stack: |-\n    file:///tmp/mini-agent-local-Ab12/workspace/src/x.js:4:9\n  ...\n# duration_ms 55.1\n";
     const out = normalizeRunnerText(raw);
     expect(out).toBe("not ok 1 - x\n  ---\n  location: '/workspace/tests/a.js:3:1'\n  stack: |-\n    /workspace/src/x.js:4:9\n  ...\n");
   });
@@ -126,7 +138,20 @@ describe("summarizeTestRun", () => {
   const tap = (tests: number, pass: number, fail: number) =>
     `TAP version 13\n1..${tests}\n# tests ${tests}\n# suites 0\n# pass ${pass}\n# fail ${fail}\n# cancelled 0\n# skipped 0\n# todo 0\n# duration_ms 5\n`;
   const res = (over: Partial<SandboxResult>): SandboxResult => ({
-    exit_code: 0, timed_out: false, cancelled: false, oom_killed: false, truncated: false, limits: [], signal: null, sandbox_lost: false, stdout: "", stderr: "", duration_ms: 1, image_digest: null, runtime: "host", ...over,
+    exit_code: 0,
+    timed_out: false,
+    cancelled: false,
+    oom_killed: false,
+    truncated: false,
+    limits: [],
+    signal: null,
+    sandbox_lost: false,
+    stdout: "",
+    stderr: "",
+    duration_ms: 1,
+    image_digest: null,
+    runtime: "host",
+    ...over,
   });
   it("'3 passed' printed with a non-zero exit is a failure", () => {
     expect(summarizeTestRun(res({ stdout: tap(3, 3, 0), exit_code: 1 }), DEFAULT_TOOL_LIMITS)).toMatchObject({ green: false, passed: 3 });
@@ -138,12 +163,19 @@ describe("summarizeTestRun", () => {
     expect(summarizeTestRun(res({ stdout: tap(3, 3, 0) }), DEFAULT_TOOL_LIMITS)).toMatchObject({ green: true, discovered: 3 });
   });
   it("regression (exit 137, no summary, no OOM recorded): a runner the kernel OOM-killed is named as killed, with the memory limit", () => {
-    const r = summarizeTestRun(res({ stdout: "TAP version 13\n", exit_code: 137, signal: "SIGKILL", oom_killed: true, limits: ["memory"] }), DEFAULT_TOOL_LIMITS);
+    const r = summarizeTestRun(
+      res({ stdout: "TAP version 13\n", exit_code: 137, signal: "SIGKILL", oom_killed: true, limits: ["memory"] }),
+      DEFAULT_TOOL_LIMITS,
+    );
     expect(r).toMatchObject({ green: false, runner_signal: "SIGKILL", limits: ["memory"], sandbox_lost: false });
     expect(r.verdict).toBe("the test runner was killed by SIGKILL before its summary; limits reached: memory (the kernel OOM-killed a process)");
   });
   it("a green run that ran into the pids limit stays green and still says so in its data", () => {
-    expect(summarizeTestRun(res({ stdout: tap(1, 1, 0), limits: ["pids"] }), DEFAULT_TOOL_LIMITS)).toMatchObject({ green: true, verdict: "passed", limits: ["pids"] });
+    expect(summarizeTestRun(res({ stdout: tap(1, 1, 0), limits: ["pids"] }), DEFAULT_TOOL_LIMITS)).toMatchObject({
+      green: true,
+      verdict: "passed",
+      limits: ["pids"],
+    });
   });
   it("a run whose sandbox stopped under it says so, never a pass", () => {
     const r = summarizeTestRun(res({ stdout: tap(1, 1, 0), exit_code: null, sandbox_lost: true }), DEFAULT_TOOL_LIMITS);

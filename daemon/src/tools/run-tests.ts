@@ -39,12 +39,7 @@ export interface PresetInvocation {
  * non-linked files. Node 20's `node --test DIR` would not find tests/test_x.js
  * and exit 0 with 0 tests, so files are always named explicitly.
  */
-export async function presetInvocation(
-  task: TaskSpec,
-  preset: string,
-  workspaceRoot: string,
-  controlDir?: string,
-): Promise<PresetInvocation | null> {
+export async function presetInvocation(task: TaskSpec, preset: string, workspaceRoot: string, controlDir?: string): Promise<PresetInvocation | null> {
   if (!Object.hasOwn(task.test_presets, preset)) return null;
   const spec = task.test_presets[preset]!;
   const forbidden = createForbiddenMatcher(task.forbidden);
@@ -111,9 +106,7 @@ function tail(text: string, maxBytes: number): { text: string; cut: boolean } {
  * shows the same text every time.
  */
 export function normalizeRunnerText(text: string): string {
-  return text
-    .replace(/(?:file:\/\/)?\/[^\s'"()`]*?\/(workspace|control)(?=\/)/g, "/$1")
-    .replace(/^[ \t]*(?:# )?duration_ms:? [0-9.]+\r?\n/gm, "");
+  return text.replace(/(?:file:\/\/)?\/[^\s'"()`]*?\/(workspace|control)(?=\/)/g, "/$1").replace(/^[ \t]*(?:# )?duration_ms:? [0-9.]+\r?\n/gm, "");
 }
 
 /** what reaching a limit meant (time and output have verdicts of their own) */

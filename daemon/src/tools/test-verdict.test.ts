@@ -4,9 +4,17 @@ import { judgeTestRun, type TestRunFacts, type TestSummary, type TestVerdictKind
 const RUN: TestRunFacts = { exit_code: 0, timed_out: false, cancelled: false, truncated: false };
 
 /** A consistent summary: discovered is always the sum, as every parser must report it. */
-function summary(c: { passed?: number; failed?: number; cancelled?: number; skipped?: number; todo?: number; files_without_tests?: string[] } = {}): TestSummary {
+function summary(
+  c: { passed?: number; failed?: number; cancelled?: number; skipped?: number; todo?: number; files_without_tests?: string[] } = {},
+): TestSummary {
   const n = { passed: 0, failed: 0, cancelled: 0, skipped: 0, todo: 0, ...c };
-  return { summary_found: true, discovered: n.passed + n.failed + n.cancelled + n.skipped + n.todo, ...n, files_without_tests: c.files_without_tests ?? [], problem: null };
+  return {
+    summary_found: true,
+    discovered: n.passed + n.failed + n.cancelled + n.skipped + n.todo,
+    ...n,
+    files_without_tests: c.files_without_tests ?? [],
+    problem: null,
+  };
 }
 const NO_SUMMARY: TestSummary = { ...summary(), summary_found: false, problem: "no node:test summary in the output" };
 

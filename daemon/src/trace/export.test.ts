@@ -5,7 +5,13 @@ describe("canonical trace export", () => {
   const paths = { workspace: "/tmp/x/state/ws", controlDir: "/tmp/x/state/control/run_1", stateDir: "/tmp/x/state" };
   const events = [
     { seq: 1, type: "run_created" as const, call_id: null, action_id: null, payload: { at: 123, workspace: "/tmp/x/state/ws", budgets: { total_seconds: 9 } } },
-    { seq: 2, type: "tool_observed" as const, call_id: "c1", action_id: null, payload: { duration_ms: 55, note: "read /tmp/x/state/ws/src/a.js and /tmp/x/state/control/run_1/baseline" } },
+    {
+      seq: 2,
+      type: "tool_observed" as const,
+      call_id: "c1",
+      action_id: null,
+      payload: { duration_ms: 55, note: "read /tmp/x/state/ws/src/a.js and /tmp/x/state/control/run_1/baseline" },
+    },
   ];
 
   it("replaces host paths by placeholders (longest first) and drops wall-clock fields", () => {

@@ -14,8 +14,23 @@ const task = TaskSpec.parse({ schema_version: 1, name: "t", task: "x", writable:
 function setup(): { ledger: Ledger; trace: Trace } {
   const ledger = new Ledger(path.join(dir, `${Math.random()}.sqlite`));
   ledger.insertRun({
-    run_id: "run_1", created_at: 1, status: "running", reason: null, state: initialState(),
-    record: { schema_version: 1, task, workspace: "/w", control_dir: "/c", fixture_dir: null, model: "replay", backend: "container", replay_path: null, replay_trusted: false, budgets: task.budgets },
+    run_id: "run_1",
+    created_at: 1,
+    status: "running",
+    reason: null,
+    state: initialState(),
+    record: {
+      schema_version: 1,
+      task,
+      workspace: "/w",
+      control_dir: "/c",
+      fixture_dir: null,
+      model: "replay",
+      backend: "container",
+      replay_path: null,
+      replay_trusted: false,
+      budgets: task.budgets,
+    },
   });
   return { ledger, trace: new Trace(ledger, () => 7) };
 }

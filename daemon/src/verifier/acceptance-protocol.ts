@@ -27,9 +27,7 @@ export const AcceptanceOutput = z.strictObject({
 });
 export type AcceptanceOutput = z.infer<typeof AcceptanceOutput>;
 
-export type AcceptanceParse =
-  | { ok: true; passed: string[]; failed: string[]; cases: AcceptanceCase[] }
-  | { ok: false; error: string };
+export type AcceptanceParse = { ok: true; passed: string[]; failed: string[]; cases: AcceptanceCase[] } | { ok: false; error: string };
 
 /** stdout beyond this is not a protocol answer but noise; refuse rather than scan it. */
 export const ACCEPTANCE_STDOUT_MAX_BYTES = 262_144;
@@ -64,8 +62,14 @@ export function parseAcceptanceOutput(stdout: string, expectedIds: readonly stri
   const missing = expectedIds.filter((id) => !seen.has(id));
   if (missing.length > 0) return { ok: false, error: `missing case id(s): ${missing.join(", ")}` };
 
-  const passed = parsed.data.cases.filter((c) => c.passed).map((c) => c.id).sort();
-  const failed = parsed.data.cases.filter((c) => !c.passed).map((c) => c.id).sort();
+  const passed = parsed.data.cases
+    .filter((c) => c.passed)
+    .map((c) => c.id)
+    .sort();
+  const failed = parsed.data.cases
+    .filter((c) => !c.passed)
+    .map((c) => c.id)
+    .sort();
   return { ok: true, passed, failed, cases: parsed.data.cases };
 }
 

@@ -30,10 +30,31 @@ const task = TaskSpec.parse({
 
 const TAP = (tests: number, pass: number, fail: number) =>
   `TAP version 13\n# tests ${tests}\n# suites 0\n# pass ${pass}\n# fail ${fail}\n# cancelled 0\n# skipped ${tests - pass - fail}\n# todo 0\n# duration_ms 5.1\n`;
-const ACCEPT_OK = JSON.stringify({ schema_version: 1, cases: [{ id: "nested_missing", passed: true, actual: [], error: null }, { id: "root_ok", passed: true, actual: [], error: null }] });
+const ACCEPT_OK = JSON.stringify({
+  schema_version: 1,
+  cases: [
+    { id: "nested_missing", passed: true, actual: [], error: null },
+    { id: "root_ok", passed: true, actual: [], error: null },
+  ],
+});
 
 function result(over: Partial<SandboxResult>): SandboxResult {
-  return { exit_code: 0, timed_out: false, cancelled: false, oom_killed: false, truncated: false, limits: [], signal: null, sandbox_lost: false, stdout: "", stderr: "", duration_ms: 1, image_digest: null, runtime: "runc", ...over };
+  return {
+    exit_code: 0,
+    timed_out: false,
+    cancelled: false,
+    oom_killed: false,
+    truncated: false,
+    limits: [],
+    signal: null,
+    sandbox_lost: false,
+    stdout: "",
+    stderr: "",
+    duration_ms: 1,
+    image_digest: null,
+    runtime: "runc",
+    ...over,
+  };
 }
 
 class ScriptedExecutor implements Executor {
@@ -154,14 +175,26 @@ describe("verify", () => {
   });
 
   it("a failed hidden case fails verification and is named", async () => {
-    const out = JSON.stringify({ schema_version: 1, cases: [{ id: "nested_missing", passed: false, actual: ["docs/x.md"], error: "broken link missed" }, { id: "root_ok", passed: true, actual: [], error: null }] });
+    const out = JSON.stringify({
+      schema_version: 1,
+      cases: [
+        { id: "nested_missing", passed: false, actual: ["docs/x.md"], error: "broken link missed" },
+        { id: "root_ok", passed: true, actual: [], error: null },
+      ],
+    });
     const ev = await run(new ScriptedExecutor({ verifier: result({ stdout: TAP(3, 3, 0) }), acceptance: result({ stdout: out, exit_code: 1 }) }));
     expect(ev).toMatchObject({ passed: false, reason: "verification_failed", acceptance: { passed: ["root_ok"], failed: ["nested_missing"], error: null } });
   });
 
   it("a case the harness reports as passed with an answer other than the host's expected one fails (the harness's verdict is only a claim)", async () => {
     // e.g. code under test printed the harness's result line itself
-    const out = JSON.stringify({ schema_version: 1, cases: [{ id: "nested_missing", passed: true, actual: ["forged"], error: null }, { id: "root_ok", passed: true, actual: [], error: null }] });
+    const out = JSON.stringify({
+      schema_version: 1,
+      cases: [
+        { id: "nested_missing", passed: true, actual: ["forged"], error: null },
+        { id: "root_ok", passed: true, actual: [], error: null },
+      ],
+    });
     const ev = await run(new ScriptedExecutor({ verifier: result({ stdout: TAP(3, 3, 0) }), acceptance: result({ stdout: out }) }));
     expect(ev).toMatchObject({ passed: false, reason: "verification_failed", acceptance: { passed: ["root_ok"], failed: ["nested_missing"], error: null } });
     expect((ev.details ?? []).join("\n")).toMatch(/reported as passed with a wrong answer: nested_missing/);
@@ -170,13 +203,25 @@ describe("verify", () => {
   });
 
   it("the right answer is not enough when the harness itself reports the case failed", async () => {
-    const out = JSON.stringify({ schema_version: 1, cases: [{ id: "nested_missing", passed: false, actual: [], error: "harness check failed" }, { id: "root_ok", passed: true, actual: [], error: null }] });
+    const out = JSON.stringify({
+      schema_version: 1,
+      cases: [
+        { id: "nested_missing", passed: false, actual: [], error: "harness check failed" },
+        { id: "root_ok", passed: true, actual: [], error: null },
+      ],
+    });
     const ev = await run(new ScriptedExecutor({ verifier: result({ stdout: TAP(3, 3, 0) }), acceptance: result({ stdout: out, exit_code: 1 }) }));
     expect(ev).toMatchObject({ passed: false, acceptance: { failed: ["nested_missing"] } });
   });
 
   it("acceptance output with an extra field -> acceptance_protocol_error", async () => {
-    const out = JSON.stringify({ schema_version: 1, cases: [{ id: "nested_missing", passed: true, actual: [], error: null, extra: 1 }, { id: "root_ok", passed: true, actual: [], error: null }] });
+    const out = JSON.stringify({
+      schema_version: 1,
+      cases: [
+        { id: "nested_missing", passed: true, actual: [], error: null, extra: 1 },
+        { id: "root_ok", passed: true, actual: [], error: null },
+      ],
+    });
     const ev = await run(new ScriptedExecutor({ verifier: result({ stdout: TAP(3, 3, 0) }), acceptance: result({ stdout: out }) }));
     expect(ev.reason).toBe("acceptance_protocol_error");
     expect(ev.acceptance?.error).toMatch(/extra/);
@@ -187,7 +232,9 @@ describe("verify", () => {
       // candidate code shares the harness's sandbox: ids it invents must not become a channel into the trace
       const ids = Array.from({ length: count }, (_, i) => createHash("sha256").update(String(i)).digest("hex").repeat(2));
       const cases = [...ids, "nested_missing", "root_ok"].map((id) => ({ id, passed: true, actual: [], error: null }));
-      const ev = await run(new ScriptedExecutor({ verifier: result({ stdout: TAP(3, 3, 0) }), acceptance: result({ stdout: JSON.stringify({ schema_version: 1, cases }) }) }));
+      const ev = await run(
+        new ScriptedExecutor({ verifier: result({ stdout: TAP(3, 3, 0) }), acceptance: result({ stdout: JSON.stringify({ schema_version: 1, cases }) }) }),
+      );
       expect(ev).toMatchObject({ passed: false, reason: "acceptance_protocol_error" });
       const text = JSON.stringify(ev);
       expect(text.length).toBeLessThan(1_500);
@@ -224,7 +271,15 @@ describe("verify", () => {
     await captureBaseline(ws, runControl);
     await fs.writeFile(path.join(ws, "notes.txt"), "replaced\n");
     const ex = new ScriptedExecutor({ verifier: result({ stdout: TAP(1, 1, 0) }), acceptance: result({ stdout: ACCEPT_OK }) });
-    const ev = await verify({ runId: "run-1", task, workspaceRoot: ws, baseline: { runControlDir: runControl }, acceptanceDir: control, executor: ex, signal: new AbortController().signal });
+    const ev = await verify({
+      runId: "run-1",
+      task,
+      workspaceRoot: ws,
+      baseline: { runControlDir: runControl },
+      acceptanceDir: control,
+      executor: ex,
+      signal: new AbortController().signal,
+    });
     expect(ev).toMatchObject({ reason: "protected_path_changed", protected_paths_changed: ["notes.txt"] });
     expect(ex.requests[1]!.controlDir).toBe(control);
   });
@@ -239,9 +294,15 @@ describe("verify", () => {
 
   it("a run control dir without a baseline is verification_error:baseline_not_found, never a pass", async () => {
     const ex = new ScriptedExecutor({ verifier: result({ stdout: TAP(1, 1, 0) }), acceptance: result({ stdout: ACCEPT_OK }) });
-    const ev = await verify({ runId: "run-1", task, workspaceRoot: ws, baseline: { runControlDir: path.join(root, "nothing") }, acceptanceDir: control, executor: ex });
+    const ev = await verify({
+      runId: "run-1",
+      task,
+      workspaceRoot: ws,
+      baseline: { runControlDir: path.join(root, "nothing") },
+      acceptanceDir: control,
+      executor: ex,
+    });
     expect(ev).toMatchObject({ passed: false, reason: "verification_error:baseline_not_found" });
     expect(ex.requests).toHaveLength(0);
   });
-
 });

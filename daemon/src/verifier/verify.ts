@@ -161,7 +161,10 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
       const empty = summary.files_without_tests;
       // the names come from runner output that test code can print into: a few, cut short
       const named = empty.slice(0, 3).map((f) => (f.length > 128 ? `${f.slice(0, 128)}…` : f));
-      if (empty.length > 0) details.push(`${empty.length} test file(s) exited without running a test (not counted): ${named.join(", ")}${empty.length > named.length ? ", …" : ""}`);
+      if (empty.length > 0)
+        details.push(
+          `${empty.length} test file(s) exited without running a test (not counted): ${named.join(", ")}${empty.length > named.length ? ", …" : ""}`,
+        );
       // the same rule run_tests tells the model (tools/test-verdict.ts)
       const judged = judgeTestRun(testRunFacts(r), summary);
       if (!judged.green) {

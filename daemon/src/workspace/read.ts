@@ -81,7 +81,9 @@ export async function hashNoFollow(abs: string, cache: FileHashCache | null): Pr
     const before = await fh.stat({ bigint: true });
     if (!before.isFile()) return { ok: false, reason: "not_regular" };
     const nlink = Number(before.nlink);
-    const sha256 = createHash("sha256").update(await fh.readFile()).digest("hex");
+    const sha256 = createHash("sha256")
+      .update(await fh.readFile())
+      .digest("hex");
     if (cache) cache.set(abs, before, await fh.stat({ bigint: true }), sha256);
     return { ok: true, sha256, nlink };
   } catch {

@@ -87,14 +87,23 @@ describe("resolveSafePath on a real tree", () => {
     expect(await resolveSafePath(run.ws, "pipe", { purpose: "read", forbidden })).toMatchObject({ ok: false, code: "path_denied" });
   });
 
-  it.each([".git/config", ".git", "sub/.git/HEAD", ".env", ".env.local", "deploy/server.pem", "tls.key", "home/id_rsa", ".ssh/known_hosts", "secrets/token.txt", ".ENV"])(
-    "forbids %s (built-in list plus the task's extra globs)",
-    async (rel) => {
-      run = await tempRun({});
-      const r = await resolveSafePath(run.ws, rel, { purpose: "create", forbidden });
-      expect(r).toMatchObject({ ok: false, code: "path_denied" });
-    },
-  );
+  it.each([
+    ".git/config",
+    ".git",
+    "sub/.git/HEAD",
+    ".env",
+    ".env.local",
+    "deploy/server.pem",
+    "tls.key",
+    "home/id_rsa",
+    ".ssh/known_hosts",
+    "secrets/token.txt",
+    ".ENV",
+  ])("forbids %s (built-in list plus the task's extra globs)", async (rel) => {
+    run = await tempRun({});
+    const r = await resolveSafePath(run.ws, rel, { purpose: "create", forbidden });
+    expect(r).toMatchObject({ ok: false, code: "path_denied" });
+  });
 
   it("refuses the control dir when it sits inside the workspace", async () => {
     run = await tempRun({ "state/ctl/baseline/x": "y" });

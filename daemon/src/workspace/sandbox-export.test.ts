@@ -19,7 +19,7 @@ const FILES: Record<string, string> = {
   ".env.local": "LOCAL=1",
   ".env.test": "TEST=1",
   ".npmrc": "//registry.npmjs.org/:_authToken=npm_x",
-  "id_rsa": "-----BEGIN OPENSSH PRIVATE KEY-----",
+  id_rsa: "-----BEGIN OPENSSH PRIVATE KEY-----",
   "certs/x.pem": "pem",
   "x.key": "key",
   ".ssh/config": "Host *",

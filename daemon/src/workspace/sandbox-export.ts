@@ -78,9 +78,7 @@ export function createExportRule(spec: ExportSpec = { forbidden: [], include: []
   };
 }
 
-export type ExportVerdict =
-  | { ok: true; via: "rule" | "include" }
-  | { ok: false; reason: "repository_metadata" | "forbidden" | ShapeRefusal };
+export type ExportVerdict = { ok: true; via: "rule" | "include" } | { ok: false; reason: "repository_metadata" | "forbidden" | ShapeRefusal };
 
 /** The one decision: may this workspace entry leave the host for a sandbox? */
 export function exportVerdict(rule: ExportRule, rel: string, type: WalkEntry["type"], nlink: number): ExportVerdict {

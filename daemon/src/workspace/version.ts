@@ -18,11 +18,7 @@ export async function workspaceDigest(workspaceRoot: string, controlDir?: string
  * null when the path cannot be proven safe (symlink, hard link, special file)
  * and the caller must stop as uncertain.
  */
-export async function currentFileVersion(
-  workspaceRoot: string,
-  rel: string,
-  opts: { forbidden?: Matcher; controlDir?: string } = {},
-): Promise<string | null> {
+export async function currentFileVersion(workspaceRoot: string, rel: string, opts: { forbidden?: Matcher; controlDir?: string } = {}): Promise<string | null> {
   const p = await resolveSafePath(workspaceRoot, rel, {
     purpose: "create",
     forbidden: opts.forbidden ?? (() => false),

@@ -33,20 +33,26 @@ function isLoopback(hostname: string): boolean {
   return h === "localhost" || h === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
 }
 
-export const LiveModelConfig = z.strictObject({
-  base_url: BaseUrl.default(LIVE_MODEL_DEFAULTS.base_url),
-  model: z.string().min(1, "model is required: set MINI_AGENT_MODEL or `model` in the config file").max(256),
-  temperature: z.number().min(0).max(2).default(LIVE_MODEL_DEFAULTS.temperature),
-  max_tokens: z.int().min(1).max(1_000_000).default(LIVE_MODEL_DEFAULTS.max_tokens),
-  request_timeout_ms: z.int().min(100).max(3_600_000).default(LIVE_MODEL_DEFAULTS.request_timeout_ms),
-  mode: z.enum(["tools", "json"]).default(LIVE_MODEL_DEFAULTS.mode),
-  max_response_bytes: z.int().min(1024).max(64 * 1024 * 1024).default(LIVE_MODEL_DEFAULTS.max_response_bytes),
-  /** plain http to another machine would carry the key in clear text; only with this set */
-  allow_insecure_http: z.boolean().default(false),
-}).refine((c) => c.allow_insecure_http || new URL(c.base_url).protocol === "https:" || isLoopback(new URL(c.base_url).hostname), {
-  message: "base_url uses plain http to another machine, which would send the API key in clear text; use https, or set MINI_AGENT_ALLOW_INSECURE_HTTP=1",
-  path: ["base_url"],
-});
+export const LiveModelConfig = z
+  .strictObject({
+    base_url: BaseUrl.default(LIVE_MODEL_DEFAULTS.base_url),
+    model: z.string().min(1, "model is required: set MINI_AGENT_MODEL or `model` in the config file").max(256),
+    temperature: z.number().min(0).max(2).default(LIVE_MODEL_DEFAULTS.temperature),
+    max_tokens: z.int().min(1).max(1_000_000).default(LIVE_MODEL_DEFAULTS.max_tokens),
+    request_timeout_ms: z.int().min(100).max(3_600_000).default(LIVE_MODEL_DEFAULTS.request_timeout_ms),
+    mode: z.enum(["tools", "json"]).default(LIVE_MODEL_DEFAULTS.mode),
+    max_response_bytes: z
+      .int()
+      .min(1024)
+      .max(64 * 1024 * 1024)
+      .default(LIVE_MODEL_DEFAULTS.max_response_bytes),
+    /** plain http to another machine would carry the key in clear text; only with this set */
+    allow_insecure_http: z.boolean().default(false),
+  })
+  .refine((c) => c.allow_insecure_http || new URL(c.base_url).protocol === "https:" || isLoopback(new URL(c.base_url).hostname), {
+    message: "base_url uses plain http to another machine, which would send the API key in clear text; use https, or set MINI_AGENT_ALLOW_INSECURE_HTTP=1",
+    path: ["base_url"],
+  });
 export type LiveModelConfig = z.infer<typeof LiveModelConfig>;
 /** What a config file may say: every field optional, unknown fields refused by the strict schema. */
 export type LiveModelConfigInput = Partial<z.input<typeof LiveModelConfig>>;

@@ -40,7 +40,10 @@ export function invalidOutputDecision(callId: string, problem: string): Decision
  */
 export function callIdFor(raw: string | null | undefined, turnSeed: string, used: ReadonlySet<string> = new Set()): string {
   if (raw && Id.safeParse(raw).success && !used.has(raw)) return raw;
-  return `call_${createHash("sha256").update(`${turnSeed}\0${raw ?? ""}`).digest("hex").slice(0, 24)}`;
+  return `call_${createHash("sha256")
+    .update(`${turnSeed}\0${raw ?? ""}`)
+    .digest("hex")
+    .slice(0, 24)}`;
 }
 
 /** Native tool calling. Parallel calls are disabled in the request; if a provider sends several anyway only the first is taken. */

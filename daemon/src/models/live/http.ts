@@ -65,10 +65,14 @@ export async function postChatCompletion(req: ChatRequest): Promise<ChatCompleti
     const callerTimedOut = req.signal.aborted && isTimeoutReason(req.signal.reason);
     if (req.signal.aborted && !callerTimedOut) throw new MiniAgentError("cancelled", "model request cancelled", { cause: err });
     if (timeout.signal.aborted || callerTimedOut) {
-      throw new MiniAgentError("model_error", callerTimedOut ? "model request hit the per-call time limit" : `model request timed out after ${req.config.request_timeout_ms} ms`, {
-        cause: err,
-        details: { transient: true, kind: "timeout" },
-      });
+      throw new MiniAgentError(
+        "model_error",
+        callerTimedOut ? "model request hit the per-call time limit" : `model request timed out after ${req.config.request_timeout_ms} ms`,
+        {
+          cause: err,
+          details: { transient: true, kind: "timeout" },
+        },
+      );
     }
     const code = typeof (err as { code?: unknown }).code === "string" ? (err as { code: string }).code : "unknown";
     const transient = TRANSIENT_NET_CODES.has(code);

@@ -84,7 +84,10 @@ export class LiveModel implements Model {
       if (isMiniAgentError(err)) this.pacing.failed(err);
       const code = isMiniAgentError(err) ? err.code : "internal";
       const details = isMiniAgentError(err) ? err.details : undefined;
-      this.opts.log?.warn({ ...meta, code, transient: details?.transient === true, status: details?.status, ms: Math.round(performance.now() - started) }, "model request failed");
+      this.opts.log?.warn(
+        { ...meta, code, transient: details?.transient === true, status: details?.status, ms: Math.round(performance.now() - started) },
+        "model request failed",
+      );
       throw err;
     }
     const choice = response.choices[0]!;
@@ -92,11 +95,12 @@ export class LiveModel implements Model {
     const seed = createHash("sha256").update(view.runId).update(JSON.stringify(view.messages)).digest("hex");
     const used = usedCallIds(view.messages);
     const decision =
-      this.opts.config.mode === "json"
-        ? decodeJsonAction(choice.message.content ?? "", seed, used)
-        : decodeToolMessage(choice.message, seed, used);
+      this.opts.config.mode === "json" ? decodeJsonAction(choice.message.content ?? "", seed, used) : decodeToolMessage(choice.message, seed, used);
     const usage = usageOf(response);
-    this.opts.log?.debug({ ...meta, ms: Math.round(performance.now() - started), finish_reason: choice.finish_reason ?? null, decision: decision.kind, usage }, "model answered");
+    this.opts.log?.debug(
+      { ...meta, ms: Math.round(performance.now() - started), finish_reason: choice.finish_reason ?? null, decision: decision.kind, usage },
+      "model answered",
+    );
     return usage === undefined ? { decision } : { decision, usage };
   }
 

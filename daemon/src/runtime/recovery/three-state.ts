@@ -4,7 +4,9 @@ import { checkApproval } from "../../policy/approvals.js";
 import type { RuntimeDeps } from "../deps.js";
 import { executeApprovedWrite, recordNoWrite, recordReceipt } from "../write-action.js";
 
-export type RecoveryOutcome = { ok: true; recovered: Array<{ action_id: string; outcome: "receipt_only" | "written" | "stale" }> } | { ok: false; path: string; message: string };
+export type RecoveryOutcome =
+  | { ok: true; recovered: Array<{ action_id: string; outcome: "receipt_only" | "written" | "stale" }> }
+  | { ok: false; path: string; message: string };
 
 /**
  * For every approved write without a receipt, the file on disk says which of
@@ -32,7 +34,11 @@ export async function recoverInFlightWrites(deps: RuntimeDeps, runId: string, ct
         message: `${rec.path} matches neither the version before nor the version after approved action ${rec.action_id}; the workspace was left untouched, check the file and start a new run`,
       };
     }
-    const check = checkApproval(deps.ledger.findApproval(runId, rec.action_id), { runId, action: rec.prepared, workspaceDigest: await deps.tools.workspaceDigest(ctx) }, approvalKey);
+    const check = checkApproval(
+      deps.ledger.findApproval(runId, rec.action_id),
+      { runId, action: rec.prepared, workspaceDigest: await deps.tools.workspaceDigest(ctx) },
+      approvalKey,
+    );
     if (!check.ok) {
       recordNoWrite(deps, runId, row, "approval_stale", `${check.message}; nothing was written; re-read and propose again`);
       recovered.push({ action_id: rec.action_id, outcome: "stale" });

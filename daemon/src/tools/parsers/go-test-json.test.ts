@@ -30,7 +30,10 @@ describe("parseGoTestJson on real go test -json output (Go 1.19)", () => {
     ["go-buildfail.stdout", { discovered: 1, passed: 0, failed: 1, skipped: 0, build_failed: ["example.com/m/buildfail"], refusal: null }],
     ["go-setupfail.stdout", { discovered: 1, passed: 0, failed: 1, skipped: 0, build_failed: ["example.com/m/setupfail"], refusal: null }],
     // go test -json ./... over all of the above, and one run with stderr merged into stdout
-    ["go-all.stdout", { discovered: 20, passed: 12, failed: 6, skipped: 2, build_failed: ["example.com/m/setupfail", "example.com/m/buildfail"], refusal: null }],
+    [
+      "go-all.stdout",
+      { discovered: 20, passed: 12, failed: 6, skipped: 2, build_failed: ["example.com/m/setupfail", "example.com/m/buildfail"], refusal: null },
+    ],
     ["go-merged.stdout", { discovered: 3, passed: 2, failed: 1, skipped: 0, build_failed: ["example.com/m/buildfail"], refusal: null }],
   ])("%s", (name, expected) => {
     expect(counts(sample(name))).toEqual(expected);
@@ -103,7 +106,9 @@ describe("parseGoTestJson counting rules", () => {
   });
 
   it("a plain `FAIL\tpkg` line from the go command fails its package even without a build marker", () => {
-    const s = parseGoTestJson(stream(ev({ Action: "run", Test: "TestA" }), ev({ Action: "pass", Test: "TestA" }), ev({ Action: "pass" }), "FAIL\texample.com/m/q\t0.001s"));
+    const s = parseGoTestJson(
+      stream(ev({ Action: "run", Test: "TestA" }), ev({ Action: "pass", Test: "TestA" }), ev({ Action: "pass" }), "FAIL\texample.com/m/q\t0.001s"),
+    );
     expect(counts(s)).toEqual({ discovered: 2, passed: 1, failed: 1, skipped: 0, build_failed: [], refusal: null });
     expect(s.failures[0]?.name).toBe("example.com/m/q");
   });
@@ -129,7 +134,12 @@ describe("parseGoTestJson counting rules", () => {
 
   it("caps the failures listed and each message, and keeps counting past the cap", () => {
     const lines: string[] = [];
-    for (let i = 0; i < 20; i++) lines.push(ev({ Action: "run", Test: `T${i}` }), ev({ Action: "output", Test: `T${i}`, Output: `${"x".repeat(900)}\n` }), ev({ Action: "fail", Test: `T${i}` }));
+    for (let i = 0; i < 20; i++)
+      lines.push(
+        ev({ Action: "run", Test: `T${i}` }),
+        ev({ Action: "output", Test: `T${i}`, Output: `${"x".repeat(900)}\n` }),
+        ev({ Action: "fail", Test: `T${i}` }),
+      );
     const s = parseGoTestJson(stream(...lines, ev({ Action: "fail" })), "", { maxFailures: 3, maxMessageChars: 50 });
     expect(s).toMatchObject({ discovered: 20, failed: 20 });
     expect(s.failures.map((f) => f.name)).toEqual([`T0 (${PKG})`, `T1 (${PKG})`, `T2 (${PKG})`]);

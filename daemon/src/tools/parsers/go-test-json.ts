@@ -64,7 +64,14 @@ const TERMINAL: Record<string, Outcome | undefined> = { pass: "pass", fail: "fai
 /** the runner's own framing lines, which say nothing a failure message needs */
 function isFraming(line: string): boolean {
   const t = line.trimStart();
-  return t.startsWith("=== RUN") || t.startsWith("=== PAUSE") || t.startsWith("=== CONT") || t.startsWith("--- FAIL") || t.startsWith("--- PASS") || t.startsWith("--- SKIP");
+  return (
+    t.startsWith("=== RUN") ||
+    t.startsWith("=== PAUSE") ||
+    t.startsWith("=== CONT") ||
+    t.startsWith("--- FAIL") ||
+    t.startsWith("--- PASS") ||
+    t.startsWith("--- SKIP")
+  );
 }
 
 class Stream {
@@ -198,7 +205,8 @@ export function parseGoTestJson(stdout: string, stderr = "", opts: ReportParseOp
         return refused("go_test_json", "unparsable", `line ${i + 1} starts like a go test -json event but is not JSON`);
       }
       const e = GoEvent.safeParse(raw);
-      if (!e.success) return refused("go_test_json", "unparsable", `line ${i + 1} is not a go test -json event (${z.prettifyError(e.error).split("\n")[0] ?? ""})`);
+      if (!e.success)
+        return refused("go_test_json", "unparsable", `line ${i + 1} is not a go test -json event (${z.prettifyError(e.error).split("\n")[0] ?? ""})`);
       s.event(e.data);
       events++;
       continue;
@@ -248,9 +256,5 @@ function summarize(s: Stream, goOutput: string, o: Required<ReportParseOptions>)
     }
   }
   failing.sort((a, b) => a.at - b.at);
-  return accepted(
-    "go_test_json",
-    { passed, failed, skipped },
-    { failures: failing.slice(0, o.maxFailures).map((f) => f.failure), build_failed: buildFailed },
-  );
+  return accepted("go_test_json", { passed, failed, skipped }, { failures: failing.slice(0, o.maxFailures).map((f) => f.failure), build_failed: buildFailed });
 }

@@ -5,10 +5,18 @@ import { sampleBytes, sampleNames } from "./samples.testkit.js";
 
 const read = (xml: string | Uint8Array): ReportFile => ({ status: "read", bytes: typeof xml === "string" ? Buffer.from(xml, "utf8") : xml });
 const parse = (xml: string | Uint8Array, opts = {}) => parseJunitXml(read(xml), opts);
-const counts = (s: ReturnType<typeof parse>) => ({ discovered: s.discovered, passed: s.passed, failed: s.failed, errors: s.errors, skipped: s.skipped, refusal: s.refusal });
+const counts = (s: ReturnType<typeof parse>) => ({
+  discovered: s.discovered,
+  passed: s.passed,
+  failed: s.failed,
+  errors: s.errors,
+  skipped: s.skipped,
+  refusal: s.refusal,
+});
 
 /** a report of one suite: `cases` are inner XML of <testsuite>, attributes as given */
-const suite = (attrs: string, cases: string) => `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites>\n<testsuite name="s" ${attrs}>${cases}</testsuite>\n</testsuites>\n`;
+const suite = (attrs: string, cases: string) =>
+  `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites>\n<testsuite name="s" ${attrs}>${cases}</testsuite>\n</testsuites>\n`;
 const PASS = '<testcase classname="c" name="ok"/>';
 const FAIL = '<testcase classname="c" name="bad"><failure message="boom">trace</failure></testcase>';
 
@@ -53,7 +61,14 @@ describe("parseJunitXml on real reports", () => {
   });
 
   it("vitest exits 1 for an unhandled error yet writes an all-pass report: the report alone is no verdict (the exit code must count too)", () => {
-    expect(counts(parseJunitXml(read(sampleBytes("junit-vitest-unhandled.xml"))))).toEqual({ discovered: 2, passed: 2, failed: 0, errors: 0, skipped: 0, refusal: null });
+    expect(counts(parseJunitXml(read(sampleBytes("junit-vitest-unhandled.xml"))))).toEqual({
+      discovered: 2,
+      passed: 2,
+      failed: 0,
+      errors: 0,
+      skipped: 0,
+      refusal: null,
+    });
   });
 
   it("regression: jest-junit lists it.todo as a plain (passing-looking) test case but leaves it out of tests=: refused, not counted as a pass", () => {
@@ -83,7 +98,10 @@ describe("parseJunitXml refuses what it cannot trust", () => {
   it("no report file -> missing; over the cap -> too_large; unreadable -> unreadable", () => {
     expect(parseJunitXml({ status: "missing" })).toMatchObject({ refusal: "missing", discovered: 0, summary_found: false });
     expect(parseJunitXml({ status: "too_large", size: 9_000_000 })).toMatchObject({ refusal: "too_large", problem: expect.stringContaining("9000000") });
-    expect(parseJunitXml({ status: "unreadable", reason: "not a regular file" })).toMatchObject({ refusal: "unreadable", problem: expect.stringContaining("not a regular file") });
+    expect(parseJunitXml({ status: "unreadable", reason: "not a regular file" })).toMatchObject({
+      refusal: "unreadable",
+      problem: expect.stringContaining("not a regular file"),
+    });
   });
 
   it("bytes over the cap are refused before parsing, whatever they hold", () => {
@@ -131,7 +149,10 @@ describe("parseJunitXml refuses what it cannot trust", () => {
   });
 
   it("an attribute value over 256 KiB is refused before the validator reads it (about 1 s per MiB)", () => {
-    expect(parse(suite("", `<testcase name="${"x".repeat(262_145)}"/>`))).toMatchObject({ refusal: "unparsable", problem: expect.stringContaining("attribute value") });
+    expect(parse(suite("", `<testcase name="${"x".repeat(262_145)}"/>`))).toMatchObject({
+      refusal: "unparsable",
+      problem: expect.stringContaining("attribute value"),
+    });
     expect(parse(suite("", `<testcase name="${"x".repeat(262_144)}"/>`))).toMatchObject({ refusal: null, discovered: 1 });
   });
 
@@ -207,7 +228,12 @@ describe("parseJunitXml counts test cases", () => {
 
   it("duplicate test names are separate test cases: a failing duplicate is never hidden by a passing one", () => {
     const dup = '<testcase classname="c" name="same"/><testcase classname="c" name="same"><failure message="second"/></testcase>';
-    expect(parse(suite('tests="2" failures="1"', dup))).toMatchObject({ discovered: 2, passed: 1, failed: 1, failures: [{ name: "c: same", message: "second" }] });
+    expect(parse(suite('tests="2" failures="1"', dup))).toMatchObject({
+      discovered: 2,
+      passed: 1,
+      failed: 1,
+      failures: [{ name: "c: same", message: "second" }],
+    });
   });
 
   it("nested suites: a parent's totals must cover its child suites' test cases", () => {
@@ -218,7 +244,14 @@ describe("parseJunitXml counts test cases", () => {
   });
 
   it("a bare <testsuite> root (older pytest) and absent count attributes are accepted", () => {
-    expect(counts(parse(`<testsuite name="pytest">${PASS}${FAIL}</testsuite>`))).toEqual({ discovered: 2, passed: 1, failed: 1, errors: 0, skipped: 0, refusal: null });
+    expect(counts(parse(`<testsuite name="pytest">${PASS}${FAIL}</testsuite>`))).toEqual({
+      discovered: 2,
+      passed: 1,
+      failed: 1,
+      errors: 0,
+      skipped: 0,
+      refusal: null,
+    });
   });
 
   it("an empty <testsuites/> is a report of 0 tests, not a refusal (the verdict rule decides what 0 means)", () => {
@@ -231,7 +264,8 @@ describe("parseJunitXml counts test cases", () => {
   });
 
   it("a failure body is shown with CDATA verbatim and entities decoded; markup inside it is text, not tests", () => {
-    const body = '<testcase name="t"><failure>a &lt; b <![CDATA[<raw> & ]]> <testcase name="fake"/></failure><system-out><testcase name="fake2"/></system-out></testcase>';
+    const body =
+      '<testcase name="t"><failure>a &lt; b <![CDATA[<raw> & ]]> <testcase name="fake"/></failure><system-out><testcase name="fake2"/></system-out></testcase>';
     const s = parse(suite('tests="1" failures="1"', body));
     expect(s).toMatchObject({ discovered: 1, failed: 1 });
     expect(s.failures[0]?.message).toBe('a < b <raw> &  <testcase name="fake"/>');

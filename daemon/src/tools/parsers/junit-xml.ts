@@ -67,7 +67,10 @@ interface Suite {
 type XmlNode = Record<string, unknown>;
 
 class Refusal extends Error {
-  constructor(readonly kind: "unparsable" | "inconsistent", readonly problem: string) {
+  constructor(
+    readonly kind: "unparsable" | "inconsistent",
+    readonly problem: string,
+  ) {
     super(problem);
   }
 }
@@ -248,12 +251,21 @@ function parseText(xml: string, o: Required<ReportParseOptions>): TestReportSumm
     return refused("junit_xml", "unparsable", "the report contains a markup declaration (<!DOCTYPE or <!ENTITY ...); DTDs are never processed");
   }
   if (scan.root === null) return refused("junit_xml", "unparsable", "the report holds no XML element");
-  if (scan.maxDepth > MAX_DEPTH) return refused("junit_xml", "unparsable", `the report nests elements ${scan.maxDepth} deep; a JUnit report needs at most ${MAX_DEPTH}`);
+  if (scan.maxDepth > MAX_DEPTH)
+    return refused("junit_xml", "unparsable", `the report nests elements ${scan.maxDepth} deep; a JUnit report needs at most ${MAX_DEPTH}`);
   if (scan.elements > MAX_ELEMENTS || scan.attributes > MAX_ATTRIBUTES) {
-    return refused("junit_xml", "unparsable", `the report has ${scan.elements} elements and ${scan.attributes} attributes; at most ${MAX_ELEMENTS} and ${MAX_ATTRIBUTES} are read`);
+    return refused(
+      "junit_xml",
+      "unparsable",
+      `the report has ${scan.elements} elements and ${scan.attributes} attributes; at most ${MAX_ELEMENTS} and ${MAX_ATTRIBUTES} are read`,
+    );
   }
   if (scan.longestAttribute > MAX_ATTRIBUTE_CHARS) {
-    return refused("junit_xml", "unparsable", `the report has an attribute value of ${scan.longestAttribute} characters; at most ${MAX_ATTRIBUTE_CHARS} are read`);
+    return refused(
+      "junit_xml",
+      "unparsable",
+      `the report has an attribute value of ${scan.longestAttribute} characters; at most ${MAX_ATTRIBUTE_CHARS} are read`,
+    );
   }
   if (contentAfterRoot(xml, scan)) return refused("junit_xml", "unparsable", "the report has content after its root element");
   const valid = XMLValidator.validate(xml, { allowBooleanAttributes: false });

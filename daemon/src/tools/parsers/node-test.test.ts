@@ -65,11 +65,18 @@ describe("parseNodeTestOutput on real node:test output", () => {
     const s = parseNodeTestOutput(both.stdout);
     expect(s).toMatchObject({ summary_found: true, discovered: 1, passed: 1, failed: 0 });
     expect(s.files_without_tests).toEqual([`${run.ws}/tests/quits.js`]);
-    expect(parseNodeTestOutput(nodeTest(run.ws, ["tests/quits.js"]).stdout)).toMatchObject({ discovered: 0, passed: 0, files_without_tests: [`${run.ws}/tests/quits.js`] });
+    expect(parseNodeTestOutput(nodeTest(run.ws, ["tests/quits.js"]).stdout)).toMatchObject({
+      discovered: 0,
+      passed: 0,
+      files_without_tests: [`${run.ws}/tests/quits.js`],
+    });
   });
 
   it("subtests are counted and their failures named", async () => {
-    run = await tempRun({ "package.json": PKG, "tests/s.js": `${HEAD}test("suite", async (t) => { await t.test("inner ok", () => {}); await t.test("inner bad", () => assert.ok(false)); });\n` });
+    run = await tempRun({
+      "package.json": PKG,
+      "tests/s.js": `${HEAD}test("suite", async (t) => { await t.test("inner ok", () => {}); await t.test("inner bad", () => assert.ok(false)); });\n`,
+    });
     const s = parseNodeTestOutput(nodeTest(run.ws, ["tests/s.js"]).stdout);
     expect(s).toMatchObject({ discovered: 3, passed: 1, failed: 2 });
     expect(s.failures.map((f) => f.name)).toContain("inner bad");
@@ -98,7 +105,8 @@ describe("parseNodeTestOutput refuses to guess", () => {
   });
 });
 
-const SUMMARY = (tests: string, pass: string, fail = "0") => `# tests ${tests}\n# suites 0\n# pass ${pass}\n# fail ${fail}\n# cancelled 0\n# skipped 0\n# todo 0\n# duration_ms 1.5\n`;
+const SUMMARY = (tests: string, pass: string, fail = "0") =>
+  `# tests ${tests}\n# suites 0\n# pass ${pass}\n# fail ${fail}\n# cancelled 0\n# skipped 0\n# todo 0\n# duration_ms 1.5\n`;
 
 describe("parseNodeTest: the shape every report format shares", () => {
   it.each([
@@ -139,7 +147,8 @@ describe("parseNodeTest: the shape every report format shares", () => {
       const whole = parseNodeTest(text);
       for (let end = 0; end < text.length; end += 5) {
         const s = parseNodeTest(text.slice(0, end));
-        if (s.refusal === null) expect({ name, end, d: s.discovered, p: s.passed, f: s.failed }).toEqual({ name, end, d: whole.discovered, p: whole.passed, f: whole.failed });
+        if (s.refusal === null)
+          expect({ name, end, d: s.discovered, p: s.passed, f: s.failed }).toEqual({ name, end, d: whole.discovered, p: whole.passed, f: whole.failed });
       }
     }
   });

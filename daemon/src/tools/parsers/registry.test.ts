@@ -3,7 +3,11 @@ import { TestReportKind } from "../../contracts/test-report.js";
 import { parserFor, REFUSAL_KINDS, type RefusalKind, type RunnerEvidence, type TestReportSummary } from "./index.js";
 import { goStderr, sampleBytes, sampleNames, sampleText } from "./samples.testkit.js";
 
-const junit = (xml: string | Uint8Array): RunnerEvidence => ({ stdout: "", stderr: "", report: { status: "read", bytes: typeof xml === "string" ? Buffer.from(xml) : xml } });
+const junit = (xml: string | Uint8Array): RunnerEvidence => ({
+  stdout: "",
+  stderr: "",
+  report: { status: "read", bytes: typeof xml === "string" ? Buffer.from(xml) : xml },
+});
 const out = (stdout: string, stderr = ""): RunnerEvidence => ({ stdout, stderr });
 
 /** every real sample, as the evidence its parser reads */
@@ -28,7 +32,18 @@ function expectInvariants(s: TestReportSummary, kind: TestReportKind, maxFailure
     expect(s.build_failed.length).toBeLessThanOrEqual(s.failed);
   } else {
     expect(REFUSAL_KINDS).toContain(s.refusal);
-    expect(s).toMatchObject({ summary_found: false, discovered: 0, passed: 0, failed: 0, cancelled: 0, skipped: 0, todo: 0, errors: 0, build_failed: [], files_without_tests: [] });
+    expect(s).toMatchObject({
+      summary_found: false,
+      discovered: 0,
+      passed: 0,
+      failed: 0,
+      cancelled: 0,
+      skipped: 0,
+      todo: 0,
+      errors: 0,
+      build_failed: [],
+      files_without_tests: [],
+    });
     expect(typeof s.problem === "string" && s.problem.length > 0).toBe(true);
   }
 }
@@ -38,7 +53,10 @@ describe("parserFor", () => {
     const junitOnStdout = '<testsuites><testsuite tests="1"><testcase name="t"/></testsuite></testsuites>\n';
     // a JUnit report printed on stdout is not the report file
     expect(parserFor("junit_xml")(out(junitOnStdout))).toMatchObject({ refusal: "missing", discovered: 0 });
-    expect(parserFor("junit_xml")({ ...out(""), report: { status: "read", bytes: Buffer.from(junitOnStdout) } })).toMatchObject({ refusal: null, discovered: 1 });
+    expect(parserFor("junit_xml")({ ...out(""), report: { status: "read", bytes: Buffer.from(junitOnStdout) } })).toMatchObject({
+      refusal: null,
+      discovered: 1,
+    });
     expect(parserFor("node_test")(out(sampleText("node-mixed.tap")))).toMatchObject({ source: "node_test", discovered: 5 });
     expect(parserFor("go_test_json")(out(sampleText("go-pass.stdout")))).toMatchObject({ source: "go_test_json", discovered: 2 });
   });
@@ -53,8 +71,14 @@ describe("what a skipped test is: the same in every format", () => {
   // and not run to an outcome: it is in `skipped`, never in `passed` or `failed`.
   // Whether a run with skips is green is the verdict rule's call, made once from these fields.
   it.each([
-    ["node_test", out("TAP version 13\nok 1 - later # SKIP\n1..1\n# tests 1\n# suites 0\n# pass 0\n# fail 0\n# cancelled 0\n# skipped 1\n# todo 0\n# duration_ms 1\n")],
-    ["junit_xml", junit('<testsuites><testsuite tests="1" skipped="1"><testcase name="later"><skipped message="not today"/></testcase></testsuite></testsuites>')],
+    [
+      "node_test",
+      out("TAP version 13\nok 1 - later # SKIP\n1..1\n# tests 1\n# suites 0\n# pass 0\n# fail 0\n# cancelled 0\n# skipped 1\n# todo 0\n# duration_ms 1\n"),
+    ],
+    [
+      "junit_xml",
+      junit('<testsuites><testsuite tests="1" skipped="1"><testcase name="later"><skipped message="not today"/></testcase></testsuite></testsuites>'),
+    ],
     [
       "go_test_json",
       out(

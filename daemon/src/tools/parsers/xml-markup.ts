@@ -38,8 +38,7 @@ function tagEnd(xml: string, start: number, scan: MarkupScan): number {
     } else if (c === '"' || c === "'") {
       quote = c;
       opened = i;
-    }
-    else if (c === "=") scan.attributes++;
+    } else if (c === "=") scan.attributes++;
     else if (c === ">") return i + 1;
   }
   return -1;
