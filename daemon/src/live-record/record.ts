@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { Id, SchemaVersion } from "../contracts/common.js";
 import { RunStatus } from "../contracts/run.js";
+import { SandboxLimit } from "../contracts/sandbox.js";
 import { Budgets } from "../contracts/task-spec.js";
 import type { RunView, TraceEvent } from "../runtime/service.js";
 
@@ -25,6 +26,9 @@ export const LiveRunVerification = z.strictObject({
     exit_code: z.int().nullable(),
     timed_out: z.boolean(),
     truncated: z.boolean(),
+    /** the limits the candidate tests ran into and the signal that ended their runner (contracts/run-view.ts) */
+    limits: z.array(SandboxLimit).max(8).optional(),
+    runner_signal: z.string().max(32).nullable().optional(),
   }),
   acceptance: z.strictObject({ passed: z.array(z.string().max(128)), failed: z.array(z.string().max(128)), error: z.string().max(2048).nullable() }).nullable(),
 });
