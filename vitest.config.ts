@@ -1,6 +1,7 @@
 import os from "node:os";
 import path from "node:path";
 import { defineConfig } from "vitest/config";
+import { BaseSequencer, type TestSpecification } from "vitest/node";
 
 // Two tiers, split by what a test needs rather than by where it lives:
 // - unit: needs no Docker engine. Fast tests beside the logic, plus cross-module and
@@ -14,11 +15,33 @@ import { defineConfig } from "vitest/config";
 // Most of a test's time is spent waiting on the engine or a child process, not on
 // this process's CPU, so the worker count is above the core count.
 const workers = Number(process.env.MINI_AGENT_TEST_WORKERS ?? Math.max(3, os.availableParallelism() + 1));
+// The engine tier's long poles, longest first. Started last they decide the wall time
+// alone; started first they overlap everything else. Vitest orders by the durations it
+// cached on earlier runs, but a fresh clone has none. A renamed file only loses its place.
+const LONG_FIRST = [
+  "tests/experiments/offline-report.test.ts",
+  "tests/sandbox/families.test.ts",
+  "tests/e2e/run-flow.test.ts",
+  "tests/sandbox/adversarial.test.ts",
+  "tests/recovery/crash.test.ts",
+];
+
+class LongPolesFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const rank = (f: TestSpecification) => {
+      const i = LONG_FIRST.findIndex((p) => f.moduleId.endsWith(p));
+      return i === -1 ? LONG_FIRST.length : i;
+    };
+    return [...(await super.sort(files))].sort((a, b) => rank(a) - rank(b));
+  }
+}
+
 const NO_ENGINE = `unix://${path.join(os.tmpdir(), "mini-agent-unit-tier-has-no-docker.sock")}`;
 
 export default defineConfig({
   test: {
     maxWorkers: workers,
+    sequence: { sequencer: LongPolesFirst },
     projects: [
       {
         test: {
