@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { Id, SchemaVersion } from "./common.js";
+import { ImageFamily, PresetParser } from "./test-report.js";
 
 /**
  * task.json: the same format for the shipped fixtures and for users' own tasks.
@@ -13,7 +14,12 @@ export const TestPreset = z.strictObject({
    * skips `tests/test_x.js`, exiting 0 with 0 tests; naming files avoids that false green.
    */
   files: z.array(z.string().min(1).max(256)).max(32).default([]),
-  parser: z.enum(["node_test"]).default("node_test"),
+  /**
+   * How the result is read: node_test (TAP on stdout), junit_xml (the report file
+   * the command writes at /tmp/mini-agent-junit.xml in the sandbox), go_test_json
+   * (`go test -json` on stdout), exit_code (no count: weaker, and said so).
+   */
+  parser: PresetParser.default("node_test"),
   timeout_seconds: z.int().min(1).max(3600).default(60),
 });
 export type TestPreset = z.infer<typeof TestPreset>;
@@ -68,6 +74,8 @@ export const TaskSpec = z
     /** the preset the Verifier runs as the candidate tests. */
     verify_preset: Id,
     acceptance: Acceptance.optional(),
+    /** the sandbox image family the task's code runs in; absent: the daemon's configured family (node) */
+    image_family: ImageFamily.optional(),
     budgets: Budgets.default(Budgets.parse({})),
   })
   .refine((t) => t.verify_preset in t.test_presets, {
