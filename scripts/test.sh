@@ -18,9 +18,12 @@ npx tsc -p tsconfig.tests.json
 npm run --silent lint:imports
 # formatting and lint rules (biome.jsonc)
 npm run --silent lint
-# the node sandbox image, built once; test files pin it from this lock instead of rebuilding (tests/kit/sandbox-image.ts)
+# every sandbox image family, built once into one lock; test files pin from it instead of rebuilding
+# (tests/kit/sandbox-image.ts). python and go first install their toolchains (scripts/toolchains-ensure.sh).
 images=$(mktemp -d)
-npm run --silent image:build -- --state-dir "$images" --quiet
+for family in node python go; do
+  npm run --silent image:build -- --family "$family" --state-dir "$images" --quiet
+done
 export MINI_AGENT_TEST_IMAGE_LOCK="$images/sandbox-image.lock.json"
 
 status=0
