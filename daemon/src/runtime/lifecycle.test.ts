@@ -1,50 +1,28 @@
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { pino } from "pino";
 import { afterAll, describe, expect, it } from "vitest";
 import { RUN_TRANSITIONS, RunStatus, TERMINAL_STATUSES } from "../contracts/run.js";
-import { TaskSpec } from "../contracts/task-spec.js";
 import { isMiniAgentError } from "../errors.js";
-import { Ledger } from "../store/ledger.js";
+import { tempLedgers, testRecord } from "../store/ledger.testkit.js";
 import { Trace } from "../trace/trace.js";
 import { initialState } from "./create-run.js";
 import type { RuntimeDeps } from "./deps.js";
 import { insertNewRun, markInterrupted, moveRun } from "./lifecycle.js";
 
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mini-agent-lifecycle-"));
-afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
-
-const task = TaskSpec.parse({
-  schema_version: 1,
-  name: "t",
-  task: "do it",
-  writable: ["src/**"],
-  test_presets: { unit: { command: ["node", "--test"] } },
-  verify_preset: "unit",
-});
+const ledgers = tempLedgers("mini-agent-lifecycle-");
+afterAll(() => ledgers.cleanup());
 
 /** A real ledger and trace; the rest of RuntimeDeps is never reached by the lifecycle. */
 function depsWithRun(status: RunStatus): RuntimeDeps {
-  const ledger = new Ledger(path.join(dir, `${crypto.randomUUID()}.sqlite`));
+  const { ledger } = ledgers.open();
   const deps = { ledger, trace: new Trace(ledger, () => 7), logger: pino({ level: "silent" }) } as unknown as RuntimeDeps;
   insertNewRun(deps, {
     run_id: "run_1",
     created_at: 1,
     state: initialState(),
-    record: {
-      schema_version: 1,
-      task,
-      workspace: "/w",
-      control_dir: "/c",
-      fixture_dir: null,
-      model: "replay",
-      backend: "container",
-      replay_path: null,
-      replay_trusted: false,
-      budgets: task.budgets,
-    },
+    record: testRecord(),
   });
   // put the row where the case starts, as a past move would have left it
   if (status !== "running") ledger.setRunStatus("run_1", status, "set up");
@@ -128,7 +106,14 @@ describe("run lifecycle", () => {
     const src = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
     const offenders: string[] = [];
     for (const rel of fs.readdirSync(src, { recursive: true }) as string[]) {
-      if (!rel.endsWith(".ts") || rel.endsWith(".test.ts") || rel === path.join("runtime", "lifecycle.ts") || rel === path.join("store", "ledger.ts")) continue;
+      if (
+        !rel.endsWith(".ts") ||
+        rel.endsWith(".test.ts") ||
+        rel.endsWith(".testkit.ts") ||
+        rel === path.join("runtime", "lifecycle.ts") ||
+        rel === path.join("store", "ledger.ts")
+      )
+        continue;
       const text = fs.readFileSync(path.join(src, rel), "utf8");
       if (/\.setRunStatus\(|\.insertRun\(/.test(text)) offenders.push(rel);
     }

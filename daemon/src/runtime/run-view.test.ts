@@ -1,65 +1,31 @@
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ApiResponse } from "../contracts/api-responses.js";
 import type { VerificationEvidence } from "../contracts/run-view.js";
-import { TaskSpec } from "../contracts/task-spec.js";
-import { Ledger } from "../store/ledger.js";
-import type { RunRecord, RunState } from "../store/records.js";
+import type { Ledger } from "../store/ledger.js";
+import { TEST_TASK, tempLedgers, testRecord, testState } from "../store/ledger.testkit.js";
+import type { RunState } from "../store/records.js";
 import { runView } from "./run-view.js";
 
 /**
  * The run view as the daemon builds it from a real ledger, and as the client
  * parses it: every fact behind a verdict must survive both steps.
  */
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
-});
+const ledgers = tempLedgers("mini-agent-view-");
+afterEach(() => ledgers.cleanup());
 
 function ledgerWith(state: Partial<RunState>, status: "failed" | "budget_exhausted", reason: string): Ledger {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mini-agent-view-"));
-  dirs.push(dir);
-  const ledger = new Ledger(path.join(dir, "ledger.sqlite"), () => 42);
-  const task = TaskSpec.parse({
-    schema_version: 1,
-    name: "t",
-    task: "do it",
-    writable: ["src/**"],
-    test_presets: { unit: { command: ["node", "--test"] } },
-    verify_preset: "unit",
-  });
-  const record: RunRecord = {
-    schema_version: 1,
-    task,
-    workspace: "/w",
-    control_dir: "/c",
-    fixture_dir: null,
-    model: "replay",
-    backend: "container",
-    replay_path: "/r.json",
-    replay_trusted: false,
-    budgets: { ...task.budgets, tool_calls: 40 },
-  };
+  const { ledger } = ledgers.open(() => 42);
   ledger.insertRun({
     run_id: "run_1",
     created_at: 1,
     status,
     reason,
-    record,
-    state: {
-      schema_version: 1,
+    record: testRecord({ replay_path: "/r.json", budgets: { ...TEST_TASK.budgets, tool_calls: 40 } }),
+    state: testState({
       counters: { model_turns: 3, tool_calls: 40, writes: 1, elapsed_ms: 5000, prompt_tokens: 0, completion_tokens: 0 },
-      stop: { cancelled: false, timed_out: false, exhausted: null },
-      interrupted_from: null,
-      pending_action_id: null,
       last_tool: "run_tests",
-      last_plan: null,
-      tests: null,
-      verification: null,
       ...state,
-    },
+    }),
   });
   return ledger;
 }

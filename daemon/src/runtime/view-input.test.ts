@@ -1,44 +1,21 @@
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { TaskSpec } from "../contracts/task-spec.js";
-import { Ledger } from "../store/ledger.js";
-import { initialState } from "./create-run.js";
+import type { Ledger } from "../store/ledger.js";
+import { TEST_TASK, tempLedgers, testRecord, testState } from "../store/ledger.testkit.js";
 import { defaultViewBuilder, ledgerMessages } from "./view-input.js";
 
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mini-agent-view-"));
-afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
-
-const task = TaskSpec.parse({
-  schema_version: 1,
-  name: "t",
-  task: "fix the resolver",
-  writable: ["src/**"],
-  test_presets: { unit: { command: ["node", "--test"] } },
-  verify_preset: "unit",
-});
+const ledgers = tempLedgers("mini-agent-view-");
+afterAll(() => ledgers.cleanup());
 
 function ledgerWithHistory(): Ledger {
-  const ledger = new Ledger(path.join(dir, `${Math.random()}.sqlite`));
+  const { ledger } = ledgers.open();
   ledger.insertRun({
     run_id: "run_1",
     created_at: 1,
     status: "running",
     reason: null,
-    state: initialState(),
-    record: {
-      schema_version: 1,
-      task,
-      workspace: "/w",
-      control_dir: "/c",
-      fixture_dir: null,
-      model: "replay",
-      backend: "container",
-      replay_path: null,
-      replay_trusted: false,
-      budgets: task.budgets,
-    },
+    state: testState(),
+    record: testRecord({ task: TaskSpec.parse({ ...TEST_TASK, task: "fix the resolver" }) }),
   });
   ledger.appendMessage("run_1", { schema_version: 1, role: "assistant", decision: { kind: "plan", text: "read, then fix" } });
   ledger.appendMessage("run_1", {

@@ -1,56 +1,18 @@
 import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
-import { TaskSpec } from "../contracts/task-spec.js";
 import { isMiniAgentError } from "../errors.js";
 import { Ledger } from "./ledger.js";
 import { LATEST_SCHEMA } from "./migrations.js";
+import { tempLedgers, testRecord, testState } from "./ledger.testkit.js";
 import type { RunRecord, RunState } from "./records.js";
 
-const dirs: string[] = [];
-function tmpLedger(): { file: string; ledger: Ledger } {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mini-agent-ledger-"));
-  dirs.push(dir);
-  const file = path.join(dir, "ledger.sqlite");
-  return { file, ledger: new Ledger(file, () => 42) };
-}
-afterEach(() => {
-  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
-});
+const ledgers = tempLedgers();
+afterEach(() => ledgers.cleanup());
+const tmpLedger = () => ledgers.open(() => 42);
 
-const task = TaskSpec.parse({
-  schema_version: 1,
-  name: "t",
-  task: "do it",
-  writable: ["src/**"],
-  test_presets: { unit: { command: ["node", "--test"] } },
-  verify_preset: "unit",
-});
-const record: RunRecord = {
-  schema_version: 1,
-  task,
-  workspace: "/w",
-  control_dir: "/c",
-  fixture_dir: null,
-  model: "replay",
-  backend: "container",
-  replay_path: "/r.json",
-  replay_trusted: false,
-  budgets: task.budgets,
-};
-const state: RunState = {
-  schema_version: 1,
-  counters: { model_turns: 0, tool_calls: 0, writes: 0, elapsed_ms: 0, prompt_tokens: 0, completion_tokens: 0 },
-  stop: { cancelled: false, timed_out: false, exhausted: null },
-  interrupted_from: null,
-  pending_action_id: null,
-  last_tool: null,
-  last_plan: null,
-  tests: null,
-  verification: null,
-};
+const record: RunRecord = testRecord({ replay_path: "/r.json" });
+const state: RunState = testState();
 
 function codeOf(fn: () => unknown): string {
   try {

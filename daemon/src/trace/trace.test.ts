@@ -1,37 +1,14 @@
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { TaskSpec } from "../contracts/task-spec.js";
-import { initialState } from "../runtime/create-run.js";
-import { Ledger } from "../store/ledger.js";
+import type { Ledger } from "../store/ledger.js";
+import { insertTestRun, tempLedgers } from "../store/ledger.testkit.js";
 import { Trace } from "./trace.js";
 
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mini-agent-trace-"));
-afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
-const task = TaskSpec.parse({ schema_version: 1, name: "t", task: "x", writable: ["a"], test_presets: { u: { command: ["node"] } }, verify_preset: "u" });
+const ledgers = tempLedgers("mini-agent-trace-");
+afterAll(() => ledgers.cleanup());
 
 function setup(): { ledger: Ledger; trace: Trace } {
-  const ledger = new Ledger(path.join(dir, `${Math.random()}.sqlite`));
-  ledger.insertRun({
-    run_id: "run_1",
-    created_at: 1,
-    status: "running",
-    reason: null,
-    state: initialState(),
-    record: {
-      schema_version: 1,
-      task,
-      workspace: "/w",
-      control_dir: "/c",
-      fixture_dir: null,
-      model: "replay",
-      backend: "container",
-      replay_path: null,
-      replay_trusted: false,
-      budgets: task.budgets,
-    },
-  });
+  const { ledger } = ledgers.open();
+  insertTestRun(ledger);
   return { ledger, trace: new Trace(ledger, () => 7) };
 }
 
