@@ -14,6 +14,7 @@
  * exception: a task whose own tests must stay skipped keeps those files out of
  * its verify preset (presets name their files explicitly).
  */
+import { EXIT_CODE_ONLY_PASSED } from "../contracts/test-report.js";
 
 /** Counts as a parser reports them; `discovered` = passed + failed + cancelled + skipped + todo. */
 export interface TestSummary {
@@ -36,8 +37,7 @@ export interface TestSummary {
   exit_code_only?: boolean;
 }
 
-/** The verdict of a green exit-code-only run, word for word (issue 11): weaker, and it says so. */
-export const EXIT_CODE_ONLY_PASSED = "tests passed by exit code only; no test count was available";
+export { EXIT_CODE_ONLY_PASSED };
 
 /** The summary of an `exit_code` preset: no counts, only the exit status will be judged. */
 export function exitCodeOnlySummary(): TestSummary {
