@@ -1,5 +1,5 @@
 import type { ExhaustedBudget, RunView, VerificationEvidence } from "../../daemon/src/contracts/run-view.js";
-import { EXIT_CODE_ONLY_PASSED } from "../../daemon/src/contracts/test-report.js";
+import { EXIT_CODE_ONLY_PASSED } from "../../daemon/src/contracts/run-view.js";
 import { BUDGET_FLAGS } from "./args.js";
 
 /**

@@ -27,6 +27,13 @@ export const PendingActionView = z.object({
 export type PendingActionView = z.infer<typeof PendingActionView>;
 
 /**
+ * The verdict of a green exit-code-only run, word for word (issue 11). Judged
+ * in tools/test-verdict.ts; here (zod/mini, which the client loads) so that the
+ * client shows the same words.
+ */
+export const EXIT_CODE_ONLY_PASSED = "tests passed by exit code only; no test count was available";
+
+/**
  * The last run_tests' figures. An exit-code-only preset has no count: the zeros
  * are placeholders, `exit_code_only` is true and `green` says pass or fail; it is
  * never shown as "0/0" or "N tests passed".

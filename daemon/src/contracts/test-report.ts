@@ -15,12 +15,6 @@ export type TestReportKind = z.infer<typeof TestReportKind>;
 export const PresetParser = z.enum(["node_test", "junit_xml", "go_test_json", "exit_code"]);
 export type PresetParser = z.infer<typeof PresetParser>;
 
-/**
- * The verdict of a green exit-code-only run, word for word (issue 11). Judged
- * in tools/test-verdict.ts; here so that the client shows the same words.
- */
-export const EXIT_CODE_ONLY_PASSED = "tests passed by exit code only; no test count was available";
-
 /** The sandbox image families (sandbox-image/definitions.ts); a task or a run names one. */
 export const ImageFamily = z.enum(["node", "python", "go"]);
 export type ImageFamily = z.infer<typeof ImageFamily>;

@@ -14,7 +14,7 @@
  * exception: a task whose own tests must stay skipped keeps those files out of
  * its verify preset (presets name their files explicitly).
  */
-import { EXIT_CODE_ONLY_PASSED } from "../contracts/test-report.js";
+import { EXIT_CODE_ONLY_PASSED } from "../contracts/run-view.js";
 
 /** Counts as a parser reports them; `discovered` = passed + failed + cancelled + skipped + todo. */
 export interface TestSummary {
