@@ -107,4 +107,43 @@ describe("an exit-code-only task without acceptance, through the daemon", () => 
       "failed: no_changes (the workspace is as the run found it); candidate tests failed by exit code only (runner exited 1; no test count was available)",
     );
   });
+
+  it("a junit_xml preset on trusted_local is refused before the run exists (the host's /tmp is never read)", async () => {
+    const spec = path.join(root, "junit-task.json");
+    fs.writeFileSync(
+      spec,
+      JSON.stringify({
+        schema_version: 1,
+        name: "junit-local",
+        task: "t",
+        writable: ["src/**"],
+        test_presets: { pytest: { command: ["python3", "-m", "pytest", "--junitxml=/tmp/mini-agent-junit.xml"], files: [], parser: "junit_xml" } },
+        verify_preset: "pytest",
+      }),
+    );
+    const ws = path.join(root, "ws-junit");
+    fs.mkdirSync(ws);
+    const socket = ["--socket", d.socketPath];
+    const before = (await runClient(["list", "--json", ...socket])).stdout;
+    const file = replay("junit", [{ kind: "final", text: "done" }]);
+    const r = await runClient([
+      "run",
+      "--workspace",
+      ws,
+      "--task-spec",
+      spec,
+      "--backend",
+      "trusted_local",
+      "--replay",
+      file,
+      "--trust-replay-file",
+      ...socket,
+    ]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("report_file_unsupported");
+    expect(r.stderr).toContain("use the container backend");
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    expect((await runClient(["list", "--json", ...socket])).stdout).toBe(before);
+    expect(fs.readdirSync(ws)).toEqual([]);
+  });
 });
