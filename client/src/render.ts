@@ -4,9 +4,15 @@ import { oneLine, whyLine } from "./why.js";
 
 /** Text shapes of the client, kept apart from the flow so each stays short. */
 export function progressLine(run: RunView): string {
-  const t = run.tests ? `tests ${run.tests.passed}/${run.tests.discovered} passed` : "tests -";
+  const t = run.tests ? testsShort(run.tests) : "tests -";
   const secs = (run.counters.elapsed_ms / 1000).toFixed(1);
   return oneLine(`${run.run_id}  ${run.status}  turn ${run.counters.model_turns}  last tool ${run.last_tool ?? "-"}  ${t}  ${secs}s`);
+}
+
+/** An exit-code-only run has no count: it says passed or failed by exit code, never "0/0". */
+function testsShort(t: NonNullable<RunView["tests"]>): string {
+  if (t.exit_code_only) return `tests ${t.green ? "passed" : "failed"} by exit code only`;
+  return `tests ${t.passed}/${t.discovered} passed`;
 }
 
 function str(v: unknown): string | null {

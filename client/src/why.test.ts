@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { RunView, VerificationEvidence } from "../../daemon/src/contracts/run-view.js";
-import { statusJson } from "./render.js";
+import { progressLine, statusJson } from "./render.js";
 import { whyLine } from "./why.js";
 
 /** The why line for every way a run can end, from hand-built views (the e2e test shows it end to end). */
@@ -141,5 +141,37 @@ describe("the one-line why", () => {
     const json = statusJson(run);
     expect(json).toMatchObject({ ...run, action_id: null, why: whyLine(run) });
     expect((json.verification as VerificationEvidence).details).toEqual(["hidden acceptance case(s) failed: x"]);
+  });
+
+  describe("an exit-code-only verify preset (no test count exists)", () => {
+    const EXIT_ONLY = { discovered: 0, passed: 0, failed: 0, exit_code: 0, timed_out: false, truncated: false, exit_code_only: true };
+
+    it("regression: a completed exit-code-only run read 'tests 0/0 passed'; it says passed by exit code only", () => {
+      const line = whyLine(
+        view({ status: "completed", reason: null, verification: evidence({ passed: true, reason: null, tests: EXIT_ONLY, acceptance: null }) }),
+      );
+      expect(line).toBe("completed: verified by the host Verifier (tests passed by exit code only; no test count was available); 2 write(s)");
+      expect(line).not.toMatch(/\d+\/\d+/);
+    });
+
+    it("a failed one names the exit code and no count", () => {
+      const line = failed({ tests: { ...EXIT_ONLY, exit_code: 2 }, acceptance: null });
+      expect(line).toBe("failed: candidate tests failed by exit code only (runner exited 2; no test count was available)");
+    });
+
+    it("the progress line never shows 0/0 for it", () => {
+      expect(progressLine(view({ tests: { discovered: 0, passed: 0, failed: 0, exit_code_only: true, green: true } }))).toContain(
+        "tests passed by exit code only",
+      );
+      expect(progressLine(view({ tests: { discovered: 0, passed: 0, failed: 0, exit_code_only: true, green: false } }))).toContain(
+        "tests failed by exit code only",
+      );
+      expect(progressLine(view({ tests: { discovered: 0, passed: 0, failed: 0, exit_code_only: true, green: true } }))).not.toContain("0/0");
+    });
+  });
+
+  it("reason no_changes (a task without hidden acceptance) is said once, first", () => {
+    const line = failed({ reason: "no_changes", changed_path_count: 0, acceptance: null });
+    expect(line).toBe("failed: no_changes (the workspace is as the run found it); candidate tests 3/3 passed");
   });
 });

@@ -1,4 +1,5 @@
 import type { ExhaustedBudget, RunView, VerificationEvidence } from "../../daemon/src/contracts/run-view.js";
+import { EXIT_CODE_ONLY_PASSED } from "../../daemon/src/contracts/run-view.js";
 import { BUDGET_FLAGS } from "./args.js";
 
 /**
@@ -41,7 +42,8 @@ export function whyLine(run: RunView, commandPrefix = ""): string {
 
 function passedFacts(v: VerificationEvidence | null): string {
   if (!v) return "no evidence recorded";
-  const tests = `tests ${v.tests.passed}/${v.tests.discovered} passed`;
+  // an exit-code-only preset has no count: it is never "N tests passed" (issue 11)
+  const tests = v.tests.exit_code_only ? EXIT_CODE_ONLY_PASSED : `tests ${v.tests.passed}/${v.tests.discovered} passed`;
   const acc = v.acceptance ? `, acceptance ${v.acceptance.passed.length}/${v.acceptance.passed.length + v.acceptance.failed.length} cases passed` : "";
   return tests + acc;
 }
@@ -56,13 +58,13 @@ function failureWhy(run: RunView): string {
 /** The headline reason first, then the facts that are known, each one short. */
 export function verdictWhy(v: VerificationEvidence): string[] {
   const parts: string[] = [];
-  if (v.changed_path_count === 0) parts.push("no_changes (the workspace is as the run found it)");
   const reason = v.reason ?? "verification_failed";
+  if (v.changed_path_count === 0 || reason === "no_changes") parts.push("no_changes (the workspace is as the run found it)");
   if (reason === "protected_path_changed") parts.push(`protected path changed (${list(v.protected_paths_changed)})`);
   else if (reason === "false_green") parts.push(`false green: ${v.false_green ?? "the candidate tests did not really run"}`);
   else if (reason === "acceptance_protocol_error") parts.push(`hidden acceptance protocol error${v.acceptance?.error ? `: ${clip(v.acceptance.error)}` : ""}`);
   else if (reason.startsWith("verification_error:")) parts.push(`verification error: ${reason.slice("verification_error:".length)}`);
-  else if (reason !== "verification_failed") parts.push(reason);
+  else if (reason !== "verification_failed" && reason !== "no_changes") parts.push(reason);
 
   if (v.acceptance && reason !== "acceptance_protocol_error") {
     const a = v.acceptance;
@@ -76,6 +78,12 @@ export function verdictWhy(v: VerificationEvidence): string[] {
   if (ran && reason !== "false_green") {
     if (t.timed_out) parts.push("candidate tests timed out");
     else if (t.truncated) parts.push("candidate test output truncated, so its counts cannot be trusted");
+    else if (t.exit_code_only)
+      parts.push(
+        t.exit_code === 0
+          ? `candidate ${EXIT_CODE_ONLY_PASSED}`
+          : `candidate tests failed by exit code only (runner exited ${t.exit_code ?? "without a code"}; no test count was available)`,
+      );
     else parts.push(`candidate tests ${t.passed}/${t.discovered} passed${t.exit_code !== 0 ? `, runner exited ${t.exit_code ?? "without a code"}` : ""}`);
   }
   if (parts.length === 0) parts.push(reason);

@@ -45,6 +45,8 @@ export const ERROR_CODES = [
   "sandbox_error",
   "isolation_unverified",
   "backend_not_isolated",
+  /** a preset needs a report file read back from a sandbox, and the backend (trusted_local) has none */
+  "report_file_unsupported",
   // daemon: credentials and process
   "credentials_missing",
   "credentials_insecure",

@@ -10,6 +10,14 @@
  *   run -- ARGV...  run a command (cwd and env are this process's own)
  *   run --clear     kill leftovers, empty /tmp and /workspace (warm sandbox)
  *   run --settle    kill leftovers, empty /tmp; keep /workspace if no command changed it, else empty it
+ *   run --read-report PATH MAXBYTES
+ *                   the report file a test command wrote (e.g. JUnit XML in /tmp, a tmpfs the
+ *                   Engine's archive API cannot read, also under gVisor) as bytes on stdout. Runs
+ *                   no command and asks nothing of the spawner. Only a regular file is read, the
+ *                   last path component is never followed (O_NOFOLLOW), a FIFO cannot block the
+ *                   open (O_NONBLOCK), and at most MAXBYTES+1 bytes are read: exit 0 (read),
+ *                   REPORT_MISSING, REPORT_TOO_LARGE (size on stderr) or REPORT_UNREADABLE
+ *                   (why on stderr); see spawn-proto.h.
  * If the spawner cannot be reached or drops the connection without an
  * answer, it prints "mini-agent-run: spawner lost" on stderr and exits
  * RELAY_LOST.
@@ -22,6 +30,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -45,13 +54,68 @@ static void write_all(int fd, const void *buf, size_t n) {
   }
 }
 
+/* write_all for --read-report: a failed write is the read-back's failure, not a lost spawner */
+static int put_all(int fd, const char *p, size_t n) {
+  while (n > 0) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return -1;
+    p += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+static int read_report(const char *path, const char *max_text) {
+  char *end = NULL;
+  errno = 0;
+  unsigned long long max = strtoull(max_text, &end, 10);
+  if (path[0] != '/' || errno != 0 || end == max_text || *end != '\0' || max_text[0] == '-' || max > (1ull << 30)) {
+    dprintf(2, "usage: run --read-report /ABSOLUTE/PATH MAXBYTES (at most 1 GiB)\n");
+    return 2;
+  }
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    if (errno == ENOENT) return REPORT_MISSING;
+    /* O_NOFOLLOW on a symlink: ELOOP (EMLINK on some kernels) */
+    if (errno == ELOOP || errno == EMLINK) { dprintf(2, "a symbolic link, not a regular file\n"); return REPORT_UNREADABLE; }
+    dprintf(2, "open: %s\n", strerror(errno));
+    return REPORT_UNREADABLE;
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0) { dprintf(2, "fstat: %s\n", strerror(errno)); return REPORT_UNREADABLE; }
+  if (!S_ISREG(st.st_mode)) { dprintf(2, "not a regular file\n"); return REPORT_UNREADABLE; }
+  if ((unsigned long long)st.st_size > max) { dprintf(2, "%lld\n", (long long)st.st_size); return REPORT_TOO_LARGE; }
+  /* the size may change under us (a leftover writer): read MAX+1 at most and decide on what was read */
+  size_t cap = (size_t)max + 1, got = 0;
+  char *buf = malloc(cap > 0 ? cap : 1);
+  if (!buf) { dprintf(2, "out of memory\n"); return REPORT_UNREADABLE; }
+  while (got < cap) {
+    ssize_t r = read(fd, buf + got, cap - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) { dprintf(2, "read: %s\n", strerror(errno)); return REPORT_UNREADABLE; }
+    if (r == 0) break;
+    got += (size_t)r;
+  }
+  if (got > max) { dprintf(2, "%zu\n", got); return REPORT_TOO_LARGE; }
+  if (put_all(1, buf, got) != 0) { dprintf(2, "write: %s\n", strerror(errno)); return REPORT_UNREADABLE; }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   /* same uid as candidate code: not dumpable, so it cannot be written through /proc/PID/mem */
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  if (argc >= 2 && strcmp(argv[1], "--read-report") == 0) {
+    if (argc != 4) {
+      dprintf(2, "usage: run --read-report /ABSOLUTE/PATH MAXBYTES\n");
+      return 2;
+    }
+    return read_report(argv[2], argv[3]);
+  }
   int settle = argc == 2 && strcmp(argv[1], "--settle") == 0;
   int clear = settle || (argc == 2 && strcmp(argv[1], "--clear") == 0);
   if (!clear && (argc < 3 || strcmp(argv[1], "--") != 0)) {
-    dprintf(2, "usage: run -- ARGV... | run --clear | run --settle\n");
+    dprintf(2, "usage: run -- ARGV... | run --clear | run --settle | run --read-report PATH MAXBYTES\n");
     return 2;
   }
   for (int fd = 0; fd < 3; fd++) {

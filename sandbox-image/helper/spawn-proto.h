@@ -42,6 +42,13 @@
 #define SPAWN_MAX_PAYLOAD (4u << 20)
 /* relay exit code when the spawner cannot be reached or dropped the connection */
 #define RELAY_LOST 254
+/*
+ * `run --read-report PATH MAXBYTES` (no spawner involved): the file's bytes on
+ * stdout and exit 0, or one of these (the reason, or the size, on stderr).
+ */
+#define REPORT_MISSING 10
+#define REPORT_TOO_LARGE 11
+#define REPORT_UNREADABLE 12
 
 struct spawn_header { uint32_t magic, type, length; };
 struct spawn_answer { uint32_t magic; int32_t status; uint32_t leftovers; };

@@ -1,3 +1,5 @@
+import fs from "node:fs/promises";
+import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { LocalExecutor } from "../../daemon/src/sandbox/local-executor.js";
 import { runTests } from "../../daemon/src/tools/run-tests.js";
@@ -17,13 +19,16 @@ let run: TempRun | undefined;
 afterEach(async () => run?.cleanup());
 
 async function bothJudge(body: string) {
-  run = await tempRun({ "package.json": PKG, "tests/a.js": `${HEAD}${body}` });
+  run = await tempRun({ "package.json": PKG, "tests/a.js": `${HEAD}${body}`, "src/x.js": "export const x = 1;\n" });
+  // the run changed something: a task without acceptance that changed nothing fails as no_changes before its tests count
+  const baseline = await computeManifest(run.ws);
+  await fs.writeFile(path.join(run.ws, "src", "x.js"), "export const x = 2;\n");
   const tool = await runTests("c1", { preset: "candidate" }, { ...run.ctx, runner: new LocalExecutor(), runId: "run_v", timeoutMs: 120_000 });
   const ev = await verify({
     runId: "run_v",
     task: run.ctx.task,
     workspaceRoot: run.ws,
-    baseline: await computeManifest(run.ws),
+    baseline,
     acceptanceDir: null,
     executor: new LocalExecutor(),
   });

@@ -34,6 +34,7 @@ const STATUS: Partial<Record<ErrorCode, number>> = {
   payload_too_large: 413,
   isolation_unverified: 412,
   backend_not_isolated: 412,
+  report_file_unsupported: 400,
   credentials_missing: 412,
   credentials_insecure: 412,
   runtime_unavailable: 503,

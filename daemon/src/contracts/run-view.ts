@@ -26,7 +26,25 @@ export const PendingActionView = z.object({
 });
 export type PendingActionView = z.infer<typeof PendingActionView>;
 
-export const TestCounts = z.object({ discovered: z.number(), passed: z.number(), failed: z.number() });
+/**
+ * The verdict of a green exit-code-only run, word for word (issue 11). Judged
+ * in tools/test-verdict.ts; here (zod/mini, which the client loads) so that the
+ * client shows the same words.
+ */
+export const EXIT_CODE_ONLY_PASSED = "tests passed by exit code only; no test count was available";
+
+/**
+ * The last run_tests' figures. An exit-code-only preset has no count: the zeros
+ * are placeholders, `exit_code_only` is true and `green` says pass or fail; it is
+ * never shown as "0/0" or "N tests passed".
+ */
+export const TestCounts = z.object({
+  discovered: z.number(),
+  passed: z.number(),
+  failed: z.number(),
+  exit_code_only: z.optional(z.boolean()),
+  green: z.optional(z.boolean()),
+});
 export type TestCounts = z.infer<typeof TestCounts>;
 
 /** The host Verifier's verdict and the facts behind it (verifier/verify.ts). Never holds an expected answer. */
@@ -43,6 +61,11 @@ export const VerificationEvidence = z.object({
     /** limits the candidate tests ran into, and the signal that killed their runner (SandboxResult) */
     limits: z.optional(z.array(SandboxLimit)),
     runner_signal: z.optional(z.nullable(z.string())),
+    /**
+     * the verify preset is exit-code only: no test count exists (the counts are 0 and
+     * must never be shown as "0/0" or "N tests passed"); only the exit status was judged
+     */
+    exit_code_only: z.optional(z.boolean()),
   }),
   /** hidden acceptance case ids (ids only) */
   acceptance: z.nullable(z.object({ passed: z.array(z.string()), failed: z.array(z.string()), error: z.nullable(z.string()) })),

@@ -58,7 +58,29 @@ export interface SandboxRunRequest {
   timeoutMs: number;
   outputCapBytes?: number;
   signal?: AbortSignal;
+  /**
+   * A report file the command writes inside the sandbox (e.g. JUnit XML at
+   * /tmp/mini-agent-junit.xml), read back right after it ends, before the
+   * sandbox is settled or removed; at most `maxBytes` are accepted. The result's
+   * `report` says what was found. A backend that has no sandbox filesystem
+   * (trusted_local) refuses such a request (report_file_unsupported).
+   */
+  reportFile?: { path: string; maxBytes: number };
 }
+
+/**
+ * A report file read back from the sandbox: the bytes, or why there are none.
+ * Written here because the executor produces it and the parsers
+ * (tools/parsers/) read it; contracts import nothing of ours.
+ */
+export type ReportFile =
+  | { status: "read"; bytes: Uint8Array }
+  /** no file at the path: the command wrote none (or crashed first) */
+  | { status: "missing" }
+  /** larger than the cap; `size` when the reader knows it. The bytes are never read. */
+  | { status: "too_large"; size: number | null }
+  /** it exists but is not a regular file, or reading it failed; `reason` is for people */
+  | { status: "unreadable"; reason: string };
 
 /**
  * A limit a command ran into, each known from its own real signal: `time` the
@@ -85,4 +107,6 @@ export interface SandboxResult {
   duration_ms: number;
   image_digest: string | null;
   runtime: Runtime | "host";
+  /** set exactly when the request named a `reportFile` */
+  report?: ReportFile;
 }

@@ -29,6 +29,8 @@ export const LiveRunVerification = z.strictObject({
     /** the limits the candidate tests ran into and the signal that ended their runner (contracts/run-view.ts) */
     limits: z.array(SandboxLimit).max(8).optional(),
     runner_signal: z.string().max(32).nullable().optional(),
+    /** the verify preset had no test count, only an exit status (contracts/run-view.ts) */
+    exit_code_only: z.boolean().optional(),
   }),
   acceptance: z.strictObject({ passed: z.array(z.string().max(128)), failed: z.array(z.string().max(128)), error: z.string().max(2048).nullable() }).nullable(),
 });

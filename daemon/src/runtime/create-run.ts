@@ -71,6 +71,16 @@ export function checkCreateInput(input: CreateRunInput, builtinFixturesDir: stri
     if (!isDir(input.workspace)) throw bad("the workspace must be an existing directory");
   }
   if (task.acceptance && taskControlDir === null) throw bad("the task has acceptance cases but no control dir was given");
+  if (input.backend === "trusted_local") {
+    // host processes have no sandbox /tmp to read a JUnit report back from (sandbox/local-executor.ts)
+    const junit = Object.keys(task.test_presets).filter((name) => task.test_presets[name]!.parser === "junit_xml");
+    if (junit.length > 0) {
+      throw new MiniAgentError(
+        "report_file_unsupported",
+        `test preset(s) ${junit.join(", ")} read a JUnit report file from the sandbox, which the trusted_local backend does not have; use the container backend`,
+      );
+    }
+  }
 
   const budgets = Budgets.safeParse({ ...task.budgets, ...(input.budgets ?? {}) });
   if (!budgets.success) throw bad(`budgets are invalid:\n${describeZodError(budgets.error)}`);

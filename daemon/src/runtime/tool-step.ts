@@ -108,15 +108,25 @@ export function observe(deps: RuntimeDeps, active: { runId: string; elapsedMs():
     deps.trace.append(active.runId, {
       type: "tool_observed",
       call_id: result.call_id,
-      payload: { tool, ok: result.ok, error: result.error?.code ?? null, truncated: result.truncated, ...(testFigures(tool, result) ?? {}) },
+      payload: { tool, ok: result.ok, error: result.error?.code ?? null, truncated: result.truncated, ...traceFigures(testFigures(tool, result)) },
     });
   });
   return "continue";
 }
 
-function testFigures(tool: string, r: ToolResult): { discovered: number; passed: number; failed: number } | null {
+type TestFigures = { discovered: number; passed: number; failed: number; exit_code_only?: boolean; green?: boolean };
+
+/** What a run_tests result says for the run status; an exit-code-only run has no count, only pass or fail. */
+function testFigures(tool: string, r: ToolResult): TestFigures | null {
   if (tool !== "run_tests" || r.data === null || typeof r.data !== "object") return null;
   const d = r.data as Record<string, unknown>;
+  if (d.exit_code_only === true) return { discovered: 0, passed: 0, failed: 0, exit_code_only: true, green: d.green === true };
   const n = (k: string) => (typeof d[k] === "number" ? (d[k] as number) : 0);
   return { discovered: n("discovered"), passed: n("passed"), failed: n("failed") };
+}
+
+/** The trace's figures: an exit-code-only run shows no counts there (it must never read as "0/0"). */
+function traceFigures(f: TestFigures | null): Record<string, unknown> {
+  if (f === null) return {};
+  return f.exit_code_only ? { exit_code_only: true, green: f.green } : f;
 }

@@ -8,6 +8,7 @@ import type { Executor, SandboxSession } from "./executor.js";
 import { IN_IMAGE } from "./host-config.js";
 import { engineError, resolvePinnedImage } from "./image-pin.js";
 import { SandboxContainer, spawnerLostError } from "./sandbox-container.js";
+import { checkReportRequest, NOT_READ_AFTER_STOP, readReportIn } from "./report-read.js";
 import { toResult } from "./result.js";
 import { WarmSession } from "./warm-session.js";
 import { listExport } from "../workspace/index.js";
@@ -113,6 +114,7 @@ export class DockerExecutor implements Executor {
    */
   async runFresh(req: SandboxRunRequest, hooks: { onStarted?: (box: SandboxContainer) => Promise<void> } = {}): Promise<SandboxResult> {
     const env = buildExecEnv(this.config, req.env);
+    checkReportRequest(req.reportFile);
     const t0 = this.now();
     // what may leave the host is decided before anything is created
     const exported = await listExport(req.workspaceDir, req.exportSpec);
@@ -136,7 +138,13 @@ export class DockerExecutor implements Executor {
       // process), that is the command's result: killed, no exit code. When the sandbox still runs,
       // the channel itself broke: a sandbox failure, never a result.
       if (outcome.spawnerLost && !outcome.oomKilled && (await box.running()) !== false) throw spawnerLostError(box.id, null);
-      return toResult(outcome, this.now() - t0, box.digest, this.config.runtime);
+      const result = toResult(outcome, this.now() - t0, box.digest, this.config.runtime);
+      // the report is read before the box goes, and only from a command that ended by itself
+      if (req.reportFile !== undefined) {
+        const stopped = outcome.timedOut || outcome.cancelled || outcome.spawnerLost;
+        result.report = stopped ? NOT_READ_AFTER_STOP : await readReportIn(box, req.reportFile, this.config.controlExecTimeoutMs);
+      }
+      return result;
     } finally {
       await box.remove();
     }

@@ -21,6 +21,8 @@ export interface ExecOutcome {
   truncated: boolean;
   stdout: string;
   stderr: string;
+  /** stdout as bytes, for a control exec whose output is data (sandbox/report-read.ts) */
+  stdoutBytes?: Buffer;
   /**
    * No status came back from the spawner (it, or the whole container, is gone). Never a
    * pass; whether it is the command's result or a sandbox failure is the caller's call

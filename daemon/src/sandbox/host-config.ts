@@ -22,6 +22,8 @@ export const IN_IMAGE = {
   clear: ["/opt/mini-agent/run", "--clear"],
   /** after a command: kill leftovers, empty /tmp; keep /workspace if unchanged, else empty it (exit 3). */
   settle: ["/opt/mini-agent/run", "--settle"],
+  /** `run --read-report PATH MAXBYTES`: a report file's bytes on stdout (sandbox/report-read.ts); no command runs. */
+  readReport: ["/opt/mini-agent/run", "--read-report"],
   /** static (probes/inside/probe.c): runs in every image family, needs nothing from it. */
   probe: ["/opt/mini-agent/probe"],
   /** static: the syscall list, and the fork bomb, memory hog and SIGTERM-ignoring process of the resource probes. */

@@ -80,6 +80,13 @@ export class LocalExecutor implements Executor {
   }
 
   async run(req: SandboxRunRequest): Promise<SandboxResult> {
+    if (req.reportFile !== undefined) {
+      // host processes share the host's /tmp: a report there could be anyone's, and reading it is reading the host
+      throw new MiniAgentError(
+        "report_file_unsupported",
+        `the trusted_local backend runs tests as host processes and cannot read a report file (${req.reportFile.path}); use the container backend for a junit_xml preset`,
+      );
+    }
     const envList = buildExecEnv(this.config, req.env);
     const t0 = this.now();
     const root = await fs.mkdtemp(path.join(this.tmpRoot, "mini-agent-local-"));

@@ -38,6 +38,11 @@ export class CappedOutput {
     this.kept += part.length;
   }
 
+  /** The kept bytes as they came (a report file read back is data, not text). */
+  bytes(which: "stdout" | "stderr"): Buffer {
+    return Buffer.concat(this.chunks[which]);
+  }
+
   text(which: "stdout" | "stderr"): string {
     return new TextDecoder("utf-8", { fatal: false }).decode(Buffer.concat(this.chunks[which]));
   }

@@ -183,6 +183,7 @@ export class SandboxContainer {
       truncated: out.truncated || streamBroken,
       stdout: out.text("stdout"),
       stderr: out.text("stderr"),
+      stdoutBytes: out.bytes("stdout"),
       spawnerLost: containerDied,
     };
   }

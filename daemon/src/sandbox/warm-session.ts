@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import type { SandboxResult, SandboxRunRequest } from "../contracts/sandbox.js";
 import { MiniAgentError } from "../errors.js";
 import { buildExecEnv, type SandboxConfig } from "./config.js";
+import { checkReportRequest, NOT_READ_AFTER_STOP, readReportIn } from "./report-read.js";
 import { toResult } from "./result.js";
 import type { SandboxSession } from "./executor.js";
 import { IN_IMAGE } from "./host-config.js";
@@ -52,6 +53,7 @@ export class WarmSession implements SandboxSession {
       throw new MiniAgentError("invalid_fields", "controlDir is not accepted in a warm session; use Executor.run");
     }
     const env = buildExecEnv(this.o.config, req.env);
+    checkReportRequest(req.reportFile);
     await this.cleanup;
     const t0 = this.o.now();
     if (!this.box) await this.open();
@@ -72,6 +74,13 @@ export class WarmSession implements SandboxSession {
       throw spawnerLostError(box.id, status);
     }
     const result = toResult(outcome, this.o.now() - t0, box.digest, this.o.config.runtime);
+    // Read BEFORE settle, which empties /tmp; the previous command's settle emptied it too
+    // (or the box was replaced), so a report found here is this command's own. A command
+    // stopped at its deadline or by a cancel took its box with it (onStop).
+    if (req.reportFile !== undefined) {
+      const stopped = outcome.timedOut || outcome.cancelled || this.box !== box;
+      result.report = stopped ? NOT_READ_AFTER_STOP : await readReportIn(box, req.reportFile, this.o.config.controlExecTimeoutMs);
+    }
     // Leftover processes are killed right after the exec, off the caller's critical path;
     // the next exec and close() wait for it. An OOM'd container is replaced rather than
     // proven clean: the kernel may have killed one of the sandbox's own processes too.

@@ -1,6 +1,7 @@
 import picomatch from "picomatch";
 import { isMiniAgentError } from "../errors.js";
-import type { SandboxLimit, SandboxResult } from "../contracts/sandbox.js";
+import type { SandboxLimit, SandboxResult, SandboxRunRequest } from "../contracts/sandbox.js";
+import type { PresetParser } from "../contracts/test-report.js";
 import type { TaskSpec } from "../contracts/task-spec.js";
 import type { ToolArgs, ToolResult } from "../contracts/tool-call.js";
 import type { Executor, SandboxSession } from "../sandbox/executor.js";
@@ -10,8 +11,8 @@ import { walkTree } from "../workspace/walk.js";
 import { exportSpecOf, toolEnv, type ToolContext } from "./context.js";
 import type { ToolLimits } from "./limits.js";
 import { errorResult, okResult } from "./result.js";
-import { parseNodeTestOutput, type TestOutputSummary } from "./test-output.js";
-import { judgeTestRun, type TestRunFacts } from "./test-verdict.js";
+import { DEFAULT_JUNIT_REPORT_PATH, parserFor, type TestFailure, type TestReportSummary } from "./parsers/index.js";
+import { exitCodeOnlySummary, judgeTestRun, type TestRunFacts, type TestSummary } from "./test-verdict.js";
 
 export interface RunTestsContext extends ToolContext {
   /** a fresh-container Executor, or the run's warm SandboxSession */
@@ -67,7 +68,24 @@ export async function presetInvocation(task: TaskSpec, preset: string, workspace
   };
 }
 
-export interface TestRunReport extends Omit<TestOutputSummary, "failures"> {
+/**
+ * What one preset's run is read as: its parser's summary (counts, first
+ * failures, why a report was refused), or for an `exit_code` preset no count
+ * at all (`exit_code_only`; only the exit status is judged).
+ */
+export type PresetSummary = TestReportSummary | (TestSummary & { exit_code_only: true; failures: TestFailure[]; files_without_tests: string[] });
+
+export interface TestRunReport extends Omit<TestReportSummary, "failures" | "source" | "errors" | "build_failed" | "refusal"> {
+  /** the preset's parser: node_test, junit_xml, go_test_json or exit_code */
+  parser: PresetParser;
+  /** JUnit <error> cases (already in `failed`); absent for exit_code */
+  errors?: number;
+  /** Go packages that failed to build (each already one failed test); absent for exit_code */
+  build_failed?: string[];
+  /** why the parser refused the report, when it did */
+  refusal?: TestReportSummary["refusal"];
+  /** true for an `exit_code` preset: there is no test count, only the exit status (never "N tests passed") */
+  exit_code_only?: true;
   exit_code: number | null;
   timed_out: boolean;
   cancelled_run: boolean;
@@ -81,7 +99,7 @@ export interface TestRunReport extends Omit<TestOutputSummary, "failures"> {
   runner_signal: string | null;
   /** the sandbox itself stopped under the run: no status came back */
   sandbox_lost: boolean;
-  diagnostics: TestOutputSummary["failures"];
+  diagnostics: TestFailure[];
   /** tail of stdout+stderr, capped */
   output: string;
   /** judgeTestRun (test-verdict.ts): every discovered test ran and passed, exit 0, nothing cut short */
@@ -134,15 +152,49 @@ export function testRunFacts(res: SandboxResult): TestRunFacts {
   };
 }
 
+/**
+ * The report file the executor must read back for a preset: only junit_xml has
+ * one (the command writes it at DEFAULT_JUNIT_REPORT_PATH in the sandbox);
+ * every other parser reads stdout/stderr.
+ */
+export function reportFileFor(parser: PresetParser, limits: Pick<ToolLimits, "testReportMaxBytes">): SandboxRunRequest["reportFile"] {
+  return parser === "junit_xml" ? { path: DEFAULT_JUNIT_REPORT_PATH, maxBytes: limits.testReportMaxBytes } : undefined;
+}
+
+type SummaryLimits = Pick<ToolLimits, "testDiagnostics" | "diagnosticChars" | "testReportMaxBytes">;
+
+/** A runner result read by the preset's own parser; run_tests and the Verifier both read it through here. */
+export function summarizePreset(parser: PresetParser, res: SandboxResult, limits: SummaryLimits): PresetSummary {
+  if (parser === "exit_code") return { ...exitCodeOnlySummary(), failures: [], files_without_tests: [], exit_code_only: true };
+  return parserFor(parser)(
+    { stdout: res.stdout, stderr: res.stderr, ...(res.report && { report: res.report }) },
+    { maxFailures: limits.testDiagnostics, maxMessageChars: limits.diagnosticChars, maxReportBytes: limits.testReportMaxBytes },
+  );
+}
+
 /** Judges one runner result the same way for run_tests and the Verifier. */
-export function summarizeTestRun(res: SandboxResult, limits: Pick<ToolLimits, "testOutputBytes" | "testDiagnostics" | "diagnosticChars">): TestRunReport {
-  const parsed = parseNodeTestOutput(res.stdout, { maxFailures: limits.testDiagnostics, maxMessageChars: limits.diagnosticChars });
+export function summarizeTestRun(
+  res: SandboxResult,
+  limits: Pick<ToolLimits, "testOutputBytes" | "testDiagnostics" | "diagnosticChars" | "testReportMaxBytes">,
+  parser: PresetParser = "node_test",
+): TestRunReport {
+  const parsed = summarizePreset(parser, res, limits);
   const combined = normalizeRunnerText(res.stderr.length > 0 ? `${res.stdout}\n[stderr]\n${res.stderr}` : res.stdout);
   const out = tail(combined, limits.testOutputBytes);
   const judged = judgeTestRun(testRunFacts(res), parsed);
-  const { failures, ...counts } = parsed;
+  const extras = "source" in parsed ? { errors: parsed.errors, build_failed: parsed.build_failed, refusal: parsed.refusal } : { exit_code_only: true as const };
   return {
-    ...counts,
+    summary_found: parsed.summary_found,
+    discovered: parsed.discovered,
+    passed: parsed.passed,
+    failed: parsed.failed,
+    cancelled: parsed.cancelled,
+    skipped: parsed.skipped,
+    todo: parsed.todo,
+    files_without_tests: parsed.files_without_tests,
+    problem: parsed.problem,
+    ...extras,
+    parser,
     exit_code: res.exit_code,
     timed_out: res.timed_out,
     cancelled_run: res.cancelled,
@@ -151,11 +203,22 @@ export function summarizeTestRun(res: SandboxResult, limits: Pick<ToolLimits, "t
     limits: res.limits,
     runner_signal: res.signal,
     sandbox_lost: res.sandbox_lost,
-    diagnostics: failures.map((f) => ({ name: normalizeRunnerText(f.name), message: normalizeRunnerText(f.message) })),
+    diagnostics: parsed.failures.map((f) => ({ name: normalizeRunnerText(f.name), message: normalizeRunnerText(f.message) })),
     output: out.text,
     green: judged.green,
     verdict: judged.message,
   };
+}
+
+/**
+ * An exit-code-only run has no test count: its counts (all 0) are left out of
+ * what the model, the trace and the run status read, so nothing can show it as
+ * "0/0" or "N tests passed"; `exit_code_only` and the verdict say what it was.
+ */
+function withoutCountsIfExitCodeOnly(report: TestRunReport): Partial<TestRunReport> {
+  if (!report.exit_code_only) return report;
+  const { summary_found: _f, discovered: _d, passed: _p, failed: _x, cancelled: _c, skipped: _s, todo: _t, files_without_tests: _w, ...rest } = report;
+  return rest;
 }
 
 function isSession(r: Executor | SandboxSession): r is SandboxSession {
@@ -180,6 +243,8 @@ export async function runTests(callId: string, args: ToolArgs<"run_tests">, ctx:
     });
   }
   const timeoutMs = Math.max(1, Math.min(inv.timeoutMs, ctx.timeoutMs));
+  const parser = ctx.task.test_presets[inv.preset]!.parser;
+  const reportFile = reportFileFor(parser, env.limits);
   const req = {
     purpose: "candidate" as const,
     argv: inv.argv,
@@ -190,6 +255,7 @@ export async function runTests(callId: string, args: ToolArgs<"run_tests">, ctx:
     timeoutMs,
     outputCapBytes: env.limits.runnerOutputCapBytes,
     signal: ctx.signal,
+    ...(reportFile && { reportFile }),
   };
   let res: SandboxResult;
   try {
@@ -198,8 +264,8 @@ export async function runTests(callId: string, args: ToolArgs<"run_tests">, ctx:
     if (isMiniAgentError(err)) return errorResult(callId, err.code, err.message);
     return errorResult(callId, "sandbox_error", "the sandbox failed to run the tests");
   }
-  const report = summarizeTestRun(res, env.limits);
-  const data = { preset: inv.preset, files: inv.files, unmatched_globs: inv.unmatched_globs, ...report };
+  const report = summarizeTestRun(res, env.limits, parser);
+  const data = { preset: inv.preset, files: inv.files, unmatched_globs: inv.unmatched_globs, ...withoutCountsIfExitCodeOnly(report) };
   const truncated = report.truncated || report.output_truncated;
   if (report.green) return okResult(callId, data, truncated);
   const code = report.cancelled_run ? "cancelled" : "tests_failed";

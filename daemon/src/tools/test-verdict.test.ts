@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { judgeTestRun, type TestRunFacts, type TestSummary, type TestVerdictKind } from "./test-verdict.js";
+import { EXIT_CODE_ONLY_PASSED, exitCodeOnlySummary, judgeTestRun, type TestRunFacts, type TestSummary, type TestVerdictKind } from "./test-verdict.js";
 
 const RUN: TestRunFacts = { exit_code: 0, timed_out: false, cancelled: false, truncated: false };
 
@@ -58,4 +58,40 @@ describe("judgeTestRun: the one verdict rule for run_tests and the Verifier", ()
     // a future parser that forgets a category must not turn that gap into a pass
     expect(judgeTestRun(RUN, { ...summary({ passed: 2 }), discovered: 3 }).green).toBe(false);
   });
+});
+
+describe("judgeTestRun: an exit_code preset (no test count exists)", () => {
+  const only = exitCodeOnlySummary();
+
+  it("exit 0 is green and says, word for word, that no test was counted (never 'N tests passed' or '0/0')", () => {
+    const v = judgeTestRun(RUN, only);
+    expect(v).toEqual({ green: true, kind: "passed", message: "tests passed by exit code only; no test count was available" });
+    expect(EXIT_CODE_ONLY_PASSED).toBe(v.message);
+  });
+
+  it("regression: 0 discovered with exit 0 is not refused as a false green when the preset has no count by design", () => {
+    expect(judgeTestRun(RUN, only).kind).not.toBe("false_green");
+  });
+
+  it("exit 1 is a failure that names the code and that it was exit-code only", () => {
+    const v = judgeTestRun({ ...RUN, exit_code: 1 }, only);
+    expect(v).toMatchObject({ green: false, kind: "failed" });
+    expect(v.message).toBe("the test command exited with code 1 (exit code only; no test count was available)");
+    expect(v.message).not.toMatch(/\d+\/\d+|tests? passed/);
+  });
+
+  const shared: Array<[string, Partial<TestRunFacts>, TestVerdictKind, RegExp]> = [
+    ["timed out", { timed_out: true, exit_code: null }, "failed", /timed out/],
+    ["output truncated, exit 0", { truncated: true }, "failed", /truncated/],
+    ["the sandbox was lost", { sandbox_lost: true, exit_code: null }, "failed", /sandbox stopped/],
+    ["killed by SIGKILL", { exit_code: null, signal: "SIGKILL" }, "failed", /killed by SIGKILL/],
+    ["cancelled", { cancelled: true }, "cancelled", /cancelled/],
+  ];
+  for (const [what, run, kind, said] of shared) {
+    it(`${what} -> ${kind}, as for every run`, () => {
+      const v = judgeTestRun({ ...RUN, ...run }, only);
+      expect(v.kind).toBe(kind);
+      expect(v.message).toMatch(said);
+    });
+  }
 });

@@ -14,6 +14,7 @@
  * exception: a task whose own tests must stay skipped keeps those files out of
  * its verify preset (presets name their files explicitly).
  */
+import { EXIT_CODE_ONLY_PASSED } from "../contracts/run-view.js";
 
 /** Counts as a parser reports them; `discovered` = passed + failed + cancelled + skipped + todo. */
 export interface TestSummary {
@@ -29,6 +30,29 @@ export interface TestSummary {
   files_without_tests: readonly string[];
   /** why the summary was not accepted, when it was not */
   problem: string | null;
+  /**
+   * an `exit_code` preset: the command has no machine-readable report, so no
+   * count exists (all 0, never shown as "0/0") and only its exit status is judged
+   */
+  exit_code_only?: boolean;
+}
+
+export { EXIT_CODE_ONLY_PASSED };
+
+/** The summary of an `exit_code` preset: no counts, only the exit status will be judged. */
+export function exitCodeOnlySummary(): TestSummary {
+  return {
+    summary_found: false,
+    discovered: 0,
+    passed: 0,
+    failed: 0,
+    cancelled: 0,
+    skipped: 0,
+    todo: 0,
+    files_without_tests: [],
+    problem: null,
+    exit_code_only: true,
+  };
 }
 
 /** What the sandbox says about the run itself, whatever the output format. */
@@ -70,11 +94,24 @@ export function judgeTestRun(run: TestRunFacts, s: TestSummary): TestVerdict {
   return v.green || !run.limits_note ? v : { ...v, message: `${v.message}; ${run.limits_note}` };
 }
 
+/**
+ * An exit-code-only run after the rules every run shares (cancel, timeout, lost
+ * sandbox, cut output): a killed runner or any exit but 0 failed; exit 0 passed,
+ * with a verdict that says no test was counted. It is never a false green: there
+ * was no count to be missing.
+ */
+function judgeExitCode(run: TestRunFacts): TestVerdict {
+  if (run.signal) return verdict("failed", `the test command was killed by ${run.signal} (exit code only; no test count was available)`);
+  if (run.exit_code !== 0) return verdict("failed", `the test command exited with code ${run.exit_code} (exit code only; no test count was available)`);
+  return verdict("passed", EXIT_CODE_ONLY_PASSED);
+}
+
 function judgeCounts(run: TestRunFacts, s: TestSummary): TestVerdict {
   if (run.cancelled) return verdict("cancelled", "cancelled");
   if (run.timed_out) return verdict("failed", "timed out");
   if (run.sandbox_lost) return verdict("failed", "the sandbox stopped while the tests ran; no status came back");
   if (run.truncated) return verdict("failed", "runner output was truncated; the summary cannot be trusted");
+  if (s.exit_code_only) return judgeExitCode(run);
   const nothingFailed = s.failed === 0 && s.cancelled === 0;
   // exit 0 with nothing failed and nothing passed: the runner claims a success that did not happen
   const looksGreen = run.exit_code === 0 && nothingFailed && s.passed === 0;

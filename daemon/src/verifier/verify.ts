@@ -9,12 +9,15 @@
  *
  * Never throws for a verification outcome: every failure, including an
  * unreachable engine, comes back as evidence with passed=false and a reason:
- *   protected_path_changed | false_green | verification_failed |
+ *   no_changes | protected_path_changed | false_green | verification_failed |
  *   acceptance_protocol_error | verification_error:<detail>
  * The caller persists the evidence and sets completed / failed.
  *
- * Steps: (1) manifest vs baseline: non-writable paths unchanged; (2) the task's
- * verify_preset in a FRESH container (executor.run, never a warm session);
+ * Steps: (1) manifest vs baseline: non-writable paths unchanged, and a task
+ * WITHOUT hidden acceptance must have changed something (else no_changes); (2) the task's
+ * verify_preset in a FRESH container (executor.run, never a warm session), read
+ * by the preset's own parser (a junit_xml report file is read back from that
+ * container) and judged by the one rule run_tests uses (tools/test-verdict.ts);
  * (3) the hidden acceptance command in a fresh container with the control dir
  * at /control, each case decided HERE against the task's expected answers
  * (the harness's own verdict is only a claim: code under test shares its
@@ -32,16 +35,14 @@ import { changedPaths, computeManifest, type Manifest } from "../workspace/manif
 import { loadBaseline } from "../workspace/baseline.js";
 import { protectedChanges } from "./protected-paths.js";
 import { decideCases, parseAcceptanceOutput } from "./acceptance-protocol.js";
-import { limitsReached, presetInvocation, testRunFacts, type PresetInvocation } from "../tools/run-tests.js";
+import { limitsReached, presetInvocation, reportFileFor, summarizePreset, testRunFacts, type PresetInvocation } from "../tools/run-tests.js";
 import { exportSpecOf } from "../tools/context.js";
-import { parseNodeTestOutput } from "../tools/test-output.js";
-import { judgeTestRun, type TestSummary } from "../tools/test-verdict.js";
+import { DEFAULT_TOOL_LIMITS } from "../tools/limits.js";
+import { judgeTestRun } from "../tools/test-verdict.js";
 
 export interface VerifierDeps {
   computeManifest(root: string, opts: { excludeAbs?: readonly string[] }): Promise<Manifest>;
   loadBaseline(runControlDir: string): Promise<Manifest>;
-  /** the run_tests tool's strict node:test parser: a missing or inconsistent summary is 0 discovered */
-  parseTestOutput(stdout: string, stderr: string): TestSummary;
   /** the preset's argv with its test files expanded host-side, exactly as run_tests does it */
   presetInvocation(task: TaskSpec, preset: string, workspaceRoot: string): Promise<PresetInvocation | null>;
 }
@@ -49,13 +50,17 @@ export interface VerifierDeps {
 export const DEFAULT_VERIFIER_DEPS: VerifierDeps = {
   computeManifest: (root, opts) => computeManifest(root, opts),
   loadBaseline: async (dir) => (await loadBaseline(dir)).manifest,
-  parseTestOutput: (stdout) => parseNodeTestOutput(stdout),
   presetInvocation: (task, preset, root) => presetInvocation(task, preset, root),
 };
 
 export const VERIFIER_DEFAULTS = {
   /** runner output the verifier lets the executor capture; more is `truncated`, which fails */
   outputCapBytes: 1_048_576,
+  /** a junit_xml preset's report file larger than this is refused (too_large), as run_tests refuses it */
+  testReportMaxBytes: DEFAULT_TOOL_LIMITS.testReportMaxBytes,
+  /** failures kept from a report and their length: the parsers' own defaults, as run_tests reads them */
+  testDiagnostics: DEFAULT_TOOL_LIMITS.testDiagnostics,
+  diagnosticChars: DEFAULT_TOOL_LIMITS.diagnosticChars,
 } as const;
 
 export interface VerifyInput {
@@ -129,6 +134,13 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
     evidence.workspace_digest = before.digest;
     evidence.protected_paths_changed = protectedChanges(task, baseline, before);
     evidence.changed_path_count = changedPaths(baseline, before).length;
+    // A task without hidden acceptance has nothing else that proves work was done:
+    // one that changed nothing failed, and that is the first thing to say (issue 11).
+    // The tests still run below, so the evidence is complete.
+    if (!task.acceptance && evidence.changed_path_count === 0) {
+      reasons.push("no_changes");
+      details.push("the run changed nothing; a task without hidden acceptance must change the workspace");
+    }
     if (evidence.protected_paths_changed.length > 0) {
       reasons.push("protected_path_changed");
       details.push(`protected paths changed: ${evidence.protected_paths_changed.join(", ")}`);
@@ -143,6 +155,8 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
       evidence.false_green = "the preset's test files match nothing in the workspace";
       details.push(evidence.false_green);
     } else {
+      // the same parser and report file as run_tests reads for this preset
+      const reportFile = reportFileFor(preset.parser, VERIFIER_DEFAULTS);
       const r = await runFresh(executor, {
         runId: input.runId,
         purpose: "verifier",
@@ -151,12 +165,22 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
         timeoutMs: inv.timeoutMs,
         outputCapBytes: VERIFIER_DEFAULTS.outputCapBytes,
         signal,
+        ...(reportFile && { reportFile }),
       });
       if (r.cancelled) throw new Stop("verification_error:cancelled");
-      const summary = deps.parseTestOutput(r.stdout, r.stderr);
+      const summary = summarizePreset(preset.parser, r, VERIFIER_DEFAULTS);
       // a cancelled test did not pass: the evidence counts it with the failures
       const counts = { discovered: summary.discovered, passed: summary.passed, failed: summary.failed + summary.cancelled };
-      evidence.tests = { ...counts, exit_code: r.exit_code, timed_out: r.timed_out, truncated: r.truncated, limits: r.limits, runner_signal: r.signal };
+      evidence.tests = {
+        ...counts,
+        exit_code: r.exit_code,
+        timed_out: r.timed_out,
+        truncated: r.truncated,
+        limits: r.limits,
+        runner_signal: r.signal,
+        // no count exists: readers must not show the zeros as "0/0"
+        ...("exit_code_only" in summary && { exit_code_only: true }),
+      };
       details.push(...sandboxFacts("candidate tests", r));
       const empty = summary.files_without_tests;
       // the names come from runner output that test code can print into: a few, cut short
@@ -167,6 +191,8 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
         );
       // the same rule run_tests tells the model (tools/test-verdict.ts)
       const judged = judgeTestRun(testRunFacts(r), summary);
+      // a green exit-code-only run is weaker, and the evidence says so in the verdict's own words
+      if (judged.green && "exit_code_only" in summary) details.push(`candidate tests: ${judged.message}`);
       if (!judged.green) {
         details.push(`candidate tests: ${judged.message}`);
         reasons.push(judged.kind === "false_green" ? "false_green" : "verification_failed");

@@ -3,19 +3,14 @@
  * and read back by the executor as data. This is the hand-over between the
  * two: the bytes, or why there are none. The parsers never touch a filesystem.
  */
+import type { ReportFile } from "../../contracts/sandbox.js";
 import type { RefusalKind } from "./summary.js";
 
-export type ReportFile =
-  | { status: "read"; bytes: Uint8Array }
-  /** no file at the path: the command wrote none (or crashed first) */
-  | { status: "missing" }
-  /** larger than the cap; `size` when the reader knows it. The bytes are never read. */
-  | { status: "too_large"; size: number | null }
-  /** it exists but is not a regular file, or reading it failed; `reason` is for people */
-  | { status: "unreadable"; reason: string };
+export type { ReportFile };
 
 /**
- * Implemented by the executor (wired later). Contract:
+ * Implemented by the executors (`SandboxRunRequest.reportFile`, sandbox/report-read.ts
+ * for the container backend). Contract:
  * - the file is removed (or proven absent) BEFORE the command runs, so a report
  *   left by an earlier run in the same warm sandbox can never be read as this
  *   run's (a stale green report is a false green);
