@@ -5,6 +5,7 @@ import type { IsolationService, LiveGate } from "./api/ports.js";
 import { instanceIdFor, statePath } from "./config/state-dir.js";
 import type { HealthBody } from "./contracts/api.js";
 import type { Backend } from "./contracts/sandbox.js";
+import type { ImageFamily } from "./contracts/test-report.js";
 import { MiniAgentError } from "./errors.js";
 import { checkLiveGate } from "./gate/live-gate.js";
 import { readIsolationReportSummary } from "./gate/probe-report.js";
@@ -39,6 +40,17 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
   const sandboxOverrides = (imageFamily?: string) => ({ runtime: config.runtime, instance, ...(imageFamily ? { imageFamily } : {}) });
   const sandbox = resolveSandboxConfig(sandboxOverrides());
   const container = new DockerExecutor({ lockPath, config: sandboxOverrides(), docker });
+  // one executor per image family, made on first use and kept: a run's warm session, Verifier
+  // and acceptance all use its task's family, with the same runtime and instance as every other
+  const containers = new Map<ImageFamily, DockerExecutor>([[sandbox.imageFamily as ImageFamily, container]]);
+  const containerFor = (family: ImageFamily): DockerExecutor => {
+    let executor = containers.get(family);
+    if (!executor) {
+      executor = new DockerExecutor({ lockPath, config: sandboxOverrides(family), docker });
+      containers.set(family, executor);
+    }
+    return executor;
+  };
 
   const facts = sandboxIsolationFacts({
     docker,
@@ -48,8 +60,8 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
     readReport: (key) => readIsolationReportSummary(config.stateDir, key),
   });
   const liveGate: LiveGate = {
-    async check({ backend }) {
-      const v = await checkLiveGate({ backend, facts });
+    async check({ backend, family }) {
+      const v = await checkLiveGate({ backend, facts, ...(family !== undefined ? { family } : {}) });
       return v.ok
         ? { ok: true, generated_at: v.report_generated_at }
         : { ok: false, code: v.code, reason: v.reason, message: v.message, refresh_command: v.refresh_command };
@@ -58,7 +70,7 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
 
   // trusted_local runs host processes (built-in replays only; the runtime and the gate refuse it otherwise)
   const local = new LocalExecutor({ config: { runtime: config.runtime } });
-  const executorFactory = (backend: Backend): Executor => (backend === "container" ? container : local);
+  const executorFactory = (backend: Backend, family: ImageFamily): Executor => (backend === "container" ? containerFor(family) : local);
 
   // Every live run leaves a redacted record in <state>/live-runs when it stops (issue 6).
   const recorder = createLiveRunRecorder({
@@ -100,10 +112,10 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
   // One probe run at a time: they start several containers and plant a canary in this process's env.
   let probing: Promise<unknown> = Promise.resolve();
   const isolation: IsolationService = {
-    runProbes(runtime) {
-      const next = probing
-        .catch(() => undefined)
-        .then(() => runIsolationProbes({ stateDir: config.stateDir, config: { runtime: runtime ?? config.runtime, instance }, docker, hostEnv: env }));
+    runProbes(runtime, family) {
+      // the family's sandbox overrides, exactly as its executor gets them: the report is keyed by that HostConfig
+      const probeConfig = { ...sandboxOverrides(family), runtime: runtime ?? config.runtime };
+      const next = probing.catch(() => undefined).then(() => runIsolationProbes({ stateDir: config.stateDir, config: probeConfig, docker, hostEnv: env }));
       probing = next;
       return next as Promise<unknown> as Promise<Record<string, unknown>>;
     },
