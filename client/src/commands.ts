@@ -248,6 +248,11 @@ const health: Handler = async (_cmd, ctx) => {
     ctx.out(
       `isolation ${h.isolation.verdict}${h.isolation.generated_at ? ` at ${h.isolation.generated_at}` : ""}${h.isolation.reason ? ` (${h.isolation.reason})` : ""}${h.isolation.verdict === "passed" ? "" : "; refresh with: mini-agent-client probe"}\n`,
     );
+    // other families: informational (a live run of that family needs it), never part of the exit code
+    for (const [family, f] of Object.entries(h.families ?? {})) {
+      const refresh = f.reason === "image_missing" ? `npm run image:build -- --family ${family}` : `mini-agent-client probe --family ${family}`;
+      ctx.out(`  ${family.padEnd(7)} ${f.verdict}${f.generated_at ? ` at ${f.generated_at}` : ""}${f.verdict === "passed" ? "" : `; ${refresh}`}\n`);
+    }
   }
   return h.ok ? EXIT.ok : EXIT.unavailable;
 };

@@ -10,7 +10,7 @@ import type { RunService } from "../../daemon/src/runtime/service.js";
 import { main, type ClientIO } from "./main.js";
 
 /**
- * `probe --family` against the real API server on a real socket: the family the user
+ * `probe --family` (and health's per-family lines) against the real API server on a real socket: the family the user
  * names is the one the daemon probes (its report is stored per family), and a family
  * that does not exist is a usage error that sends nothing.
  */
@@ -29,9 +29,14 @@ beforeEach(async () => {
       return { passed: true, image_family: family ?? "node", probes: [{ id: "p1", passed: true, property: "x" }] };
     },
     latestReport: async () => null,
-    health: async () => {
-      throw new Error("not used");
-    },
+    health: async () => ({
+      engine: { reachable: true, version: "20.10", runtime: "runc", image_digest: "sha256:x", image_present: true, error: null },
+      isolation: { verdict: "passed" as const, generated_at: "2026-01-01T00:00:00Z", reason: null },
+      families: {
+        python: { verdict: "none" as const, generated_at: null, reason: "report_stale" },
+        go: { verdict: "none" as const, generated_at: null, reason: "image_missing" },
+      },
+    }),
   };
   server = createApiServer({
     deps: {
@@ -90,5 +95,14 @@ describe("mini-agent-client probe --family", () => {
     expect(await main(["probe", "--family", "ruby", "--socket", socket], t.value)).toBe(64);
     expect(t.err()).toContain("node, python, go");
     expect(probed).toEqual([]);
+  });
+});
+
+describe("mini-agent-client health shows every image family", () => {
+  it("each other family's verdict with the command that fixes it; they do not change the exit code", async () => {
+    const t = io();
+    expect(await main(["health", "--socket", socket], t.value)).toBe(0);
+    expect(t.out()).toContain("python  none; mini-agent-client probe --family python");
+    expect(t.out()).toContain("go      none; npm run image:build -- --family go");
   });
 });

@@ -4,7 +4,7 @@ import { runIsolationProbes } from "../../probes/run.js";
 import type { IsolationService, LiveGate } from "./api/ports.js";
 import { instanceIdFor, statePath } from "./config/state-dir.js";
 import type { HealthBody } from "./contracts/api.js";
-import type { Backend } from "./contracts/sandbox.js";
+import { type Backend, IMAGE_FAMILIES } from "./contracts/sandbox.js";
 import type { ImageFamily } from "./contracts/test-report.js";
 import { MiniAgentError } from "./errors.js";
 import { checkLiveGate } from "./gate/live-gate.js";
@@ -172,7 +172,7 @@ async function health(
   runtime: string,
   facts: IsolationFacts,
   stateDir: string,
-): Promise<Pick<HealthBody, "engine" | "isolation">> {
+): Promise<Pick<HealthBody, "engine" | "isolation" | "families">> {
   const engine: HealthBody["engine"] = { reachable: false, version: null, runtime, image_digest: null, image_present: false, error: null };
   try {
     engine.version = (await docker.version()).Version ?? null;
@@ -187,12 +187,23 @@ async function health(
   } catch (err) {
     engine.error = err instanceof MiniAgentError ? err.message : "the pinned image could not be checked";
   }
-  const v = await gate.check({ backend: "container" });
-  if (v.ok) return { engine, isolation: { verdict: "passed", generated_at: v.generated_at ?? null, reason: null } };
-  if (v.reason === "runtime_unavailable") return { engine, isolation: { verdict: "unavailable", generated_at: null, reason: v.reason } };
+  const isolation = await isolationVerdict(gate, facts, stateDir);
+  // the other families' verdicts: each is what the live gate would say for a run of that family
+  const families: NonNullable<HealthBody["families"]> = {};
+  for (const family of IMAGE_FAMILIES) {
+    if (family !== container.config.imageFamily) families[family] = await isolationVerdict(gate, facts, stateDir, family);
+  }
+  return { engine, isolation, families };
+}
+
+async function isolationVerdict(gate: LiveGate, facts: IsolationFacts, stateDir: string, family?: ImageFamily): Promise<HealthBody["isolation"]> {
+  const v = await gate.check({ backend: "container", ...(family !== undefined && { family }) });
+  if (v.ok) return { verdict: "passed", generated_at: v.generated_at ?? null, reason: null };
+  if (v.reason === "runtime_unavailable") return { verdict: "unavailable", generated_at: null, reason: v.reason };
+  if (v.reason === "image_missing") return { verdict: "none", generated_at: null, reason: v.reason };
   // the gate says "report_stale" both for an old report and for none at all; health tells them apart
-  const current = await facts.currentKey().catch(() => null);
+  const current = await facts.currentKey(family).catch(() => null);
   const summary = current?.ok ? await readIsolationReportSummary(stateDir, current.key).catch(() => null) : null;
-  if (summary === null) return { engine, isolation: { verdict: "none", generated_at: null, reason: v.reason } };
-  return { engine, isolation: { verdict: summary.passed ? "stale" : "failed", generated_at: summary.generated_at, reason: v.reason } };
+  if (summary === null) return { verdict: "none", generated_at: null, reason: v.reason };
+  return { verdict: summary.passed ? "stale" : "failed", generated_at: summary.generated_at, reason: v.reason };
 }

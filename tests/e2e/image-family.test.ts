@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { HealthBody } from "../../daemon/src/contracts/api.js";
 import type { RunView } from "../../daemon/src/contracts/run-view.js";
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
 import { pinTestImage } from "../kit/sandbox-image.js";
@@ -81,16 +82,19 @@ async function runWith(family?: "python") {
     .split("\n")
     .map((l) => JSON.parse(l) as { type: string; payload: Record<string, unknown> })
     .find((e) => e.type === "tool_observed" && e.payload.tool === "run_tests");
-  return { view, observed: observed?.payload ?? null, out: r.stdout + r.stderr };
+  return { view, observed: observed?.payload ?? null, out: r.stdout + r.stderr, socket: d.socketPath };
 }
 
 describe("a run's image family picks its sandbox image (real daemon, real client)", () => {
   it("regression: a python task ran its tests in the node image; now run_tests and the Verifier both run python3", async () => {
-    const { view, observed, out } = await runWith("python");
+    const { view, observed, out, socket } = await runWith("python");
     expect(view.image_family, out).toBe("python");
     expect(observed, out + JSON.stringify(observed)).toMatchObject({ discovered: 1, passed: 1, failed: 0 });
     // the Verifier's fresh sandbox ran the same python3 command
     expect(view.verification?.tests, out).toMatchObject({ discovered: 1, passed: 1, failed: 0, exit_code: 0 });
+    // health names every family: python is pinned but not probed, go is not even pinned
+    const h = JSON.parse((await runClient(["health", "--json", "--socket", socket])).stdout) as HealthBody;
+    expect(h.families).toMatchObject({ python: { verdict: "none", reason: "report_stale" }, go: { verdict: "none", reason: "image_missing" } });
   });
 
   it("the same task without a family runs in node, where python3 does not exist", async () => {

@@ -14,7 +14,7 @@ export interface IsolationService {
   /** latest stored report for the current key, or null */
   latestReport(): Promise<Record<string, unknown> | null>;
   /** engine and isolation part of GET /v1/health; must not throw (unreachable engine is data) */
-  health(): Promise<Pick<HealthBody, "engine" | "isolation">>;
+  health(): Promise<Pick<HealthBody, "engine" | "isolation" | "families">>;
 }
 
 export type GateVerdict =
