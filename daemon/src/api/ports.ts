@@ -1,7 +1,7 @@
 import type { HealthBody } from "../contracts/api.js";
 import type { Backend, Runtime } from "../contracts/sandbox.js";
-import type { ImageFamily } from "../contracts/test-report.js";
 import type { RunService } from "../runtime/service.js";
+import type { ImageFamily } from "../contracts/test-report.js";
 
 /**
  * What the HTTP API needs besides the RunService. main.ts adapts the sandbox
