@@ -75,8 +75,8 @@ export class ApiClient {
   diff(runId: string) {
     return this.json("GET", `/v1/runs/${enc(runId)}/diff`, undefined, "diff");
   }
-  probe(runtime?: Runtime) {
-    return this.json("POST", "/v1/probes", runtime ? { runtime } : {}, "isolation_report");
+  probe(runtime?: Runtime, family?: string) {
+    return this.json("POST", "/v1/probes", { ...(runtime && { runtime }), ...(family && { family }) }, "isolation_report");
   }
   isolationReport() {
     return this.json("GET", "/v1/isolation-report", undefined, "isolation_report");

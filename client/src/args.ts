@@ -93,9 +93,10 @@ export const COMMANDS = {
   diff: { positionals: ["RUN"], options: {}, summary: "diff RUN" },
   probe: {
     positionals: [],
-    options: { runtime: { type: "string" } },
-    summary: "probe [--runtime runc|runsc]",
-    details: "Runs the isolation probes in the daemon and stores the report (needed before --model live).",
+    options: { runtime: { type: "string" }, family: { type: "string" } },
+    summary: "probe [--runtime runc|runsc] [--family node|python|go]",
+    details:
+      "Runs the isolation probes in the daemon and stores the report (needed before --model live). Reports are per image family: a live run in the python image needs a passing `probe --family python`.",
   },
   events: {
     positionals: ["RUN"],

@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import { Backend, Runtime, SandboxInclude } from "../../daemon/src/contracts/sandbox.js";
+import { Backend, IMAGE_FAMILIES, Runtime, SandboxInclude } from "../../daemon/src/contracts/sandbox.js";
 import { MiniAgentError } from "../../daemon/src/errors.js";
 import type { ApiClient } from "./api-client.js";
 import { BUDGET_FLAGS, type CommandName, type ParsedCommand } from "./args.js";
@@ -199,14 +199,23 @@ const probe: Handler = async (cmd, ctx) => {
   const rt = opt(cmd, "runtime");
   const runtime = rt === undefined ? undefined : Runtime.safeParse(rt);
   if (runtime && !runtime.success) throw new UsageError("--runtime: use runc or runsc");
+  const family = opt(cmd, "family");
+  if (family !== undefined && !(IMAGE_FAMILIES as readonly string[]).includes(family)) {
+    throw new UsageError(`--family: use one of ${IMAGE_FAMILIES.join(", ")}`);
+  }
   if (!ctx.json) ctx.out("running isolation probes (this starts several sandbox containers)...\n");
-  const { report } = await ctx.api.probe(runtime?.data);
+  const { report } = await ctx.api.probe(runtime?.data, family);
   const passed = report?.passed === true;
   if (ctx.json) printJson(ctx, report);
   else {
     const probes = Array.isArray(report?.probes) ? (report.probes as Array<Record<string, unknown>>) : [];
     for (const p of probes) ctx.out(`${p.passed === true ? "pass" : "FAIL"}  ${String(p.id)}  ${String(p.property ?? "")}\n`);
-    ctx.out(passed ? `isolation verified (${probes.length} probes passed)\n` : `isolation NOT verified${report?.reason ? `: ${String(report.reason)}` : ""}\n`);
+    const where = typeof report?.image_family === "string" ? `, ${report.image_family} image` : "";
+    ctx.out(
+      passed
+        ? `isolation verified (${probes.length} probes passed${where})\n`
+        : `isolation NOT verified${report?.reason ? `: ${String(report.reason)}` : ""}\n`,
+    );
   }
   return passed ? EXIT.ok : EXIT.unavailable;
 };
@@ -239,6 +248,11 @@ const health: Handler = async (_cmd, ctx) => {
     ctx.out(
       `isolation ${h.isolation.verdict}${h.isolation.generated_at ? ` at ${h.isolation.generated_at}` : ""}${h.isolation.reason ? ` (${h.isolation.reason})` : ""}${h.isolation.verdict === "passed" ? "" : "; refresh with: mini-agent-client probe"}\n`,
     );
+    // other families: informational (a live run of that family needs it), never part of the exit code
+    for (const [family, f] of Object.entries(h.families ?? {})) {
+      const refresh = f.reason === "image_missing" ? `npm run image:build -- --family ${family}` : `mini-agent-client probe --family ${family}`;
+      ctx.out(`  ${family.padEnd(7)} ${f.verdict}${f.generated_at ? ` at ${f.generated_at}` : ""}${f.verdict === "passed" ? "" : `; ${refresh}`}\n`);
+    }
   }
   return h.ok ? EXIT.ok : EXIT.unavailable;
 };

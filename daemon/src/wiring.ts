@@ -4,7 +4,8 @@ import { runIsolationProbes } from "../../probes/run.js";
 import type { IsolationService, LiveGate } from "./api/ports.js";
 import { instanceIdFor, statePath } from "./config/state-dir.js";
 import type { HealthBody } from "./contracts/api.js";
-import type { Backend } from "./contracts/sandbox.js";
+import { type Backend, IMAGE_FAMILIES } from "./contracts/sandbox.js";
+import type { ImageFamily } from "./contracts/test-report.js";
 import { MiniAgentError } from "./errors.js";
 import { checkLiveGate } from "./gate/live-gate.js";
 import { readIsolationReportSummary } from "./gate/probe-report.js";
@@ -39,6 +40,17 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
   const sandboxOverrides = (imageFamily?: string) => ({ runtime: config.runtime, instance, ...(imageFamily ? { imageFamily } : {}) });
   const sandbox = resolveSandboxConfig(sandboxOverrides());
   const container = new DockerExecutor({ lockPath, config: sandboxOverrides(), docker });
+  // one executor per image family, made on first use and kept: a run's warm session, Verifier
+  // and acceptance all use its task's family, with the same runtime and instance as every other
+  const containers = new Map<ImageFamily, DockerExecutor>([[sandbox.imageFamily as ImageFamily, container]]);
+  const containerFor = (family: ImageFamily): DockerExecutor => {
+    let executor = containers.get(family);
+    if (!executor) {
+      executor = new DockerExecutor({ lockPath, config: sandboxOverrides(family), docker });
+      containers.set(family, executor);
+    }
+    return executor;
+  };
 
   const facts = sandboxIsolationFacts({
     docker,
@@ -48,8 +60,8 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
     readReport: (key) => readIsolationReportSummary(config.stateDir, key),
   });
   const liveGate: LiveGate = {
-    async check({ backend }) {
-      const v = await checkLiveGate({ backend, facts });
+    async check({ backend, family }) {
+      const v = await checkLiveGate({ backend, facts, ...(family !== undefined ? { family } : {}) });
       return v.ok
         ? { ok: true, generated_at: v.report_generated_at }
         : { ok: false, code: v.code, reason: v.reason, message: v.message, refresh_command: v.refresh_command };
@@ -58,7 +70,7 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
 
   // trusted_local runs host processes (built-in replays only; the runtime and the gate refuse it otherwise)
   const local = new LocalExecutor({ config: { runtime: config.runtime } });
-  const executorFactory = (backend: Backend): Executor => (backend === "container" ? container : local);
+  const executorFactory = (backend: Backend, family: ImageFamily): Executor => (backend === "container" ? containerFor(family) : local);
 
   // Every live run leaves a redacted record in <state>/live-runs when it stops (issue 6).
   const recorder = createLiveRunRecorder({
@@ -100,10 +112,10 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
   // One probe run at a time: they start several containers and plant a canary in this process's env.
   let probing: Promise<unknown> = Promise.resolve();
   const isolation: IsolationService = {
-    runProbes(runtime) {
-      const next = probing
-        .catch(() => undefined)
-        .then(() => runIsolationProbes({ stateDir: config.stateDir, config: { runtime: runtime ?? config.runtime, instance }, docker, hostEnv: env }));
+    runProbes(runtime, family) {
+      // the family's sandbox overrides, exactly as its executor gets them: the report is keyed by that HostConfig
+      const probeConfig = { ...sandboxOverrides(family), runtime: runtime ?? config.runtime };
+      const next = probing.catch(() => undefined).then(() => runIsolationProbes({ stateDir: config.stateDir, config: probeConfig, docker, hostEnv: env }));
       probing = next;
       return next as Promise<unknown> as Promise<Record<string, unknown>>;
     },
@@ -160,7 +172,7 @@ async function health(
   runtime: string,
   facts: IsolationFacts,
   stateDir: string,
-): Promise<Pick<HealthBody, "engine" | "isolation">> {
+): Promise<Pick<HealthBody, "engine" | "isolation" | "families">> {
   const engine: HealthBody["engine"] = { reachable: false, version: null, runtime, image_digest: null, image_present: false, error: null };
   try {
     engine.version = (await docker.version()).Version ?? null;
@@ -175,12 +187,23 @@ async function health(
   } catch (err) {
     engine.error = err instanceof MiniAgentError ? err.message : "the pinned image could not be checked";
   }
-  const v = await gate.check({ backend: "container" });
-  if (v.ok) return { engine, isolation: { verdict: "passed", generated_at: v.generated_at ?? null, reason: null } };
-  if (v.reason === "runtime_unavailable") return { engine, isolation: { verdict: "unavailable", generated_at: null, reason: v.reason } };
+  const isolation = await isolationVerdict(gate, facts, stateDir);
+  // the other families' verdicts: each is what the live gate would say for a run of that family
+  const families: NonNullable<HealthBody["families"]> = {};
+  for (const family of IMAGE_FAMILIES) {
+    if (family !== container.config.imageFamily) families[family] = await isolationVerdict(gate, facts, stateDir, family);
+  }
+  return { engine, isolation, families };
+}
+
+async function isolationVerdict(gate: LiveGate, facts: IsolationFacts, stateDir: string, family?: ImageFamily): Promise<HealthBody["isolation"]> {
+  const v = await gate.check({ backend: "container", ...(family !== undefined && { family }) });
+  if (v.ok) return { verdict: "passed", generated_at: v.generated_at ?? null, reason: null };
+  if (v.reason === "runtime_unavailable") return { verdict: "unavailable", generated_at: null, reason: v.reason };
+  if (v.reason === "image_missing") return { verdict: "none", generated_at: null, reason: v.reason };
   // the gate says "report_stale" both for an old report and for none at all; health tells them apart
-  const current = await facts.currentKey().catch(() => null);
+  const current = await facts.currentKey(family).catch(() => null);
   const summary = current?.ok ? await readIsolationReportSummary(stateDir, current.key).catch(() => null) : null;
-  if (summary === null) return { engine, isolation: { verdict: "none", generated_at: null, reason: v.reason } };
-  return { engine, isolation: { verdict: summary.passed ? "stale" : "failed", generated_at: summary.generated_at, reason: v.reason } };
+  if (summary === null) return { verdict: "none", generated_at: null, reason: v.reason };
+  return { verdict: summary.passed ? "stale" : "failed", generated_at: summary.generated_at, reason: v.reason };
 }

@@ -1,6 +1,7 @@
 import type { HealthBody } from "../contracts/api.js";
 import type { Backend, Runtime } from "../contracts/sandbox.js";
 import type { RunService } from "../runtime/service.js";
+import type { ImageFamily } from "../contracts/test-report.js";
 
 /**
  * What the HTTP API needs besides the RunService. main.ts adapts the sandbox
@@ -9,11 +10,11 @@ import type { RunService } from "../runtime/service.js";
  */
 export interface IsolationService {
   /** runs the probes now and stores the report; resolves with it (also when it failed) */
-  runProbes(runtime?: Runtime): Promise<Record<string, unknown>>;
+  runProbes(runtime?: Runtime, family?: ImageFamily): Promise<Record<string, unknown>>;
   /** latest stored report for the current key, or null */
   latestReport(): Promise<Record<string, unknown> | null>;
   /** engine and isolation part of GET /v1/health; must not throw (unreachable engine is data) */
-  health(): Promise<Pick<HealthBody, "engine" | "isolation">>;
+  health(): Promise<Pick<HealthBody, "engine" | "isolation" | "families">>;
 }
 
 export type GateVerdict =
@@ -25,7 +26,8 @@ export type GateVerdict =
  * before the workspace is prepared, before the key is read, before any request.
  */
 export interface LiveGate {
-  check(input: { backend: Backend }): Promise<GateVerdict>;
+  /** `family`: the run's image family when the request names it (a task spec); absent: the configured one */
+  check(input: { backend: Backend; family?: ImageFamily }): Promise<GateVerdict>;
 }
 
 export interface ApiDeps {

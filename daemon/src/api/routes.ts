@@ -57,7 +57,9 @@ export const ROUTES: Route[] = [
     const r = await body(ctx, CreateRunRequest, "create run");
     if (r.model === "live") {
       // Issue 6: the gate fires before anything else, so a refused live run touches nothing.
-      const verdict = await ctx.deps.liveGate.check({ backend: r.backend });
+      // A task spec names its family here; a fixture's is read in createRun, whose model factory runs the gate for it again.
+      const family = r.task_spec?.image_family;
+      const verdict = await ctx.deps.liveGate.check({ backend: r.backend, ...(family !== undefined && { family }) });
       if (!verdict.ok) {
         const why = verdict.message ? `: ${verdict.message}` : "";
         throw apiError("isolation_unverified", `live model refused: isolation unverified (${verdict.reason})${why}; refresh with: ${verdict.refresh_command}`, {
@@ -131,7 +133,7 @@ export const ROUTES: Route[] = [
   route("POST", "/probes", async (ctx) => {
     noQuery(ctx.query);
     const r = await body(ctx, ProbeRequest, "probes");
-    return { json: { kind: "isolation_report", report: await ctx.deps.isolation.runProbes(r.runtime) } };
+    return { json: { kind: "isolation_report", report: await ctx.deps.isolation.runProbes(r.runtime, r.family) } };
   }),
   route("GET", "/isolation-report", async (ctx) => {
     noQuery(ctx.query);

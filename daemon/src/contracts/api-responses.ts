@@ -16,6 +16,12 @@ export const IsolationReportBody = z.record(z.string(), z.unknown());
 
 export const IsolationVerdict = z.enum(["passed", "failed", "stale", "none", "unavailable"]);
 
+const FamilyIsolation = z.strictObject({
+  verdict: IsolationVerdict,
+  generated_at: z.nullable(z.string()),
+  reason: z.nullable(z.string()),
+});
+
 export const HealthBody = z.strictObject({
   kind: z.literal("health"),
   ok: z.boolean(),
@@ -28,11 +34,9 @@ export const HealthBody = z.strictObject({
     image_present: z.boolean(),
     error: z.nullable(z.string()),
   }),
-  isolation: z.strictObject({
-    verdict: IsolationVerdict,
-    generated_at: z.nullable(z.string()),
-    reason: z.nullable(z.string()),
-  }),
+  isolation: FamilyIsolation,
+  /** the other image families' verdicts (a live run of a family needs its own passing report); absent: the engine is unreachable */
+  families: z.optional(z.record(z.string(), FamilyIsolation)),
 });
 export type HealthBody = z.infer<typeof HealthBody>;
 

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { Id } from "./common.js";
 import { Backend, Runtime, SandboxInclude } from "./sandbox.js";
 import { Budgets, TaskSpec } from "./task-spec.js";
+import { ImageFamily } from "./test-report.js";
 
 /**
  * The daemon/client protocol (/v1), one source of truth for both sides.
@@ -54,7 +55,8 @@ export const EventsQuery = z.strictObject({
   wait_ms: z.coerce.number().int().min(0).max(60_000).default(0),
 });
 
-export const ProbeRequest = z.strictObject({ runtime: z.optional(Runtime) });
+/** `family`: the image family to probe (node when absent); its report is stored under its own key */
+export const ProbeRequest = z.strictObject({ runtime: z.optional(Runtime), family: z.optional(ImageFamily) });
 
 // ---- response bodies: contracts/api-responses.ts (zod/mini, what the client loads) and contracts/run-view.ts
 

@@ -95,6 +95,8 @@ export const RunView = z.object({
   workspace: z.string(),
   model: z.enum(["replay", "live"]),
   backend: Backend,
+  /** the sandbox image family the run's code runs in (the task's image_family; node when the task names none) */
+  image_family: z.optional(z.string()),
   counters: z.object({
     model_turns: z.number(),
     tool_calls: z.number(),

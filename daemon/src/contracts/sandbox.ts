@@ -3,6 +3,9 @@ import * as z from "zod/mini";
 // zod/mini, like contracts/run.ts: the run view the client parses names the backend.
 
 export const Runtime = z.enum(["runc", "runsc"]);
+
+/** The sandbox image families, as a plain list so the client checks `--family` without classic zod (ImageFamily in test-report.ts is made from it). */
+export const IMAGE_FAMILIES = ["node", "python", "go"] as const;
 export type Runtime = z.infer<typeof Runtime>;
 
 export const Backend = z.enum(["container", "trusted_local"]);

@@ -83,3 +83,8 @@ export const TaskSpec = z
     path: ["verify_preset"],
   });
 export type TaskSpec = z.infer<typeof TaskSpec>;
+
+/** The family a task's code runs in, everywhere (warm session, Verifier, acceptance, gate): absent means node. */
+export function taskImageFamily(task: Pick<TaskSpec, "image_family">): ImageFamily {
+  return task.image_family ?? "node";
+}

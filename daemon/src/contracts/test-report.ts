@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { IMAGE_FAMILIES } from "./sandbox.js";
 
 /**
  * The test report formats the host can read (tools/parsers/). A test preset's
@@ -16,5 +17,5 @@ export const PresetParser = z.enum(["node_test", "junit_xml", "go_test_json", "e
 export type PresetParser = z.infer<typeof PresetParser>;
 
 /** The sandbox image families (sandbox-image/definitions.ts); a task or a run names one. */
-export const ImageFamily = z.enum(["node", "python", "go"]);
+export const ImageFamily = z.enum(IMAGE_FAMILIES);
 export type ImageFamily = z.infer<typeof ImageFamily>;

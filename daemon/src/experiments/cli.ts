@@ -98,6 +98,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     const base = {
       repoRoot: io.repoRoot,
       executor: engine.executor,
+      familyExecutor: engine.familyExecutor,
       engine: engine.facts,
       imageLockPath: engine.lockPath,
       dockerEnv,

@@ -1,6 +1,7 @@
 import fs from "node:fs/promises";
 import path from "node:path";
-import { isMiniAgentError } from "../errors.js";
+import { isMiniAgentError, MiniAgentError } from "../errors.js";
+import type { ImageFamily } from "../contracts/test-report.js";
 import type { Runtime } from "../contracts/sandbox.js";
 import { createDockerClient } from "../sandbox/docker-client.js";
 import { DockerExecutor } from "../sandbox/docker-executor.js";
@@ -12,6 +13,8 @@ export interface EngineSetup {
   executor: DockerExecutor | null;
   facts: EngineFacts;
   lockPath: string | null;
+  /** the executor of another image family, its image built and pinned in the same lock on first use */
+  familyExecutor: (family: ImageFamily) => Promise<DockerExecutor>;
 }
 
 /**
@@ -22,10 +25,14 @@ export interface EngineSetup {
  */
 export async function setUpEngine(scratch: string, env: NodeJS.ProcessEnv, runtime: Runtime): Promise<EngineSetup> {
   const docker = createDockerClient(env);
+  const noEngine = async (): Promise<DockerExecutor> => {
+    throw new MiniAgentError("runtime_unavailable", "no sandbox engine is reachable");
+  };
   const unavailable = (reason: string): EngineSetup => ({
     executor: null,
     lockPath: null,
     facts: { available: false, reason, runtime, image_digest: null, engine_version: null },
+    familyExecutor: noEngine,
   });
   try {
     await docker.ping();
@@ -40,7 +47,26 @@ export async function setUpEngine(scratch: string, env: NodeJS.ProcessEnv, runti
     await recordImage(lockPath, "node", { tag: built.tag, digest: built.digest, built_at: "1970-01-01T00:00:00.000Z" });
     const executor = new DockerExecutor({ lockPath, docker, config: { runtime } });
     const d = await executor.describe();
-    return { executor, lockPath, facts: { available: true, reason: null, runtime: d.runtime, image_digest: d.imageDigest, engine_version: d.engineVersion } };
+    // built only when a scenario asks (group 1's python and go fixtures), so the other groups never wait for them
+    const families = new Map<ImageFamily, Promise<DockerExecutor>>([["node", Promise.resolve(executor)]]);
+    const familyExecutor = (family: ImageFamily): Promise<DockerExecutor> => {
+      let made = families.get(family);
+      if (!made) {
+        made = (async () => {
+          const image = await buildFamily(docker, family);
+          await recordImage(lockPath, family, { tag: image.tag, digest: image.digest, built_at: "1970-01-01T00:00:00.000Z" });
+          return new DockerExecutor({ lockPath, docker, config: { runtime, imageFamily: family } });
+        })();
+        families.set(family, made);
+      }
+      return made;
+    };
+    return {
+      executor,
+      lockPath,
+      facts: { available: true, reason: null, runtime: d.runtime, image_digest: d.imageDigest, engine_version: d.engineVersion },
+      familyExecutor,
+    };
   } catch (err) {
     return unavailable(isMiniAgentError(err) ? err.code : "sandbox_error");
   }

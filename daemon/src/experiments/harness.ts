@@ -3,7 +3,9 @@ import path from "node:path";
 import { pino } from "pino";
 import { computeManifest } from "../workspace/manifest.js";
 import { sha256Hex } from "../workspace/hash.js";
+import type { ImageFamily } from "../contracts/test-report.js";
 import { MiniAgentError } from "../errors.js";
+import type { Executor } from "../sandbox/executor.js";
 import { createRunService, type RunServiceImpl, type RunServiceOptions } from "../runtime/service-impl.js";
 import type { RunView, TraceEvent } from "../runtime/service.js";
 import type { ExperimentContext } from "./types.js";
@@ -20,14 +22,23 @@ export function fixtureDir(ctx: ExperimentContext): string {
   return path.join(ctx.repoRoot, FIXTURE);
 }
 
-export function startService(ctx: ExperimentContext, extra: Partial<RunServiceOptions> = {}, stateName = "state"): RunServiceImpl {
+export function startService(
+  ctx: ExperimentContext,
+  extra: Partial<RunServiceOptions> = {},
+  stateName = "state",
+  /** executors of other image families, made before the service (ctx.familyExecutor) */
+  families: Partial<Record<ImageFamily, Executor>> = {},
+): RunServiceImpl {
   const executor = ctx.executor;
   if (executor === null) throw new MiniAgentError("runtime_unavailable", "no sandbox engine is reachable");
   return createRunService({
     stateDir: path.join(ctx.scratch, stateName),
-    executorFactory: (backend) => {
+    executorFactory: (backend, family) => {
       if (backend !== "container") throw new MiniAgentError("backend_not_isolated", "the offline report runs on the container backend only");
-      return executor;
+      if (family === "node") return executor;
+      const other = families[family];
+      if (!other) throw new MiniAgentError("image_missing", `the report has no ${family} executor for this scenario`);
+      return other;
     },
     logger: pino({ level: "silent" }),
     builtinFixturesDir: path.join(ctx.repoRoot, "fixtures"),
@@ -36,8 +47,12 @@ export function startService(ctx: ExperimentContext, extra: Partial<RunServiceOp
 }
 
 /** `fn` with a fresh service on the context's state dir; the service is shut down however `fn` ends. */
-export async function withService<T>(ctx: ExperimentContext, fn: (svc: RunServiceImpl) => Promise<T>): Promise<T> {
-  const svc = startService(ctx);
+export async function withService<T>(
+  ctx: ExperimentContext,
+  fn: (svc: RunServiceImpl) => Promise<T>,
+  families: Partial<Record<ImageFamily, Executor>> = {},
+): Promise<T> {
+  const svc = startService(ctx, {}, "state", families);
   try {
     return await fn(svc);
   } finally {
@@ -46,7 +61,9 @@ export async function withService<T>(ctx: ExperimentContext, fn: (svc: RunServic
 }
 
 export interface ReplayRunOptions {
-  /** a replay under fixtures/linkcheck (default: its canonical replay.json) */
+  /** the fixture, relative to the repo (default fixtures/linkcheck) */
+  fixture?: string;
+  /** a replay under the fixture (default: its canonical replay.json) */
   replay?: string;
   workspaceName?: string;
   /** approve every write the run proposes (the operator's decision, one action at a time) */
@@ -64,11 +81,12 @@ export interface ReplayRunOutcome {
 
 export async function runReplay(svc: RunServiceImpl, ctx: ExperimentContext, opts: ReplayRunOptions = {}): Promise<ReplayRunOutcome> {
   const workspace = path.join(ctx.scratch, opts.workspaceName ?? "ws");
+  const fixture = opts.fixture ? path.join(ctx.repoRoot, opts.fixture) : fixtureDir(ctx);
   const created = await svc.createRun({
     workspace,
-    fixtureDir: fixtureDir(ctx),
+    fixtureDir: fixture,
     model: "replay",
-    replayPath: opts.replay ? path.join(fixtureDir(ctx), opts.replay) : undefined,
+    replayPath: opts.replay ? path.join(fixture, opts.replay) : undefined,
     trustReplayFile: false,
     backend: "container",
   });

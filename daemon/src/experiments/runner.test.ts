@@ -20,6 +20,7 @@ afterEach(async () => {
 const base = () => ({
   repoRoot: "/work/main",
   executor: null,
+  familyExecutor: () => Promise.reject(new Error("no engine in this test")),
   engine: { available: false, reason: "runtime_unavailable", runtime: "runc", image_digest: null, engine_version: null },
   imageLockPath: null,
   dockerEnv: {},

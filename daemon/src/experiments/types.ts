@@ -1,3 +1,4 @@
+import type { ImageFamily } from "../contracts/test-report.js";
 import type { Executor } from "../sandbox/executor.js";
 
 /**
@@ -51,6 +52,8 @@ export interface ExperimentContext {
   repoRoot: string;
   /** the container executor; null when no engine is reachable */
   executor: Executor | null;
+  /** the container executor of an image family, its image built on first use; throws runtime_unavailable without an engine */
+  familyExecutor: (family: ImageFamily) => Promise<Executor>;
   engine: EngineFacts;
   /** the pinned image lock the executor uses (for components that build their own executor) */
   imageLockPath: string | null;

@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
+import { taskImageFamily } from "../contracts/task-spec.js";
 import { isMiniAgentError } from "../errors.js";
 import type { Model } from "../models/model.js";
 import type { Executor } from "../sandbox/executor.js";
@@ -39,7 +40,8 @@ export class Drivers {
     const acceptance = path.join(run.record.control_dir, "acceptance");
     let executor: Executor;
     try {
-      executor = this.executorFactory(run.record.backend);
+      // the family is part of the stored task, so a resumed or recovered run gets the same image
+      executor = this.executorFactory(run.record.backend, taskImageFamily(run.record.task));
     } catch (err) {
       markInterrupted(deps, runId, phase, `sandbox unavailable (${isMiniAgentError(err) ? err.code : "internal"}); resume when fixed`, { err });
       return;

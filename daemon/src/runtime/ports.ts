@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { Backend } from "../contracts/sandbox.js";
 import type { TaskSpec } from "../contracts/task-spec.js";
+import type { ImageFamily } from "../contracts/test-report.js";
 import type { PreparedAction, ToolResult } from "../contracts/tool-call.js";
 import type { Model } from "../models/model.js";
 import type { Executor, SandboxSession } from "../sandbox/executor.js";
@@ -71,12 +72,19 @@ export interface LiveModelRequest {
   runId: string;
   task: TaskSpec;
   backend: Backend;
+  /** the run's image family: the live gate needs a passing isolation report for exactly this family */
+  imageFamily: ImageFamily;
 }
 
 /** Builds a live model; may refuse (isolation_unverified, backend_not_isolated) before anything is created. */
 export type ModelFactory = (req: LiveModelRequest) => Model | Promise<Model>;
 
-export type ExecutorFactory = (backend: Backend) => Executor;
+/**
+ * The executor of a backend for one image family (the task's `image_family`, node when
+ * absent). The container backend gives each family its own executor, made once and reused,
+ * so the warm session, the Verifier and acceptance of a run all use the family's image.
+ */
+export type ExecutorFactory = (backend: Backend, imageFamily: ImageFamily) => Executor;
 
 export const CRASH_POINTS = ["after_intent", "after_write_before_receipt", "during_verifying"] as const;
 export type CrashPoint = (typeof CRASH_POINTS)[number];

@@ -1,5 +1,5 @@
 import type { ExhaustedBudget, PendingActionView, RunView } from "../contracts/run-view.js";
-import type { Budgets } from "../contracts/task-spec.js";
+import { type Budgets, taskImageFamily } from "../contracts/task-spec.js";
 import type { Counters, StopFacts } from "../store/records.js";
 import type { Ledger } from "../store/ledger.js";
 
@@ -23,6 +23,7 @@ export function runView(ledger: Ledger, runId: string, liveElapsedMs?: number): 
     workspace: run.record.workspace,
     model: run.record.model,
     backend: run.record.backend,
+    image_family: taskImageFamily(run.record.task),
     counters,
     last_tool: s.last_tool,
     tests: s.tests,

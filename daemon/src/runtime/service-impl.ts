@@ -3,7 +3,7 @@
  *
  *   const runs = createRunService({
  *     stateDir,                        // required: ledger, control dirs and approval key live here
- *     executorFactory: (backend) => backend === "container" ? dockerExecutor : localExecutor,  // required
+ *     executorFactory: (backend, family) => backend === "container" ? dockerExecutorOf(family) : localExecutor,  // required
  *     modelFactory,                    // optional: builds live models (may refuse); without it live runs are refused
  *     logger,                          // optional pino logger (default: silent)
  *     clock,                           // optional { now(): number } (default: Date.now)
@@ -27,7 +27,7 @@ import path from "node:path";
 import { pino } from "pino";
 import { statePath } from "../config/state-dir.js";
 import { TERMINAL_STATUSES } from "../contracts/run.js";
-import { Budgets } from "../contracts/task-spec.js";
+import { Budgets, taskImageFamily } from "../contracts/task-spec.js";
 import { describeZodError } from "../contracts/common.js";
 import { isMiniAgentError, MiniAgentError } from "../errors.js";
 import type { Model } from "../models/model.js";
@@ -122,7 +122,7 @@ export class RunServiceImpl implements RunService {
           })
         : null;
       // each may refuse (backend unavailable, image missing, live gate closed): before anything exists
-      await this.options.executorFactory(input.backend).preflight();
+      await this.options.executorFactory(input.backend, taskImageFamily(checked.task)).preflight();
       // the replay was parsed by checkCreateInput; its cursor is read from the ledger at each turn
       const model: Model = checked.replay
         ? new ReplayModel(checked.replay.file, () => this.deps.ledger.getRun(runId).replay_cursor)
@@ -168,6 +168,7 @@ export class RunServiceImpl implements RunService {
             task: checked.task.name,
             model: input.model,
             backend: input.backend,
+            image_family: taskImageFamily(checked.task),
             replay_trusted: record.replay_trusted,
             budgets: checked.budgets,
             // the opt-in is part of what the run was started with; which paths it let in is traced as sandbox_include
@@ -390,7 +391,7 @@ export class RunServiceImpl implements RunService {
 
   private async liveModel(runId: string, task: RunRecord["task"], backend: RunRecord["backend"]): Promise<Model> {
     if (!this.options.modelFactory) throw new MiniAgentError("invalid_request", "live models are not configured in this daemon");
-    return this.options.modelFactory({ runId, task, backend });
+    return this.options.modelFactory({ runId, task, backend, imageFamily: taskImageFamily(task) });
   }
 }
 

@@ -9,8 +9,10 @@ import { MiniAgentError } from "../errors.js";
  * in the daemon's state dir, so the command names that dir: without it the
  * build would record the digest in the default state dir's lock instead.
  */
-export function rebuildHint(lockPath: string): string {
-  return `rebuild it with \`npm run image:build -- --state-dir ${path.dirname(lockPath)}\``;
+export function rebuildHint(lockPath: string, family?: string): string {
+  // node is the build's default family; any other must be named or the build makes the wrong image
+  const fam = family && family !== "node" ? `--family ${family} ` : "";
+  return `rebuild it with \`npm run image:build -- ${fam}--state-dir ${path.dirname(lockPath)}\``;
 }
 
 const LockedImage = z.strictObject({

@@ -26,13 +26,18 @@ export async function resolvePinnedImage(docker: Docker, config: SandboxConfig, 
   const lock = await readImageLock(lockPath);
   const entry = lock?.images[config.imageFamily];
   if (!entry) {
-    throw new MiniAgentError("image_missing", `no pinned sandbox image for family "${config.imageFamily}" in ${lockPath}; ${rebuildHint(lockPath)}`);
+    throw new MiniAgentError(
+      "image_missing",
+      `no pinned sandbox image for family "${config.imageFamily}" in ${lockPath}; ${rebuildHint(lockPath, config.imageFamily)}`,
+    );
   }
   try {
     await docker.getImage(entry.digest).inspect();
   } catch (err) {
     if (statusOf(err) === 404) {
-      throw new MiniAgentError("image_missing", `the pinned sandbox image ${entry.digest} is not in the engine; ${rebuildHint(lockPath)}`, { cause: err });
+      throw new MiniAgentError("image_missing", `the pinned sandbox image ${entry.digest} is not in the engine; ${rebuildHint(lockPath, config.imageFamily)}`, {
+        cause: err,
+      });
     }
     throw engineError(err);
   }
@@ -42,14 +47,16 @@ export async function resolvePinnedImage(docker: Docker, config: SandboxConfig, 
       tagged = (await docker.getImage(config.imageTag).inspect()).Id;
     } catch (err) {
       if (statusOf(err) === 404) {
-        throw new MiniAgentError("image_missing", `the configured image tag ${config.imageTag} does not exist; ${rebuildHint(lockPath)}`, { cause: err });
+        throw new MiniAgentError("image_missing", `the configured image tag ${config.imageTag} does not exist; ${rebuildHint(lockPath, config.imageFamily)}`, {
+          cause: err,
+        });
       }
       throw engineError(err);
     }
     if (tagged !== entry.digest) {
       throw new MiniAgentError(
         "image_digest_mismatch",
-        `image tag ${config.imageTag} resolves to ${tagged}, but the pinned digest is ${entry.digest}; ${rebuildHint(lockPath)}`,
+        `image tag ${config.imageTag} resolves to ${tagged}, but the pinned digest is ${entry.digest}; ${rebuildHint(lockPath, config.imageFamily)}`,
         { details: { tag: config.imageTag, tagged, pinned: entry.digest } },
       );
     }

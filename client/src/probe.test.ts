@@ -1,0 +1,108 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import type http from "node:http";
+import { pino } from "pino";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { closeServer, listenUnix } from "../../daemon/src/api/listen.js";
+import { createApiServer } from "../../daemon/src/api/server.js";
+import type { RunService } from "../../daemon/src/runtime/service.js";
+import { main, type ClientIO } from "./main.js";
+
+/**
+ * `probe --family` (and health's per-family lines) against the real API server on a real socket: the family the user
+ * names is the one the daemon probes (its report is stored per family), and a family
+ * that does not exist is a usage error that sends nothing.
+ */
+let dir: string;
+let socket: string;
+let server: http.Server;
+let probed: Array<{ runtime: unknown; family: unknown }>;
+
+beforeEach(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), "ma-client-probe-"));
+  socket = path.join(dir, "d.sock");
+  probed = [];
+  const isolation = {
+    runProbes: async (runtime?: unknown, family?: unknown) => {
+      probed.push({ runtime, family });
+      return { passed: true, image_family: family ?? "node", probes: [{ id: "p1", passed: true, property: "x" }] };
+    },
+    latestReport: async () => null,
+    health: async () => ({
+      engine: { reachable: true, version: "20.10", runtime: "runc", image_digest: "sha256:x", image_present: true, error: null },
+      isolation: { verdict: "passed" as const, generated_at: "2026-01-01T00:00:00Z", reason: null },
+      families: {
+        python: { verdict: "none" as const, generated_at: null, reason: "report_stale" },
+        go: { verdict: "none" as const, generated_at: null, reason: "image_missing" },
+      },
+    }),
+  };
+  server = createApiServer({
+    deps: {
+      runService: {} as RunService,
+      isolation,
+      liveGate: { check: async () => ({ ok: true }) },
+      version: "t",
+      pid: 1,
+      maxBodyBytes: 65536,
+      maxWaitMs: 10,
+    },
+    log: pino({ level: "silent" }),
+  });
+  await listenUnix(server, socket);
+});
+
+afterEach(async () => {
+  server.closeAllConnections();
+  await closeServer(server);
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+function io() {
+  const out: string[] = [];
+  const err: string[] = [];
+  const value: ClientIO = {
+    env: {},
+    cwd: dir,
+    isTTY: false,
+    stdoutIsTTY: false,
+    stderrIsTTY: false,
+    clock: { now: () => 0, every: () => () => {} },
+    out: (s) => out.push(s),
+    err: (s) => err.push(s),
+    ask: async () => "",
+  };
+  return { value, out: () => out.join(""), err: () => err.join("") };
+}
+
+describe("mini-agent-client probe --family", () => {
+  it("probes the named family (and runtime) and says which image was verified", async () => {
+    const t = io();
+    expect(await main(["probe", "--family", "python", "--runtime", "runsc", "--socket", socket], t.value)).toBe(0);
+    expect(probed).toEqual([{ runtime: "runsc", family: "python" }]);
+    expect(t.out()).toContain("isolation verified (1 probes passed, python image)");
+  });
+
+  it("without --family the daemon probes its default family", async () => {
+    const t = io();
+    expect(await main(["probe", "--socket", socket], t.value)).toBe(0);
+    expect(probed).toEqual([{ runtime: undefined, family: undefined }]);
+  });
+
+  it("an unknown family is a usage error (64) naming the families, and nothing is probed", async () => {
+    const t = io();
+    expect(await main(["probe", "--family", "ruby", "--socket", socket], t.value)).toBe(64);
+    expect(t.err()).toContain("node, python, go");
+    expect(probed).toEqual([]);
+  });
+});
+
+describe("mini-agent-client health shows every image family", () => {
+  it("each other family's verdict with the command that fixes it; they do not change the exit code", async () => {
+    const t = io();
+    expect(await main(["health", "--socket", socket], t.value)).toBe(0);
+    expect(t.out()).toContain("python  none; mini-agent-client probe --family python");
+    expect(t.out()).toContain("go      none; npm run image:build -- --family go");
+  });
+});

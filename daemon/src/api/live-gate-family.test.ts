@@ -1,0 +1,82 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import type http from "node:http";
+import { pino } from "pino";
+import { Agent, request } from "undici";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { RunService } from "../runtime/service.js";
+import { closeServer, listenUnix } from "./listen.js";
+import type { LiveGate } from "./ports.js";
+import { createApiServer } from "./server.js";
+
+/**
+ * The create-run route's early live gate asks about the family the request's task
+ * spec names: a python task needs a passing python report, not the node one.
+ * The server, socket and HTTP are real; the gate records what it was asked and refuses.
+ */
+let dir: string;
+let socket: string;
+let server: http.Server;
+let asked: Array<Parameters<LiveGate["check"]>[0]>;
+
+beforeEach(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), "ma-gate-family-"));
+  socket = path.join(dir, "d.sock");
+  asked = [];
+  const liveGate: LiveGate = {
+    check: async (input) => {
+      asked.push(input);
+      return { ok: false, code: "isolation_unverified", reason: "report_stale", refresh_command: "mini-agent-client probe" };
+    },
+  };
+  const isolation = { runProbes: async () => ({}), latestReport: async () => null, health: async () => Promise.reject(new Error("unused")) };
+  server = createApiServer({
+    deps: { runService: {} as RunService, isolation, liveGate, version: "t", pid: 1, maxBodyBytes: 65536, maxWaitMs: 10 },
+    log: pino({ level: "silent" }),
+  });
+  await listenUnix(server, socket);
+});
+
+afterEach(async () => {
+  server.closeAllConnections();
+  await closeServer(server);
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+async function createLive(taskSpec: Record<string, unknown>): Promise<number> {
+  const agent = new Agent({ connect: { socketPath: socket } });
+  try {
+    const res = await request("http://localhost/v1/runs", {
+      method: "POST",
+      dispatcher: agent,
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ workspace: dir, task_spec: taskSpec, model: "live" }),
+    });
+    await res.body.text();
+    return res.statusCode;
+  } finally {
+    await agent.close();
+  }
+}
+
+const SPEC = {
+  schema_version: 1,
+  name: "t",
+  task: "t",
+  writable: ["a.py"],
+  test_presets: { t: { command: ["python3", "-m", "pytest"], parser: "junit_xml" } },
+  verify_preset: "t",
+};
+
+describe("the create-run route's live gate", () => {
+  it("asks for the task spec's image family", async () => {
+    expect(await createLive({ ...SPEC, image_family: "python" })).not.toBe(201);
+    expect(asked).toEqual([{ backend: "container", family: "python" }]);
+  });
+
+  it("without a family asks for the configured one", async () => {
+    await createLive(SPEC);
+    expect(asked).toEqual([{ backend: "container" }]);
+  });
+});
