@@ -1,5 +1,6 @@
 import type { HealthBody } from "../contracts/api.js";
 import type { Backend, Runtime } from "../contracts/sandbox.js";
+import type { Draft, DraftInput } from "../adhoc/index.js";
 import type { RunService } from "../runtime/service.js";
 
 /**
@@ -28,8 +29,14 @@ export interface LiveGate {
   check(input: { backend: Backend }): Promise<GateVerdict>;
 }
 
+/** Drafts an ad-hoc task from the user's folder (adhoc/); throws typed refusals, prepares nothing. */
+export interface TaskDrafter {
+  draft(input: DraftInput): Promise<Draft>;
+}
+
 export interface ApiDeps {
   runService: RunService;
+  drafter: TaskDrafter;
   isolation: IsolationService;
   liveGate: LiveGate;
   version: string;

@@ -3,6 +3,7 @@ import {
   ActionIdParam,
   API_VERSION,
   CreateRunRequest,
+  DraftTaskRequest,
   EmptyRequest,
   EventsQuery,
   ProbeRequest,
@@ -66,8 +67,12 @@ export const ROUTES: Route[] = [
         });
       }
     }
+    // an ad-hoc task is drafted here, before anything is prepared: its refusals are typed and change nothing
+    const draft = r.adhoc
+      ? await ctx.deps.drafter.draft({ workspace: r.workspace, ...r.adhoc, ...(r.image_family !== undefined && { imageFamily: r.image_family }) })
+      : null;
     const input: CreateRunInput = {
-      workspace: r.workspace,
+      workspace: draft?.workspace ?? r.workspace,
       model: r.model,
       trustReplayFile: r.trust_replay_file,
       backend: r.backend,
@@ -77,8 +82,17 @@ export const ROUTES: Route[] = [
       ...(r.replay_path !== undefined && { replayPath: r.replay_path }),
       ...(r.budgets !== undefined && { budgets: r.budgets }),
       ...(r.sandbox_include.length > 0 && { sandboxInclude: r.sandbox_include }),
+      ...(r.image_family !== undefined && !draft && { imageFamily: r.image_family }),
+      ...(draft && { taskSpec: draft.task, adhoc: { testSource: draft.test_source, dirtyFiles: draft.dirty_files } }),
     };
     return { json: { kind: "run", run: await ctx.deps.runService.createRun(input) }, status: 201 };
+  }),
+  route("POST", "/tasks/draft", async (ctx) => {
+    noQuery(ctx.query);
+    const r = await body(ctx, DraftTaskRequest, "draft task");
+    const { image_family, ...rest } = r;
+    const d = await ctx.deps.drafter.draft({ ...rest, ...(image_family !== undefined && { imageFamily: image_family }) });
+    return { json: { kind: "task_draft", task: d.task, workspace: d.workspace, test_source: d.test_source, dirty_files: d.dirty_files, warnings: d.warnings } };
   }),
   route("GET", "/runs", async (ctx) => {
     noQuery(ctx.query);
