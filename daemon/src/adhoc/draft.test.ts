@@ -71,26 +71,18 @@ describe("draftTask: the spec", () => {
 });
 
 describe("draftTask: protected paths always beat the default writable set", () => {
-  const manifest = (files: string[]): Manifest =>
-    ({ files: Object.fromEntries(files.map((f) => [f, { hash: "a".repeat(64), size: 1 }])), special: {} }) as unknown as Manifest;
+  const manifest = (files: string[], hash: string): Manifest => ({
+    schema_version: 1,
+    files: Object.fromEntries(files.map((f) => [f, hash])),
+    special: {},
+    digest: "0".repeat(64),
+  });
 
   it("the Verifier reports a changed lock file, CI file, .git file or AGENTS.md, and accepts src/ and a new file", async () => {
     const d = await draftTask(input(project(), { protect: ["docs/**"] }), deps());
-    const before = manifest([
-      "src/x.js",
-      "package-lock.json",
-      "sub/go.sum",
-      ".github/workflows/ci.yml",
-      ".gitlab-ci.yml",
-      "AGENTS.md",
-      ".git/config",
-      "docs/a.md",
-    ]);
-    const after: Manifest = {
-      ...before,
-      files: Object.fromEntries(Object.entries(before.files).map(([k]) => [k, { hash: "b".repeat(64), size: 2 }])),
-    } as Manifest;
-    (after.files as Record<string, unknown>)["src/new.js"] = { hash: "c".repeat(64), size: 1 };
+    const paths = ["src/x.js", "package-lock.json", "sub/go.sum", ".github/workflows/ci.yml", ".gitlab-ci.yml", "AGENTS.md", ".git/config", "docs/a.md"];
+    const before = manifest(paths, "a".repeat(64));
+    const after = manifest([...paths, "src/new.js"], "b".repeat(64));
     const changed = protectedChanges(d.task, before, after).sort();
     expect(changed).toEqual([".git/config", ".github/workflows/ci.yml", ".gitlab-ci.yml", "AGENTS.md", "docs/a.md", "package-lock.json", "sub/go.sum"]);
   });
