@@ -51,6 +51,13 @@ export const DEFAULT_PROTECTED: readonly string[] = [".git/**", ...LOCK_FILES.ma
 export const DEFAULT_WRITABLE: readonly string[] = ["**"];
 
 /**
+ * Seconds a test command may take, per family. Go compiles the packages first,
+ * with a build cache in /tmp that a warm sandbox empties after every command,
+ * so a cold build is the normal case there; a tool call gets as long.
+ */
+export const TEST_TIMEOUT_SECONDS = { node: 120, python: 120, go: 300 } as const;
+
+/**
  * Why a user glob is refused, or null. Globs are workspace-relative picomatch
  * globs: one that is absolute, climbs with `..` or starts at `~` would name
  * something outside the workspace.

@@ -63,6 +63,13 @@ describe("draftTask: the spec", () => {
     expect(d.test_source).toBe("package.json scripts.test");
   });
 
+  it("a go project gets a longer test timeout and tool call than node or python (a cold build every time)", async () => {
+    const go = await draftTask(input(project(), { test: "go test ./..." }), deps());
+    expect(go.task).toMatchObject({ image_family: "go", test_presets: { tests: { timeout_seconds: 300 } }, budgets: { per_call_seconds: 300 } });
+    const node = await draftTask(input(project()), deps());
+    expect(node.task).toMatchObject({ test_presets: { tests: { timeout_seconds: 120 } }, budgets: { per_call_seconds: 120, tool_calls: 40 } });
+  });
+
   it("--image-family wins over what the command suggests, and the mismatch is a warning", async () => {
     const d = await draftTask(input(project(), { test: "go test ./...", imageFamily: "python" }), deps());
     expect(d.task.image_family).toBe("python");

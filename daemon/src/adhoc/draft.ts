@@ -4,7 +4,7 @@ import { TaskSpec } from "../contracts/task-spec.js";
 import { ImageFamily } from "../contracts/test-report.js";
 import { MiniAgentError } from "../errors.js";
 import { splitWords } from "./argv.js";
-import { globEscapes, pathRules } from "./defaults.js";
+import { globEscapes, pathRules, TEST_TIMEOUT_SECONDS } from "./defaults.js";
 import { detectTestCommand } from "./detect.js";
 import { dirtyFiles, type GitRunner } from "./git-state.js";
 import { repoFiles } from "./repo-files.js";
@@ -97,15 +97,18 @@ export async function draftTask(input: DraftInput, deps: DraftDeps): Promise<Dra
   const { test, source } = testFor(input, ws);
   const rules = pathRules(input.writable, input.protect);
 
+  const imageFamily = family ?? test.family ?? "node";
+  const seconds = TEST_TIMEOUT_SECONDS[imageFamily];
   const parsed = TaskSpec.safeParse({
     schema_version: 1,
     name: taskName(ws),
     task: input.goal,
     writable: rules.writable,
     creatable: rules.creatable,
-    test_presets: { [PRESET]: { command: test.command, files: test.files, parser: test.parser } },
+    test_presets: { [PRESET]: { command: test.command, files: test.files, parser: test.parser, timeout_seconds: seconds } },
     verify_preset: PRESET,
-    image_family: family ?? test.family ?? "node",
+    image_family: imageFamily,
+    budgets: { per_call_seconds: seconds },
   });
   if (!parsed.success) throw new MiniAgentError("invalid_task_spec", `the drafted task spec is invalid:\n${describeZodError(parsed.error)}`);
 
