@@ -65,7 +65,8 @@ export const COMMANDS = {
       "  The test command is detected (package.json scripts.test, pyproject.toml/pytest.ini/setup.cfg/tests/**/test_*.py,\n" +
       '  go.mod, a Makefile test: target) unless --test "CMD ARG..." names it (split like shell words, never run by a\n' +
       "  shell: no pipes, &&, redirections or $VARS). Every file may change except the protected ones: .git/**, lock\n" +
-      "  files, CI configuration, AGENTS.md. --writable GLOB replaces what may change, --protect GLOB adds protection.\n" +
+      "  files, CI configuration, node_modules/, .venv/, AGENTS.md. --writable GLOB replaces what may change,\n" +
+      "  --protect GLOB adds protection (protected always wins).\n" +
       "  A dirty git worktree is listed first: those changes become part of the baseline. No hidden acceptance: the run\n" +
       "  must change something, and the tests must pass (exit-code-only when no report can be read: weaker, said so).\n" +
       "  --print-task prints the drafted task.json (warnings on stderr) and creates nothing; save it, edit it, and\n" +

@@ -43,10 +43,13 @@ const CI_GLOBS = [
   "bitbucket-pipelines.yml",
 ];
 
+/** Installed dependencies: a fix belongs in the project's code, not in a copy of someone else's. */
+const DEPENDENCY_DIRS = ["**/node_modules/**", ".venv/**"];
+
 /** The project's rules file (a later issue makes it the rules the model follows): protected now. */
 const RULES_FILES = ["AGENTS.md"];
 
-export const DEFAULT_PROTECTED: readonly string[] = [".git/**", ...LOCK_FILES.map((f) => `**/${f}`), ...CI_GLOBS, ...RULES_FILES];
+export const DEFAULT_PROTECTED: readonly string[] = [".git/**", ...LOCK_FILES.map((f) => `**/${f}`), ...CI_GLOBS, ...DEPENDENCY_DIRS, ...RULES_FILES];
 
 export const DEFAULT_WRITABLE: readonly string[] = ["**"];
 

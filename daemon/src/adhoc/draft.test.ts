@@ -87,11 +87,30 @@ describe("draftTask: protected paths always beat the default writable set", () =
 
   it("the Verifier reports a changed lock file, CI file, .git file or AGENTS.md, and accepts src/ and a new file", async () => {
     const d = await draftTask(input(project(), { protect: ["docs/**"] }), deps());
-    const paths = ["src/x.js", "package-lock.json", "sub/go.sum", ".github/workflows/ci.yml", ".gitlab-ci.yml", "AGENTS.md", ".git/config", "docs/a.md"];
+    const paths = [
+      "src/x.js",
+      "node_modules/dep/index.js",
+      "package-lock.json",
+      "sub/go.sum",
+      ".github/workflows/ci.yml",
+      ".gitlab-ci.yml",
+      "AGENTS.md",
+      ".git/config",
+      "docs/a.md",
+    ];
     const before = manifest(paths, "a".repeat(64));
     const after = manifest([...paths, "src/new.js"], "b".repeat(64));
     const changed = protectedChanges(d.task, before, after).sort();
-    expect(changed).toEqual([".git/config", ".github/workflows/ci.yml", ".gitlab-ci.yml", "AGENTS.md", "docs/a.md", "package-lock.json", "sub/go.sum"]);
+    expect(changed).toEqual([
+      ".git/config",
+      ".github/workflows/ci.yml",
+      ".gitlab-ci.yml",
+      "AGENTS.md",
+      "docs/a.md",
+      "node_modules/dep/index.js",
+      "package-lock.json",
+      "sub/go.sum",
+    ]);
   });
 
   it("the policy denies a write to a protected path even though `**` is writable", async () => {
