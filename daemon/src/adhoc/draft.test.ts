@@ -224,5 +224,6 @@ describe("dirty git worktree: listed as a warning, read without running anything
     expect(d).toEqual({ files: [], unavailable: "git could not read this repository" });
     const drafted = await draftTask(input(gitRepo()), deps({ git: noGit }));
     expect(drafted.dirty_files).toEqual([]);
+    expect(drafted.warnings[0]).toMatch(/could not list the git worktree's changed files \(git could not read this repository\)/);
   });
 });

@@ -120,5 +120,7 @@ export async function draftTask(input: DraftInput, deps: DraftDeps): Promise<Dra
     const more = dirty.files.length > MAX_DIRTY_SHOWN ? ` and ${dirty.files.length - MAX_DIRTY_SHOWN} more` : "";
     warnings.unshift(`the git worktree has ${dirty.files.length} changed file(s) that become part of the baseline: ${shown}${more}`);
   }
+  if (dirty.unavailable)
+    warnings.unshift(`could not list the git worktree's changed files (${dirty.unavailable}); uncommitted changes still become part of the baseline`);
   return { task: parsed.data, workspace: ws, test_source: source, dirty_files: dirty.files, warnings };
 }
