@@ -58,7 +58,7 @@ const git = (cwd: string, ...args: string[]) =>
   });
 
 /** a state dir with the pinned image, a daemon on it, and a fresh git repository with the bug */
-async function setUp() {
+async function setUp(opts: { source?: string } = {}) {
   const tmp = started.dir("ma-adhoc-");
   const stateDir = path.join(tmp, "state");
   fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 });
@@ -67,7 +67,7 @@ async function setUp() {
   const files: Record<string, string> = {
     "package.json": JSON.stringify({ name: "myproject", type: "module", scripts: { test: "node --test tests/" } }, null, 2),
     "package-lock.json": "{}\n",
-    "src/add.js": BUGGY,
+    "src/add.js": opts.source ?? BUGGY,
     "tests/test_add.js": TEST,
   };
   for (const [rel, content] of Object.entries(files)) {
@@ -122,14 +122,16 @@ describe("run --workspace DIR --goal TEXT on a fresh git repository", () => {
     expect(created.payload).toMatchObject({ task_spec: { name: "adhoc-myproject" }, test_source: "package.json scripts.test", dirty_files: ["NOTES.md"] });
   }, 600_000);
 
-  it("an empty change (the replay says final at once) fails as no_changes", async () => {
-    const { ws, socket, replay } = await setUp();
+  it("an empty change (the replay says final at once) fails as no_changes, even with every test green", async () => {
+    // green from the start: only the no_changes rule can fail this run (a task must change something)
+    const { ws, socket, replay } = await setUp({ source: FIXED });
     const r = await runClient(["run", "--workspace", ws, "--goal", "make add add", "--replay", replay(EMPTY_REPLAY), ...socket]);
     expect({ code: r.code, out: r.stdout + r.stderr }).toMatchObject({ code: 1 });
     const runId = /run (\S+) started/.exec(r.stdout)?.[1] ?? "";
     const s = await statusJson(runId, socket);
     expect(s.status).toBe("failed");
     expect(JSON.stringify(s.verification)).toContain("no_changes");
+    expect(fs.readFileSync(path.join(ws, "src/add.js"), "utf8")).toBe(FIXED);
   }, 600_000);
 });
 
