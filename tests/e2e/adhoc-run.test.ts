@@ -161,6 +161,36 @@ describe("run --goal: --print-task and refused input through the real client", (
     expect({ code: wrong.code, err: wrong.stderr }).toMatchObject({ code: 64, err: expect.stringMatching(/--print-task belongs to an ad-hoc run/) });
   }, 600_000);
 
+  it("--print-task on a Python and a Go project: pytest with a JUnit report in the python image, go test -json in the go image", async () => {
+    const { tmp, socket } = await setUp();
+    const py = path.join(tmp, "pyproj");
+    fs.mkdirSync(path.join(py, "tests"), { recursive: true });
+    fs.writeFileSync(path.join(py, "pyproject.toml"), "[project]\nname = 'pyproj'\n");
+    fs.writeFileSync(path.join(py, "tests/test_a.py"), "def test_a():\n    assert True\n");
+    const gomod = path.join(tmp, "gomod");
+    fs.mkdirSync(gomod);
+    fs.writeFileSync(path.join(gomod, "go.mod"), "module example.com/gomod\n\ngo 1.19\n");
+    const pyTask = await runClient(["run", "--workspace", py, "--goal", "g", "--print-task", ...socket]);
+    expect({ code: pyTask.code, err: pyTask.stderr }).toMatchObject({ code: 0 });
+    expect(JSON.parse(pyTask.stdout)).toMatchObject({
+      image_family: "python",
+      test_presets: {
+        tests: { command: ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--junitxml=/tmp/mini-agent-junit.xml"], parser: "junit_xml" },
+      },
+    });
+    const goTask = await runClient(["run", "--workspace", gomod, "--goal", "g", "--print-task", ...socket]);
+    expect(JSON.parse(goTask.stdout)).toMatchObject({
+      image_family: "go",
+      test_presets: { tests: { command: ["go", "test", "-json", "./..."], parser: "go_test_json" } },
+    });
+    const exitOnly = await runClient(["run", "--workspace", py, "--goal", "g", "--test", "python3 check.py", "--print-task", ...socket]);
+    expect(JSON.parse(exitOnly.stdout)).toMatchObject({
+      image_family: "python",
+      test_presets: { tests: { command: ["python3", "check.py"], parser: "exit_code" } },
+    });
+    expect(exitOnly.stderr).toMatch(/warning: .*exit code only, no test count \(weaker\)/);
+  }, 600_000);
+
   it("exits 64 with the daemon's clear message and no stack for each bad input; nothing is created", async () => {
     const { tmp, ws, socket, stateDir } = await setUp();
     fs.writeFileSync(path.join(tmp, "a-file"), "");
