@@ -145,6 +145,8 @@ describe("draftTask: bad input is refused with a typed code before anything is r
       ["/", /root folder/],
       ["/root", /home folder/],
       [home, /home folder/],
+      [path.dirname(home), /contains a home folder/],
+      ["/home", /contains a home folder/],
       [stateDir, /inside the daemon's state dir/],
       [path.join(stateDir, "sub"), /inside the daemon's state dir/],
       [stateParent, /contains the daemon's state dir/],

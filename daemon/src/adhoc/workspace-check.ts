@@ -38,6 +38,7 @@ export function checkWorkspace(workspace: string, limits: WorkspaceLimits): stri
   if (ws === "/") throw refuse("is the root folder; give the project's folder");
   const homes = new Set([...limits.homeDirs.filter(Boolean).map(real), "/root"]);
   if (homes.has(ws) || /^\/home\/[^/]+$/.test(ws)) throw refuse("is a home folder; give the project's folder");
+  if (ws === "/home" || [...homes].some((h) => inside(h, ws))) throw refuse("contains a home folder; give the project's folder");
   const state = real(limits.stateDir);
   if (inside(ws, state)) throw refuse("is inside the daemon's state dir");
   if (inside(state, ws)) throw refuse("contains the daemon's state dir");
