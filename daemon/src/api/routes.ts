@@ -56,8 +56,13 @@ export const ROUTES: Route[] = [
   route("POST", "/runs", async (ctx) => {
     noQuery(ctx.query);
     const r = await body(ctx, CreateRunRequest, "create run");
+    // an ad-hoc task is drafted first: it only reads the folder, its refusals are typed and change nothing,
+    // and the task's image family (which the live gate is about) is known only once it is drafted
+    const draft = r.adhoc
+      ? await ctx.deps.drafter.draft({ workspace: r.workspace, ...r.adhoc, ...(r.image_family !== undefined && { imageFamily: r.image_family }) })
+      : null;
     if (r.model === "live") {
-      // Issue 6: the gate fires before anything else, so a refused live run touches nothing.
+      // Issue 6: the gate fires before anything is prepared, so a refused live run touches nothing.
       const verdict = await ctx.deps.liveGate.check({ backend: r.backend });
       if (!verdict.ok) {
         const why = verdict.message ? `: ${verdict.message}` : "";
@@ -67,10 +72,6 @@ export const ROUTES: Route[] = [
         });
       }
     }
-    // an ad-hoc task is drafted here, before anything is prepared: its refusals are typed and change nothing
-    const draft = r.adhoc
-      ? await ctx.deps.drafter.draft({ workspace: r.workspace, ...r.adhoc, ...(r.image_family !== undefined && { imageFamily: r.image_family }) })
-      : null;
     const input: CreateRunInput = {
       workspace: draft?.workspace ?? r.workspace,
       model: r.model,
