@@ -3,7 +3,7 @@ import http from "node:http";
 import net from "node:net";
 import type { z } from "zod";
 import { ApiResponse, ErrorBody, type ApiResponseOf } from "../../daemon/src/contracts/api-responses.js";
-import type { CreateRunRequest } from "../../daemon/src/contracts/api.js";
+import type { CreateRunRequest, DraftTaskRequest } from "../../daemon/src/contracts/api.js";
 import type { Runtime } from "../../daemon/src/contracts/sandbox.js";
 import type { Budgets } from "../../daemon/src/contracts/task-spec.js";
 import { MiniAgentError } from "../../daemon/src/errors.js";
@@ -50,6 +50,10 @@ export class ApiClient {
 
   createRun(body: z.input<typeof CreateRunRequest>) {
     return this.json("POST", "/v1/runs", body, "run");
+  }
+  /** the task an ad-hoc run would use (`run --goal ... --print-task`); creates nothing */
+  draftTask(body: z.input<typeof DraftTaskRequest>) {
+    return this.json("POST", "/v1/tasks/draft", body, "task_draft");
   }
   listRuns() {
     return this.json("GET", "/v1/runs", undefined, "runs");

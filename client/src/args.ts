@@ -45,15 +45,32 @@ export const COMMANDS = {
       "trust-replay-file": { type: "boolean" },
       backend: { type: "string" },
       "sandbox-include": { type: "string", multiple: true },
+      goal: { type: "string" },
+      test: { type: "string" },
+      writable: { type: "string", multiple: true },
+      protect: { type: "string", multiple: true },
+      "image-family": { type: "string" },
+      "print-task": { type: "boolean" },
       ...BUDGET_OPTIONS,
     },
     summary:
       "run --fixture DIR --workspace NEWDIR | run --workspace DIR --task-spec FILE [--control DIR]\n" +
-      "      [--model replay|live] [--replay FILE] [--trust-replay-file] [--backend container|trusted_local]\n" +
-      "      [--sandbox-include GLOB ...]",
+      '      | run --workspace DIR --goal TEXT [--test "CMD ARG..."] [--writable GLOB]... [--protect GLOB]... [--print-task]\n' +
+      "      [--image-family node|python|go] [--model replay|live] [--replay FILE] [--trust-replay-file]\n" +
+      "      [--backend container|trusted_local] [--sandbox-include GLOB ...]",
     details:
       "Creates a run and follows it. --fixture copies DIR/repo into NEWDIR (which must not exist) and uses the\n" +
       "fixture's task.json, control/ and replay.json. Default model: replay; default backend: container.\n" +
+      "--goal works on your own folder IN PLACE (usually a git checkout): the daemon drafts the task from it.\n" +
+      "  The test command is detected (package.json scripts.test, pyproject.toml/pytest.ini/setup.cfg/tests/**/test_*.py,\n" +
+      '  go.mod, a Makefile test: target) unless --test "CMD ARG..." names it (split like shell words, never run by a\n' +
+      "  shell: no pipes, &&, redirections or $VARS). Every file may change except the protected ones: .git/**, lock\n" +
+      "  files, CI configuration, node_modules/, .venv/, AGENTS.md. --writable GLOB replaces what may change,\n" +
+      "  --protect GLOB adds protection (protected always wins).\n" +
+      "  A dirty git worktree is listed first: those changes become part of the baseline. No hidden acceptance: the run\n" +
+      "  must change something, and the tests must pass (exit-code-only when no report can be read: weaker, said so).\n" +
+      "  --print-task prints the drafted task.json (warnings on stderr) and creates nothing; save it, edit it, and\n" +
+      "  run it with --task-spec. --image-family sets the sandbox image (default: from the test command, else node).\n" +
       "At a pending write it shows the diff: on a terminal it asks y/N; otherwise it prints the approve/reject\n" +
       "commands and exits 3.\n" +
       "Files the task forbids (.env*, *.pem, id_*, .npmrc, the task's forbidden globs) never enter a sandbox;\n" +

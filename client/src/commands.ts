@@ -7,7 +7,7 @@ import { BUDGET_FLAGS, type CommandName, type ParsedCommand } from "./args.js";
 import { EXIT, exitForStatus, type ExitCode } from "./exit-codes.js";
 import { followRun, type FollowIO } from "./follow.js";
 import { renderDiff } from "./color.js";
-import { eventLine, progressLine, statusJson } from "./render.js";
+import { eventLine, progressLine, shellQuote, statusJson } from "./render.js";
 import { whyLine } from "./why.js";
 
 export interface CommandContext extends FollowIO {
@@ -86,13 +86,37 @@ async function readTaskSpec(file: string): Promise<unknown> {
   return json; // the daemon validates again: it is the one that must be right
 }
 
+const list_ = (cmd: ParsedCommand, name: string): string[] => {
+  const v = cmd.opts[name];
+  return Array.isArray(v) ? v : [];
+};
+
+/** `run --workspace DIR --goal TEXT ...`: the daemon drafts the task; the client only passes what was typed. */
+function adhocFrom(cmd: ParsedCommand) {
+  const goal = opt(cmd, "goal");
+  const test = opt(cmd, "test");
+  if (goal === undefined) {
+    for (const name of ["test", "writable", "protect", "print-task"]) {
+      if (cmd.opts[name] !== undefined) throw new UsageError(`--${name} belongs to an ad-hoc run: run --workspace DIR --goal TEXT`);
+    }
+    return undefined;
+  }
+  if (goal.trim() === "") throw new UsageError("--goal is empty; say what the change should achieve");
+  if (opt(cmd, "fixture") || opt(cmd, "task-spec") || opt(cmd, "control"))
+    throw new UsageError("--goal drafts the task itself; do not combine it with --fixture, --task-spec or --control");
+  return { goal, ...(test !== undefined && { test }), writable: list_(cmd, "writable"), protect: list_(cmd, "protect") };
+}
+
 const run: Handler = async (cmd, ctx) => {
   const abs = (p: string | undefined) => (p === undefined ? undefined : path.resolve(ctx.cwd, p));
   const fixture = abs(opt(cmd, "fixture"));
   const workspace = abs(opt(cmd, "workspace"));
   const taskSpecFile = abs(opt(cmd, "task-spec"));
   if (!workspace) throw new UsageError("run needs --workspace DIR");
-  if ((fixture === undefined) === (taskSpecFile === undefined)) throw new UsageError("run needs exactly one of --fixture DIR or --task-spec FILE");
+  const adhoc = adhocFrom(cmd);
+  const imageFamily = opt(cmd, "image-family");
+  if (!adhoc && (fixture === undefined) === (taskSpecFile === undefined))
+    throw new UsageError("run needs exactly one of --fixture DIR, --task-spec FILE or --goal TEXT");
   if (fixture && opt(cmd, "control")) throw new UsageError("--control comes from the fixture; use it only with --task-spec");
   const model = opt(cmd, "model") ?? "replay";
   if (model !== "replay" && model !== "live") throw new UsageError("--model: use replay or live");
@@ -102,11 +126,23 @@ const run: Handler = async (cmd, ctx) => {
   const control = abs(opt(cmd, "control"));
   const budgets = budgetsFrom(cmd);
   const sandboxInclude = sandboxIncludeFrom(cmd);
+  if (adhoc) {
+    // drafted first: bad input is refused (exit 64) and the dirty-worktree warning shown before anything starts
+    const draft = await ctx.api.draftTask({ workspace, ...adhoc, ...(imageFamily !== undefined && { image_family: imageFamily }) });
+    for (const w of draft.warnings) ctx.err(`warning: ${w}\n`);
+    if (flag(cmd, "print-task")) {
+      printJson(ctx, draft.task);
+      return EXIT.ok;
+    }
+    if (!ctx.json) ctx.err(`test command (${draft.test_source}): ${testCommandLine(draft.task)}\n`);
+  }
   const created = await ctx.api.createRun({
     workspace,
     model,
     backend: backend.data,
     trust_replay_file: flag(cmd, "trust-replay-file"),
+    ...(adhoc !== undefined && { adhoc }),
+    ...(imageFamily !== undefined && { image_family: imageFamily }),
     ...(fixture !== undefined && { fixture_dir: fixture }),
     ...(taskSpecFile !== undefined && { task_spec: (await readTaskSpec(taskSpecFile)) as never }),
     ...(control !== undefined && { control_dir: control }),
@@ -117,6 +153,15 @@ const run: Handler = async (cmd, ctx) => {
   if (!ctx.json) ctx.out(`run ${created.run.run_id} started (model ${model}, backend ${backend.data}, workspace ${workspace})\n`);
   return followRun(ctx.api, created.run, 0, ctx, { json: ctx.json, commandPrefix: ctx.commandPrefix, interactive: true });
 };
+
+/** the verify preset's argv as one line, for the user to see what will run */
+function testCommandLine(task: Record<string, unknown>): string {
+  const presets = task.test_presets as Record<string, { command?: string[]; files?: string[]; parser?: string }> | undefined;
+  const p = presets?.[String(task.verify_preset)];
+  if (!p?.command) return "(none)";
+  const files = p.files && p.files.length > 0 ? ` + files ${p.files.join(" ")}` : "";
+  return `${p.command.map(shellQuote).join(" ")}${files} [${p.parser ?? "?"}]`;
+}
 
 const status: Handler = async (cmd, ctx) => {
   const { run: r } = await ctx.api.getRun(arg(cmd, 0));

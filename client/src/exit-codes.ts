@@ -52,7 +52,11 @@ const UNAVAILABLE: readonly ErrorCode[] = [
   "sandbox_error",
 ];
 
+/** bad command-line input the daemon found (an ad-hoc run's folder, test command, globs, image family) */
+const USAGE: readonly ErrorCode[] = ["invalid_workspace", "invalid_test_command", "test_command_not_found", "invalid_glob", "unknown_image_family"];
+
 export function exitForError(code: ErrorCode): ExitCode {
+  if (USAGE.includes(code)) return EXIT.usage;
   if (UNAVAILABLE.includes(code)) return EXIT.unavailable;
   if (code === "budget_exhausted") return EXIT.budgetExhausted;
   if (code === "cancelled") return EXIT.cancelled;

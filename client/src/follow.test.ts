@@ -11,6 +11,13 @@ import { MiniAgentError } from "../../daemon/src/errors.js";
 import type { RunService } from "../../daemon/src/runtime/service.js";
 import { main, type ClientIO } from "./main.js";
 
+/** ad-hoc drafting is not what these tests exercise (tests/e2e/adhoc*.test.ts is) */
+const NO_DRAFTS = {
+  draft: async (): Promise<never> => {
+    throw new Error("no drafts in this test");
+  },
+};
+
 /**
  * The client against the real API server on a real socket, with a run service
  * the test moves by hand: the events long-poll waits until the test releases
@@ -98,7 +105,16 @@ beforeEach(async () => {
   svc = steppedService();
   const isolation = { runProbes: async () => ({}), latestReport: async () => null, health: async () => ({}) as never };
   server = createApiServer({
-    deps: { runService: svc.svc, isolation, liveGate: { check: async () => ({ ok: true }) }, version: "t", pid: 1, maxBodyBytes: 65536, maxWaitMs: 60_000 },
+    deps: {
+      runService: svc.svc,
+      isolation,
+      liveGate: { check: async () => ({ ok: true }) },
+      drafter: NO_DRAFTS,
+      version: "t",
+      pid: 1,
+      maxBodyBytes: 65536,
+      maxWaitMs: 60_000,
+    },
     log: pino({ level: "silent" }),
   });
   await listenUnix(server, socket);

@@ -10,6 +10,13 @@ import { MiniAgentError } from "../../daemon/src/errors.js";
 import type { RunService, RunView, TraceEvent } from "../../daemon/src/runtime/service.js";
 import { main, type ClientIO } from "./main.js";
 
+/** ad-hoc drafting is not what these tests exercise (tests/e2e/adhoc*.test.ts is) */
+const NO_DRAFTS = {
+  draft: async (): Promise<never> => {
+    throw new Error("no drafts in this test");
+  },
+};
+
 /**
  * The client's flow against the real API server on a real socket. The run
  * service is a hand-built script (one pending write, then completed), because
@@ -111,7 +118,16 @@ beforeEach(async () => {
     }),
   };
   server = createApiServer({
-    deps: { runService: script.svc, isolation, liveGate: { check: async () => ({ ok: true }) }, version: "t", pid: 1, maxBodyBytes: 65536, maxWaitMs: 10 },
+    deps: {
+      runService: script.svc,
+      isolation,
+      liveGate: { check: async () => ({ ok: true }) },
+      drafter: NO_DRAFTS,
+      version: "t",
+      pid: 1,
+      maxBodyBytes: 65536,
+      maxWaitMs: 10,
+    },
     log: pino({ level: "silent" }),
   });
   await listenUnix(server, socket);

@@ -55,6 +55,12 @@ export const ERROR_CODES = [
   // verifier
   "verification_error",
   "acceptance_protocol_error",
+  // ad-hoc tasks (adhoc/): bad input on the command line, refused before anything is prepared
+  "invalid_workspace",
+  "invalid_test_command",
+  "test_command_not_found",
+  "invalid_glob",
+  "unknown_image_family",
   // anything else
   "internal",
 ] as const;

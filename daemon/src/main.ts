@@ -1,6 +1,8 @@
 import fs from "node:fs";
 import type http from "node:http";
+import os from "node:os";
 import type { DestinationStream, Logger } from "pino";
+import { draftTask, execGitRunner } from "./adhoc/index.js";
 import { closeServer, listenTcp, listenUnix } from "./api/listen.js";
 import type { IsolationService, LiveGate } from "./api/ports.js";
 import { createApiServer } from "./api/server.js";
@@ -123,8 +125,15 @@ export async function main(argv: string[], deps: MainDeps): Promise<number> {
     services = await deps.createServices({ config, log, credentials, env: deps.env, secrets });
     await startUp(services, log);
 
+    // ad-hoc tasks: the folders that are never a workspace, and git for the dirty-worktree warning
+    const draftDeps = {
+      stateDir: config.stateDir,
+      homeDirs: [deps.env.HOME ?? "", os.userInfo().homedir],
+      git: execGitRunner({ path: deps.env.PATH ?? "/usr/local/bin:/usr/bin:/bin" }),
+    };
     const apiDeps = {
       runService: services.runService,
+      drafter: { draft: (input: Parameters<typeof draftTask>[0]) => draftTask(input, draftDeps) },
       isolation: services.isolation,
       liveGate: services.liveGate,
       version: deps.version,

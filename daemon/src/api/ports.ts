@@ -1,5 +1,6 @@
 import type { HealthBody } from "../contracts/api.js";
 import type { Backend, Runtime } from "../contracts/sandbox.js";
+import type { Draft, DraftInput } from "../adhoc/index.js";
 import type { RunService } from "../runtime/service.js";
 import type { ImageFamily } from "../contracts/test-report.js";
 
@@ -30,8 +31,14 @@ export interface LiveGate {
   check(input: { backend: Backend; family?: ImageFamily }): Promise<GateVerdict>;
 }
 
+/** Drafts an ad-hoc task from the user's folder (adhoc/); throws typed refusals, prepares nothing. */
+export interface TaskDrafter {
+  draft(input: DraftInput): Promise<Draft>;
+}
+
 export interface ApiDeps {
   runService: RunService;
+  drafter: TaskDrafter;
   isolation: IsolationService;
   liveGate: LiveGate;
   version: string;

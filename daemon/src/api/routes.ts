@@ -3,6 +3,7 @@ import {
   ActionIdParam,
   API_VERSION,
   CreateRunRequest,
+  DraftTaskRequest,
   EmptyRequest,
   EventsQuery,
   ProbeRequest,
@@ -55,10 +56,16 @@ export const ROUTES: Route[] = [
   route("POST", "/runs", async (ctx) => {
     noQuery(ctx.query);
     const r = await body(ctx, CreateRunRequest, "create run");
+    // an ad-hoc task is drafted first: it only reads the folder, its refusals are typed and change nothing,
+    // and the task's image family (which the live gate is about) is known only once it is drafted
+    const draft = r.adhoc
+      ? await ctx.deps.drafter.draft({ workspace: r.workspace, ...r.adhoc, ...(r.image_family !== undefined && { imageFamily: r.image_family }) })
+      : null;
     if (r.model === "live") {
-      // Issue 6: the gate fires before anything else, so a refused live run touches nothing.
-      // A task spec names its family here; a fixture's is read in createRun, whose model factory runs the gate for it again.
-      const family = r.task_spec?.image_family;
+      // Issue 6: the gate fires before anything is prepared, so a refused live run touches nothing.
+      // The run's family: --image-family, else the drafted or given task's; a fixture's is read in
+      // createRun, whose model factory runs the gate for it again.
+      const family = r.image_family ?? draft?.task.image_family ?? r.task_spec?.image_family;
       const verdict = await ctx.deps.liveGate.check({ backend: r.backend, ...(family !== undefined && { family }) });
       if (!verdict.ok) {
         const why = verdict.message ? `: ${verdict.message}` : "";
@@ -69,7 +76,7 @@ export const ROUTES: Route[] = [
       }
     }
     const input: CreateRunInput = {
-      workspace: r.workspace,
+      workspace: draft?.workspace ?? r.workspace,
       model: r.model,
       trustReplayFile: r.trust_replay_file,
       backend: r.backend,
@@ -79,8 +86,17 @@ export const ROUTES: Route[] = [
       ...(r.replay_path !== undefined && { replayPath: r.replay_path }),
       ...(r.budgets !== undefined && { budgets: r.budgets }),
       ...(r.sandbox_include.length > 0 && { sandboxInclude: r.sandbox_include }),
+      ...(r.image_family !== undefined && !draft && { imageFamily: r.image_family }),
+      ...(draft && { taskSpec: draft.task, adhoc: { testSource: draft.test_source, dirtyFiles: draft.dirty_files } }),
     };
     return { json: { kind: "run", run: await ctx.deps.runService.createRun(input) }, status: 201 };
+  }),
+  route("POST", "/tasks/draft", async (ctx) => {
+    noQuery(ctx.query);
+    const r = await body(ctx, DraftTaskRequest, "draft task");
+    const { image_family, ...rest } = r;
+    const d = await ctx.deps.drafter.draft({ ...rest, ...(image_family !== undefined && { imageFamily: image_family }) });
+    return { json: { kind: "task_draft", task: d.task, workspace: d.workspace, test_source: d.test_source, dirty_files: d.dirty_files, warnings: d.warnings } };
   }),
   route("GET", "/runs", async (ctx) => {
     noQuery(ctx.query);

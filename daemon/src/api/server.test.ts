@@ -103,6 +103,11 @@ beforeEach(async () => {
       }),
     },
     liveGate: { check: async () => gate },
+    drafter: {
+      draft: async () => {
+        throw new Error("no drafts in this test");
+      },
+    },
     version: "0.1.0",
     pid: 1,
     maxBodyBytes: 4096,

@@ -57,6 +57,15 @@ export const ApiResponse = z.discriminatedUnion("kind", [
   z.strictObject({ kind: z.literal("diff"), run_id: z.string(), diff: z.string() }),
   z.strictObject({ kind: z.literal("isolation_report"), report: z.nullable(IsolationReportBody) }),
   HealthBody,
+  z.strictObject({
+    kind: z.literal("task_draft"),
+    /** the drafted TaskSpec (contracts/task-spec.ts), validated by the daemon */
+    task: z.record(z.string(), z.unknown()),
+    workspace: z.string(),
+    test_source: z.string(),
+    dirty_files: z.array(z.string()),
+    warnings: z.array(z.string()),
+  }),
 ]);
 export type ApiResponse = z.infer<typeof ApiResponse>;
 export type ApiResponseOf<K extends ApiResponse["kind"]> = Extract<ApiResponse, { kind: K }>;

@@ -18,11 +18,41 @@ const AbsPath = z
   .refine((p) => p.startsWith("/"), "must be an absolute path (the client resolves relative paths against its own cwd)")
   .refine((p) => !p.includes("\0"), "must not contain NUL");
 
+const Glob = z.string().min(1).max(256);
+
+/**
+ * An ad-hoc task (`run --workspace DIR --goal TEXT`): the daemon drafts the
+ * TaskSpec from the folder itself (adhoc/), so the client owns nothing. Paths
+ * and globs are checked there, with typed codes (invalid_workspace, invalid_glob...).
+ */
+export const AdhocTaskRequest = z.strictObject({
+  goal: z.string().min(1).max(16_384),
+  /** `--test "CMD ARG..."`: split like a shell splits words, never run through one */
+  test: z.string().max(4096).optional(),
+  writable: z.array(Glob).max(32).default([]),
+  protect: z.array(Glob).max(32).default([]),
+});
+export type AdhocTaskRequest = z.infer<typeof AdhocTaskRequest>;
+
+/** A family name as given (`--image-family`); the daemon answers `unknown_image_family` for one it does not have. */
+const FamilyName = z.string().min(1).max(64);
+
+/** POST /v1/tasks/draft: the spec an ad-hoc run would use, without creating the run (`--print-task`). */
+export const DraftTaskRequest = z.strictObject({
+  workspace: AbsPath,
+  ...AdhocTaskRequest.shape,
+  image_family: FamilyName.optional(),
+});
+export type DraftTaskRequest = z.infer<typeof DraftTaskRequest>;
+
 export const CreateRunRequest = z
   .strictObject({
     workspace: AbsPath,
     fixture_dir: AbsPath.optional(),
     task_spec: TaskSpec.optional(),
+    adhoc: AdhocTaskRequest.optional(),
+    /** sets the task's image_family (fixture, task spec or ad-hoc) */
+    image_family: FamilyName.optional(),
     control_dir: AbsPath.optional(),
     model: z.enum(["replay", "live"]).default("replay"),
     replay_path: AbsPath.optional(),
@@ -32,8 +62,8 @@ export const CreateRunRequest = z
     /** forbidden paths the run's sandboxes may still see (`--sandbox-include`); read_file keeps refusing them */
     sandbox_include: z._default(SandboxInclude, []),
   })
-  .refine((r) => (r.fixture_dir === undefined) !== (r.task_spec === undefined), {
-    message: "give exactly one of fixture_dir or task_spec",
+  .refine((r) => [r.fixture_dir, r.task_spec, r.adhoc].filter((x) => x !== undefined).length === 1, {
+    message: "give exactly one of fixture_dir, task_spec or adhoc",
     path: ["fixture_dir"],
   })
   .refine((r) => !(r.fixture_dir !== undefined && r.control_dir !== undefined), {

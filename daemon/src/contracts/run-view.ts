@@ -112,6 +112,8 @@ export const RunView = z.object({
   /** set while the status is budget_exhausted */
   exhausted_budget: z.nullable(ExhaustedBudget),
   last_seq: z.number(),
+  /** an ad-hoc run's drafted task spec (contracts/task-spec.ts), so a user sees what the daemon decided */
+  task_spec: z.optional(z.record(z.string(), z.unknown())),
 });
 export type RunView = z.infer<typeof RunView>;
 

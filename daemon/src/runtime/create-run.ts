@@ -4,6 +4,7 @@ import { describeZodError } from "../contracts/common.js";
 import type { ReplayFile } from "../contracts/decision.js";
 import { SandboxInclude } from "../contracts/sandbox.js";
 import { Budgets, TaskSpec } from "../contracts/task-spec.js";
+import { ImageFamily } from "../contracts/test-report.js";
 import { MiniAgentError } from "../errors.js";
 import { isCanonicalReplay, loadReplayFile } from "../models/replay.js";
 import type { RunState } from "../store/records.js";
@@ -69,6 +70,16 @@ export function checkCreateInput(input: CreateRunInput, builtinFixturesDir: stri
     if (!parsed.success) throw new MiniAgentError("invalid_task_spec", `task spec is invalid:\n${describeZodError(parsed.error)}`);
     task = parsed.data;
     if (!isDir(input.workspace)) throw bad("the workspace must be an existing directory");
+  }
+  if (input.imageFamily !== undefined) {
+    const family = ImageFamily.safeParse(input.imageFamily);
+    if (!family.success) {
+      throw new MiniAgentError(
+        "unknown_image_family",
+        `unknown image family ${JSON.stringify(input.imageFamily)}; use one of ${ImageFamily.options.join(", ")}`,
+      );
+    }
+    task = { ...task, image_family: family.data };
   }
   if (task.acceptance && taskControlDir === null) throw bad("the task has acceptance cases but no control dir was given");
   if (input.backend === "trusted_local") {

@@ -31,6 +31,7 @@ export function runView(ledger: Ledger, runId: string, liveElapsedMs?: number): 
     verification: s.verification,
     exhausted_budget: run.status === "budget_exhausted" ? exhaustedBudget(s.stop, counters, run.record.budgets) : null,
     last_seq: ledger.lastSeq(runId),
+    ...(run.record.adhoc && { task_spec: run.record.task }),
   };
 }
 

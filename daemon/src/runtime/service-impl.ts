@@ -156,6 +156,7 @@ export class RunServiceImpl implements RunService {
         replay_trusted: checked.replay?.trusted ?? false,
         budgets: checked.budgets,
         ...(checked.sandboxInclude.length > 0 && { sandbox_include: checked.sandboxInclude }),
+        ...(input.adhoc && { adhoc: { test_source: input.adhoc.testSource, dirty_files: input.adhoc.dirtyFiles } }),
       };
       await this.deps.tools.captureBaseline(this.toolCtx(record));
       const binding = createBinding({ runId, workspace, controlDir, stateDir: this.stateDir });
@@ -173,6 +174,8 @@ export class RunServiceImpl implements RunService {
             budgets: checked.budgets,
             // the opt-in is part of what the run was started with; which paths it let in is traced as sandbox_include
             ...(checked.sandboxInclude.length > 0 && { sandbox_include: checked.sandboxInclude }),
+            // an ad-hoc task was drafted by the daemon, not written by the user: the trace keeps what it was
+            ...(input.adhoc && { task_spec: checked.task, test_source: input.adhoc.testSource, dirty_files: input.adhoc.dirtyFiles }),
           },
         });
       });

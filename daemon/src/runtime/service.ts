@@ -22,6 +22,10 @@ export interface CreateRunInput {
   budgets?: Partial<Budgets>;
   /** globs of forbidden paths the run's sandboxes may still see (`--sandbox-include`); read_file still refuses them */
   sandboxInclude?: string[];
+  /** `--image-family`: sets the task's image_family (checked: unknown_image_family) */
+  imageFamily?: string;
+  /** set when `taskSpec` was drafted from the folder (adhoc/): the trace records the spec and the dirty files */
+  adhoc?: { testSource: string; dirtyFiles: string[] };
 }
 
 /** The run view and its parts are defined once, as schemas, in contracts/run-view.ts. */

@@ -29,6 +29,8 @@ export const RunRecord = z.strictObject({
   budgets: Budgets,
   /** `--sandbox-include`: forbidden paths the run's sandboxes may still see (absent: none) */
   sandbox_include: z.optional(SandboxInclude),
+  /** an ad-hoc run (`--goal`): the daemon drafted `task` from the folder (absent: a fixture or a given task spec) */
+  adhoc: z.optional(z.strictObject({ test_source: z.string(), dirty_files: z.array(z.string()) })),
 });
 export type RunRecord = z.infer<typeof RunRecord>;
 

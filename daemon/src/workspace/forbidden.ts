@@ -43,9 +43,19 @@ export function createForbiddenMatcher(extra: readonly string[] = []): Matcher {
   };
 }
 
-/** A glob list as a matcher over normalized relative paths (writable, creatable). */
+/**
+ * A glob list as a matcher over normalized relative paths (writable, creatable).
+ * A glob starting with `!` EXCLUDES what it matches, whatever the other globs
+ * say (`**` with `!.git/**` and `!go.sum`: everything but those), so
+ * a protected path always wins over a broad writable glob. picomatch alone would
+ * OR a negated glob in, making `!x` match everything but x: the opposite.
+ */
 export function globMatcher(globs: readonly string[]): Matcher {
-  if (globs.length === 0) return () => false;
-  const isMatch = picomatch([...globs], { dot: true });
-  return (rel: string) => isMatch(rel);
+  const include = globs.filter((g) => !g.startsWith("!"));
+  const exclude = globs.filter((g) => g.startsWith("!")).map((g) => g.slice(1));
+  if (include.length === 0) return () => false;
+  const isMatch = picomatch(include, { dot: true });
+  if (exclude.length === 0) return (rel: string) => isMatch(rel);
+  const isExcluded = picomatch(exclude, { dot: true });
+  return (rel: string) => isMatch(rel) && !isExcluded(rel);
 }

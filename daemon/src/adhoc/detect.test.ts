@@ -1,0 +1,175 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { splitWords } from "./argv.js";
+import { detectTestCommand } from "./detect.js";
+import { repoFiles } from "./repo-files.js";
+import { interpretTestCommand } from "./test-command.js";
+
+const JUNIT = "--junitxml=/tmp/mini-agent-junit.xml";
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+});
+
+/** a real folder with these files (content: string, or an object written as JSON) */
+function repo(files: Record<string, string | object>): string {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "adhoc-detect-"));
+  dirs.push(root);
+  for (const [rel, content] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
+    fs.writeFileSync(path.join(root, rel), typeof content === "string" ? content : JSON.stringify(content));
+  }
+  return root;
+}
+const detect = (files: Record<string, string | object>) => detectTestCommand(repoFiles(repo(files)));
+const pkg = (test: string) => ({ "package.json": { name: "x", scripts: { test } } });
+
+describe("detectTestCommand: the issue's order, with the parser that fits", () => {
+  it("package.json `node --test DIR`: TAP reporter, the folder named by a files glob (Node 20 would skip tests/test_x.js)", () => {
+    const d = detect({ ...pkg("node --test tests/"), "tests/test_x.js": "" });
+    expect(d).toMatchObject({ ok: true, source: "package.json scripts.test" });
+    if (!d.ok) return;
+    expect(d.test).toMatchObject({
+      command: ["node", "--test", "--test-reporter=tap"],
+      files: ["tests/**/*.{js,mjs,cjs}"],
+      parser: "node_test",
+      family: "node",
+    });
+  });
+
+  it("package.json `node --test` with files and a glob keeps the files and names the glob", () => {
+    const d = detect({ ...pkg("node --test --test-reporter=spec test/a.test.js test/*.spec.js"), "test/a.test.js": "" });
+    expect(d.ok && d.test).toMatchObject({ command: ["node", "--test", "--test-reporter=tap", "test/a.test.js"], files: ["test/*.spec.js"] });
+  });
+
+  it("package.json vitest with vitest installed: node + vitest.mjs run, JUnit report at the fixed path", () => {
+    const d = detect({ ...pkg("vitest run"), "node_modules/vitest/vitest.mjs": "" });
+    expect(d.ok && d.test).toMatchObject({
+      command: ["node", "node_modules/vitest/vitest.mjs", "run", "--reporter=junit", "--outputFile=/tmp/mini-agent-junit.xml"],
+      parser: "junit_xml",
+    });
+  });
+
+  it("package.json vitest without node_modules, jest without jest: refused (there is no npm to install them)", () => {
+    expect(detect(pkg("vitest"))).toMatchObject({ ok: false, reason: expect.stringMatching(/vitest is not installed/) });
+    expect(detect(pkg("jest"))).toMatchObject({ ok: false, reason: expect.stringMatching(/jest is not installed/) });
+  });
+
+  it("package.json jest with jest installed: exit code only, and it says so", () => {
+    const d = detect({ ...pkg("jest --silent"), "node_modules/jest/bin/jest.js": "" });
+    expect(d.ok && d.test).toMatchObject({ command: ["node", "node_modules/jest/bin/jest.js", "--ci", "--silent"], parser: "exit_code" });
+    expect(d.ok && d.test.notes.join(" ")).toMatch(/exit code only/);
+  });
+
+  it("package.json scripts with shell syntax or an unknown program are refused, not guessed", () => {
+    for (const script of ["npm run build && node --test", "NODE_ENV=test node --test", "mocha", "tsc && vitest", "node --test | tap-spec"]) {
+      const d = detect({ ...pkg(script), "pyproject.toml": "" });
+      expect(d, script).toMatchObject({ ok: false, reason: expect.stringMatching(/^package\.json scripts\.test/) });
+    }
+  });
+
+  it("npm's placeholder test script is no test script: detection goes on to the next rule", () => {
+    const d = detect({ ...pkg('echo "Error: no test specified" && exit 1'), "pyproject.toml": "" });
+    expect(d).toMatchObject({ ok: true, source: "pyproject.toml" });
+  });
+
+  it("Python markers (pyproject.toml, pytest.ini, setup.cfg, tests/**/test_*.py): python3 -m pytest with a JUnit report", () => {
+    const expected = { command: ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", JUNIT], parser: "junit_xml", family: "python" };
+    for (const marker of ["pyproject.toml", "pytest.ini", "setup.cfg", "tests/unit/test_math.py"]) {
+      const d = detect({ [marker]: "" });
+      expect(d, marker).toMatchObject({ ok: true, source: marker, test: expected });
+    }
+    expect(detect({ "tests/helper.py": "" })).toMatchObject({ ok: false });
+  });
+
+  it("go.mod: go test -json ./..., go_test_json", () => {
+    expect(detect({ "go.mod": "module x\n" })).toMatchObject({
+      ok: true,
+      test: { command: ["go", "test", "-json", "./..."], parser: "go_test_json", family: "go" },
+    });
+  });
+
+  it("package.json comes before Python, Python before go.mod, go.mod before a Makefile", () => {
+    expect(detect({ ...pkg("node --test"), "pyproject.toml": "", "go.mod": "" })).toMatchObject({ source: "package.json scripts.test" });
+    expect(detect({ "setup.cfg": "", "go.mod": "", Makefile: "test:\n\tpytest\n" })).toMatchObject({ source: "setup.cfg" });
+    expect(detect({ "go.mod": "", Makefile: "test:\n\tgo test ./...\n" })).toMatchObject({ source: "go.mod" });
+  });
+
+  it("a Makefile test: recipe that is one plain command runs as an argv, exit code only", () => {
+    const d = detect({ Makefile: "all: build\n\ntest:\n\t@python3 run_tests.py --quick\n\nbuild:\n\tcc x.c\n" });
+    expect(d).toMatchObject({
+      ok: true,
+      source: "Makefile test:",
+      test: { command: ["python3", "run_tests.py", "--quick"], parser: "exit_code", family: "python" },
+    });
+  });
+
+  it("a Makefile test: recipe with make variables, shell syntax or several lines is refused with why", () => {
+    expect(detect({ Makefile: "test:\n\t$(PYTHON) -m pytest\n" })).toMatchObject({ ok: false, reason: expect.stringMatching(/make variables/) });
+    expect(detect({ Makefile: "test:\n\tcd src && go test\n" })).toMatchObject({ ok: false, reason: expect.stringMatching(/shell operator/) });
+    expect(detect({ Makefile: "test:\n\tgo vet ./...\n\tgo test ./...\n" })).toMatchObject({ ok: false, reason: expect.stringMatching(/2 lines/) });
+    expect(detect({ Makefile: "test: build\n\tmake -C sub test\n" })).toMatchObject({ ok: false, reason: expect.stringMatching(/not a single plain command/) });
+  });
+
+  it("nothing found: refused", () => {
+    expect(detect({ "README.md": "hi", Makefile: "build:\n\tcc x.c\n" })).toMatchObject({ ok: false, reason: expect.stringMatching(/no test command found/) });
+  });
+
+  it("a package.json that is a symlink is not read (detection never follows links out of the folder)", () => {
+    const root = repo({ "pyproject.toml": "" });
+    const outside = repo(pkg("node --test"));
+    fs.symlinkSync(path.join(outside, "package.json"), path.join(root, "package.json"));
+    expect(detectTestCommand(repoFiles(root))).toMatchObject({ ok: true, source: "pyproject.toml" });
+  });
+});
+
+describe("interpretTestCommand: --test picks the parser from the command", () => {
+  const interpret = (cmd: string, files: Record<string, string> = {}) => {
+    const s = splitWords(cmd);
+    if (!s.ok) throw new Error(s.reason);
+    return interpretTestCommand(s.words, repoFiles(repo(files)));
+  };
+
+  it("pytest: python3 -m pytest with the JUnit report and no cache in the workspace; a given --junitxml is replaced", () => {
+    expect(interpret("pytest -x tests")).toMatchObject({
+      ok: true,
+      test: { command: ["python3", "-m", "pytest", "-p", "no:cacheprovider", "-x", "tests", JUNIT], parser: "junit_xml", family: "python" },
+    });
+    const r = interpret("python -m pytest --junitxml=out.xml");
+    expect(r).toMatchObject({ ok: true, test: { command: ["python3", "-m", "pytest", "-p", "no:cacheprovider", JUNIT] } });
+    expect(r.ok && r.test.notes.join(" ")).toMatch(/--junitxml=out.xml replaced/);
+  });
+
+  it("go test gets -json once; node --test gets the TAP reporter", () => {
+    expect(interpret("go test ./pkg/...")).toMatchObject({
+      ok: true,
+      test: { command: ["go", "test", "-json", "./pkg/..."], parser: "go_test_json", family: "go" },
+    });
+    expect(interpret("go test -json ./...")).toMatchObject({ ok: true, test: { command: ["go", "test", "-json", "./..."] } });
+    expect(interpret("node --test tests/a.js")).toMatchObject({
+      ok: true,
+      test: { command: ["node", "--test", "--test-reporter=tap", "tests/a.js"], parser: "node_test" },
+    });
+  });
+
+  it("anything else is exit code only, says so, and takes the family from the program", () => {
+    const r = interpret("python3 run_tests.py");
+    expect(r).toMatchObject({ ok: true, test: { command: ["python3", "run_tests.py"], parser: "exit_code", family: "python" } });
+    expect(r.ok && r.test.notes.join(" ")).toMatch(/exit code only, no test count/);
+    expect(interpret("./check --all")).toMatchObject({ ok: true, test: { parser: "exit_code", family: null } });
+  });
+
+  it("refuses a command that names no program: empty, an option first, a path outside the workspace, npm/make/sh, a glob", () => {
+    expect(interpret("")).toMatchObject({ ok: false, reason: "it names no program" });
+    expect(interpret("''")).toMatchObject({ ok: false, reason: "it names no program" });
+    expect(interpret("--verbose pytest")).toMatchObject({ ok: false, reason: expect.stringMatching(/starts with an option/) });
+    expect(interpret("/usr/bin/python3 -m pytest")).toMatchObject({ ok: false, reason: expect.stringMatching(/absolute path outside the workspace/) });
+    expect(interpret("../other/run.sh")).toMatchObject({ ok: false, reason: expect.stringMatching(/outside the workspace/) });
+    expect(interpret("npm test")).toMatchObject({ ok: false, reason: expect.stringMatching(/no npm in the sandbox/) });
+    expect(interpret("make test")).toMatchObject({ ok: false, reason: expect.stringMatching(/no make/) });
+    expect(interpret("bash -c 'pytest'")).toMatchObject({ ok: false, reason: expect.stringMatching(/no shell/) });
+    expect(interpret("python3 tests/*.py")).toMatchObject({ ok: false, reason: expect.stringMatching(/glob a shell would expand/) });
+  });
+});

@@ -1,0 +1,231 @@
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { isMiniAgentError, type ErrorCode } from "../errors.js";
+import { classify } from "../policy/classify.js";
+import { protectedChanges } from "../verifier/protected-paths.js";
+import type { Manifest } from "../workspace/manifest.js";
+import { draftTask, type DraftDeps, type DraftInput } from "./draft.js";
+import { dirtyFiles, execGitRunner } from "./git-state.js";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+});
+function tmp(prefix = "adhoc-draft-"): string {
+  const d = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
+  dirs.push(d);
+  return d;
+}
+function write(root: string, files: Record<string, string>): void {
+  for (const [rel, content] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
+    fs.writeFileSync(path.join(root, rel), content);
+  }
+}
+
+const git = execGitRunner({ path: process.env.PATH ?? "/usr/bin:/bin" });
+function deps(over: Partial<DraftDeps> = {}): DraftDeps {
+  return { stateDir: tmp("adhoc-state-"), homeDirs: ["/nonexistent-home"], git, ...over };
+}
+function project(): string {
+  const ws = tmp();
+  write(ws, { "package.json": JSON.stringify({ scripts: { test: "node --test tests/" } }), "tests/test_x.js": "", "src/x.js": "" });
+  return ws;
+}
+const input = (workspace: string, over: Partial<DraftInput> = {}): DraftInput => ({ workspace, goal: "fix x", writable: [], protect: [], ...over });
+
+async function refusal(p: Promise<unknown>): Promise<{ code: ErrorCode; message: string }> {
+  try {
+    await p;
+  } catch (err) {
+    if (isMiniAgentError(err)) return { code: err.code, message: err.message };
+    throw err;
+  }
+  throw new Error("expected a refusal");
+}
+
+describe("draftTask: the spec", () => {
+  it("is a valid TaskSpec: adhoc-<folder>, the goal, one `tests` preset, no acceptance, a family", async () => {
+    const ws = project();
+    const d = await draftTask(input(ws), deps());
+    expect(d.task).toMatchObject({
+      schema_version: 1,
+      name: `adhoc-${path.basename(ws)}`,
+      task: "fix x",
+      verify_preset: "tests",
+      image_family: "node",
+      test_presets: { tests: { command: ["node", "--test", "--test-reporter=tap"], files: ["tests/**/*.{js,mjs,cjs}"], parser: "node_test" } },
+    });
+    expect(d.task.acceptance).toBeUndefined();
+    expect(d.test_source).toBe("package.json scripts.test");
+  });
+
+  it("a go project gets a longer test timeout and tool call than node or python (a cold build every time)", async () => {
+    const go = await draftTask(input(project(), { test: "go test ./..." }), deps());
+    expect(go.task).toMatchObject({ image_family: "go", test_presets: { tests: { timeout_seconds: 300 } }, budgets: { per_call_seconds: 300 } });
+    const node = await draftTask(input(project()), deps());
+    expect(node.task).toMatchObject({ test_presets: { tests: { timeout_seconds: 120 } }, budgets: { per_call_seconds: 120, tool_calls: 40 } });
+  });
+
+  it("--image-family wins over what the command suggests, and the mismatch is a warning", async () => {
+    const d = await draftTask(input(project(), { test: "go test ./...", imageFamily: "python" }), deps());
+    expect(d.task.image_family).toBe("python");
+    expect(d.warnings.join("\n")).toMatch(/--image-family python, but go suggests go/);
+  });
+});
+
+describe("draftTask: protected paths always beat the default writable set", () => {
+  const manifest = (files: string[], hash: string): Manifest => ({
+    schema_version: 1,
+    files: Object.fromEntries(files.map((f) => [f, hash])),
+    special: {},
+    digest: "0".repeat(64),
+  });
+
+  it("the Verifier reports a changed lock file, CI file, .git file or AGENTS.md, and accepts src/ and a new file", async () => {
+    const d = await draftTask(input(project(), { protect: ["docs/**"] }), deps());
+    const paths = [
+      "src/x.js",
+      "node_modules/dep/index.js",
+      "package-lock.json",
+      "sub/go.sum",
+      ".github/workflows/ci.yml",
+      ".gitlab-ci.yml",
+      "AGENTS.md",
+      ".git/config",
+      "docs/a.md",
+    ];
+    const before = manifest(paths, "a".repeat(64));
+    const after = manifest([...paths, "src/new.js"], "b".repeat(64));
+    const changed = protectedChanges(d.task, before, after).sort();
+    expect(changed).toEqual([
+      ".git/config",
+      ".github/workflows/ci.yml",
+      ".gitlab-ci.yml",
+      "AGENTS.md",
+      "docs/a.md",
+      "node_modules/dep/index.js",
+      "package-lock.json",
+      "sub/go.sum",
+    ]);
+  });
+
+  it("the policy denies a write to a protected path even though `**` is writable", async () => {
+    const d = await draftTask(input(project()), deps());
+    const verdict = (rel: string) => classify("apply_patch", { path: rel, version: "absent", old: "", new: "x" }, d.task).verdict;
+    expect(verdict("src/new.js")).toBe("ask");
+    expect(verdict("package-lock.json")).toBe("deny");
+    expect(verdict(".github/workflows/x.yml")).toBe("deny");
+    expect(verdict("AGENTS.md")).toBe("deny");
+  });
+
+  it("--writable replaces the default; --protect adds to the defaults", async () => {
+    const d = await draftTask(input(project(), { writable: ["src/**"], protect: ["src/vendor/**"] }), deps());
+    expect(d.task.writable).toContain("src/**");
+    expect(d.task.writable).not.toContain("**");
+    expect(d.task.writable).toEqual(expect.arrayContaining(["!src/vendor/**", "!.git/**", "!**/package-lock.json", "!AGENTS.md"]));
+    expect(d.task.creatable).toEqual(d.task.writable);
+  });
+});
+
+describe("draftTask: bad input is refused with a typed code before anything is read or prepared", () => {
+  it("a workspace that does not exist, is a file, is /, a home folder, the state dir, inside it or containing it", async () => {
+    const stateParent = tmp();
+    const stateDir = path.join(stateParent, "state");
+    fs.mkdirSync(path.join(stateDir, "sub"), { recursive: true });
+    const file = path.join(project(), "package.json");
+    const home = project();
+    const d = deps({ stateDir, homeDirs: [home] });
+    const cases: Array<[string, RegExp]> = [
+      ["/no/such/folder", /does not exist/],
+      [file, /is not a folder/],
+      ["/", /root folder/],
+      ["/root", /home folder/],
+      [home, /home folder/],
+      [path.dirname(home), /contains a home folder/],
+      ["/home", /contains a home folder/],
+      [stateDir, /inside the daemon's state dir/],
+      [path.join(stateDir, "sub"), /inside the daemon's state dir/],
+      [stateParent, /contains the daemon's state dir/],
+    ];
+    for (const [ws, why] of cases) {
+      expect(await refusal(draftTask(input(ws), d)), ws).toEqual({ code: "invalid_workspace", message: expect.stringMatching(why) });
+    }
+  });
+
+  it("a --test that names no program, an undetectable project, an escaping glob, an unknown image family", async () => {
+    const ws = project();
+    expect(await refusal(draftTask(input(ws, { test: "   " }), deps()))).toMatchObject({
+      code: "invalid_test_command",
+      message: expect.stringMatching(/names no program.*--test "CMD ARG..."/),
+    });
+    expect(await refusal(draftTask(input(ws, { test: "pytest && rm -rf /" }), deps()))).toMatchObject({ code: "invalid_test_command" });
+    expect(await refusal(draftTask(input(tmp()), deps()))).toMatchObject({
+      code: "test_command_not_found",
+      message: expect.stringMatching(/--test "CMD ARG..."/),
+    });
+    for (const glob of ["/etc/**", "../x/**", "~/x", "src/../../x", "!src/**"]) {
+      expect(await refusal(draftTask(input(ws, { writable: [glob] }), deps())), glob).toMatchObject({ code: "invalid_glob" });
+      expect(await refusal(draftTask(input(ws, { protect: [glob] }), deps())), glob).toMatchObject({ code: "invalid_glob" });
+    }
+    expect(await refusal(draftTask(input(ws, { imageFamily: "rust" }), deps()))).toMatchObject({
+      code: "unknown_image_family",
+      message: expect.stringMatching(/node, python, go/),
+    });
+  });
+});
+
+describe("dirty git worktree: listed as a warning, read without running anything from the repository", () => {
+  const sh = (cwd: string, ...args: string[]) =>
+    execFileSync("git", args, { cwd, env: { PATH: process.env.PATH, HOME: "/nonexistent", GIT_CONFIG_NOSYSTEM: "1" }, stdio: "pipe" });
+  function gitRepo(): string {
+    const ws = project();
+    sh(ws, "init", "-q");
+    sh(ws, "-c", "user.email=t@t", "-c", "user.name=t", "add", "-A");
+    sh(ws, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "init");
+    return ws;
+  }
+
+  it("modified, deleted, untracked files are listed; ignored ones are not; a clean tree has none", async () => {
+    const ws = gitRepo();
+    expect((await dirtyFiles(git, ws)).files).toEqual([]);
+    write(ws, { "src/x.js": "changed", "notes.txt": "mine", ".gitignore": "*.log\n", "debug.log": "" });
+    fs.rmSync(path.join(ws, "tests/test_x.js"));
+    expect(await dirtyFiles(git, ws)).toEqual({ files: [".gitignore", "notes.txt", "src/x.js", "tests/test_x.js"], unavailable: null });
+    const d = await draftTask(input(ws), deps());
+    expect(d.dirty_files).toEqual([".gitignore", "notes.txt", "src/x.js", "tests/test_x.js"]);
+    expect(d.warnings[0]).toMatch(/4 changed file\(s\) that become part of the baseline: \.gitignore, notes\.txt/);
+  });
+
+  it("regression: a hostile .git/config (core.fsmonitor, a clean filter, a hooks path) never runs its programs", async () => {
+    const ws = gitRepo();
+    const markers = tmp("adhoc-markers-");
+    const script = path.join(markers, "evil.sh");
+    fs.writeFileSync(script, `#!/bin/sh\ntouch ${markers}/ran-$1\ncat\n`, { mode: 0o755 });
+    for (const name of ["post-index-change", "pre-commit"])
+      fs.writeFileSync(path.join(markers, name), `#!/bin/sh\ntouch ${markers}/ran-hook\n`, { mode: 0o755 });
+    fs.appendFileSync(
+      path.join(ws, ".git/config"),
+      `[core]\n\tfsmonitor = ${script} fsmonitor\n\thooksPath = ${markers}\n[filter "evil"]\n\tclean = ${script} clean\n\tsmudge = ${script} smudge\n\trequired = true\n`,
+    );
+    write(ws, { ".gitattributes": "* filter=evil\n" });
+    // stat data changed on a tracked file: the case where status runs the clean filter to compare content
+    write(ws, { "src/x.js": "changed" });
+    const d = await dirtyFiles(git, ws);
+    expect(fs.readdirSync(markers).filter((f) => f.startsWith("ran-"))).toEqual([]);
+    expect(d.files).toEqual(expect.arrayContaining([".gitattributes", "src/x.js"]));
+  });
+
+  it("no .git, or no git binary: no list and never a failure", async () => {
+    expect(await dirtyFiles(git, project())).toEqual({ files: [], unavailable: null });
+    const noGit = execGitRunner({ path: tmp("adhoc-empty-path-") });
+    const d = await dirtyFiles(noGit, gitRepo());
+    expect(d).toEqual({ files: [], unavailable: "git could not read this repository" });
+    const drafted = await draftTask(input(gitRepo()), deps({ git: noGit }));
+    expect(drafted.dirty_files).toEqual([]);
+    expect(drafted.warnings[0]).toMatch(/could not list the git worktree's changed files \(git could not read this repository\)/);
+  });
+});

@@ -1,0 +1,126 @@
+import path from "node:path";
+import { describeZodError } from "../contracts/common.js";
+import { TaskSpec } from "../contracts/task-spec.js";
+import { ImageFamily } from "../contracts/test-report.js";
+import { MiniAgentError } from "../errors.js";
+import { splitWords } from "./argv.js";
+import { globEscapes, pathRules, TEST_TIMEOUT_SECONDS } from "./defaults.js";
+import { detectTestCommand } from "./detect.js";
+import { dirtyFiles, type GitRunner } from "./git-state.js";
+import { repoFiles } from "./repo-files.js";
+import { interpretTestCommand, type DraftedTest } from "./test-command.js";
+import { checkWorkspace, type WorkspaceLimits } from "./workspace-check.js";
+
+/**
+ * An ad-hoc task: the user's folder, a goal and (optionally) a test command
+ * become a TaskSpec drafted on the host, with no hand-written task.json and no
+ * hidden acceptance. Every refusal is a typed error thrown before anything is
+ * prepared; reading the folder is the only side effect.
+ */
+export interface DraftInput {
+  workspace: string;
+  goal: string;
+  test?: string;
+  writable: readonly string[];
+  protect: readonly string[];
+  imageFamily?: string;
+}
+
+export interface Draft {
+  task: TaskSpec;
+  /** the workspace's real path */
+  workspace: string;
+  /** where the test command came from: `--test`, or the file that was detected */
+  test_source: string;
+  /** files the user changed in the git worktree; they become part of the baseline */
+  dirty_files: string[];
+  /** lines for the user: the dirty-worktree warning, exit-code-only, rewritten options */
+  warnings: string[];
+}
+
+export interface DraftDeps extends WorkspaceLimits {
+  git: GitRunner;
+}
+
+const PRESET = "tests";
+const MAX_DIRTY_SHOWN = 20;
+
+/** `adhoc-<folder>`, in the characters a task name may hold */
+function taskName(ws: string): string {
+  const folder =
+    path
+      .basename(ws)
+      .replace(/[^A-Za-z0-9_.-]+/g, "-")
+      .replace(/^-+|-+$/g, "") || "workspace";
+  return `adhoc-${folder}`.slice(0, 128);
+}
+
+function testFor(input: DraftInput, ws: string): { test: DraftedTest; source: string } {
+  const repo = repoFiles(ws);
+  if (input.test === undefined) {
+    const found = detectTestCommand(repo);
+    if (!found.ok) throw new MiniAgentError("test_command_not_found", `${found.reason}; give the command with --test "CMD ARG..."`);
+    return found;
+  }
+  const split = splitWords(input.test);
+  const got = split.ok ? interpretTestCommand(split.words, repo) : { ok: false as const, reason: `it uses ${split.reason}` };
+  if (!got.ok)
+    throw new MiniAgentError(
+      "invalid_test_command",
+      `--test ${JSON.stringify(input.test)} is refused: ${got.reason}; give --test "CMD ARG..." (one program and its arguments)`,
+    );
+  return { test: got.test, source: "--test" };
+}
+
+function checkGlobs(flag: string, globs: readonly string[]): void {
+  for (const g of globs) {
+    const why = globEscapes(g);
+    if (why) throw new MiniAgentError("invalid_glob", `${flag} ${JSON.stringify(g)} is refused: ${why}`);
+  }
+}
+
+export async function draftTask(input: DraftInput, deps: DraftDeps): Promise<Draft> {
+  const ws = checkWorkspace(input.workspace, deps);
+  if (input.goal.trim() === "") throw new MiniAgentError("invalid_request", "--goal is empty; say what the change should achieve");
+  let family: ImageFamily | undefined;
+  if (input.imageFamily !== undefined) {
+    const f = ImageFamily.safeParse(input.imageFamily);
+    if (!f.success)
+      throw new MiniAgentError(
+        "unknown_image_family",
+        `unknown image family ${JSON.stringify(input.imageFamily)}; use one of ${ImageFamily.options.join(", ")}`,
+      );
+    family = f.data;
+  }
+  checkGlobs("--writable", input.writable);
+  checkGlobs("--protect", input.protect);
+  const { test, source } = testFor(input, ws);
+  const rules = pathRules(input.writable, input.protect);
+
+  const imageFamily = family ?? test.family ?? "node";
+  const seconds = TEST_TIMEOUT_SECONDS[imageFamily];
+  const parsed = TaskSpec.safeParse({
+    schema_version: 1,
+    name: taskName(ws),
+    task: input.goal,
+    writable: rules.writable,
+    creatable: rules.creatable,
+    test_presets: { [PRESET]: { command: test.command, files: test.files, parser: test.parser, timeout_seconds: seconds } },
+    verify_preset: PRESET,
+    image_family: imageFamily,
+    budgets: { per_call_seconds: seconds },
+  });
+  if (!parsed.success) throw new MiniAgentError("invalid_task_spec", `the drafted task spec is invalid:\n${describeZodError(parsed.error)}`);
+
+  const warnings = [...test.notes];
+  if (family && test.family && family !== test.family) warnings.push(`--image-family ${family}, but ${test.command[0]} suggests ${test.family}`);
+  const dirty = await dirtyFiles(deps.git, ws);
+  if (dirty.files.length > 0) {
+    const shown = dirty.files.slice(0, MAX_DIRTY_SHOWN).join(", ");
+    const more = dirty.files.length > MAX_DIRTY_SHOWN ? ` and ${dirty.files.length - MAX_DIRTY_SHOWN} more` : "";
+    warnings.unshift(`the git worktree has ${dirty.files.length} changed file(s) that become part of the baseline: ${shown}${more}`);
+  }
+  if (dirty.unavailable)
+    warnings.unshift(`could not list the git worktree's changed files (${dirty.unavailable}); uncommitted changes still become part of the baseline`);
+  return { task: parsed.data, workspace: ws, test_source: source, dirty_files: dirty.files, warnings };
+}

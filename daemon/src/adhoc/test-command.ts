@@ -1,0 +1,148 @@
+import path from "node:path";
+import { DEFAULT_JUNIT_REPORT_PATH } from "../tools/parsers/report-file.js";
+import type { ImageFamily, PresetParser } from "../contracts/test-report.js";
+import type { Word } from "./argv.js";
+import type { RepoFiles } from "./repo-files.js";
+
+/**
+ * What a test command becomes: an argv for the sandbox (no shell, no npm, no
+ * make in any image), the parser that reads its result, and the family whose
+ * image has its program. Recognised runners get a machine-readable report;
+ * anything else is exit-code-only, which is weaker and said so in `notes`.
+ */
+export interface DraftedTest {
+  command: string[];
+  /** globs expanded host-side and appended to the argv (Node 20's `node --test DIR` pitfall) */
+  files: string[];
+  parser: PresetParser;
+  /** the family the program lives in; null when the program does not tell */
+  family: ImageFamily | null;
+  notes: string[];
+}
+
+export type Interpreted = { ok: true; test: DraftedTest } | { ok: false; reason: string };
+
+const JUNIT = DEFAULT_JUNIT_REPORT_PATH;
+const JS_FILES = "{js,mjs,cjs}";
+
+const fail = (reason: string): Interpreted => ({ ok: false, reason });
+const ok = (test: DraftedTest): Interpreted => ({ ok: true, test });
+
+/** The program word must name something the sandbox can start, inside the workspace when it is a path. */
+function checkProgram(first: Word | undefined): string | null {
+  if (first === undefined || first.text.trim() === "") return "it names no program";
+  const p = first.text;
+  if (p.startsWith("-")) return `it starts with an option (${p}), not a program`;
+  if (first.glob) return `its program (${p}) is a glob`;
+  if (path.isAbsolute(p)) return `its program (${p}) is an absolute path outside the workspace; name the program (e.g. python3, go, node)`;
+  if (p.includes("/") && path.posix.normalize(p).startsWith("..")) return `its program (${p}) is outside the workspace`;
+  if (["npm", "npx", "yarn", "pnpm"].includes(p)) return `there is no ${p} in the sandbox; give the command the script runs (e.g. node --test tests/)`;
+  if (p === "make") return "there is no make in the sandbox; give the command the target runs";
+  if (["sh", "bash", "zsh", "dash"].includes(p)) return "there is no shell in the sandbox; give one plain command";
+  return null;
+}
+
+function pytest(args: string[]): DraftedTest {
+  const notes: string[] = [];
+  const kept = args.filter((a) => {
+    const own = a.startsWith("--junitxml") || a.startsWith("--junit-xml");
+    if (own && a !== `--junitxml=${JUNIT}`) notes.push(`${a} replaced: the host reads the JUnit report at ${JUNIT}`);
+    return !own;
+  });
+  const cache = kept.some((a, i) => a === "no:cacheprovider" && kept[i - 1] === "-p") ? [] : ["-p", "no:cacheprovider"];
+  // no:cacheprovider: pytest would otherwise write .pytest_cache into the workspace, a change nobody asked for
+  return { command: ["python3", "-m", "pytest", ...cache, ...kept, `--junitxml=${JUNIT}`], files: [], parser: "junit_xml", family: "python", notes };
+}
+
+function goTest(args: string[]): DraftedTest {
+  const json = args.includes("-json") || args.includes("--json");
+  return { command: ["go", "test", ...(json ? [] : ["-json"]), ...args], files: [], parser: "go_test_json", family: "go", notes: [] };
+}
+
+function nodeTest(pre: string[], args: Word[], repo: RepoFiles): DraftedTest {
+  const notes: string[] = [];
+  const kept: string[] = [];
+  const files: string[] = [];
+  for (const w of args) {
+    if (w.text.startsWith("--test-reporter")) {
+      if (w.text !== "--test-reporter=tap") notes.push(`${w.text} replaced by --test-reporter=tap: the host reads TAP`);
+      continue;
+    }
+    if (w.text === "--test") continue;
+    if (w.glob) files.push(w.text);
+    else if (!w.text.startsWith("-") && repo.isDir(w.text.replace(/\/+$/, "") || ".")) {
+      // Node 20 searches a folder only for *.test.js-style names and would run 0 tests from tests/test_x.js
+      const dir = w.text.replace(/\/+$/, "");
+      files.push(dir === "" || dir === "." ? `**/*.${JS_FILES}` : `${dir}/**/*.${JS_FILES}`);
+    } else kept.push(w.text);
+  }
+  if (files.length > 0) notes.push(`test files named by glob (${files.join(", ")}), expanded by the host`);
+  return { command: ["node", ...pre, "--test", "--test-reporter=tap", ...kept], files, parser: "node_test", family: "node", notes };
+}
+
+function vitest(args: string[], repo: RepoFiles): Interpreted {
+  const entry = "node_modules/vitest/vitest.mjs";
+  if (!repo.isFile(entry)) return fail("vitest is not installed in node_modules (there is no npm in the sandbox to install it)");
+  const rest = args[0] === "run" ? args.slice(1) : args;
+  if (rest.some((a) => a.startsWith("--reporter") || a.startsWith("--outputFile")))
+    return fail("it sets its own --reporter/--outputFile; the host reads a JUnit report it names itself");
+  return ok({
+    command: ["node", entry, "run", "--reporter=junit", `--outputFile=${JUNIT}`, ...rest],
+    files: [],
+    parser: "junit_xml",
+    family: "node",
+    notes: [],
+  });
+}
+
+function jest(args: string[], repo: RepoFiles): Interpreted {
+  const entry = "node_modules/jest/bin/jest.js";
+  if (!repo.isFile(entry)) return fail("jest is not installed in node_modules (there is no npm in the sandbox to install it)");
+  // jest-junit takes its output path from the environment, which a preset cannot set: exit code only
+  const notes = ["jest: exit code only (jest-junit's report path needs an environment variable the sandbox does not take); no test count"];
+  return ok({ command: ["node", entry, "--ci", ...args], files: [], parser: "exit_code", family: "node", notes });
+}
+
+/** A known runner as the first word(s) of `words`, or null when the program is not one we read a report from. */
+export function recognise(words: Word[], repo: RepoFiles): Interpreted | null {
+  const t = words.map((w) => w.text);
+  const [p, a1, a2] = t;
+  if (p === "pytest" || p === "py.test") return ok(pytest(t.slice(1)));
+  if ((p === "python" || p === "python3") && a1 === "-m" && a2 === "pytest") return ok(pytest(t.slice(3)));
+  if (p === "go" && a1 === "test") return ok(goTest(t.slice(2)));
+  if (p === "node") {
+    const at = t.indexOf("--test");
+    const pre = t.slice(1, at);
+    if (at > 0 && pre.every((x) => x.startsWith("-"))) return ok(nodeTest(pre, words.slice(at + 1), repo));
+  }
+  if (p === "vitest") return vitest(t.slice(1), repo);
+  if (p === "jest") return jest(t.slice(1), repo);
+  return null;
+}
+
+const FAMILY_BY_PROGRAM: Record<string, ImageFamily> = { python3: "python", python: "python", pytest: "python", go: "go", node: "node" };
+
+/** the family whose image has this program, or null when the program does not tell */
+export function familyOfProgram(program: string): ImageFamily | null {
+  return Object.hasOwn(FAMILY_BY_PROGRAM, program) ? FAMILY_BY_PROGRAM[program]! : null;
+}
+
+/** `--test "CMD ARG..."` (already split): a recognised runner, else exit-code-only. */
+export function interpretTestCommand(words: Word[], repo: RepoFiles): Interpreted {
+  const bad = checkProgram(words[0]);
+  if (bad) return fail(bad);
+  const known = recognise(words, repo);
+  if (known) return known;
+  const t = words.map((w) => w.text);
+  const glob = words.find((w) => w.glob);
+  if (glob) return fail(`${glob.text} is a glob a shell would expand; quote it to pass it literally`);
+  // the images have python3, not python
+  const command = t[0] === "python" ? ["python3", ...t.slice(1)] : t;
+  return ok({
+    command,
+    files: [],
+    parser: "exit_code",
+    family: familyOfProgram(command[0]!),
+    notes: [`${command[0]} is not a runner whose report the host reads: exit code only, no test count (weaker)`],
+  });
+}
