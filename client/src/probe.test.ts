@@ -42,6 +42,7 @@ beforeEach(async () => {
     deps: {
       runService: {} as RunService,
       isolation,
+      drafter: { draft: async () => Promise.reject(new Error("no drafts in this test")) },
       liveGate: { check: async () => ({ ok: true }) },
       version: "t",
       pid: 1,

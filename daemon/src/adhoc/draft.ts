@@ -1,7 +1,8 @@
 import path from "node:path";
 import { describeZodError } from "../contracts/common.js";
 import { TaskSpec } from "../contracts/task-spec.js";
-import { ImageFamily } from "../contracts/test-report.js";
+import type { ImageFamily } from "../contracts/test-report.js";
+import { requireImageFamily } from "../sandbox/families.js";
 import { MiniAgentError } from "../errors.js";
 import { splitWords } from "./argv.js";
 import { globEscapes, pathRules, TEST_TIMEOUT_SECONDS } from "./defaults.js";
@@ -82,16 +83,7 @@ function checkGlobs(flag: string, globs: readonly string[]): void {
 export async function draftTask(input: DraftInput, deps: DraftDeps): Promise<Draft> {
   const ws = checkWorkspace(input.workspace, deps);
   if (input.goal.trim() === "") throw new MiniAgentError("invalid_request", "--goal is empty; say what the change should achieve");
-  let family: ImageFamily | undefined;
-  if (input.imageFamily !== undefined) {
-    const f = ImageFamily.safeParse(input.imageFamily);
-    if (!f.success)
-      throw new MiniAgentError(
-        "unknown_image_family",
-        `unknown image family ${JSON.stringify(input.imageFamily)}; use one of ${ImageFamily.options.join(", ")}`,
-      );
-    family = f.data;
-  }
+  const family: ImageFamily | undefined = input.imageFamily === undefined ? undefined : requireImageFamily(input.imageFamily);
   checkGlobs("--writable", input.writable);
   checkGlobs("--protect", input.protect);
   const { test, source } = testFor(input, ws);

@@ -32,7 +32,16 @@ beforeEach(async () => {
   };
   const isolation = { runProbes: async () => ({}), latestReport: async () => null, health: async () => Promise.reject(new Error("unused")) };
   server = createApiServer({
-    deps: { runService: {} as RunService, isolation, liveGate, version: "t", pid: 1, maxBodyBytes: 65536, maxWaitMs: 10 },
+    deps: {
+      runService: {} as RunService,
+      drafter: { draft: () => Promise.reject(new Error("no drafts in this test")) },
+      isolation,
+      liveGate,
+      version: "t",
+      pid: 1,
+      maxBodyBytes: 65536,
+      maxWaitMs: 10,
+    },
     log: pino({ level: "silent" }),
   });
   await listenUnix(server, socket);

@@ -13,6 +13,7 @@ import {
   TRACE_CONTENT_TYPE,
   type ApiResponse,
 } from "../contracts/api.js";
+import { requireImageFamily } from "../sandbox/families.js";
 import type { CreateRunInput } from "../runtime/service.js";
 import { apiError } from "./http-errors.js";
 import type { ApiDeps } from "./ports.js";
@@ -65,7 +66,7 @@ export const ROUTES: Route[] = [
       // Issue 6: the gate fires before anything is prepared, so a refused live run touches nothing.
       // The run's family: --image-family, else the drafted or given task's; a fixture's is read in
       // createRun, whose model factory runs the gate for it again.
-      const family = r.image_family ?? draft?.task.image_family ?? r.task_spec?.image_family;
+      const family = r.image_family !== undefined ? requireImageFamily(r.image_family) : (draft?.task.image_family ?? r.task_spec?.image_family);
       const verdict = await ctx.deps.liveGate.check({ backend: r.backend, ...(family !== undefined && { family }) });
       if (!verdict.ok) {
         const why = verdict.message ? `: ${verdict.message}` : "";

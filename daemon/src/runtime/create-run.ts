@@ -4,7 +4,7 @@ import { describeZodError } from "../contracts/common.js";
 import type { ReplayFile } from "../contracts/decision.js";
 import { SandboxInclude } from "../contracts/sandbox.js";
 import { Budgets, TaskSpec } from "../contracts/task-spec.js";
-import { ImageFamily } from "../contracts/test-report.js";
+import { requireImageFamily } from "../sandbox/families.js";
 import { MiniAgentError } from "../errors.js";
 import { isCanonicalReplay, loadReplayFile } from "../models/replay.js";
 import type { RunState } from "../store/records.js";
@@ -71,16 +71,7 @@ export function checkCreateInput(input: CreateRunInput, builtinFixturesDir: stri
     task = parsed.data;
     if (!isDir(input.workspace)) throw bad("the workspace must be an existing directory");
   }
-  if (input.imageFamily !== undefined) {
-    const family = ImageFamily.safeParse(input.imageFamily);
-    if (!family.success) {
-      throw new MiniAgentError(
-        "unknown_image_family",
-        `unknown image family ${JSON.stringify(input.imageFamily)}; use one of ${ImageFamily.options.join(", ")}`,
-      );
-    }
-    task = { ...task, image_family: family.data };
-  }
+  if (input.imageFamily !== undefined) task = { ...task, image_family: requireImageFamily(input.imageFamily) };
   if (task.acceptance && taskControlDir === null) throw bad("the task has acceptance cases but no control dir was given");
   if (input.backend === "trusted_local") {
     // host processes have no sandbox /tmp to read a JUnit report back from (sandbox/local-executor.ts)

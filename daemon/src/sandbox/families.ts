@@ -10,6 +10,16 @@
  * there too: 512 MiB of tmpfs, and a memory limit that leaves room for the compiler
  * while the tmpfs pages (charged to the container) are in use.
  */
+import { ImageFamily } from "../contracts/test-report.js";
+import { MiniAgentError } from "../errors.js";
+
+/** A family name as a user gave it (`--image-family`), checked: unknown_image_family names the known ones. */
+export function requireImageFamily(raw: string): ImageFamily {
+  const f = ImageFamily.safeParse(raw);
+  if (!f.success) throw new MiniAgentError("unknown_image_family", `unknown image family ${JSON.stringify(raw)}; use one of ${ImageFamily.options.join(", ")}`);
+  return f.data;
+}
+
 /** The SandboxConfig fields a family may set (named here, not imported, so config.ts can import this file without a cycle). */
 export interface FamilySandbox {
   tmpfsBytes?: number;
