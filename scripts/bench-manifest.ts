@@ -2,6 +2,7 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { buildProjectContext } from "../daemon/src/context/project-context.js";
 import { FileHashCache } from "../daemon/src/workspace/hash-cache.js";
 import { computeManifest } from "../daemon/src/workspace/manifest.js";
 
@@ -11,7 +12,10 @@ import { computeManifest } from "../daemon/src/workspace/manifest.js";
  * per write. In ONE run, on the same tree, side by side: the median time of a
  * manifest that reads and hashes every file, and of one with the hash cache
  * warm (nothing changed since the last manifest), plus one after a single file
- * changed. Prints medians and ratios; never a timed test.
+ * changed; and the project context every run builds (the rules file and the
+ * repo map: one walk with a lstat per entry and the .gitignore files read,
+ * never a file's content), so its cost reads against the manifest's.
+ * Prints medians and ratios; never a timed test.
  */
 function parseArgs(argv: string[]) {
   const o = { files: 5000, kib: 16, runs: 7, dir: undefined as string | undefined };
@@ -35,6 +39,9 @@ function makeTree(files: number, kib: number): string {
     fs.mkdirSync(dir, { recursive: true });
     fs.writeFileSync(path.join(dir, `f${i}.js`), crypto.randomBytes(kib * 1024));
   }
+  // a realistic .gitignore at two levels, so the repo map pays for honouring it
+  fs.writeFileSync(path.join(root, ".gitignore"), "*.log\nbuild/\n");
+  fs.writeFileSync(path.join(root, "d1", ".gitignore"), "e3/\n");
   // old enough that the cache may trust the stamps (see FileHashCache: racily clean files are re-hashed)
   const past = new Date(Date.now() - 60_000);
   for (const f of fs.readdirSync(root, { recursive: true }) as string[]) fs.utimesSync(path.join(root, f), past, past);
@@ -55,7 +62,7 @@ async function main(argv: string[]): Promise<number> {
     // ctime cannot be set back, so the cache gets a clock 10 s ahead: the fresh tree counts as quiet
     const cache = new FileHashCache({ now: () => Date.now() + 10_000 });
     const first = await computeManifest(root, { hashCache: cache });
-    const samples = { read_everything: [] as number[], cache_warm: [] as number[], one_file_changed: [] as number[] };
+    const samples = { read_everything: [] as number[], cache_warm: [] as number[], one_file_changed: [] as number[], project_context: [] as number[] };
     const someFile = Object.keys(first.files)[0];
     for (let i = 0; i < o.runs; i++) {
       let t = performance.now();
@@ -65,6 +72,10 @@ async function main(argv: string[]): Promise<number> {
       const cached = await computeManifest(root, { hashCache: cache });
       samples.cache_warm.push(performance.now() - t);
       if (cached.digest !== plain.digest) throw new Error("the cached manifest differs from the full one");
+      t = performance.now();
+      const ctx = await buildProjectContext({ workspaceRoot: root, mode: "tools" });
+      samples.project_context.push(performance.now() - t);
+      if (ctx.map_entries === 0) throw new Error("the repo map is empty");
       if (made && someFile) {
         fs.writeFileSync(path.join(root, someFile), crypto.randomBytes(o.kib * 1024));
         t = performance.now();
@@ -85,6 +96,7 @@ async function main(argv: string[]): Promise<number> {
       median_ms: m,
       ratios: {
         cache_warm_over_read_everything: +(m.cache_warm! / m.read_everything!).toFixed(2),
+        project_context_over_cache_warm: +(m.project_context! / m.cache_warm!).toFixed(2),
         ...(m.one_file_changed ? { one_file_changed_over_read_everything: +(m.one_file_changed / m.read_everything!).toFixed(2) } : {}),
       },
       load_average: os.loadavg().map((l) => +l.toFixed(2)),

@@ -38,6 +38,7 @@ export const ERROR_CODES = [
   "invalid_request",
   "unauthorized",
   "payload_too_large",
+  "policy_invalid",
   // sandbox and gate
   "runtime_unavailable",
   "image_missing",

@@ -36,6 +36,18 @@ describe("project context for a live model", () => {
     expect(ctx.map_entries).toBe(2);
   });
 
+  it("leaves out what .gitignore hides, as list_files does, and finds AGENT.md when there is no AGENTS.md", async () => {
+    write(".gitignore", "*.generated.js\ncache/\n");
+    write("src/api.generated.js", "x\n");
+    write("cache/blob.txt", "x\n");
+    write("AGENT.md", "agent rules\n");
+    write("CLAUDE.md", "claude rules\n");
+    const ctx = await buildProjectContext({ workspaceRoot: root, mode: "tools" });
+    const mapLines = ctx.messages[1]!.content.split("\n").filter((l) => /^\S+ \d+$/.test(l));
+    expect(mapLines).toEqual([".gitignore 22", "AGENT.md 12", "CLAUDE.md 13", "src/linkcheck.js 20", "tests/test_links.js 8"]);
+    expect(ctx.rules_file).toBe("AGENT.md");
+  });
+
   it("reads AGENTS.md before CLAUDE.md, fenced as untrusted data that cannot close its own fence", async () => {
     write("CLAUDE.md", "claude rules\n");
     const [, tag] =

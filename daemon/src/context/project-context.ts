@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { createForbiddenMatcher } from "../workspace/forbidden.js";
 import { readNoFollow } from "../workspace/read.js";
 import { resolveSafePath } from "../workspace/safe-path.js";
-import { walkTree } from "../workspace/walk.js";
+import { listWorkspaceFiles } from "../workspace/listing.js";
 
 /**
  * What a LIVE model is told before the run's own view (issue 6): a short
@@ -15,7 +15,7 @@ import { walkTree } from "../workspace/walk.js";
  */
 export const PROJECT_CONTEXT_DEFAULTS = {
   /** first one found wins */
-  rulesFiles: ["AGENTS.md", "CLAUDE.md", ".cursorrules"],
+  rulesFiles: ["AGENTS.md", "AGENT.md", "CLAUDE.md", ".cursorrules"],
   rulesMaxBytes: 8 * 1024,
   /** a rules file above this is not read at all (it is not a rules file) */
   rulesReadLimitBytes: 1024 * 1024,
@@ -85,6 +85,7 @@ export function systemPrompt(mode: ProtocolMode): string {
     "You are mini-agent, a coding agent working in a sandboxed copy of a repository.",
     "Protocol:",
     "- Act ONLY through the provided tools; you cannot run commands or touch files any other way.",
+    "- Find your way with list_files (files and sizes) and search (literal text).",
     "- Read a file (read_file) before editing it; apply_patch needs the SHA-256 version that read_file returned.",
     "- Reproduce the bug first: add a test that fails, run the tests (run_tests) and see it fail.",
     "- Then fix the code with the smallest change, and run the tests again.",
@@ -124,9 +125,9 @@ export async function buildProjectContext(input: ProjectContextInput): Promise<P
 
   const sections = [
     rules.file === null
-      ? "Project rules file: none (looked for AGENTS.md, CLAUDE.md, .cursorrules)."
+      ? `Project rules file: none (looked for ${PROJECT_CONTEXT_DEFAULTS.rulesFiles.join(", ")}).`
       : `Project rules file ${rules.file}${rules.truncated ? ` (first ${limits.rulesMaxBytes} bytes)` : ""}:\n${rules.text}`,
-    `Repository map (path and size in bytes; .git, dependencies, build output and forbidden files left out)${map.truncated ? ", truncated" : ""}:\n${map.text}`,
+    `Repository map (path and size in bytes; .git, dependencies, build output, .gitignored and forbidden files left out)${map.truncated ? ", truncated" : ""}:\n${map.text}`,
   ].join("\n\n");
   return {
     messages: [
@@ -173,20 +174,21 @@ async function readRules(root: string, forbidden: (rel: string) => boolean, cont
 }
 
 async function repoMap(root: string, forbidden: (rel: string) => boolean, controlDir: string | undefined, maxEntries: number, maxBytes: number) {
-  const skipDirs = new Set<string>(PROJECT_CONTEXT_DEFAULTS.skipDirs);
   const binary = new Set<string>(PROJECT_CONTEXT_DEFAULTS.binaryExtensions);
-  const entries = await walkTree(root, {
-    skip: (rel, type) => forbidden(rel) || (type === "dir" && skipDirs.has(rel.split("/").pop() ?? "")),
+  // the listing list_files shows (workspace/listing.ts), plus the map's own skip list
+  const listing = await listWorkspaceFiles(root, {
+    under: "",
+    forbidden,
+    skipDirs: PROJECT_CONTEXT_DEFAULTS.skipDirs,
     ...(controlDir ? { excludeAbs: [controlDir] } : {}),
   });
   const lines: string[] = [];
   let bytes = 0;
   let truncated = false;
-  for (const e of entries) {
-    if (e.type !== "file" || e.nlink > 1) continue;
-    const dot = e.rel.lastIndexOf(".");
-    if (dot > e.rel.lastIndexOf("/") && binary.has(e.rel.slice(dot).toLowerCase())) continue;
-    const line = `${e.rel} ${e.size}`;
+  for (const f of listing.files) {
+    const dot = f.path.lastIndexOf(".");
+    if (dot > f.path.lastIndexOf("/") && binary.has(f.path.slice(dot).toLowerCase())) continue;
+    const line = `${f.path} ${f.size}`;
     if (lines.length >= maxEntries || bytes + line.length + 1 > maxBytes) {
       truncated = true;
       break;

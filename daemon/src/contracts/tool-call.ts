@@ -22,6 +22,16 @@ export const SearchArgs = z
   })
   .describe("Search the workspace for literal text. Returns path, line and snippet per hit.");
 
+export const ListFilesArgs = z
+  .strictObject({
+    path: RelPath.optional().describe("folder to list (default: the workspace root)"),
+    glob: z.string().min(1).max(256).optional().describe("only files whose path relative to `path` matches this glob, e.g. `**/*.py`"),
+    limit: z.int().min(1).max(2000).optional().describe("at most this many files (default 200)"),
+  })
+  .describe(
+    "List the files under a workspace folder, sorted, with sizes. Honours .gitignore; forbidden files are never listed; symlinks are not followed. `truncated` when there are more than `limit`.",
+  );
+
 export const ApplyPatchArgs = z
   .strictObject({
     path: RelPath,
@@ -42,6 +52,7 @@ export const ShowDiffArgs = z.strictObject({}).describe("Show the unified diff o
 export const TOOL_ARGS = {
   read_file: ReadFileArgs,
   search: SearchArgs,
+  list_files: ListFilesArgs,
   apply_patch: ApplyPatchArgs,
   run_tests: RunTestsArgs,
   show_diff: ShowDiffArgs,

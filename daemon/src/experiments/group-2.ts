@@ -43,7 +43,7 @@ export const group2: GroupDefinition = {
       "replays/unknown-tool.json",
       "call_01_unknown",
       "unknown_tool",
-      "that every possible tool name is refused; only that names outside the five tools are",
+      "that every possible tool name is refused; only that names outside the protocol's tools are",
     ),
     refusal(
       "invalid_fields",

@@ -36,7 +36,8 @@ export function classify(name: string, args: Record<string, unknown>, task: Task
       const p = pathOf(args.path);
       return p.ok ? allow("reads are allowed") : p.decision;
     }
-    case "search": {
+    case "search":
+    case "list_files": {
       if (args.path === undefined || isWorkspaceRoot(args.path)) return allow("reads are allowed");
       const p = pathOf(args.path);
       return p.ok ? allow("reads are allowed") : p.decision;

@@ -1,11 +1,10 @@
 import { classify } from "../policy/classify.js";
 import { commitPreparedAction, prepareApplyPatch, verifyPreparedAction } from "../tools/apply-patch.js";
 import type { ToolContext } from "../tools/context.js";
-import { readFileTool } from "../tools/read-file.js";
 import { errorResult } from "../tools/result.js";
 import { runTests } from "../tools/run-tests.js";
-import { searchTool } from "../tools/search.js";
-import { showDiffTool, workspaceDiff } from "../tools/show-diff.js";
+import { runReadOnlyTool } from "../tools/index.js";
+import { workspaceDiff } from "../tools/show-diff.js";
 import { validateToolCall } from "../tools/validate.js";
 import { captureBaseline } from "../workspace/baseline.js";
 import { createForbiddenMatcher } from "../workspace/forbidden.js";
@@ -20,11 +19,10 @@ export function defaultToolPort(): ToolPort {
     async run(call, ctx) {
       switch (call.name) {
         case "read_file":
-          return readFileTool(call.call.call_id, call.args, ctx);
         case "search":
-          return searchTool(call.call.call_id, call.args, ctx);
+        case "list_files":
         case "show_diff":
-          return showDiffTool(call.call.call_id, ctx);
+          return runReadOnlyTool(call, ctx);
         case "run_tests":
           // the run's warm sandbox; the Verifier alone uses fresh containers
           return runTests(call.call.call_id, call.args, { ...ctx, runner: await ctx.session() });

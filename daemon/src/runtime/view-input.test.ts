@@ -51,6 +51,7 @@ describe("model view from the ledger", () => {
     expect(JSON.stringify(view.messages)).not.toContain('"c2"');
     expect(view.tools.map((t) => (t as { function: { name: string } }).function.name).sort()).toEqual([
       "apply_patch",
+      "list_files",
       "read_file",
       "run_tests",
       "search",

@@ -4,10 +4,10 @@ import { toolDescriptions } from "./descriptions.js";
 import { validateToolCall } from "./validate.js";
 
 describe("toolDescriptions", () => {
-  it("are generated for exactly the five tools, in OpenAI tools format, strict like the validator", () => {
+  it("are generated for exactly the protocol's tools, in OpenAI tools format, strict like the validator", () => {
     const tools = toolDescriptions();
     expect(tools.map((t) => t.function.name)).toEqual(TOOL_NAMES);
-    expect(TOOL_NAMES).toEqual(["read_file", "search", "apply_patch", "run_tests", "show_diff"]);
+    expect(TOOL_NAMES).toEqual(["read_file", "search", "list_files", "apply_patch", "run_tests", "show_diff"]);
     for (const t of tools) {
       expect(t.type).toBe("function");
       expect(t.function.description.length).toBeGreaterThan(10);

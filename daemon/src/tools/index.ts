@@ -1,5 +1,5 @@
 /**
- * The five tools and their protocol: the public surface the runtime calls.
+ * The tools and their protocol: the public surface the runtime calls.
  *
  *   validateToolCall(raw: unknown): ValidationOutcome
  *       pure trust boundary: {ok:true, call, name, args} (fresh copy) | {ok:false, result: ToolResult}
@@ -7,7 +7,7 @@
  *   classify(name, args, task): PolicyDecision                       (policy/classify.ts)
  *       {verdict: "allow"|"ask"|"deny", code, reason}; deny > ask > allow.
  *   runReadOnlyTool(v: ValidatedToolCall, ctx: ToolContext): Promise<ToolResult>
- *       read_file | search | show_diff (anything else -> invalid_fields).
+ *       read_file | search | list_files | show_diff (anything else -> invalid_fields).
  *   prepareApplyPatch(callId, args, ctx, runId): Promise<{ok:true, action: PreparedAction} | {ok:false, result}>
  *       the contract, no write; PreparedAction (contracts/tool-call.ts) is what the ledger stores.
  *       action_id = actionIdFor({runId, callId, name, normalized args, workspace digest}): unique across runs,
@@ -39,6 +39,7 @@
  */
 import type { ToolResult } from "../contracts/tool-call.js";
 import type { ToolContext } from "./context.js";
+import { listFilesTool } from "./list-files.js";
 import { readFileTool } from "./read-file.js";
 import { errorResult } from "./result.js";
 import { searchTool } from "./search.js";
@@ -83,10 +84,11 @@ export { toolEnv, type ToolContext } from "./context.js";
 export { DEFAULT_TOOL_LIMITS, resolveLimits, type ToolLimits } from "./limits.js";
 export { readFileTool } from "./read-file.js";
 export { searchTool } from "./search.js";
+export { listFilesTool } from "./list-files.js";
 export { showDiffTool } from "./show-diff.js";
 
 /** Tools that cannot change the workspace: no approval, no intent record. */
-export const READ_ONLY_TOOLS = ["read_file", "search", "show_diff"] as const;
+export const READ_ONLY_TOOLS = ["read_file", "search", "list_files", "show_diff"] as const;
 
 export async function runReadOnlyTool(v: ValidatedToolCall, ctx: ToolContext): Promise<ToolResult> {
   const id = v.call.call_id;
@@ -95,6 +97,8 @@ export async function runReadOnlyTool(v: ValidatedToolCall, ctx: ToolContext): P
       return readFileTool(id, v.args, ctx);
     case "search":
       return searchTool(id, v.args, ctx);
+    case "list_files":
+      return listFilesTool(id, v.args, ctx);
     case "show_diff":
       return showDiffTool(id, ctx);
     default:

@@ -12,6 +12,10 @@ export const DEFAULT_TOOL_LIMITS = {
   searchSnippetChars: 200,
   /** files larger than this are skipped by search (and listed as skipped) */
   searchMaxFileBytes: 1_048_576,
+  /** list_files returns this many files when the call names no limit */
+  listDefaultFiles: 200,
+  /** list_files keeps entries up to this many bytes of result, then sets truncated */
+  listMaxResultBytes: 16_384,
   /** apply_patch refuses a file that would grow beyond this */
   patchMaxFileBytes: 1_048_576,
   /** show_diff returns at most this many bytes of diff, then sets truncated */

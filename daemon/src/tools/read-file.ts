@@ -15,7 +15,7 @@ export async function readFileTool(callId: string, args: ToolArgs<"read_file">, 
   const env = toolEnv(ctx);
   const p = await resolveSafePath(ctx.workspaceRoot, args.path, { purpose: "read", forbidden: env.forbidden, controlDir: ctx.controlDir });
   if (!p.ok) return errorResult(callId, p.code, p.message);
-  if (p.kind !== "file") return errorResult(callId, "path_denied", `${p.rel} is a directory; use search to list it`);
+  if (p.kind !== "file") return errorResult(callId, "path_denied", `${p.rel} is a directory; use list_files to list it`);
   const read = await readNoFollow(p.abs, { maxBytes: env.limits.readMaxFileBytes, verifyPath: true });
   if (!read.ok) {
     if (read.reason === "too_large") return errorResult(callId, "too_large", `${p.rel} is larger than ${env.limits.readMaxFileBytes} bytes`);

@@ -1,0 +1,68 @@
+import { z } from "zod";
+
+/**
+ * The policy file (`mini-agent-daemon --policy FILE`, default
+ * `<state-dir>/policy.json`) and a workspace's `.mini-agent/policy.json`.
+ * Strict: an unknown key is an error, never ignored (a misspelt `deny` must
+ * not silently allow). Both files have this shape; a workspace file can only
+ * tighten (policy/effective.ts).
+ */
+export const PolicyVerdict = z.enum(["allow", "ask", "deny"]);
+export type PolicyVerdict = z.infer<typeof PolicyVerdict>;
+
+/** What a tool does: read_file/search/list_files/show_diff, apply_patch, run_command, run_tests. */
+export const ToolClass = z.enum(["read", "write", "command", "test"]);
+export type ToolClass = z.infer<typeof ToolClass>;
+
+export const PROFILE_NAMES = ["interactive", "ci", "eval"] as const;
+export const ProfileName = z.enum(PROFILE_NAMES);
+export type ProfileName = z.infer<typeof ProfileName>;
+
+const Glob = z.string().min(1).max(256);
+/** an argv prefix: `["npm","run","lint"]` allows `npm run lint` and `npm run lint -- --fix` */
+const ArgvPrefix = z.array(z.string().min(1).max(256)).min(1).max(16);
+/** a deny token: one word (a program or an argument), or words that must appear in this order (`git push`) */
+const DenyToken = z
+  .string()
+  .min(1)
+  .max(128)
+  .refine((t) => t.trim() === t && !/\s{2,}/.test(t), "no leading, trailing or doubled spaces");
+
+export const PolicyRules = z.strictObject({
+  /** allow / ask / deny per tool class */
+  tools: z.strictObject({ read: PolicyVerdict, write: PolicyVerdict, command: PolicyVerdict, test: PolicyVerdict }).partial().optional(),
+  /** writes to paths matching these globs are approved by the policy (still bound, recorded, crash-safe) */
+  auto_edit: z.array(Glob).max(64).optional(),
+  commands: z
+    .strictObject({
+      /** argv prefixes that run without asking (when `tools.command` is not deny) */
+      allow: z.array(ArgvPrefix).max(128).optional(),
+      /** matched on every argv element and each program's basename; deny beats every allow */
+      deny_tokens: z.array(DenyToken).max(256).optional(),
+    })
+    .optional(),
+});
+export type PolicyRules = z.infer<typeof PolicyRules>;
+
+export const PolicyFile = z.strictObject({
+  schema_version: z.literal(1),
+  ...PolicyRules.shape,
+  /** the profile a run gets without `--policy-profile` */
+  default_profile: ProfileName.optional(),
+  /** per-profile rules applied over the file's own top-level rules */
+  profiles: z.partialRecord(ProfileName, PolicyRules).optional(),
+});
+export type PolicyFile = z.infer<typeof PolicyFile>;
+
+/** The policy a run actually gets: every field resolved, with where each rule came from. */
+export interface EffectivePolicy {
+  profile: ProfileName;
+  tools: Record<ToolClass, PolicyVerdict>;
+  auto_edit: string[];
+  command_allow: string[][];
+  deny_tokens: string[];
+  /** the workspace's own `.mini-agent/policy.json`, applied only to tighten; null when there is none */
+  workspace: PolicyRules | null;
+  /** the daemon's policy file, or null for the built-in default */
+  source: string | null;
+}

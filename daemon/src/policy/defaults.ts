@@ -1,0 +1,74 @@
+import type { PolicyFile } from "../contracts/policy.js";
+
+/**
+ * The policy a daemon has when no policy file exists. Reads and named test
+ * presets run; writes and unlisted commands ask a person (`interactive`).
+ * Unattended profiles (`ci`, `eval`) can have no person to ask: there an
+ * unlisted command is denied, and writes still ask, so a `ci` run stops at a
+ * pending write unless the policy file gives it `auto_edit` globs.
+ */
+export const BUILTIN_POLICY: PolicyFile = {
+  schema_version: 1,
+  default_profile: "interactive",
+  tools: { read: "allow", write: "ask", command: "ask", test: "allow" },
+  auto_edit: [],
+  commands: {
+    // checks that only read the tree and print findings; nothing here fetches or installs
+    allow: [
+      ["npm", "run", "lint"],
+      ["npm", "run", "typecheck"],
+      ["npx", "tsc", "--noEmit"],
+      ["npx", "eslint"],
+      ["npx", "biome", "check"],
+      ["ruff", "check"],
+      ["python", "-m", "mypy"],
+      ["python3", "-m", "mypy"],
+      ["python3", "-m", "pyflakes"],
+      ["go", "vet"],
+      ["gofmt", "-l"],
+    ],
+    deny_tokens: [
+      "curl",
+      "wget",
+      "ssh",
+      "scp",
+      "sftp",
+      "rsync",
+      "nc",
+      "ncat",
+      "netcat",
+      "telnet",
+      "sudo",
+      "su",
+      "doas",
+      "docker",
+      "podman",
+      "kubectl",
+      "git push",
+      "git remote",
+      "git config",
+      "rm -rf /",
+      "chmod 777",
+      "pip install",
+      "pip3 install",
+      "npm install",
+      "npm i",
+      "npm publish",
+      "yarn add",
+      "pnpm add",
+      "go get",
+      "go install",
+    ],
+  },
+  profiles: {
+    interactive: {},
+    ci: { tools: { command: "deny" } },
+    eval: { tools: { command: "deny" } },
+  },
+};
+
+/**
+ * Programs that would run a shell string: always denied as a program, in
+ * every policy, so `run_command` stays argv-only (`sh -c`, `env X=1 bash`).
+ */
+export const SHELLS: readonly string[] = ["sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "csh", "tcsh", "ash", "busybox"];

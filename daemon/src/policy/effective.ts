@@ -1,0 +1,96 @@
+import type { EffectivePolicy, PolicyFile, PolicyRules, PolicyVerdict, ProfileName, ToolClass } from "../contracts/policy.js";
+import { globMatcher } from "../workspace/forbidden.js";
+import { allowPrefixHit, denyTokenHit } from "./command-match.js";
+import { BUILTIN_POLICY } from "./defaults.js";
+
+/**
+ * The policy a run gets, and the one decision rule over it.
+ *
+ *   resolveEffectivePolicy({file, source, profile, workspace}): EffectivePolicy
+ *       built-in defaults < the file's top level < the profile's rules (built-in
+ *       profile, then the file's). Deny tokens only ever add up: the built-in
+ *       ones always apply. The workspace's own rules are kept beside, to tighten.
+ *   decideByPolicy(policy, action): {verdict, rule}
+ *       deny beats ask beats allow. The daemon's policy is decided first; the
+ *       workspace's rules are decided on their own (every field they leave out
+ *       imposes nothing) and the stricter verdict wins, so a workspace file
+ *       (untrusted content) can add a deny or take an auto-approval away, and
+ *       can never allow what the daemon does not.
+ *
+ * The task's own rules (forbidden, writable, presets: policy/classify.ts) are
+ * decided before this and a deny there is final too.
+ */
+export type PolicyAction = { class: "read" } | { class: "test" } | { class: "write"; path: string } | { class: "command"; argv: readonly string[] };
+
+export interface PolicyOutcome {
+  verdict: PolicyVerdict;
+  /** which rule decided, e.g. `policy:interactive:auto_edit:tests/**` or `workspace:deny_token:curl` */
+  rule: string;
+}
+
+const STRICTNESS: Record<PolicyVerdict, number> = { allow: 0, ask: 1, deny: 2 };
+
+export function resolveEffectivePolicy(input: {
+  file: PolicyFile | null;
+  source: string | null;
+  profile?: ProfileName;
+  workspace?: PolicyRules | null;
+}): EffectivePolicy {
+  const file = input.file ?? BUILTIN_POLICY;
+  const profile = input.profile ?? file.default_profile ?? "interactive";
+  const layers: PolicyRules[] = [BUILTIN_POLICY, file, BUILTIN_POLICY.profiles?.[profile] ?? {}, file.profiles?.[profile] ?? {}];
+  const tools = { ...BUILTIN_POLICY.tools } as Record<ToolClass, PolicyVerdict>;
+  let autoEdit: string[] = [];
+  let allow: string[][] = [];
+  const deny = new Set<string>();
+  for (const layer of layers) {
+    Object.assign(tools, layer.tools ?? {});
+    if (layer.auto_edit !== undefined) autoEdit = [...layer.auto_edit];
+    if (layer.commands?.allow !== undefined) allow = layer.commands.allow.map((p) => [...p]);
+    for (const t of layer.commands?.deny_tokens ?? []) deny.add(t);
+  }
+  return { profile, tools, auto_edit: autoEdit, command_allow: allow, deny_tokens: [...deny], workspace: input.workspace ?? null, source: input.source };
+}
+
+export function decideByPolicy(policy: EffectivePolicy, action: PolicyAction): PolicyOutcome {
+  const own = decide(
+    { tools: policy.tools, auto_edit: policy.auto_edit, commands: { allow: policy.command_allow, deny_tokens: policy.deny_tokens } },
+    action,
+    policy.tools,
+  );
+  const mine: PolicyOutcome = { verdict: own.verdict, rule: `policy:${policy.profile}:${own.rule}` };
+  if (policy.workspace === null) return mine;
+  const ws = decide(policy.workspace, action, null);
+  return STRICTNESS[ws.verdict] > STRICTNESS[mine.verdict] ? { verdict: ws.verdict, rule: `workspace:${ws.rule}` } : mine;
+}
+
+/**
+ * One layer's decision. `fallback` is the verdict per class where the layer is
+ * silent: the daemon's resolved tools, or null for a workspace layer (silent = allow).
+ */
+function decide(rules: PolicyRules, action: PolicyAction, fallback: Record<ToolClass, PolicyVerdict> | null): { verdict: PolicyVerdict; rule: string } {
+  const classVerdict = rules.tools?.[action.class] ?? fallback?.[action.class] ?? "allow";
+  if (classVerdict === "deny") return { verdict: "deny", rule: `tools.${action.class}` };
+  if (action.class === "command") {
+    const hit = denyTokenHit(action.argv, rules.commands?.deny_tokens ?? []);
+    if (hit !== null) return { verdict: "deny", rule: `deny_token:${hit}` };
+    const allowList = rules.commands?.allow;
+    if (allowList !== undefined) {
+      const prefix = allowPrefixHit(action.argv, allowList);
+      if (prefix !== null) return { verdict: "allow", rule: `allow:${prefix.join(" ")}` };
+      // a workspace allowlist names the only commands it lets run without asking
+      if (fallback === null) return { verdict: "ask", rule: "commands.allow (not listed)" };
+    }
+    return { verdict: classVerdict, rule: `tools.command` };
+  }
+  if (action.class === "write") {
+    const globs = rules.auto_edit;
+    if (globs !== undefined) {
+      const glob = globs.find((g) => globMatcher([g])(action.path));
+      if (glob !== undefined) return { verdict: classVerdict === "ask" ? "allow" : classVerdict, rule: `auto_edit:${glob}` };
+      // a workspace auto_edit list names the only paths it lets be approved by policy
+      if (fallback === null) return { verdict: "ask", rule: "auto_edit (not listed)" };
+    }
+  }
+  return { verdict: classVerdict, rule: `tools.${action.class}` };
+}
