@@ -96,7 +96,9 @@ describe("run --sandbox-include through the daemon", () => {
       ".env.test",
       ...socket,
     ]);
-    expect({ code: r.code, out: r.stdout + r.stderr }).toMatchObject({ code: 0 });
+    // the replay changes nothing and the task has no hidden acceptance: the Verifier still runs the
+    // tests in its fresh sandbox (the opt-in goes there too), then fails the run as no_changes
+    expect({ code: r.code, out: r.stdout + r.stderr }).toMatchObject({ code: 1, out: expect.stringContaining("no_changes") });
     const runId = /run (\S+) started/.exec(r.stdout)?.[1] ?? "";
 
     // what the model was shown: read_file refused .env.test; the sandbox's walk saw it, and nothing else forbidden
