@@ -5,6 +5,7 @@ import type http from "node:http";
 import { pino } from "pino";
 import { Agent, request } from "undici";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { MiniAgentError } from "../errors.js";
 import type { RunService } from "../runtime/service.js";
 import { closeServer, listenUnix } from "./listen.js";
 import type { LiveGate } from "./ports.js";
@@ -19,11 +20,14 @@ let dir: string;
 let socket: string;
 let server: http.Server;
 let asked: Array<Parameters<LiveGate["check"]>[0]>;
+/** what reached the run service (a fixture's own family is gated there, by the live model factory) */
+let created: unknown[];
 
 beforeEach(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), "ma-gate-family-"));
   socket = path.join(dir, "d.sock");
   asked = [];
+  created = [];
   const liveGate: LiveGate = {
     check: async (input) => {
       asked.push(input);
@@ -33,7 +37,12 @@ beforeEach(async () => {
   const isolation = { runProbes: async () => ({}), latestReport: async () => null, health: async () => Promise.reject(new Error("unused")) };
   server = createApiServer({
     deps: {
-      runService: {} as RunService,
+      runService: {
+        createRun: async (input: unknown) => {
+          created.push(input);
+          throw new MiniAgentError("isolation_unverified", "refused by the model factory's gate");
+        },
+      } as unknown as RunService,
       drafter: { draft: () => Promise.reject(new Error("no drafts in this test")) },
       isolation,
       liveGate,
@@ -53,14 +62,14 @@ afterEach(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-async function createLive(taskSpec: Record<string, unknown>): Promise<number> {
+async function createLive(taskSpec: Record<string, unknown> | null, extra: Record<string, unknown> = {}): Promise<number> {
   const agent = new Agent({ connect: { socketPath: socket } });
   try {
     const res = await request("http://localhost/v1/runs", {
       method: "POST",
       dispatcher: agent,
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ workspace: dir, task_spec: taskSpec, model: "live" }),
+      body: JSON.stringify({ workspace: dir, ...(taskSpec && { task_spec: taskSpec }), model: "live", ...extra }),
     });
     await res.body.text();
     return res.statusCode;
@@ -82,6 +91,16 @@ describe("the create-run route's live gate", () => {
   it("asks for the task spec's image family", async () => {
     expect(await createLive({ ...SPEC, image_family: "python" })).not.toBe(201);
     expect(asked).toEqual([{ backend: "container", family: "python" }]);
+  });
+
+  it("regression: a fixture's live run was gated on the configured family (node) before its own family was known; it is gated once, in createRun, with the fixture's family", async () => {
+    expect(await createLive(null, { fixture_dir: path.join(dir, "fixture") })).not.toBe(201);
+    expect(asked).toEqual([]);
+    expect(created).toHaveLength(1);
+    // with --image-family the family is known up front, and the route gates it at once
+    expect(await createLive(null, { fixture_dir: path.join(dir, "fixture"), image_family: "go" })).not.toBe(201);
+    expect(asked).toEqual([{ backend: "container", family: "go" }]);
+    expect(created).toHaveLength(1);
   });
 
   it("without a family asks for the configured one", async () => {

@@ -62,10 +62,12 @@ export const ROUTES: Route[] = [
     const draft = r.adhoc
       ? await ctx.deps.drafter.draft({ workspace: r.workspace, ...r.adhoc, ...(r.image_family !== undefined && { imageFamily: r.image_family }) })
       : null;
-    if (r.model === "live") {
+    // A fixture's family is in its task.json, read by createRun, whose live model factory runs the
+    // gate for that family before anything is prepared; gating it here would ask about the wrong one.
+    const familyUnknown = r.fixture_dir !== undefined && r.image_family === undefined;
+    if (r.model === "live" && !familyUnknown) {
       // Issue 6: the gate fires before anything is prepared, so a refused live run touches nothing.
-      // The run's family: --image-family, else the drafted or given task's; a fixture's is read in
-      // createRun, whose model factory runs the gate for it again.
+      // The run's family: --image-family, else the drafted or given task's (absent: the configured one).
       const family = r.image_family !== undefined ? requireImageFamily(r.image_family) : (draft?.task.image_family ?? r.task_spec?.image_family);
       const verdict = await ctx.deps.liveGate.check({ backend: r.backend, ...(family !== undefined && { family }) });
       if (!verdict.ok) {
