@@ -1,23 +1,11 @@
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import type http from "node:http";
-import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { closeServer, listenUnix } from "../../daemon/src/api/listen.js";
-import { createApiServer } from "../../daemon/src/api/server.js";
+import { startTestApi, type TestApi } from "../../daemon/src/api/server.testkit.js";
 import type { RunView, TraceEvent, VerificationEvidence } from "../../daemon/src/contracts/run-view.js";
 import { MiniAgentError } from "../../daemon/src/errors.js";
 import type { RunService } from "../../daemon/src/runtime/service.js";
 import { main, type ClientIO } from "./main.js";
 
 /** ad-hoc drafting is not what these tests exercise (tests/e2e/adhoc*.test.ts is) */
-const NO_DRAFTS = {
-  draft: async (): Promise<never> => {
-    throw new Error("no drafts in this test");
-  },
-};
-
 /**
  * The client against the real API server on a real socket, with a run service
  * the test moves by hand: the events long-poll waits until the test releases
@@ -96,34 +84,17 @@ function steppedService() {
 
 let dir: string;
 let socket: string;
-let server: http.Server;
+let api: TestApi;
 let svc: ReturnType<typeof steppedService>;
 
 beforeEach(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), "ma-follow-"));
-  socket = path.join(dir, "d.sock");
   svc = steppedService();
-  const isolation = { runProbes: async () => ({}), latestReport: async () => null, health: async () => ({}) as never };
-  server = createApiServer({
-    deps: {
-      runService: svc.svc,
-      isolation,
-      liveGate: { check: async () => ({ ok: true }) },
-      drafter: NO_DRAFTS,
-      version: "t",
-      pid: 1,
-      maxBodyBytes: 65536,
-      maxWaitMs: 60_000,
-    },
-    log: pino({ level: "silent" }),
-  });
-  await listenUnix(server, socket);
+  api = await startTestApi({ runService: svc.svc, maxWaitMs: 60_000 }, "ma-follow-");
+  ({ dir, socket } = api);
 });
 
 afterEach(async () => {
-  server.closeAllConnections();
-  await closeServer(server);
-  fs.rmSync(dir, { recursive: true, force: true });
+  await api.stop();
 });
 
 /** A terminal on every stream, with a clock the test moves and a timer it fires. */

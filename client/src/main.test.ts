@@ -1,22 +1,10 @@
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import type http from "node:http";
-import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { closeServer, listenUnix } from "../../daemon/src/api/listen.js";
-import { createApiServer } from "../../daemon/src/api/server.js";
+import { startTestApi, type TestApi } from "../../daemon/src/api/server.testkit.js";
 import { MiniAgentError } from "../../daemon/src/errors.js";
 import type { RunService, RunView, TraceEvent } from "../../daemon/src/runtime/service.js";
 import { main, type ClientIO } from "./main.js";
 
 /** ad-hoc drafting is not what these tests exercise (tests/e2e/adhoc*.test.ts is) */
-const NO_DRAFTS = {
-  draft: async (): Promise<never> => {
-    throw new Error("no drafts in this test");
-  },
-};
-
 /**
  * The client's flow against the real API server on a real socket. The run
  * service is a hand-built script (one pending write, then completed), because
@@ -102,12 +90,10 @@ function scriptedService() {
 
 let dir: string;
 let socket: string;
-let server: http.Server;
+let api: TestApi;
 let script: ReturnType<typeof scriptedService>;
 
 beforeEach(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), "ma-client-"));
-  socket = path.join(dir, "d.sock");
   script = scriptedService();
   const isolation = {
     runProbes: async () => ({ passed: false, reason: "runtime_unavailable" }),
@@ -117,26 +103,12 @@ beforeEach(async () => {
       isolation: { verdict: "stale" as const, generated_at: null, reason: "report_stale" },
     }),
   };
-  server = createApiServer({
-    deps: {
-      runService: script.svc,
-      isolation,
-      liveGate: { check: async () => ({ ok: true }) },
-      drafter: NO_DRAFTS,
-      version: "t",
-      pid: 1,
-      maxBodyBytes: 65536,
-      maxWaitMs: 10,
-    },
-    log: pino({ level: "silent" }),
-  });
-  await listenUnix(server, socket);
+  api = await startTestApi({ runService: script.svc, isolation }, "ma-client-");
+  ({ dir, socket } = api);
 });
 
 afterEach(async () => {
-  server.closeAllConnections();
-  await closeServer(server);
-  fs.rmSync(dir, { recursive: true, force: true });
+  await api.stop();
 });
 
 function io(opts: { tty: boolean; answers?: string[] }) {

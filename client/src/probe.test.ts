@@ -1,11 +1,5 @@
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import type http from "node:http";
-import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { closeServer, listenUnix } from "../../daemon/src/api/listen.js";
-import { createApiServer } from "../../daemon/src/api/server.js";
+import { startTestApi, type TestApi } from "../../daemon/src/api/server.testkit.js";
 import type { RunService } from "../../daemon/src/runtime/service.js";
 import { main, type ClientIO } from "./main.js";
 
@@ -16,12 +10,10 @@ import { main, type ClientIO } from "./main.js";
  */
 let dir: string;
 let socket: string;
-let server: http.Server;
+let api: TestApi;
 let probed: Array<{ runtime: unknown; family: unknown }>;
 
 beforeEach(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), "ma-client-probe-"));
-  socket = path.join(dir, "d.sock");
   probed = [];
   const isolation = {
     runProbes: async (runtime?: unknown, family?: unknown) => {
@@ -38,26 +30,12 @@ beforeEach(async () => {
       },
     }),
   };
-  server = createApiServer({
-    deps: {
-      runService: {} as RunService,
-      isolation,
-      drafter: { draft: async () => Promise.reject(new Error("no drafts in this test")) },
-      liveGate: { check: async () => ({ ok: true }) },
-      version: "t",
-      pid: 1,
-      maxBodyBytes: 65536,
-      maxWaitMs: 10,
-    },
-    log: pino({ level: "silent" }),
-  });
-  await listenUnix(server, socket);
+  api = await startTestApi({ runService: {} as RunService, isolation }, "ma-client-probe-");
+  ({ dir, socket } = api);
 });
 
 afterEach(async () => {
-  server.closeAllConnections();
-  await closeServer(server);
-  fs.rmSync(dir, { recursive: true, force: true });
+  await api.stop();
 });
 
 function io() {

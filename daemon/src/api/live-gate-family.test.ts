@@ -1,15 +1,10 @@
-import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
-import type http from "node:http";
-import { pino } from "pino";
 import { Agent, request } from "undici";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { MiniAgentError } from "../errors.js";
 import type { RunService } from "../runtime/service.js";
-import { closeServer, listenUnix } from "./listen.js";
 import type { LiveGate } from "./ports.js";
-import { createApiServer } from "./server.js";
+import { startTestApi, type TestApi } from "./server.testkit.js";
 
 /**
  * The create-run route's early live gate asks about the family the request's task
@@ -18,14 +13,12 @@ import { createApiServer } from "./server.js";
  */
 let dir: string;
 let socket: string;
-let server: http.Server;
+let api: TestApi;
 let asked: Array<Parameters<LiveGate["check"]>[0]>;
 /** what reached the run service (a fixture's own family is gated there, by the live model factory) */
 let created: unknown[];
 
 beforeEach(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), "ma-gate-family-"));
-  socket = path.join(dir, "d.sock");
   asked = [];
   created = [];
   const liveGate: LiveGate = {
@@ -34,32 +27,24 @@ beforeEach(async () => {
       return { ok: false, code: "isolation_unverified", reason: "report_stale", refresh_command: "mini-agent-client probe" };
     },
   };
-  const isolation = { runProbes: async () => ({}), latestReport: async () => null, health: async () => Promise.reject(new Error("unused")) };
-  server = createApiServer({
-    deps: {
+  const _isolation = { runProbes: async () => ({}), latestReport: async () => null, health: async () => Promise.reject(new Error("unused")) };
+  api = await startTestApi(
+    {
       runService: {
         createRun: async (input: unknown) => {
           created.push(input);
           throw new MiniAgentError("isolation_unverified", "refused by the model factory's gate");
         },
       } as unknown as RunService,
-      drafter: { draft: () => Promise.reject(new Error("no drafts in this test")) },
-      isolation,
       liveGate,
-      version: "t",
-      pid: 1,
-      maxBodyBytes: 65536,
-      maxWaitMs: 10,
     },
-    log: pino({ level: "silent" }),
-  });
-  await listenUnix(server, socket);
+    "ma-gate-family-",
+  );
+  ({ dir, socket } = api);
 });
 
 afterEach(async () => {
-  server.closeAllConnections();
-  await closeServer(server);
-  fs.rmSync(dir, { recursive: true, force: true });
+  await api.stop();
 });
 
 async function createLive(taskSpec: Record<string, unknown> | null, extra: Record<string, unknown> = {}): Promise<number> {
