@@ -23,7 +23,7 @@ interface Asked {
 }
 
 /** A factory that records what each caller asked for; preflight is the executor's own, so it is told apart. */
-function recordingFactory(asked: Asked[]): ExecutorFactory {
+function recordingFactory(asked: Asked[], preflightFails: () => boolean = () => false): ExecutorFactory {
   const local = new LocalExecutor();
   return (backend, family) => {
     const executor: Executor = {
@@ -33,6 +33,7 @@ function recordingFactory(asked: Asked[]): ExecutorFactory {
       describe: () => local.describe(),
       preflight: async () => {
         asked.push({ backend, family, what: "preflight" });
+        if (preflightFails()) throw new MiniAgentError("runtime_unavailable", "no Docker engine is reachable (test)");
       },
     };
     asked.push({ backend, family, what: "drive" });
@@ -96,6 +97,36 @@ describe("a run uses its task's image family everywhere", () => {
     expect(new Set(asked.map((a) => a.family))).toEqual(new Set(["python"]));
     expect(after.length).toBeGreaterThan(0);
     expect(new Set(after.map((a) => a.family))).toEqual(new Set(["python"]));
+  });
+
+  it("regression: resume did not check the sandbox first, so a run resumed with the engine gone went on and failed later; now it is refused and left as it was", async () => {
+    const asked: Asked[] = [];
+    let engineGone = false;
+    const runs = createRunService({ stateDir: path.join(root, "state-resume"), executorFactory: recordingFactory(asked, () => engineGone) });
+    const created = await runs.createRun({
+      workspace: workspaceCopy("ws-resume"),
+      taskSpec: linkcheckSpec("go"),
+      controlDir: path.join(LINKCHECK, "control"),
+      replayPath: path.join(LINKCHECK, "replay.json"),
+      model: "replay",
+      trustReplayFile: true,
+      backend: "trusted_local",
+      budgets: { tool_calls: 1 },
+    });
+    expectStatus(await runs.settled(created.run_id), "budget_exhausted");
+    const before = runs.traceJsonl(created.run_id);
+    engineGone = true;
+    let code: string | null = null;
+    try {
+      await runs.resume(created.run_id, { tool_calls: 40 });
+    } catch (err) {
+      code = isMiniAgentError(err) ? err.code : "other";
+    }
+    expect(code).toBe("runtime_unavailable");
+    expect(runs.getRun(created.run_id).status).toBe("budget_exhausted");
+    expect(runs.traceJsonl(created.run_id)).toBe(before);
+    expect(asked.filter((a) => a.what === "preflight").map((a) => a.family)).toEqual(["go", "go"]);
+    await runs.shutdown();
   });
 
   it("a task that names no family runs in node", async () => {

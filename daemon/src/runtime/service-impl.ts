@@ -257,6 +257,8 @@ export class RunServiceImpl implements RunService {
       const out = exhaustedBefore("model", raised.data, run.state.counters);
       if (out) throw new MiniAgentError("budget_exhausted", `the ${out} budget is still used up; resume with a larger ${out}`, { details: { exhausted: out } });
     }
+    // the sandbox the run goes on in must be there, as at create: refused, the run stays as it is
+    await this.options.executorFactory(run.record.backend, taskImageFamily(run.record.task)).preflight();
     return this.decide(runId, async () => {
       const model = this.modelFor(runId, run.record);
       this.deps.ledger.tx(() => {
