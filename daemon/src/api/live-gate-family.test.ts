@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import path from "node:path";
 import { Agent, request } from "undici";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -78,14 +79,17 @@ describe("the create-run route's live gate", () => {
     expect(asked).toEqual([{ backend: "container", family: "python" }]);
   });
 
-  it("regression: a fixture's live run was gated on the configured family (node) before its own family was known; it is gated once, in createRun, with the fixture's family", async () => {
-    expect(await createLive(null, { fixture_dir: path.join(dir, "fixture") })).not.toBe(201);
-    expect(asked).toEqual([]);
-    expect(created).toHaveLength(1);
-    // with --image-family the family is known up front, and the route gates it at once
-    expect(await createLive(null, { fixture_dir: path.join(dir, "fixture"), image_family: "go" })).not.toBe(201);
-    expect(asked).toEqual([{ backend: "container", family: "go" }]);
-    expect(created).toHaveLength(1);
+  it("regression: a fixture's live run was gated on the configured family (node), not the family its task.json names", async () => {
+    const fixture = path.join(dir, "fixture");
+    fs.mkdirSync(fixture);
+    fs.writeFileSync(path.join(fixture, "task.json"), JSON.stringify({ ...SPEC, image_family: "python" }));
+    expect(await createLive(null, { fixture_dir: fixture })).not.toBe(201);
+    expect(asked).toEqual([{ backend: "container", family: "python" }]);
+    // --image-family names it up front and wins over the fixture's
+    expect(await createLive(null, { fixture_dir: fixture, image_family: "go" })).not.toBe(201);
+    expect(asked.at(-1)).toEqual({ backend: "container", family: "go" });
+    // the gate refused both before the run service was asked for anything
+    expect(created).toEqual([]);
   });
 
   it("without a family asks for the configured one", async () => {

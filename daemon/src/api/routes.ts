@@ -14,6 +14,7 @@ import {
   type ApiResponse,
 } from "../contracts/api.js";
 import { requireImageFamily } from "../sandbox/families.js";
+import { fixtureImageFamily } from "../runtime/create-run.js";
 import type { CreateRunInput } from "../runtime/service.js";
 import { apiError } from "./http-errors.js";
 import type { ApiDeps } from "./ports.js";
@@ -62,13 +63,13 @@ export const ROUTES: Route[] = [
     const draft = r.adhoc
       ? await ctx.deps.drafter.draft({ workspace: r.workspace, ...r.adhoc, ...(r.image_family !== undefined && { imageFamily: r.image_family }) })
       : null;
-    // A fixture's family is in its task.json, read by createRun, whose live model factory runs the
-    // gate for that family before anything is prepared; gating it here would ask about the wrong one.
-    const familyUnknown = r.fixture_dir !== undefined && r.image_family === undefined;
-    if (r.model === "live" && !familyUnknown) {
+    if (r.model === "live") {
       // Issue 6: the gate fires before anything is prepared, so a refused live run touches nothing.
-      // The run's family: --image-family, else the drafted or given task's (absent: the configured one).
-      const family = r.image_family !== undefined ? requireImageFamily(r.image_family) : (draft?.task.image_family ?? r.task_spec?.image_family);
+      // The run's family: --image-family, else the drafted, given or fixture task's (absent: the configured one).
+      const family =
+        r.image_family !== undefined
+          ? requireImageFamily(r.image_family)
+          : (draft?.task.image_family ?? r.task_spec?.image_family ?? (r.fixture_dir !== undefined ? fixtureImageFamily(r.fixture_dir) : undefined));
       const verdict = await ctx.deps.liveGate.check({ backend: r.backend, ...(family !== undefined && { family }) });
       if (!verdict.ok) {
         const why = verdict.message ? `: ${verdict.message}` : "";

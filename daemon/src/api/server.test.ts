@@ -221,8 +221,7 @@ describe("API over the Unix socket", () => {
 
   it("refuses a live run when the gate says no, before the run service is called", async () => {
     gate = { ok: false, code: "isolation_unverified", reason: "report_stale", refresh_command: "mini-agent-client probe" };
-    // a fixture names its family in its own task.json (the run service gates it); --image-family names it up front
-    const r = await call("POST", "/v1/runs", JSON.stringify({ ...validCreate, model: "live", image_family: "node" }));
+    const r = await call("POST", "/v1/runs", JSON.stringify({ ...validCreate, model: "live" }));
     expect(r.status).toBe(412);
     const e = ErrorBody.parse(r.json).error;
     expect(e.code).toBe("isolation_unverified");

@@ -4,6 +4,7 @@ import { describeZodError } from "../contracts/common.js";
 import type { ReplayFile } from "../contracts/decision.js";
 import { SandboxInclude } from "../contracts/sandbox.js";
 import { Budgets, TaskSpec } from "../contracts/task-spec.js";
+import type { ImageFamily } from "../contracts/test-report.js";
 import { requireImageFamily } from "../sandbox/families.js";
 import { MiniAgentError } from "../errors.js";
 import { isCanonicalReplay, loadReplayFile } from "../models/replay.js";
@@ -33,6 +34,19 @@ function readTaskSpec(file: string): TaskSpec {
   const parsed = TaskSpec.safeParse(raw);
   if (!parsed.success) throw new MiniAgentError("invalid_task_spec", `task spec is invalid:\n${describeZodError(parsed.error)}`);
   return parsed.data;
+}
+
+/**
+ * The image family a fixture's task.json names, for the create-run route's early
+ * live gate; undefined when it names none or cannot be read (createRun then
+ * refuses the fixture with the real reason).
+ */
+export function fixtureImageFamily(fixtureDir: string): ImageFamily | undefined {
+  try {
+    return readTaskSpec(path.join(path.resolve(fixtureDir), "task.json")).image_family;
+  } catch {
+    return undefined;
+  }
 }
 
 function isDir(p: string): boolean {
