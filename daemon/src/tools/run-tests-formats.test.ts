@@ -7,6 +7,7 @@ import { DEFAULT_TOOL_LIMITS } from "./limits.js";
 import { goStderr, sampleBytes, sampleText } from "./parsers/samples.testkit.js";
 import { reportFileFor, runTests, summarizeTestRun } from "./run-tests.js";
 import { SMALL_TASK, tempRun, type TempRun } from "./workspace.testkit.js";
+import { sandboxResult } from "../sandbox/result.testkit.js";
 
 /**
  * run_tests reads each preset with its own parser and judges the summary with
@@ -14,24 +15,7 @@ import { SMALL_TASK, tempRun, type TempRun } from "./workspace.testkit.js";
  * (parsers/samples/) stand in for the sandbox's output; the sandbox itself is
  * exercised in tests/tools/report-formats.test.ts.
  */
-function result(over: Partial<SandboxResult>): SandboxResult {
-  return {
-    exit_code: 0,
-    timed_out: false,
-    cancelled: false,
-    oom_killed: false,
-    truncated: false,
-    limits: [],
-    signal: null,
-    sandbox_lost: false,
-    stdout: "",
-    stderr: "",
-    duration_ms: 1,
-    image_digest: null,
-    runtime: "runc",
-    ...over,
-  };
-}
+const result = sandboxResult;
 const xml = (text: string | Buffer) => ({ status: "read" as const, bytes: typeof text === "string" ? Buffer.from(text) : text });
 const JUNIT = (cases: string) => `<?xml version="1.0"?><testsuites><testsuite name="s">${cases}</testsuite></testsuites>`;
 const TAP = (pass: number, skipped: number) =>

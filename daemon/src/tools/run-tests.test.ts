@@ -6,6 +6,7 @@ import { LocalExecutor } from "../sandbox/local-executor.js";
 import { DEFAULT_TOOL_LIMITS } from "./limits.js";
 import { normalizeRunnerText, presetInvocation, runTests, summarizeTestRun } from "./run-tests.js";
 import { SMALL_TASK, tempRun, type TempRun } from "./workspace.testkit.js";
+import { sandboxResult } from "../sandbox/result.testkit.js";
 
 let run: TempRun;
 afterEach(async () => run?.cleanup());
@@ -137,22 +138,7 @@ describe("normalizeRunnerText", () => {
 describe("summarizeTestRun", () => {
   const tap = (tests: number, pass: number, fail: number) =>
     `TAP version 13\n1..${tests}\n# tests ${tests}\n# suites 0\n# pass ${pass}\n# fail ${fail}\n# cancelled 0\n# skipped 0\n# todo 0\n# duration_ms 5\n`;
-  const res = (over: Partial<SandboxResult>): SandboxResult => ({
-    exit_code: 0,
-    timed_out: false,
-    cancelled: false,
-    oom_killed: false,
-    truncated: false,
-    limits: [],
-    signal: null,
-    sandbox_lost: false,
-    stdout: "",
-    stderr: "",
-    duration_ms: 1,
-    image_digest: null,
-    runtime: "host",
-    ...over,
-  });
+  const res = (over: Partial<SandboxResult>): SandboxResult => sandboxResult({ runtime: "host", ...over });
   it("'3 passed' printed with a non-zero exit is a failure", () => {
     expect(summarizeTestRun(res({ stdout: tap(3, 3, 0), exit_code: 1 }), DEFAULT_TOOL_LIMITS)).toMatchObject({ green: false, passed: 3 });
   });

@@ -9,6 +9,7 @@ import type { Executor } from "../sandbox/executor.js";
 import { LocalExecutor } from "../sandbox/local-executor.js";
 import { computeManifest, type Manifest } from "../workspace/manifest.js";
 import { verify } from "./verify.js";
+import { sandboxResult } from "../sandbox/result.testkit.js";
 
 /**
  * The Verifier's rules for a task WITHOUT hidden acceptance (issue 11: ad-hoc
@@ -135,22 +136,7 @@ class ReportExecutor implements Executor {
   constructor(private readonly res: Partial<SandboxResult>) {}
   async run(req: SandboxRunRequest): Promise<SandboxResult> {
     this.requests.push(req);
-    return {
-      exit_code: 0,
-      timed_out: false,
-      cancelled: false,
-      oom_killed: false,
-      truncated: false,
-      limits: [],
-      signal: null,
-      sandbox_lost: false,
-      stdout: "",
-      stderr: "",
-      duration_ms: 1,
-      image_digest: null,
-      runtime: "runc",
-      ...this.res,
-    };
+    return sandboxResult(this.res);
   }
   async openSession(): Promise<never> {
     throw new Error("the verifier must never use a warm session");

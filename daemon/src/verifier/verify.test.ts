@@ -11,6 +11,7 @@ import { computeManifest, type Manifest } from "../workspace/manifest.js";
 import { captureBaseline } from "../workspace/baseline.js";
 import { UNKNOWN_ID_SAMPLE } from "./acceptance-protocol.js";
 import { verify } from "./verify.js";
+import { sandboxResult } from "../sandbox/result.testkit.js";
 
 /**
  * The verdict logic against scripted runner outcomes. The same cases run
@@ -38,24 +39,7 @@ const ACCEPT_OK = JSON.stringify({
   ],
 });
 
-function result(over: Partial<SandboxResult>): SandboxResult {
-  return {
-    exit_code: 0,
-    timed_out: false,
-    cancelled: false,
-    oom_killed: false,
-    truncated: false,
-    limits: [],
-    signal: null,
-    sandbox_lost: false,
-    stdout: "",
-    stderr: "",
-    duration_ms: 1,
-    image_digest: null,
-    runtime: "runc",
-    ...over,
-  };
-}
+const result = sandboxResult;
 
 class ScriptedExecutor implements Executor {
   readonly kind = "container" as const;
