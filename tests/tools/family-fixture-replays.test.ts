@@ -6,10 +6,9 @@ import { ToolResult } from "../../daemon/src/contracts/tool-call.js";
 import type { ImageFamily } from "../../daemon/src/contracts/test-report.js";
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
 import { DockerExecutor } from "../../daemon/src/sandbox/docker-executor.js";
-import { driveReplay } from "../../daemon/src/tools/replay-driver.testkit.js";
+import { driveReplay, fixtureAcceptance, stepData as data } from "../../daemon/src/tools/replay-driver.testkit.js";
 import { workspaceDiff } from "../../daemon/src/tools/show-diff.js";
 import { fixtureRun, type TempRun } from "../../daemon/src/tools/workspace.testkit.js";
-import { decideCases, parseAcceptanceOutput } from "../../daemon/src/verifier/acceptance-protocol.js";
 import { captureBaseline } from "../../daemon/src/workspace/baseline.js";
 import { sha256Hex } from "../../daemon/src/workspace/hash.js";
 import { pinTestImage } from "../kit/sandbox-image.js";
@@ -36,25 +35,6 @@ beforeAll(async () => {
 }, 900_000);
 afterEach(async () => run?.cleanup());
 afterAll(async () => fs.rm(lockDir, { recursive: true, force: true }));
-
-/** the hidden acceptance exactly as the task spec says, in a fresh sandbox of the family with /control, decided as the Verifier does */
-async function acceptance(fixtureDir: string, r: TempRun, executor: DockerExecutor): Promise<{ status: number | null; cases: Record<string, boolean> }> {
-  const spec = r.ctx.task.acceptance!;
-  const res = await executor.run({
-    runId: "run_acceptance_replays",
-    purpose: "acceptance",
-    argv: spec.command,
-    workspaceDir: r.ws,
-    controlDir: path.join(fixtureDir, "control"),
-    timeoutMs: 180_000,
-  });
-  const parsed = parseAcceptanceOutput(res.stdout, spec.cases);
-  if (!parsed.ok) throw new Error(`${parsed.error}\n${res.stderr.slice(-500)}`);
-  const decided = decideCases(parsed.cases, spec.expected);
-  return { status: res.exit_code, cases: Object.fromEntries(spec.cases.map((id) => [id, decided.passed.includes(id)])) };
-}
-
-const data = (s: { result?: { data: unknown } }) => s.result?.data as Record<string, unknown>;
 
 /** The shipped file's SHA-256 is what read_file returns, so a replay's `version` must equal it. */
 async function expectVersionOfShipped(fixtureDir: string, replayFile: string, decision: number, rel: string): Promise<void> {
@@ -95,7 +75,7 @@ describe("fixtures/semverlite (python, JUnit XML) replays stay in step with the 
 
     expect((await workspaceDiff(run.ctx)).files.map((f) => f.path)).toEqual(["semverlite/core.py", "tests/test_agent_two_digits.py"]);
     expect(await fs.readFile(path.join(run.ws, "CHANGELOG.md"), "utf8")).toBe(changelog);
-    const acc = await acceptance(run.fixtureDir, run, executors.python);
+    const acc = await fixtureAcceptance(run.fixtureDir, run, executors.python, 180_000);
     expect(acc.cases).toEqual({
       minor_two_digits: true,
       patch_two_digits: true,
@@ -117,7 +97,7 @@ describe("fixtures/semverlite (python, JUnit XML) replays stay in step with the 
     ]);
     expect(steps.filter((s) => s.wrote).length).toBe(2);
     await expectVersionOfShipped(run.fixtureDir, "replays/digit-count.json", 4, "semverlite/core.py");
-    const acc = await acceptance(run.fixtureDir, run, executors.python);
+    const acc = await fixtureAcceptance(run.fixtureDir, run, executors.python, 180_000);
     expect(acc.cases).toEqual({
       minor_two_digits: true,
       patch_two_digits: true,
@@ -156,7 +136,7 @@ describe("fixtures/wordwrap (go, go test -json) replays stay in step with the re
     await expectVersionOfShipped(run.fixtureDir, "replay.json", 4, "wordwrap.go");
     expect((await workspaceDiff(run.ctx)).files.map((f) => f.path)).toEqual(["agent_width_test.go", "wordwrap.go"]);
     expect(await fs.readFile(path.join(run.ws, "NOTES.md"), "utf8")).toBe(notes);
-    const acc = await acceptance(run.fixtureDir, run, executors.go);
+    const acc = await fixtureAcceptance(run.fixtureDir, run, executors.go, 180_000);
     expect(acc.cases).toEqual({ ascii_wrap: true, accented_wrap: true, accented_pad: true, greek_column: true, long_word: true, blank: true });
     expect(acc.status).toBe(0);
   });
@@ -169,7 +149,7 @@ describe("fixtures/wordwrap (go, go test -json) replays stay in step with the re
       [5, 5, 0],
     ]);
     await expectVersionOfShipped(run.fixtureDir, "replays/wrap-only.json", 4, "wordwrap.go");
-    const acc = await acceptance(run.fixtureDir, run, executors.go);
+    const acc = await fixtureAcceptance(run.fixtureDir, run, executors.go, 180_000);
     expect(acc.cases).toEqual({ ascii_wrap: true, accented_wrap: true, accented_pad: false, greek_column: false, long_word: true, blank: true });
   });
 

@@ -6,32 +6,12 @@ import { captureBaseline } from "../workspace/baseline.js";
 import { computeManifest } from "../workspace/manifest.js";
 import { sha256Hex } from "../workspace/hash.js";
 import { LocalExecutor } from "../sandbox/local-executor.js";
-import { decideCases, parseAcceptanceOutput } from "../verifier/acceptance-protocol.js";
-import { driveReplay } from "./replay-driver.testkit.js";
+import { driveReplay, fixtureAcceptance, stepData as data } from "./replay-driver.testkit.js";
 import { workspaceDiff } from "./show-diff.js";
 import { fixtureRun, type TempRun } from "./workspace.testkit.js";
 
 let run: (TempRun & { fixtureDir: string }) | undefined;
 afterEach(async () => run?.cleanup());
-
-/** the hidden acceptance exactly as the task spec says, on the trusted_local executor (control dir at /control), decided as the Verifier does */
-async function acceptance(fixtureDir: string, r: TempRun): Promise<{ status: number | null; cases: Record<string, boolean> }> {
-  const spec = r.ctx.task.acceptance!;
-  const res = await new LocalExecutor().run({
-    runId: "run_acceptance",
-    purpose: "acceptance",
-    argv: spec.command,
-    workspaceDir: r.ws,
-    controlDir: path.join(fixtureDir, "control"),
-    timeoutMs: 60_000,
-  });
-  const parsed = parseAcceptanceOutput(res.stdout, spec.cases);
-  if (!parsed.ok) throw new Error(parsed.error);
-  const decided = decideCases(parsed.cases, spec.expected);
-  return { status: res.exit_code, cases: Object.fromEntries(spec.cases.map((id) => [id, decided.passed.includes(id)])) };
-}
-
-const data = (s: { result?: { data: unknown } }) => s.result?.data as Record<string, unknown>;
 
 describe("fixtures/linkcheck replays stay in step with the repo", () => {
   it("canonical replay: read -> new test -> red (3/2/1) -> one-line fix with the right version -> green (3/3) -> final", async () => {
@@ -74,7 +54,7 @@ describe("fixtures/linkcheck replays stay in step with the repo", () => {
     const diff = await workspaceDiff(run.ctx);
     expect(diff.files.map((f) => f.path)).toEqual(["src/linkcheck.js", "tests/test_agent_nested.js"]);
     expect(await fs.readFile(path.join(run.ws, "notes.txt"), "utf8")).toBe(notes);
-    const acc = await acceptance(run.fixtureDir, run);
+    const acc = await fixtureAcceptance(run.fixtureDir, run, new LocalExecutor());
     expect(acc.cases).toEqual({ root_link_ok: true, root_missing: true, nested_ok: true, nested_missing: true, nested_anchor_parent: true });
     expect(acc.status).toBe(0);
   });
@@ -89,7 +69,7 @@ describe("fixtures/linkcheck replays stay in step with the repo", () => {
       [3, 3],
     ]);
     expect(steps.filter((s) => s.wrote).length).toBe(2);
-    const acc = await acceptance(run.fixtureDir, run);
+    const acc = await fixtureAcceptance(run.fixtureDir, run, new LocalExecutor());
     expect(acc.cases).toEqual({ root_link_ok: true, root_missing: false, nested_ok: true, nested_missing: false, nested_anchor_parent: true });
     // every case ran and answered: only the host's expected answers tell this one apart
     expect(acc.status).toBe(0);
@@ -101,7 +81,7 @@ describe("fixtures/linkcheck replays stay in step with the repo", () => {
     const steps = await driveReplay(path.join(run.fixtureDir, "replays/final-without-work.json"), run.ctx, new LocalExecutor());
     expect(steps.map((s) => s.kind)).toEqual(["final"]);
     expect((await computeManifest(run.ws)).digest).toBe(before.digest);
-    const acc = await acceptance(run.fixtureDir, run);
+    const acc = await fixtureAcceptance(run.fixtureDir, run, new LocalExecutor());
     expect(acc.cases).toMatchObject({ nested_ok: false, nested_missing: false, root_link_ok: true });
   });
 

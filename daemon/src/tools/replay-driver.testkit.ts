@@ -6,6 +6,7 @@ import type { ToolResult } from "../contracts/tool-call.js";
 import type { Executor, SandboxSession } from "../sandbox/executor.js";
 import { bindingFor, checkApproval, signApproval } from "../policy/approvals.js";
 import { classify } from "../policy/classify.js";
+import { decideCases, parseAcceptanceOutput } from "../verifier/acceptance-protocol.js";
 import { workspaceDigest } from "../workspace/version.js";
 import { commitPreparedAction, prepareApplyPatch } from "./apply-patch.js";
 import { runReadOnlyTool } from "./index.js";
@@ -67,4 +68,33 @@ export async function driveReplay(replayPath: string, ctx: ToolContext, runner: 
     }
   }
   return steps;
+}
+
+/** A step's tool data (run_tests counts, read_file version, …). */
+export const stepData = (s: { result?: { data: unknown } }) => s.result?.data as Record<string, unknown>;
+
+/**
+ * The task's hidden acceptance exactly as its spec says, in a fresh sandbox of
+ * `executor` with the fixture's control/ at /control, each case decided as the
+ * Verifier decides it (the harness's verdict AND the host's expected answer).
+ */
+export async function fixtureAcceptance(
+  fixtureDir: string,
+  r: { ws: string; ctx: ToolContext },
+  executor: Executor,
+  timeoutMs = 60_000,
+): Promise<{ status: number | null; cases: Record<string, boolean> }> {
+  const spec = r.ctx.task.acceptance!;
+  const res = await executor.run({
+    runId: "run_acceptance",
+    purpose: "acceptance",
+    argv: spec.command,
+    workspaceDir: r.ws,
+    controlDir: path.join(fixtureDir, "control"),
+    timeoutMs,
+  });
+  const parsed = parseAcceptanceOutput(res.stdout, spec.cases);
+  if (!parsed.ok) throw new Error(`${parsed.error}\n${res.stderr.slice(-500)}`);
+  const decided = decideCases(parsed.cases, spec.expected);
+  return { status: res.exit_code, cases: Object.fromEntries(spec.cases.map((id) => [id, decided.passed.includes(id)])) };
 }
