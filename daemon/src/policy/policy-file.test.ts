@@ -2,7 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { isMiniAgentError } from "../errors.js";
+import { errorOf } from "../errors.testkit.js";
 import { allowPrefixHit, denyTokenHit } from "./command-match.js";
 import { decideByPolicy, resolveEffectivePolicy } from "./effective.js";
 import { loadPolicyFile, parseWorkspacePolicy } from "./policy-file.js";
@@ -17,15 +17,6 @@ function policyFile(text: string): string {
   const file = path.join(dir, "policy.json");
   fs.writeFileSync(file, text);
   return file;
-}
-function errorOf(fn: () => unknown): { code: string; message: string } {
-  try {
-    fn();
-  } catch (err) {
-    if (isMiniAgentError(err)) return { code: err.code, message: err.message };
-    throw err;
-  }
-  throw new Error("expected an error");
 }
 
 describe("policy file", () => {

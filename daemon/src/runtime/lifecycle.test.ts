@@ -4,12 +4,12 @@ import { fileURLToPath } from "node:url";
 import { pino } from "pino";
 import { afterAll, describe, expect, it } from "vitest";
 import { RUN_TRANSITIONS, RunStatus, TERMINAL_STATUSES } from "../contracts/run.js";
-import { isMiniAgentError } from "../errors.js";
 import { tempLedgers, testRecord } from "../store/ledger.testkit.js";
 import { Trace } from "../trace/trace.js";
 import { initialState } from "./create-run.js";
 import type { RuntimeDeps } from "./deps.js";
 import { insertNewRun, markInterrupted, moveRun } from "./lifecycle.js";
+import { codeOf } from "../errors.testkit.js";
 
 const ledgers = tempLedgers("mini-agent-lifecycle-");
 afterAll(() => ledgers.cleanup());
@@ -27,16 +27,6 @@ function depsWithRun(status: RunStatus): RuntimeDeps {
   // put the row where the case starts, as a past move would have left it
   if (status !== "running") ledger.setRunStatus("run_1", status, "set up");
   return deps;
-}
-
-function codeOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (err) {
-    if (isMiniAgentError(err)) return err.code;
-    throw err;
-  }
-  return "no error";
 }
 
 describe("run lifecycle", () => {

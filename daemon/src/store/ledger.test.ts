@@ -1,11 +1,11 @@
 import fs from "node:fs";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
-import { isMiniAgentError } from "../errors.js";
 import { Ledger } from "./ledger.js";
 import { LATEST_SCHEMA } from "./migrations.js";
 import { tempLedgers, testRecord, testState } from "./ledger.testkit.js";
 import type { RunRecord, RunState } from "./records.js";
+import { codeOf } from "../errors.testkit.js";
 
 const ledgers = tempLedgers();
 afterEach(() => ledgers.cleanup());
@@ -13,16 +13,6 @@ const tmpLedger = () => ledgers.open(() => 42);
 
 const record: RunRecord = testRecord({ replay_path: "/r.json" });
 const state: RunState = testState();
-
-function codeOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (err) {
-    if (isMiniAgentError(err)) return err.code;
-    throw err;
-  }
-  return "no error";
-}
 
 describe("ledger", () => {
   it("opens in WAL with synchronous=FULL and records the schema version", () => {
