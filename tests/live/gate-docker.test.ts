@@ -13,6 +13,7 @@ import { resolveSandboxConfig } from "../../daemon/src/sandbox/config.js";
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
 import { recordImage } from "../../daemon/src/sandbox/image-lock.js";
 import { startFakeProvider, textReply, type FakeProvider } from "./openai-server.js";
+import { pinTestImage } from "../kit/sandbox-image.js";
 
 /**
  * The gate's engine facts against the REAL Docker engine (no container is
@@ -66,12 +67,11 @@ describe("live gate on the real engine", () => {
     await refuseThroughFactory(facts, "image_missing");
   });
 
-  it("with a present pinned image the key carries the engine version, runtime and HostConfig hash; the report decides", async (ctx) => {
-    const images = await docker.listImages();
-    const image = images[0];
-    if (!image) ctx.skip();
+  it("with a present pinned image the key carries the engine version, runtime and HostConfig hash; the report decides", async () => {
+    // the suite's own pinned node image: "any image in the engine" could be removed by a concurrent test (image_missing)
     const lockPath = path.join(dir, "sandbox-image.lock.json");
-    await recordImage(lockPath, "node", { tag: "any", digest: image!.Id, built_at: "2026-01-01T00:00:00Z" });
+    const pinned = await pinTestImage(lockPath, "node", docker);
+    const image = { Id: pinned.digest };
     const seen: IsolationKey[] = [];
     let report: IsolationReportSummary | null = null;
     const facts = sandboxIsolationFacts({
@@ -86,7 +86,7 @@ describe("live gate on the real engine", () => {
     const version = await docker.version();
     const now = Date.now();
     expect(await checkLiveGate({ backend: "container", facts, clock: () => now })).toMatchObject({ ok: false, reason: "report_stale" });
-    expect(seen[0]).toMatchObject({ image_digest: image!.Id, engine_version: version.Version, runtime: "runc" });
+    expect(seen[0]).toMatchObject({ image_digest: image.Id, engine_version: version.Version, runtime: "runc" });
     expect(seen[0]!.host_config_hash).toMatch(/^sha256:[0-9a-f]{64}$/);
     report = { passed: true, generated_at: new Date(now - 60_000).toISOString(), failed_probe_ids: [] };
     expect(await checkLiveGate({ backend: "container", facts, clock: () => now })).toMatchObject({ ok: true, key: seen[0] });
