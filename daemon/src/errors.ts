@@ -21,6 +21,10 @@ export const ERROR_CODES = [
   "approval_stale",
   "approval_unknown",
   "approval_rejected",
+  /** the policy (daemon file, profile or workspace tightening) denies this action: final, no approval can lift it */
+  "policy_denied",
+  /** the tool is not offered on this run's backend (run_command on trusted_local) */
+  "tool_unavailable",
   // runtime
   "budget_exhausted",
   "cancelled",
@@ -48,6 +52,8 @@ export const ERROR_CODES = [
   "backend_not_isolated",
   /** a preset needs a report file read back from a sandbox, and the backend (trusted_local) has none */
   "report_file_unsupported",
+  /** a changed-path list was asked of a sandbox that cannot make one (fresh sandbox, trusted_local) */
+  "changed_list_unsupported",
   // daemon: credentials and process
   "credentials_missing",
   "credentials_insecure",

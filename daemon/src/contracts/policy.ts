@@ -54,15 +54,20 @@ export const PolicyFile = z.strictObject({
 });
 export type PolicyFile = z.infer<typeof PolicyFile>;
 
-/** The policy a run actually gets: every field resolved, with where each rule came from. */
-export interface EffectivePolicy {
-  profile: ProfileName;
-  tools: Record<ToolClass, PolicyVerdict>;
-  auto_edit: string[];
-  command_allow: string[][];
-  deny_tokens: string[];
+/**
+ * The policy a run actually gets: every field resolved. Resolved once when the
+ * run is created and stored with the run (RunRecord.policy), so a later edit
+ * of the policy file never changes what a run already started with.
+ */
+export const EffectivePolicy = z.strictObject({
+  profile: ProfileName,
+  tools: z.strictObject({ read: PolicyVerdict, write: PolicyVerdict, command: PolicyVerdict, test: PolicyVerdict }),
+  auto_edit: z.array(Glob),
+  command_allow: z.array(ArgvPrefix),
+  deny_tokens: z.array(DenyToken),
   /** the workspace's own `.mini-agent/policy.json`, applied only to tighten; null when there is none */
-  workspace: PolicyRules | null;
+  workspace: PolicyRules.nullable(),
   /** the daemon's policy file, or null for the built-in default */
-  source: string | null;
-}
+  source: z.string().nullable(),
+});
+export type EffectivePolicy = z.infer<typeof EffectivePolicy>;

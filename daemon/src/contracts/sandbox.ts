@@ -69,6 +69,14 @@ export interface SandboxRunRequest {
    * (trusted_local) refuses such a request (report_file_unsupported).
    */
   reportFile?: { path: string; maxBytes: number };
+  /**
+   * List what the command changed under /workspace (created, modified,
+   * deleted), at most `maxPaths` paths; the result's `changed` says what was
+   * found. Only a warm session can answer (its spawner holds the fingerprint
+   * taken when the command started); a fresh sandbox or trusted_local refuses
+   * such a request (changed_list_unsupported).
+   */
+  listChanged?: { maxPaths: number };
 }
 
 /**
@@ -112,4 +120,14 @@ export interface SandboxResult {
   runtime: Runtime | "host";
   /** set exactly when the request named a `reportFile` */
   report?: ReportFile;
+  /** set exactly when the request asked `listChanged` */
+  changed?: ChangedList;
 }
+
+/**
+ * What a command changed under /workspace, relative paths sorted; these
+ * changes stay in the sandbox and are discarded (never copied back).
+ * `unavailable`: the list could not be made (the command was stopped, the
+ * sandbox was lost, or its start fingerprint was unusable); `reason` says why.
+ */
+export type ChangedList = { status: "listed"; paths: string[]; truncated: boolean } | { status: "unavailable"; reason: string };

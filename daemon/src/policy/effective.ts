@@ -52,6 +52,13 @@ export function resolveEffectivePolicy(input: {
   return { profile, tools, auto_edit: autoEdit, command_allow: allow, deny_tokens: [...deny], workspace: input.workspace ?? null, source: input.source };
 }
 
+const BUILTIN_EFFECTIVE = resolveEffectivePolicy({ file: null, source: null });
+
+/** The run's policy, or the built-in `interactive` one for a context without one (runs made before policies, tests). */
+export function policyOf(ctx: { policy?: EffectivePolicy }): EffectivePolicy {
+  return ctx.policy ?? BUILTIN_EFFECTIVE;
+}
+
 export function decideByPolicy(policy: EffectivePolicy, action: PolicyAction): PolicyOutcome {
   const own = decide(
     { tools: policy.tools, auto_edit: policy.auto_edit, commands: { allow: policy.command_allow, deny_tokens: policy.deny_tokens } },

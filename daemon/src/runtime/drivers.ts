@@ -6,6 +6,7 @@ import type { Model } from "../models/model.js";
 import type { Executor } from "../sandbox/executor.js";
 import { ActiveRun } from "./active-run.js";
 import type { RuntimeDeps } from "./deps.js";
+import { toolContextOf } from "./tool-context.js";
 import { markInterrupted } from "./lifecycle.js";
 import { driveRun } from "./loop.js";
 import type { ExecutorFactory } from "./ports.js";
@@ -46,12 +47,7 @@ export class Drivers {
       markInterrupted(deps, runId, phase, `sandbox unavailable (${isMiniAgentError(err) ? err.code : "internal"}); resume when fixed`, { err });
       return;
     }
-    const ctx = {
-      task: run.record.task,
-      workspaceRoot: run.record.workspace,
-      controlDir: run.record.control_dir,
-      sandboxInclude: run.record.sandbox_include ?? [],
-    };
+    const ctx = toolContextOf(run.record);
     const active = new ActiveRun(runId, executor, ctx, fs.existsSync(acceptance) ? acceptance : null, deps.clock, run.state.counters.elapsed_ms);
     const entry: Driving = { active, done: Promise.resolve() };
     this.driving.set(runId, entry);

@@ -52,6 +52,7 @@ import { patchState, type RuntimeDeps } from "./deps.js";
 import { systemClock } from "./ports.js";
 import { runView } from "./run-view.js";
 import type { CreateRunInput, RunService, RunView, TraceEvent } from "./service.js";
+import { toolContextOf } from "./tool-context.js";
 import { defaultToolPort } from "./tools-port.js";
 import { defaultViewBuilder } from "./view-input.js";
 
@@ -382,7 +383,7 @@ export class RunServiceImpl implements RunService {
   }
 
   private toolCtx(record: RunRecord): ToolContext {
-    return { task: record.task, workspaceRoot: record.workspace, controlDir: record.control_dir, sandboxInclude: record.sandbox_include ?? [] };
+    return toolContextOf(record);
   }
 
   private replayModel(runId: string, record: RunRecord): Model {

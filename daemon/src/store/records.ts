@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { FileVersion, Id, SCHEMA_VERSION, describeZodError } from "../contracts/common.js";
 import { Decision } from "../contracts/decision.js";
+import { EffectivePolicy } from "../contracts/policy.js";
 import { RunStatus } from "../contracts/run.js";
 import { BudgetName, VerificationEvidence } from "../contracts/run-view.js";
 import { Backend, SandboxInclude } from "../contracts/sandbox.js";
@@ -31,6 +32,8 @@ export const RunRecord = z.strictObject({
   sandbox_include: z.optional(SandboxInclude),
   /** an ad-hoc run (`--goal`): the daemon drafted `task` from the folder (absent: a fixture or a given task spec) */
   adhoc: z.optional(z.strictObject({ test_source: z.string(), dirty_files: z.array(z.string()) })),
+  /** the policy resolved at creation (daemon file + profile + workspace tightening); absent in runs made before policies: the built-in `interactive` */
+  policy: z.optional(EffectivePolicy),
 });
 export type RunRecord = z.infer<typeof RunRecord>;
 

@@ -1,3 +1,4 @@
+import type { EffectivePolicy } from "../contracts/policy.js";
 import type { ExportSpec } from "../contracts/sandbox.js";
 import type { TaskSpec } from "../contracts/task-spec.js";
 import { createForbiddenMatcher, globMatcher, type Matcher } from "../workspace/forbidden.js";
@@ -15,6 +16,8 @@ export interface ToolContext {
    * see (never the model through read_file or search)
    */
   sandboxInclude?: readonly string[];
+  /** the run's resolved policy (RunRecord.policy); absent: the built-in `interactive` (policy/effective.ts policyOf) */
+  policy?: EffectivePolicy;
 }
 
 /** What of the workspace may be copied into this run's sandboxes: the task's forbidden globs and the run's opt-ins. */
