@@ -398,12 +398,37 @@ static int entry_changed(const char *was, const char *now) {
   return memcmp(a, b, 5 * sizeof(uint64_t)) != 0;
 }
 
+/*
+ * Is `path` (only in the start walk) below a directory the walk now could not
+ * read (FTW_DNR: the command took its read permission)? Then it is hidden, not
+ * known to be deleted: the directory is listed (its mode changed), its former
+ * children are not claimed gone.
+ */
+static int hidden_now(const char *path, const char **now, size_t n) {
+  char buf[4096];
+  size_t len = strlen(path);
+  if (len >= sizeof buf) return 0;
+  memcpy(buf, path, len + 1);
+  for (char *slash = strrchr(buf, '/'); slash && slash > buf; slash = strrchr(buf, '/')) {
+    *slash = 0;
+    const char *key = buf;
+    const char **hit = bsearch(&key, now, n, sizeof *now, by_path);
+    if (hit) {
+      uint64_t f[6];
+      fp_fields(*hit, f);
+      return f[5] == FTW_DNR;
+    }
+  }
+  return 0;
+}
+
 /* output of a changed list: at most CHANGED_MAX_OUTPUT bytes of hex lines plus the end line */
 struct changed_out { char *buf; size_t len; size_t lines, max_lines; int cut; };
 
 static void changed_add(struct changed_out *o, const char *path) {
   static const char hex[] = "0123456789abcdef";
-  const char *rel = path + sizeof "/workspace"; /* past "/workspace/" */
+  /* past "/workspace/"; the root itself (chmod'ed or replaced) is "." */
+  const char *rel = strcmp(path, "/workspace") == 0 ? "." : path + sizeof "/workspace";
   size_t rl = strlen(rel), need = 2 * rl + 1;
   if (o->cut || o->lines >= o->max_lines || o->len + need > CHANGED_MAX_OUTPUT) {
     o->cut = 1;
@@ -459,11 +484,7 @@ static void serve_changed(const char *max_text, int out, int err, struct reply *
     while (i < nw || j < nn) {
       int c = i == nw ? 1 : j == nn ? -1 : strcmp(was[i], is[j]);
       const char *path = c < 0 ? was[i] : is[j];
-      /* the root itself is no path relative to it */
-      int root = strcmp(path, "/workspace") == 0;
-      if (c != 0 || entry_changed(was[i], is[j])) {
-        if (!root) changed_add(&o, path);
-      }
+      if (c < 0 ? !hidden_now(was[i], is, nn) : c > 0 || entry_changed(was[i], is[j])) changed_add(&o, path);
       if (c <= 0) i++;
       if (c >= 0) j++;
     }

@@ -138,6 +138,27 @@ describe("WarmSession: what a command changed in /workspace", () => {
     }
   });
 
+  it("regression: a directory the command made unreadable is listed, its children are not claimed deleted; /workspace itself chmod'ed is '.'", async () => {
+    const dir = await workspace({ "a.txt": "a", "sub/old.txt": "o", "sub/deep/x.txt": "x" });
+    try {
+      await withSession("unreadable", "runc", async (s) => {
+        const exec = (code: string) => s.exec({ purpose: "candidate", argv: node(code), workspaceDir: dir, timeoutMs: 120_000, listChanged: { maxPaths: 10 } });
+        const closed = await exec("fs.chmodSync('sub',0)");
+        expect(closed.exit_code, closed.stderr).toBe(0);
+        expect(closed.changed).toEqual({ status: "listed", paths: ["sub"], truncated: false });
+        const root = await exec("fs.chmodSync('/workspace',0o300)");
+        expect(root.exit_code, root.stderr).toBe(0);
+        expect(root.changed).toEqual({ status: "listed", paths: ["."], truncated: false });
+        // settle opened both up again and emptied the copy: the next command sees the host's content
+        const next = await exec("console.log(fs.readFileSync('sub/deep/x.txt','utf8'))");
+        expect(next.stdout.trim()).toBe("x");
+        expect(next.changed).toEqual({ status: "listed", paths: [], truncated: false });
+      });
+    } finally {
+      await fs.rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it("a command stopped by its deadline gives unavailable, and the next command gets a new sandbox and a list again", async () => {
     const dir = await workspace({ "a.txt": "a" });
     try {
