@@ -159,7 +159,7 @@ describe("WarmSession: what a command changed in /workspace", () => {
     }
   });
 
-  it("a command stopped by its deadline gives unavailable, and the next command gets a new sandbox and a list again", async () => {
+  it("a command stopped by its deadline or a cancel gives unavailable, and the next command gets a new sandbox and a list again", async () => {
     const dir = await workspace({ "a.txt": "a" });
     try {
       await withSession("timeout", "runc", async (s) => {
@@ -172,6 +172,18 @@ describe("WarmSession: what a command changed in /workspace", () => {
         });
         expect(slow.timed_out).toBe(true);
         expect(slow.changed).toMatchObject({ status: "unavailable", reason: expect.stringMatching(/deadline/) });
+        const abort = new AbortController();
+        setTimeout(() => abort.abort(), 3_000);
+        const cancelled = await s.exec({
+          purpose: "candidate",
+          argv: node("fs.writeFileSync('late.txt','x');setTimeout(()=>{},600000)"),
+          workspaceDir: dir,
+          timeoutMs: 120_000,
+          signal: abort.signal,
+          listChanged: { maxPaths: 10 },
+        });
+        expect(cancelled.cancelled).toBe(true);
+        expect(cancelled.changed).toMatchObject({ status: "unavailable", reason: expect.stringMatching(/cancelled/) });
         const next = await s.exec({
           purpose: "candidate",
           argv: node("fs.rmSync('a.txt')"),
