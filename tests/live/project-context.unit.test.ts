@@ -193,4 +193,19 @@ describe("project context of a run", () => {
       fs.rmSync(control, { recursive: true, force: true });
     }
   });
+
+  it("regression: a credential in the rules file is scrubbed before the digest, so neither the stored copy nor the model gets it and the digest is of what is sent", async () => {
+    const token = "sk-proj-AbCdEf0123456789AbCdEf0123456789";
+    write("AGENTS.md", `Deploy with OPENAI key ${token} please.\n`);
+    const control = fs.mkdtempSync(path.join(os.tmpdir(), "mini-agent-ctl-"));
+    try {
+      const facts = await prepareProjectContext({ workspaceRoot: root, controlDir: control });
+      const loaded = (await loadProjectContext(control))!;
+      expect(loaded.rules.text).toBe("Deploy with OPENAI key [redacted] please.\n");
+      expect(facts.rules.sha256).toBe(sha256Hex(loaded.rules.text));
+      expect(fs.readFileSync(path.join(control, STORED_CONTEXT_FILE), "utf8")).not.toContain(token);
+    } finally {
+      fs.rmSync(control, { recursive: true, force: true });
+    }
+  });
 });

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { ProjectContextFacts } from "../contracts/project-context.js";
+import { redactText } from "../redact/index.js";
 import { createForbiddenMatcher } from "../workspace/forbidden.js";
 import type { FileHashCache } from "../workspace/hash-cache.js";
 import { sha256Hex } from "../workspace/hash.js";
@@ -211,7 +212,9 @@ async function readRules(root: string, forbidden: (rel: string) => boolean, cont
         .subarray(0, cap)
         .toString("utf8")
         .replace(/\uFFFD$/, "");
-    return { path: name, text, bytes: read.bytes.length, truncated };
+    // scrubbed here, before the digest, so the traced digest is of what the model receives (the
+    // provider request is scrubbed again on the way out) and the stored copy holds no credential
+    return { path: name, text: redactText(text), bytes: read.bytes.length, truncated };
   }
   return { path: null, text: "", bytes: 0, truncated: false };
 }
