@@ -95,7 +95,8 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
         log: log.child({ part: "live-model" }),
         workspaceOf: (r) => {
           try {
-            return { root: runService.getRun(r.runId).workspace };
+            const record = runService.ledger.getRun(r.runId).record;
+            return { root: record.workspace, controlDir: record.control_dir };
           } catch {
             return null; // not in the ledger yet: the protocol prompt alone
           }

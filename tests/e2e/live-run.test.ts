@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -72,6 +73,21 @@ describe("a live model through the daemon and the client", () => {
       expect(r.headers.authorization).toBe(`Bearer ${KEY}`);
       expect(r.raw).not.toContain(KEY);
     }
+    // every request, also those of the models made after each approval (when the workspace
+    // already held the run's own writes), carried the project data the trace records, byte for byte
+    const trace = await runClient(["trace", runId, "--jsonl", ...socket]);
+    const events = trace.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { type: string; payload: { message_sha256?: string; rules?: { path: string | null } } });
+    const contexts = events.filter((e) => e.type === "project_context");
+    expect(contexts).toHaveLength(1);
+    const sent = provider.requests.map((r) => {
+      const data = (r.body.messages as Array<{ content: string | null }>).filter((m) => m.content?.startsWith("UNTRUSTED_PROJECT_DATA "));
+      expect(data).toHaveLength(1);
+      return createHash("sha256").update(data[0]!.content!).digest("hex");
+    });
+    expect(new Set(sent)).toEqual(new Set([contexts[0]!.payload.message_sha256]));
     await d!.stop("SIGTERM");
     d = null;
     const leaks = allFiles(root).filter((f) => fs.readFileSync(f).includes(KEY));

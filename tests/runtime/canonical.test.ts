@@ -65,6 +65,7 @@ describe("canonical linkcheck replay on the container backend", () => {
     const order = events.map((e) => e.type).filter((t) => t !== "model_requested" && t !== "tool_observed");
     expect(order).toEqual([
       "run_created",
+      "project_context",
       "plan_recorded",
       "tool_proposed", // read_file
       "tool_proposed", // apply_patch (new test)

@@ -56,6 +56,7 @@ export const TERMINAL_STATUSES: readonly RunStatus[] = RunStatus.options.filter(
 
 export const EVENT_TYPES = [
   "run_created",
+  "project_context",
   "model_requested",
   "model_retry",
   "plan_recorded",

@@ -1,5 +1,6 @@
 import type { Dispatcher } from "undici";
-import { buildProjectContext, systemPrompt } from "../context/project-context.js";
+import { buildProjectContext, projectContextMessages, systemPrompt } from "../context/project-context.js";
+import { loadProjectContext } from "../context/stored-context.js";
 import type { CredentialSource } from "../credentials/credential-source.js";
 import type { LiveModelConfig } from "../models/live/config.js";
 import { LiveModel, type LiveModelOptions } from "../models/live/live-model.js";
@@ -29,7 +30,10 @@ export interface LiveModelFactoryDeps {
   /**
    * Where the run's workspace is, for the project context. Called on the FIRST
    * decide(), after the gate passed and the run was created (so it may look the
-   * run up in the ledger). null: no project context beyond the protocol prompt.
+   * run up in the ledger). The context the run was created with is read from
+   * its control dir (exactly the traced bytes, the same after a resume); only a
+   * run without one stored is given a context built now. null: no project
+   * context beyond the protocol prompt.
    */
   workspaceOf?: (req: LiveModelRequest) => { root: string; controlDir?: string } | null;
   /** when set, every live run segment leaves a live run record when it stops */
@@ -65,13 +69,15 @@ export function createLiveModelFactory(deps: LiveModelFactoryDeps): (req: LiveMo
       preamble: async () => {
         const where = deps.workspaceOf?.(req) ?? null;
         if (where === null) return [{ role: "system", content: systemPrompt(deps.config.mode) }];
-        const ctx = await buildProjectContext({
-          workspaceRoot: where.root,
-          mode: deps.config.mode,
-          forbidden: req.task.forbidden,
-          ...(where.controlDir ? { controlDir: where.controlDir } : {}),
-        });
-        return ctx.messages;
+        const stored = where.controlDir ? await loadProjectContext(where.controlDir) : null;
+        const data =
+          stored ??
+          (await buildProjectContext({
+            workspaceRoot: where.root,
+            forbidden: req.task.forbidden,
+            ...(where.controlDir ? { controlDir: where.controlDir } : {}),
+          }));
+        return projectContextMessages(data, deps.config.mode);
       },
     });
     deps.recorder?.watch(req.runId, model);

@@ -26,6 +26,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { pino } from "pino";
 import { statePath } from "../config/state-dir.js";
+import { prepareProjectContext } from "../context/stored-context.js";
 import { TERMINAL_STATUSES } from "../contracts/run.js";
 import { Budgets, taskImageFamily } from "../contracts/task-spec.js";
 import { describeZodError } from "../contracts/common.js";
@@ -160,6 +161,8 @@ export class RunServiceImpl implements RunService {
         ...(input.adhoc && { adhoc: { test_source: input.adhoc.testSource, dirty_files: input.adhoc.dirtyFiles } }),
       };
       await this.deps.tools.captureBaseline(this.toolCtx(record));
+      // built once for every run, replay and live alike; kept in the control dir so a resume tells the model the same bytes
+      const projectContext = await prepareProjectContext({ workspaceRoot: workspace, controlDir, forbidden: checked.task.forbidden });
       const binding = createBinding({ runId, workspace, controlDir, stateDir: this.stateDir });
       this.deps.ledger.tx(() => {
         insertNewRun(this.deps, { run_id: runId, created_at: this.deps.clock.now(), record, state: initialState() });
@@ -179,6 +182,7 @@ export class RunServiceImpl implements RunService {
             ...(input.adhoc && { task_spec: checked.task, test_source: input.adhoc.testSource, dirty_files: input.adhoc.dirtyFiles }),
           },
         });
+        this.deps.trace.append(runId, { type: "project_context", payload: projectContext });
       });
       inserted = true;
       this.deps.logger.info(

@@ -102,4 +102,18 @@ describe("FileHashCache bookkeeping", () => {
     expect(cache.size).toBe(1);
     expect(cache.get("/c", st())).toBe("/c");
   });
+
+  it("the repo map's text answer follows the same stamps: kept only when nothing moved during the sniff, never when racily clean, a miss when a stamp moves", () => {
+    const cache = new FileHashCache({ now: () => 100_000 });
+    cache.setTextual("/t", st(), st({ size: 4n }), true);
+    expect(cache.getTextual("/t", st())).toBeUndefined();
+    cache.setTextual("/t", st(), st(), false);
+    expect(cache.getTextual("/t", st())).toBe(false);
+    for (const k of ["dev", "ino", "size", "mtimeNs", "ctimeNs"] as const) expect(cache.getTextual("/t", st({ [k]: 9n }))).toBeUndefined();
+    // a hash and a text answer for one path are separate facts
+    expect(cache.get("/t", st())).toBeUndefined();
+    const racy = new FileHashCache({ now: () => 1_500 });
+    racy.setTextual("/t", st(), st(), true);
+    expect(racy.getTextual("/t", st())).toBeUndefined();
+  });
 });

@@ -31,6 +31,8 @@ interface Entry {
 
 export class FileHashCache {
   private readonly entries = new Map<string, Entry>();
+  /** whether a file looked like text (the repo map's sniff), under the same stamp rules as the hashes */
+  private readonly textual = new Map<string, { key: string; textual: boolean }>();
   private readonly racyNs: bigint;
   private readonly maxEntries: number;
   private readonly now: () => number;
@@ -64,6 +66,24 @@ export class FileHashCache {
     }
     if (this.entries.size >= this.maxEntries) this.entries.clear();
     this.entries.set(abs, { key, sha256 });
+  }
+
+  /** the cached "is text" answer for `abs` when `st` (an lstat or fstat of it) still matches, else undefined */
+  getTextual(abs: string, st: BigIntStats): boolean | undefined {
+    const e = this.textual.get(abs);
+    if (e === undefined || e.key !== stamp(st) || this.racy(st)) return undefined;
+    return e.textual;
+  }
+
+  /** Records a sniff read between two fstats of the same open file, on the same terms as set(). */
+  setTextual(abs: string, before: BigIntStats, after: BigIntStats, textual: boolean): void {
+    const key = stamp(before);
+    if (key !== stamp(after) || this.racy(after)) {
+      this.textual.delete(abs);
+      return;
+    }
+    if (this.textual.size >= this.maxEntries) this.textual.clear();
+    this.textual.set(abs, { key, textual });
   }
 
   private racy(st: BigIntStats): boolean {

@@ -37,16 +37,11 @@ export async function walkTree(root: string, opts: WalkOptions = {}): Promise<Wa
       opts.onUnreadable?.(dirRel);
       return;
     }
-    for (const name of names) {
-      const abs = path.join(dirAbs, name);
-      if (exclude.has(abs)) continue;
+    const stats = await lstatAll(names.map((name) => path.join(dirAbs, name)).filter((abs) => !exclude.has(abs)));
+    for (const [abs, st] of stats) {
+      const name = path.basename(abs);
       const rel = dirRel === "" ? name : `${dirRel}/${name}`;
-      let st: import("node:fs").BigIntStats;
-      try {
-        st = await fs.lstat(abs, { bigint: true });
-      } catch {
-        continue; // vanished between readdir and lstat
-      }
+      if (st === null) continue; // vanished between readdir and lstat
       const type: WalkEntry["type"] = st.isSymbolicLink() ? "symlink" : st.isDirectory() ? "dir" : st.isFile() ? "file" : "other";
       if (opts.skip?.(rel, type)) continue;
       out.push({ rel, abs, type, nlink: Number(st.nlink), size: Number(st.size), stat: st });
@@ -55,5 +50,19 @@ export async function walkTree(root: string, opts: WalkOptions = {}): Promise<Wa
   }
   await visit(root, "");
   out.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+  return out;
+}
+
+/** How many lstat calls of one folder are in flight at once: one at a time, a walk waits on a thread-pool round trip per entry. */
+const LSTAT_BATCH = 32;
+
+/** lstat of each path, in order; null for one that vanished. */
+async function lstatAll(paths: string[]): Promise<Array<[string, import("node:fs").BigIntStats | null]>> {
+  const out: Array<[string, import("node:fs").BigIntStats | null]> = [];
+  for (let i = 0; i < paths.length; i += LSTAT_BATCH) {
+    const batch = paths.slice(i, i + LSTAT_BATCH);
+    const stats = await Promise.all(batch.map((p) => fs.lstat(p, { bigint: true }).catch(() => null)));
+    for (let j = 0; j < batch.length; j++) out.push([batch[j]!, stats[j]!]);
+  }
   return out;
 }
