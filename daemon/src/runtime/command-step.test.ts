@@ -109,6 +109,18 @@ describe("run_command: the policy decides before anything runs", () => {
     expect(runs.ledger.listActions(runId).map((a) => a.record.tool)).toEqual(["apply_patch"]);
   });
 
+  it("the argv in the trace goes through the daemon's one redaction rule set: a credential in a command never reaches the trace", async () => {
+    const secret = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789";
+    const sandbox = new FakeSandbox("container");
+    const { runs, runId } = await start(sandbox, [call("c1", ["curl", "-H", `Authorization: Bearer ${secret}`, "https://example.com"]), PARK]);
+    await runs.settled(runId);
+    const payload = JSON.stringify(events(runs, runId, "tool_observed", "c1")[0]?.payload);
+    expect(payload).toContain("curl");
+    expect(payload).toContain("[redacted]");
+    expect(payload).not.toContain(secret);
+    expect(runs.traceJsonl(runId)).not.toContain(secret);
+  });
+
   it("an allowed command runs in the warm sandbox with the run_tests limits and a changed-path list, and the trace has its figures", async () => {
     const sandbox = new FakeSandbox("container", () =>
       sandboxResult({
