@@ -6,6 +6,7 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { SandboxResult, SandboxRunRequest } from "../contracts/sandbox.js";
 import { isMiniAgentError } from "../errors.js";
 import type { Executor, SandboxSession } from "../sandbox/executor.js";
+import { LocalExecutor } from "../sandbox/local-executor.js";
 import { sandboxResult } from "../sandbox/result.testkit.js";
 import { createRunService, type RunServiceImpl } from "./service-impl.js";
 
@@ -177,6 +178,29 @@ describe("run_command: the policy decides before anything runs", () => {
     expect(observed(runs, runId, "c1")?.error?.code).toBe("tool_unavailable");
     expect(sandbox.sessions).toBe(0);
     expect(events(runs, runId, "tool_observed", "c1")[0]?.payload).toMatchObject({ decision: "unavailable", rule: "backend:trusted_local" });
+  });
+});
+
+describe("run_command on the real trusted_local backend", () => {
+  it("regression: a command the policy would allow still never runs as a host process", async () => {
+    const marker = path.join(root, `host-marker-${++n}`);
+    const replay = path.join(root, `replay-local-${n}.json`);
+    const argv = ["node", "--check", "--require", path.join(root, "never.cjs"), "src/linkcheck.js"];
+    fs.writeFileSync(path.join(root, "never.cjs"), `require("node:fs").writeFileSync(${JSON.stringify(marker)}, "ran on the host")\n`);
+    fs.writeFileSync(replay, JSON.stringify({ schema_version: 1, decisions: [call("c1", argv), PARK] }));
+    const runs = createRunService({ stateDir: path.join(root, `state-local-${n}`), executorFactory: () => new LocalExecutor() });
+    services.push(runs);
+    const created = await runs.createRun({
+      workspace: path.join(root, `ws-local-${n}`),
+      fixtureDir: LINKCHECK,
+      model: "replay",
+      replayPath: replay,
+      trustReplayFile: true,
+      backend: "trusted_local",
+    });
+    expect((await runs.settled(created.run_id)).status).toBe("awaiting_approval");
+    expect(observed(runs, created.run_id, "c1")?.error?.code).toBe("tool_unavailable");
+    expect(fs.existsSync(marker)).toBe(false);
   });
 });
 
