@@ -10,6 +10,12 @@
  *   run -- ARGV...  run a command (cwd and env are this process's own)
  *   run --clear     kill leftovers, empty /tmp and /workspace (warm sandbox)
  *   run --settle    kill leftovers, empty /tmp; keep /workspace if no command changed it, else empty it
+ *   run --changed MAXPATHS
+ *                   what the last command created, modified or deleted under /workspace (asked
+ *                   after it ended and before --settle, which may empty /workspace): hex-encoded
+ *                   relative paths, one a line, sorted, at most MAXPATHS, then "end N CUT"; exit
+ *                   CHANGED_UNAVAILABLE with the reason on stderr when there is no usable start
+ *                   fingerprint. Changes nothing; see spawn-proto.h.
  *   run --read-report PATH MAXBYTES
  *                   the report file a test command wrote (e.g. JUnit XML in /tmp, a tmpfs the
  *                   Engine's archive API cannot read, also under gVisor) as bytes on stdout. Runs
@@ -114,8 +120,10 @@ int main(int argc, char **argv) {
   }
   int settle = argc == 2 && strcmp(argv[1], "--settle") == 0;
   int clear = settle || (argc == 2 && strcmp(argv[1], "--clear") == 0);
-  if (!clear && (argc < 3 || strcmp(argv[1], "--") != 0)) {
-    dprintf(2, "usage: run -- ARGV... | run --clear | run --settle | run --read-report PATH MAXBYTES\n");
+  /* the spawner checks MAXPATHS itself: it is the one that bounds the list */
+  int changed = argc == 3 && strcmp(argv[1], "--changed") == 0;
+  if (!clear && !changed && (argc < 3 || strcmp(argv[1], "--") != 0)) {
+    dprintf(2, "usage: run -- ARGV... | run --clear | run --settle | run --changed MAXPATHS | run --read-report PATH MAXBYTES\n");
     return 2;
   }
   for (int fd = 0; fd < 3; fd++) {
@@ -124,10 +132,11 @@ int main(int argc, char **argv) {
       if (n >= 0 && n != fd) { dup2(n, fd); close(n); }
     }
   }
-  uint32_t type = settle ? SPAWN_SETTLE : clear ? SPAWN_CLEAR : SPAWN_RUN;
+  uint32_t type = settle ? SPAWN_SETTLE : clear ? SPAWN_CLEAR : changed ? SPAWN_CHANGED : SPAWN_RUN;
   char cwd[4096];
   if (!getcwd(cwd, sizeof cwd)) strcpy(cwd, "/");
-  uint32_t nargs = clear ? 0 : (uint32_t)(argc - 2), nenv = 0;
+  /* --changed: argv[2] (MAXPATHS) is the one argument, as for a command */
+  uint32_t nargs = clear ? 0 : changed ? 1 : (uint32_t)(argc - 2), nenv = 0;
   size_t len = 8 + strlen(cwd) + 1;
   for (uint32_t i = 0; i < nargs; i++) len += strlen(argv[2 + i]) + 1;
   for (char **e = environ; e && *e; e++, nenv++) len += strlen(*e) + 1;

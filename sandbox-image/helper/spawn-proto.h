@@ -39,6 +39,22 @@
  */
 #define SPAWN_SETTLE 3u
 #define SETTLE_CLEARED 3
+/*
+ * after a command, before SETTLE (warm sandbox): what the last command changed
+ * under /workspace, compared with the fingerprint taken when it started.
+ * Payload: the usual {argc, envc} cwd argv env with argv[0] = MAXPATHS in
+ * decimal. Written to the relay's stdout, then status 0:
+ *   one line per changed path (relative to /workspace, sorted bytewise), its
+ *   bytes in lowercase hex (a name may hold a newline or any non-UTF-8 byte),
+ *   at most MAXPATHS lines and CHANGED_MAX_OUTPUT bytes of lines, then
+ *   "end <lines> <cut>\n" (cut 1: more paths changed than were listed).
+ * CHANGED_UNAVAILABLE when no list can be made (no usable start fingerprint,
+ * the tree cannot be walked), the reason in one line on the relay's stderr.
+ */
+#define SPAWN_CHANGED 4u
+#define CHANGED_UNAVAILABLE 21
+#define CHANGED_MAX_PATHS 100000u
+#define CHANGED_MAX_OUTPUT (1u << 20)
 #define SPAWN_MAX_PAYLOAD (4u << 20)
 /* relay exit code when the spawner cannot be reached or dropped the connection */
 #define RELAY_LOST 254

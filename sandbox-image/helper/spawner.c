@@ -361,6 +361,147 @@ static void reply_with(struct reply *rp, int status, int leftovers, struct run_f
   dprintf(2, "%cmini-agent-end:%s%c", 0, rp->nonce, 0);
 }
 
+/* the fields after a fingerprint record's path: ino, mode, size, mtime, ctime, nftw flag */
+static void fp_fields(const char *path, uint64_t f[6]) {
+  memcpy(f, path + strlen(path) + 1, 6 * sizeof(uint64_t));
+}
+
+static int by_path(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* the record paths of a fingerprint, sorted bytewise (strcmp compares as unsigned char); NULL when out of memory */
+static const char **fp_sorted(const char *buf, size_t len, size_t *count) {
+  size_t n = 0;
+  for (size_t off = 0; off < len; off += strlen(buf + off) + 1 + 6 * sizeof(uint64_t)) n++;
+  const char **v = malloc((n ? n : 1) * sizeof *v);
+  if (!v) return NULL;
+  size_t i = 0;
+  for (size_t off = 0; off < len; off += strlen(buf + off) + 1 + 6 * sizeof(uint64_t)) v[i++] = buf + off;
+  qsort(v, n, sizeof *v, by_path);
+  *count = n;
+  return v;
+}
+
+/*
+ * Was an entry present in both walks changed? A type change always counts. A
+ * directory counts only when it was replaced (another inode) or its mode
+ * changed: its times move whenever a child is created or deleted, and that
+ * child is listed itself. Anything else: any field.
+ */
+static int entry_changed(const char *was, const char *now) {
+  uint64_t a[6], b[6];
+  fp_fields(was, a);
+  fp_fields(now, b);
+  if ((a[1] & S_IFMT) != (b[1] & S_IFMT) || a[5] != b[5]) return 1;
+  if (S_ISDIR(a[1])) return a[0] != b[0] || a[1] != b[1];
+  return memcmp(a, b, 5 * sizeof(uint64_t)) != 0;
+}
+
+/*
+ * Is `path` (only in the start walk) below a directory the walk now could not
+ * read (FTW_DNR: the command took its read permission)? Then it is hidden, not
+ * known to be deleted: the directory is listed (its mode changed), its former
+ * children are not claimed gone.
+ */
+static int hidden_now(const char *path, const char **now, size_t n) {
+  char buf[4096];
+  size_t len = strlen(path);
+  if (len >= sizeof buf) return 0;
+  memcpy(buf, path, len + 1);
+  for (char *slash = strrchr(buf, '/'); slash && slash > buf; slash = strrchr(buf, '/')) {
+    *slash = 0;
+    const char *key = buf;
+    const char **hit = bsearch(&key, now, n, sizeof *now, by_path);
+    if (hit) {
+      uint64_t f[6];
+      fp_fields(*hit, f);
+      return f[5] == FTW_DNR;
+    }
+  }
+  return 0;
+}
+
+/* output of a changed list: at most CHANGED_MAX_OUTPUT bytes of hex lines plus the end line */
+struct changed_out { char *buf; size_t len; size_t lines, max_lines; int cut; };
+
+static void changed_add(struct changed_out *o, const char *path) {
+  static const char hex[] = "0123456789abcdef";
+  /* past "/workspace/"; the root itself (chmod'ed or replaced) is "." */
+  const char *rel = strcmp(path, "/workspace") == 0 ? "." : path + sizeof "/workspace";
+  size_t rl = strlen(rel), need = 2 * rl + 1;
+  if (o->cut || o->lines >= o->max_lines || o->len + need > CHANGED_MAX_OUTPUT) {
+    o->cut = 1;
+    return;
+  }
+  for (size_t i = 0; i < rl; i++) {
+    o->buf[o->len++] = hex[(unsigned char)rel[i] >> 4];
+    o->buf[o->len++] = hex[(unsigned char)rel[i] & 15];
+  }
+  o->buf[o->len++] = '\n';
+  o->lines++;
+}
+
+static int put_fd(int fd, const char *p, size_t n) {
+  while (n > 0) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return -1;
+    p += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+/*
+ * SPAWN_CHANGED: the paths the last command created, modified or deleted under
+ * /workspace (spawn-proto.h has the format), from the fingerprint taken when
+ * it started and a walk now. Changes nothing: the baseline stays for settle.
+ */
+static void serve_changed(const char *max_text, int out, int err, struct reply *rp) {
+  char *end = NULL;
+  errno = 0;
+  unsigned long max = strtoul(max_text, &end, 10);
+  if (errno != 0 || end == max_text || *end != '\0' || max_text[0] == '-' || max < 1 || max > CHANGED_MAX_PATHS) {
+    dprintf(err, "MAXPATHS must be a whole number from 1 to %u\n", CHANGED_MAX_PATHS);
+    reply_with(rp, 2, 0, NO_FACTS);
+    return;
+  }
+  if (!baseline) {
+    dprintf(err, "no start fingerprint of /workspace (no command ran since the sandbox was emptied, or its tree could not be walked)\n");
+    reply_with(rp, CHANGED_UNAVAILABLE, 0, NO_FACTS);
+    return;
+  }
+  size_t now_len, nw = 0, nn = 0;
+  char *now = fingerprint(&now_len);
+  const char **was = NULL, **is = NULL;
+  struct changed_out o = {malloc(CHANGED_MAX_OUTPUT + 64), 0, 0, max, 0};
+  if (!now || !o.buf || !(was = fp_sorted(baseline, baseline_len, &nw)) || !(is = fp_sorted(now, now_len, &nn))) {
+    dprintf(err, "%s\n", now ? "out of memory while comparing /workspace" : "/workspace could not be walked after the command");
+    reply_with(rp, CHANGED_UNAVAILABLE, 0, NO_FACTS);
+  } else {
+    size_t i = 0, j = 0;
+    while (i < nw || j < nn) {
+      int c = i == nw ? 1 : j == nn ? -1 : strcmp(was[i], is[j]);
+      const char *path = c < 0 ? was[i] : is[j];
+      if (c < 0 ? !hidden_now(was[i], is, nn) : c > 0 || entry_changed(was[i], is[j])) changed_add(&o, path);
+      if (c <= 0) i++;
+      if (c >= 0) j++;
+    }
+    o.len += (size_t)snprintf(o.buf + o.len, 64, "end %zu %d\n", o.lines, o.cut);
+    if (put_fd(out, o.buf, o.len) != 0) {
+      dprintf(err, "the list could not be written\n");
+      reply_with(rp, CHANGED_UNAVAILABLE, 0, NO_FACTS);
+    } else {
+      reply_with(rp, 0, 0, NO_FACTS);
+    }
+  }
+  free(was);
+  free(is);
+  free(now);
+  free(o.buf);
+}
+
 static void serve(struct spawn_header h, char *buf, int fds[3], struct reply *rp, char **merge_env);
 
 static void handle(int conn) {
@@ -438,6 +579,14 @@ static void serve(struct spawn_header h, char *buf, int fds[3], struct reply *rp
     if (!tmp_empty) dprintf(fds[2], "mini-agent-spawner: /tmp could not be emptied\n");
     if (left) dprintf(fds[2], "mini-agent-spawner: %d processes could not be killed\n", left);
     reply_with(rp, left == 0 && empty && tmp_empty ? (settle ? SETTLE_CLEARED : 0) : 1, left, NO_FACTS);
+    return;
+  }
+  if (h.type == SPAWN_CHANGED) {
+    /* payload: {argc, envc} cwd then argv[0] = MAXPATHS (buf is NUL-terminated at h.length) */
+    uint32_t argc;
+    memcpy(&argc, buf, 4);
+    char *cwd_end = buf + 8 + strlen(buf + 8) + 1;
+    serve_changed(argc == 1 && cwd_end < buf + h.length ? cwd_end : "", fds[1], fds[2], rp);
     return;
   }
   if (h.type != SPAWN_RUN) return;

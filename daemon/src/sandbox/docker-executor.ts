@@ -9,6 +9,7 @@ import { IN_IMAGE } from "./host-config.js";
 import { engineError, resolvePinnedImage } from "./image-pin.js";
 import { SandboxContainer, spawnerLostError } from "./sandbox-container.js";
 import { checkReportRequest, NOT_READ_AFTER_STOP, readReportIn } from "./report-read.js";
+import { refuseChangedList } from "./changed-list.js";
 import { toResult } from "./result.js";
 import { WarmSession } from "./warm-session.js";
 import { listExport } from "../workspace/index.js";
@@ -115,6 +116,7 @@ export class DockerExecutor implements Executor {
   async runFresh(req: SandboxRunRequest, hooks: { onStarted?: (box: SandboxContainer) => Promise<void> } = {}): Promise<SandboxResult> {
     const env = buildExecEnv(this.config, req.env);
     checkReportRequest(req.reportFile);
+    refuseChangedList(req, "fresh");
     const t0 = this.now();
     // what may leave the host is decided before anything is created
     const exported = await listExport(req.workspaceDir, req.exportSpec);

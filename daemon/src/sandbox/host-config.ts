@@ -24,6 +24,8 @@ export const IN_IMAGE = {
   settle: ["/opt/mini-agent/run", "--settle"],
   /** `run --read-report PATH MAXBYTES`: a report file's bytes on stdout (sandbox/report-read.ts); no command runs. */
   readReport: ["/opt/mini-agent/run", "--read-report"],
+  /** `run --changed MAXPATHS`: what the last command changed under /workspace (sandbox/changed-list.ts), before settle. */
+  changed: ["/opt/mini-agent/run", "--changed"],
   /** static (probes/inside/probe.c): runs in every image family, needs nothing from it. */
   probe: ["/opt/mini-agent/probe"],
   /** static: the syscall list, and the fork bomb, memory hog and SIGTERM-ignoring process of the resource probes. */

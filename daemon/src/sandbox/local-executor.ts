@@ -9,6 +9,7 @@ import type { Executor, SandboxSession } from "./executor.js";
 import { CappedOutput } from "./output.js";
 import { listExport, openExported, type ExportEntry } from "../workspace/index.js";
 import { notifyIncluded } from "./workspace-tar.js";
+import { refuseChangedList } from "./changed-list.js";
 
 /** Copies exported entries under dest, each file through the same no-follow, re-checked open as the tar. */
 async function copyExport(entries: readonly ExportEntry[], dest: string): Promise<void> {
@@ -87,6 +88,7 @@ export class LocalExecutor implements Executor {
         `the trusted_local backend runs tests as host processes and cannot read a report file (${req.reportFile.path}); use the container backend for a junit_xml preset`,
       );
     }
+    refuseChangedList(req, "trusted_local");
     const envList = buildExecEnv(this.config, req.env);
     const t0 = this.now();
     const root = await fs.mkdtemp(path.join(this.tmpRoot, "mini-agent-local-"));

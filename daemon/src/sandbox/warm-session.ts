@@ -4,6 +4,7 @@ import type { SandboxResult, SandboxRunRequest } from "../contracts/sandbox.js";
 import { MiniAgentError } from "../errors.js";
 import { buildExecEnv, type SandboxConfig } from "./config.js";
 import { checkReportRequest, NOT_READ_AFTER_STOP, readReportIn } from "./report-read.js";
+import { checkChangedRequest, listChangedIn, notListedAfterStop } from "./changed-list.js";
 import { toResult } from "./result.js";
 import type { SandboxSession } from "./executor.js";
 import { IN_IMAGE } from "./host-config.js";
@@ -54,6 +55,7 @@ export class WarmSession implements SandboxSession {
     }
     const env = buildExecEnv(this.o.config, req.env);
     checkReportRequest(req.reportFile);
+    checkChangedRequest(req.listChanged);
     await this.cleanup;
     const t0 = this.o.now();
     if (!this.box) await this.open();
@@ -80,6 +82,12 @@ export class WarmSession implements SandboxSession {
     if (req.reportFile !== undefined) {
       const stopped = outcome.timedOut || outcome.cancelled || this.box !== box;
       result.report = stopped ? NOT_READ_AFTER_STOP : await readReportIn(box, req.reportFile, this.o.config.controlExecTimeoutMs);
+    }
+    // Also before settle: settle may empty /workspace, and the next command starts a new
+    // fingerprint. A stopped command's box is gone; an OOM'd one may still answer.
+    if (req.listChanged !== undefined) {
+      const stopped = outcome.timedOut || outcome.cancelled || outcome.spawnerLost || this.box !== box;
+      result.changed = stopped ? notListedAfterStop(outcome) : await listChangedIn(box, req.listChanged.maxPaths, this.o.config.controlExecTimeoutMs);
     }
     // Leftover processes are killed right after the exec, off the caller's critical path;
     // the next exec and close() wait for it. An OOM'd container is replaced rather than
