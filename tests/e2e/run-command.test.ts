@@ -74,6 +74,18 @@ function ledgerEvents(stateDir: string, runId: string): Row[] {
   }
 }
 
+/** the observation the model got for one call, as the ledger keeps it */
+function toolMessage(stateDir: string, runId: string, callId: string): { ok: boolean; data: Record<string, unknown> } {
+  const db = new Database(path.join(stateDir, "ledger.sqlite"), { readonly: true, fileMustExist: true });
+  try {
+    const rows = db.prepare("SELECT record FROM messages WHERE run_id = ? AND role = 'tool' ORDER BY idx").all(runId) as Array<{ record: string }>;
+    const results = rows.map((r) => (JSON.parse(r.record) as { result: { call_id: string; ok: boolean; data: Record<string, unknown> } }).result);
+    return results.find((r) => r.call_id === callId)!;
+  } finally {
+    db.close();
+  }
+}
+
 describe("run_command through the daemon, the client and Docker", () => {
   it("lists files, refuses a denied curl without creating a container, runs an allowed check, asks for an unlisted command, then completes verified", async () => {
     const base = started.dir("ma-cmd-");
@@ -154,6 +166,12 @@ describe("run_command through the daemon, the client and Docker", () => {
         exit_code: 0,
         stdout_bytes: "wrote scratch.txt\n".length,
       });
+      // the sandbox listed what the command changed, and the model was told it was discarded
+      expect(observedOf("call_04_unlisted")).toMatchObject({ changed_in_sandbox: 1 });
+      expect(observedOf("call_03_check")).toMatchObject({ changed_in_sandbox: 0 });
+      const told = toolMessage(stateDir, runId, "call_04_unlisted");
+      expect(told.data).toMatchObject({ changed_in_sandbox: { paths: ["scratch.txt"], truncated: false }, stdout: "wrote scratch.txt\n" });
+      expect(String(told.data.note)).toMatch(/discarded.*apply_patch is the only way/);
       expect(fs.existsSync(path.join(ws, "scratch.txt"))).toBe(false);
 
       // the hostile rules file changed nothing: still there, untouched, and the run's policy denied its curl
