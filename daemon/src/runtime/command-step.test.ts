@@ -164,6 +164,20 @@ describe("run_command: the policy decides before anything runs", () => {
     expect(fs.existsSync(path.join(ws, "tmp.txt"))).toBe(false);
   });
 
+  it("output is cut to run_tests' tail size and flagged; a runner cap hit and its limits are passed through", async () => {
+    const long = `${"x".repeat(10_000)}\nTAIL\n`;
+    const sandbox = new FakeSandbox("container", () => sandboxResult({ stdout: long, truncated: true, limits: ["output"] }));
+    const { runs, runId } = await start(sandbox, [call("c1", ["node", "--check", "src/linkcheck.js"]), PARK]);
+    await runs.settled(runId);
+    const r = observed(runs, runId, "c1")!;
+    const data = r.data as { stdout: string; truncated: boolean; output_truncated: boolean; limits: string[]; stdout_bytes: number };
+    expect(Buffer.byteLength(data.stdout)).toBeLessThanOrEqual(4096);
+    expect(data.stdout.endsWith("TAIL\n")).toBe(true);
+    expect(data).toMatchObject({ truncated: true, output_truncated: true, limits: ["output"], stdout_bytes: long.length });
+    expect(r.truncated).toBe(true);
+    expect(events(runs, runId, "tool_observed", "c1")[0]?.payload).toMatchObject({ truncated: true, output_cut: true, stdout_bytes: long.length });
+  });
+
   it("a sandbox that cannot list its changes says so instead of an empty list", async () => {
     const sandbox = new FakeSandbox("container");
     const { runs, runId } = await start(sandbox, [call("c1", ["node", "--check", "src/linkcheck.js"]), PARK]);
