@@ -222,7 +222,7 @@ function withoutCountsIfExitCodeOnly(report: TestRunReport): Partial<TestRunRepo
   return rest;
 }
 
-export function isSession(r: Executor | SandboxSession): r is SandboxSession {
+function isSession(r: Executor | SandboxSession): r is SandboxSession {
   return typeof (r as SandboxSession).exec === "function";
 }
 
