@@ -5,7 +5,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
 import { OWNER_FILTER, RUN_LABEL } from "../../daemon/src/sandbox/labels.js";
 import { pinTestImage } from "../kit/sandbox-image.js";
-import { REPO, runClient, Started, type ClientResult } from "./harness.js";
+import { labelFilter } from "../../daemon/src/sandbox/labels.js";
+import { rawRequest, REPO, runClient, Started, type ClientResult } from "./harness.js";
 
 /**
  * run_command end to end: the real daemon and client, the container backend
@@ -182,5 +183,54 @@ describe("run_command through the daemon, the client and Docker", () => {
     } finally {
       watch.stop();
     }
+  }, 600_000);
+
+  it("regression: a daemon SIGKILLed while an approved command runs neither drops the call nor mistakes it for a write; resume runs it again", async () => {
+    const base = started.dir("ma-cmd-kill-");
+    const stateDir = path.join(base, "state");
+    fs.mkdirSync(stateDir, { mode: 0o700 });
+    fs.copyFileSync(imageLock, path.join(stateDir, "sandbox-image.lock.json"));
+    const replay = path.join(base, "replay.json");
+    const slow = ["node", "-e", "setTimeout(() => console.log('slept'), 8000)"];
+    const park = { path: "tests/test_agent_park.js", version: "absent", old: "", new: "x" };
+    fs.writeFileSync(
+      replay,
+      JSON.stringify({
+        schema_version: 1,
+        decisions: [
+          { kind: "tool", call: { call_id: "c1_slow", name: "run_command", arguments: { argv: slow, timeout_seconds: 120 } } },
+          { kind: "tool", call: { call_id: "c2_park", name: "apply_patch", arguments: park } },
+        ],
+      }),
+    );
+    const d1 = await started.daemon({ stateDir });
+    const first = await runClient(["run", "--fixture", FIXTURE, "--workspace", path.join(base, "ws"), "--replay", replay, "--socket", d1.socketPath]);
+    expect(first.code).toBe(3);
+    const runId = /run (\S+) started/.exec(first.stdout)?.[1] ?? "";
+    const s1 = statusOf(await runClient(["status", runId, "--json", "--socket", d1.socketPath]));
+    expect((await rawRequest(d1.socketPath, "POST", `/v1/runs/${runId}/actions/${s1.action_id}/approve`, "{}")).status).toBe(200);
+    // the command is running in the run's sandbox: then the daemon dies without a word
+    for (let i = 0; i < 600; i++) {
+      const running = await docker.listContainers({ filters: { label: [labelFilter(RUN_LABEL, runId)] } });
+      if (running.length > 0) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await new Promise((r) => setTimeout(r, 1500));
+    await d1.stop("SIGKILL");
+    const answered = (call: string) => ledgerEvents(stateDir, runId).filter((e) => e.type === "tool_observed" && e.call_id === call);
+    expect(answered("c1_slow")).toEqual([]);
+
+    const d2 = await started.daemon({ stateDir });
+    const resumed = await runClient(["resume", runId, "--socket", d2.socketPath]);
+    expect({ code: resumed.code, err: resumed.stderr }).toMatchObject({ code: 3 });
+    const after = statusOf(await runClient(["status", runId, "--json", "--socket", d2.socketPath]));
+    expect(after).toMatchObject({ status: "awaiting_approval", pending_action: { tool: "apply_patch" } });
+    expect(answered("c1_slow")).toHaveLength(1);
+    expect(answered("c1_slow")[0]!.payload).toMatchObject({ ok: true, exit_code: 0, stdout_bytes: "slept\n".length, decision: "ask", approved_by: "user" });
+    const events = ledgerEvents(stateDir, runId);
+    // asked once, approved once; nothing of the write machinery touched it
+    expect(events.filter((e) => e.type === "approval_requested" && e.call_id === "c1_slow")).toHaveLength(1);
+    expect(events.filter((e) => e.type === "action_intent" || e.type === "action_written")).toEqual([]);
+    await runClient(["cancel", runId, "--socket", d2.socketPath]);
   }, 600_000);
 });
