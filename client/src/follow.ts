@@ -108,7 +108,7 @@ async function atApproval(api: ApiClient, run: RunView, io: FollowIO, opts: Foll
     const pre = opts.commandPrefix ? `${opts.commandPrefix} ` : "";
     io.out(
       [
-        "awaiting approval. To apply the change:",
+        `awaiting approval. To ${action?.command ? "run the command" : "apply the change"}:`,
         `  mini-agent-client approve ${pre}${shellQuote(run.run_id)} ${shellQuote(id)}`,
         "to refuse it:",
         `  mini-agent-client reject ${pre}${shellQuote(run.run_id)} ${shellQuote(id)} --reason 'why not'`,
@@ -117,7 +117,8 @@ async function atApproval(api: ApiClient, run: RunView, io: FollowIO, opts: Foll
     );
     return EXIT.awaitingApproval;
   }
-  const answer = (await io.ask(`Apply this change to ${action.path}? [y/N] `)).trim().toLowerCase();
+  const question = action.command ? "Run this command in the sandbox? [y/N] " : `Apply this change to ${action.path}? [y/N] `;
+  const answer = (await io.ask(question)).trim().toLowerCase();
   if (answer === "y" || answer === "yes") {
     return (await api.approve(run.run_id, action.action_id)).run;
   }

@@ -1,5 +1,6 @@
 import type { RunView, TraceEvent } from "../../daemon/src/contracts/run-view.js";
 import { renderDiff, type DiffStyle } from "./color.js";
+import { quoteArgv } from "./quote.js";
 import { oneLine, whyLine } from "./why.js";
 
 /** Text shapes of the client, kept apart from the flow so each stays short. */
@@ -35,6 +36,19 @@ export function eventLine(e: TraceEvent): string {
 export function pendingActionText(run: RunView, style: DiffStyle = { color: false, terminal: false }): string {
   const a = run.pending_action;
   if (!a) return "";
+  if (a.command) {
+    // a command has no diff: what it would run, exactly, and which rule asked
+    return [
+      `approval needed for run ${run.run_id}`,
+      `  action:  ${a.action_id}`,
+      `  tool:    ${oneLine(a.tool)}`,
+      `  command: ${quoteArgv(a.command.argv)}`,
+      `  asked by: ${oneLine(a.command.rule)}`,
+      `  why:     ${a.why === null ? "(the model gave no reason)" : style.terminal ? oneLine(a.why) : a.why}`,
+      "  it runs only in the run's sandbox (no network); files it changes there are discarded",
+      "",
+    ].join("\n");
+  }
   const diff = renderDiff(a.diff, style);
   return [
     `approval needed for run ${run.run_id}`,
@@ -47,10 +61,7 @@ export function pendingActionText(run: RunView, style: DiffStyle = { color: fals
   ].join("\n");
 }
 
-/** Quotes an argument for a POSIX shell only when it needs it, so printed commands can be pasted. */
-export function shellQuote(s: string): string {
-  return /^[A-Za-z0-9_./:=@+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
-}
+export { shellQuote } from "./quote.js";
 
 /**
  * The machine-readable status (`status --json`, `list --json` and every --json

@@ -1,3 +1,4 @@
+import { quoteArgv } from "./quote.js";
 import type { ExhaustedBudget, RunView, VerificationEvidence } from "../../daemon/src/contracts/run-view.js";
 import { EXIT_CODE_ONLY_PASSED } from "../../daemon/src/contracts/run-view.js";
 import { BUDGET_FLAGS } from "./args.js";
@@ -33,6 +34,7 @@ export function whyLine(run: RunView, commandPrefix = ""): string {
       );
     case "awaiting_approval": {
       const a = run.pending_action;
+      if (a?.command) return oneLine(`awaiting approval: run_command ${quoteArgv(a.command.argv)} (action ${a.action_id}, asked by ${a.command.rule})`);
       return oneLine(a ? `awaiting approval: ${a.tool} on ${a.path} (action ${a.action_id})` : `awaiting approval${reason}`);
     }
     default:

@@ -96,6 +96,7 @@ export function systemPrompt(mode: ProtocolMode): string {
     "- Read a file (read_file) before editing it; apply_patch needs the SHA-256 version that read_file returned.",
     "- Reproduce the bug first: add a test that fails, run the tests (run_tests) and see it fail.",
     "- Then fix the code with the smallest change, and run the tests again.",
+    "- Run a check the task needs (a linter, a type checker) with run_command {argv}: no shell, only in the sandbox, a policy may ask the user or deny it; files it changes there are discarded, so apply_patch stays the only way to change the workspace.",
     "- Declare the task done only after the tests pass. Your final answer triggers the host Verifier, which re-runs the tests and hidden acceptance checks in a fresh sandbox; claiming success is not success.",
     "- Every write asks a human for approval; a rejection comes back as an error with the reason.",
     `- ${finish}`,

@@ -23,6 +23,8 @@ export const PendingActionView = z.object({
   diff: z.string(),
   /** the plan text or reason the model gave, if any */
   why: z.nullable(z.string()),
+  /** a pending run_command (path and diff are empty): its argv and the policy rule that asked */
+  command: z.optional(z.object({ argv: z.array(z.string()), rule: z.string() })),
 });
 export type PendingActionView = z.infer<typeof PendingActionView>;
 

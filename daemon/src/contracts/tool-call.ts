@@ -47,6 +47,32 @@ export const RunTestsArgs = z
   })
   .describe("Run a test preset from the task spec inside the sandbox and report discovered/passed/failed.");
 
+/** One argv element: a word, never a shell string. NUL cannot cross exec(2), so it is refused rather than cut. */
+const ArgvWord = z
+  .string()
+  .min(1)
+  .max(4096)
+  .refine((w) => !w.includes("\u0000"), "must not contain NUL");
+
+export const RUN_COMMAND_MAX_TIMEOUT_SECONDS = 600;
+
+export const RunCommandArgs = z
+  .strictObject({
+    argv: z.array(ArgvWord).min(1).max(64).describe("the program and its arguments, one word each; no shell, so no pipes, `&&`, redirections or `$VARS`"),
+    timeout_seconds: z
+      .int()
+      .min(1)
+      .max(RUN_COMMAND_MAX_TIMEOUT_SECONDS)
+      .optional()
+      .describe("stop the command after this many seconds (default: the run's per-call budget)"),
+  })
+  .describe(
+    "Run one command (argv, never a shell string) inside the run's sandbox: no network, the workspace as a copy. " +
+      "A command policy allows it, asks the user first, or denies it before anything runs. " +
+      "Files the command creates, changes or deletes in the sandbox are DISCARDED, never copied back; the result lists them as `changed_in_sandbox`. " +
+      "apply_patch is the only way to change the workspace. Returns exit_code, stdout/stderr tails and `truncated`.",
+  );
+
 export const ShowDiffArgs = z.strictObject({}).describe("Show the unified diff of the workspace against the run's baseline.");
 
 export const TOOL_ARGS = {
@@ -56,6 +82,7 @@ export const TOOL_ARGS = {
   apply_patch: ApplyPatchArgs,
   run_tests: RunTestsArgs,
   show_diff: ShowDiffArgs,
+  run_command: RunCommandArgs,
 } as const;
 
 export type ToolName = keyof typeof TOOL_ARGS;
@@ -126,6 +153,28 @@ export const PreparedAction = z.strictObject({
   mode: z.int().min(0).max(0o7777),
 });
 export type PreparedAction = z.infer<typeof PreparedAction>;
+
+/**
+ * A run_command the policy asked about: what an approval binds to (run, action
+ * id, argument digest, workspace digest) and what the ledger keeps until the
+ * user decides. It never writes the workspace, so the ledger's write machinery
+ * (intent, receipt, three-state recovery) never touches it.
+ */
+export const PreparedCommand = z.strictObject({
+  schema_version: z.literal(1),
+  /** derived like a write's (tools/apply-patch.ts actionIdFor) from run, call, arguments and workspace digest */
+  action_id: Id,
+  run_id: Id,
+  call_id: Id,
+  tool: z.literal("run_command"),
+  arguments: RunCommandArgs,
+  args_digest: Sha256Hex,
+  /** workspace digest at proposal: a changed workspace makes the approval stale */
+  workspace_digest: Sha256Hex,
+  /** the policy rule that asked, e.g. `policy:interactive:tools.command` */
+  rule: z.string().min(1).max(512),
+});
+export type PreparedCommand = z.infer<typeof PreparedCommand>;
 
 /** What a committed write leaves behind, for the ledger's receipt. */
 export const WriteReceipt = z.strictObject({

@@ -1,9 +1,10 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { z } from "zod";
 import { Id, SchemaVersion, Sha256Hex, describeZodError } from "../contracts/common.js";
-import type { PreparedAction } from "../contracts/tool-call.js";
+import type { PreparedAction, PreparedCommand } from "../contracts/tool-call.js";
 import { canonicalJson } from "../workspace/hash.js";
 import { verifyPreparedAction } from "../tools/apply-patch.js";
+import { verifyPreparedCommand } from "../tools/command-action.js";
 
 /**
  * What an approval is FOR: one run, one action, these exact arguments, this
@@ -60,6 +61,35 @@ export function signApproval(binding: ApprovalBinding, decision: "approved" | "r
  * approval_stale: the external edit is kept and the agent must re-read.
  */
 export function checkApproval(stored: unknown, current: { runId: string; action: unknown; workspaceDigest: string }, key: Uint8Array): ApprovalCheck {
+  const sealed = openSealed(stored, key);
+  if (!sealed.ok) return sealed;
+  const v = verifyPreparedAction(current.action);
+  if (!v.ok) return { ok: false, code: "approval_stale", message: v.message };
+  if (v.action.run_id !== current.runId) return { ok: false, code: "approval_stale", message: "the action belongs to another run" };
+  return matchBinding(sealed.record, bindingFor(current.runId, v.action), current);
+}
+
+/** A command's binding: the same four facts as a write's, from its own record. */
+export function commandBindingFor(runId: string, command: PreparedCommand): ApprovalBinding {
+  return { schema_version: 1, run_id: runId, action_id: command.action_id, args_digest: command.args_digest, workspace_digest: command.workspace_digest };
+}
+
+/**
+ * checkApproval for a run_command action: the same seal, the same binding
+ * checks (run, action id, argument digest, workspace digest now), with the
+ * command's own record re-derived instead of a write's.
+ */
+export function checkCommandApproval(stored: unknown, current: { runId: string; command: unknown; workspaceDigest: string }, key: Uint8Array): ApprovalCheck {
+  const sealed = openSealed(stored, key);
+  if (!sealed.ok) return sealed;
+  const v = verifyPreparedCommand(current.command);
+  if (!v.ok) return { ok: false, code: "approval_stale", message: v.message };
+  if (v.command.run_id !== current.runId) return { ok: false, code: "approval_stale", message: "the command belongs to another run" };
+  return matchBinding(sealed.record, commandBindingFor(current.runId, v.command), current);
+}
+
+/** The stored record, when it parses and its MAC holds. */
+function openSealed(stored: unknown, key: Uint8Array): { ok: true; record: ApprovalRecord } | Extract<ApprovalCheck, { ok: false }> {
   if (stored === null || stored === undefined) return { ok: false, code: "approval_unknown", message: "no decision is recorded for this action" };
   const parsed = ApprovalRecord.safeParse(stored);
   if (!parsed.success) return { ok: false, code: "approval_stale", message: `approval record is invalid: ${describeZodError(parsed.error)}` };
@@ -69,11 +99,11 @@ export function checkApproval(stored: unknown, current: { runId: string; action:
   if (!timingSafeEqual(expected, Buffer.from(mac, "hex"))) {
     return { ok: false, code: "approval_stale", message: "approval record was altered (MAC mismatch)" };
   }
-  const v = verifyPreparedAction(current.action);
-  if (!v.ok) return { ok: false, code: "approval_stale", message: v.message };
-  if (v.action.run_id !== current.runId) return { ok: false, code: "approval_stale", message: "the action belongs to another run" };
+  return { ok: true, record };
+}
+
+function matchBinding(record: ApprovalRecord, want: ApprovalBinding, current: { workspaceDigest: string }): ApprovalCheck {
   const b = record.binding;
-  const want = bindingFor(current.runId, v.action);
   if (b.run_id !== want.run_id) return { ok: false, code: "approval_stale", message: "approval belongs to another run" };
   if (b.action_id !== want.action_id) return { ok: false, code: "approval_stale", message: "approval is for a different action" };
   if (b.args_digest !== want.args_digest) return { ok: false, code: "approval_stale", message: "approval is for different arguments" };

@@ -49,6 +49,9 @@ export function classify(name: string, args: Record<string, unknown>, task: Task
       if (!Object.hasOwn(task.test_presets, preset)) return deny("unknown_preset", `no test preset '${preset}' in the task`);
       return allow("named test presets run in the sandbox");
     }
+    case "run_command":
+      // the task names no commands: the command policy decides each call (runtime/command-step.ts)
+      return allow("commands are decided by the command policy");
     case "apply_patch": {
       const p = pathOf(args.path);
       if (!p.ok) return p.decision;

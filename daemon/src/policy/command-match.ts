@@ -15,21 +15,34 @@ export function basename(word: string): string {
  * argv, never a shell string.
  */
 export function denyTokenHit(argv: readonly string[], tokens: readonly string[]): string | null {
-  for (const word of argv) {
+  const words = wordsOf(argv);
+  for (const word of words) {
     const shell = SHELLS.find((s) => s === basename(word));
     if (shell) return `shell:${shell}`;
   }
   for (const token of tokens) {
-    const words = token.split(" ");
-    for (let i = 0; i < argv.length; i++) {
-      const at = argv[i] as string;
-      if (at !== words[0] && basename(at) !== words[0]) continue;
+    const parts = token.split(" ");
+    for (let i = 0; i < words.length; i++) {
+      const at = words[i] as string;
+      if (at !== parts[0] && basename(at) !== parts[0]) continue;
       let next = 1;
-      for (let j = i + 1; j < argv.length && next < words.length; j++) if (argv[j] === words[next]) next++;
-      if (next === words.length) return token;
+      for (let j = i + 1; j < words.length && next < parts.length; j++) if (words[j] === parts[next]) next++;
+      if (next === parts.length) return token;
     }
   }
   return null;
+}
+
+/**
+ * Every argv element, and after an element that holds spaces or `=` also its
+ * pieces: a program hidden inside one element (`env -S 'curl x'`,
+ * `--rsh=ssh`, `-c alias.p=push`) is a program all the same.
+ */
+function wordsOf(argv: readonly string[]): string[] {
+  return argv.flatMap((el) => {
+    const pieces = el.split(/[\s=]+/).filter((p) => p.length > 0);
+    return pieces.length > 1 ? [el, ...pieces] : [el];
+  });
 }
 
 /**

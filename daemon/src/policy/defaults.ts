@@ -13,7 +13,13 @@ export const BUILTIN_POLICY: PolicyFile = {
   tools: { read: "allow", write: "ask", command: "ask", test: "allow" },
   auto_edit: [],
   commands: {
-    // checks that only read the tree and print findings; nothing here fetches or installs
+    // checks that read the tree and print findings; nothing here fetches or installs. A prefix
+    // admits any words after it (`node --check --require x.js` loads x.js): that is bounded by the
+    // sandbox (no network, changes discarded), and a policy file can drop an entry.
+    // What our images have (sandbox-image/definitions.ts): node: only `node`; python: `python3`/`python`
+    // with the stdlib and pytest (py_compile yes; mypy, pyflakes, ruff no); go: `go` and `gofmt`.
+    // None has npm, npx, make or a shell: the npm/npx/ruff/mypy entries are the issue's examples, for
+    // projects whose own image provides them.
     allow: [
       ["npm", "run", "lint"],
       ["npm", "run", "typecheck"],
@@ -23,7 +29,10 @@ export const BUILTIN_POLICY: PolicyFile = {
       ["ruff", "check"],
       ["python", "-m", "mypy"],
       ["python3", "-m", "mypy"],
-      ["python3", "-m", "pyflakes"],
+      // in our images
+      ["node", "--check"],
+      ["python3", "-m", "py_compile"],
+      ["python", "-m", "py_compile"],
       ["go", "vet"],
       ["gofmt", "-l"],
     ],

@@ -5,6 +5,7 @@ import type { ToolContext } from "../tools/context.js";
 import type { RuntimeDeps } from "./deps.js";
 import { moveRun } from "./lifecycle.js";
 import { executeApprovedWrite, recordNoWrite } from "./write-action.js";
+import { approveCommand, rejectCommand } from "./command-approval.js";
 
 /**
  * The pending action this decision is about. Another action id, or a run that
@@ -35,6 +36,7 @@ function resumeAfterDecision(deps: RuntimeDeps, runId: string, reason: string): 
  * reported to the caller as approval_stale; the external edit is kept.
  */
 export async function approveAction(deps: RuntimeDeps, runId: string, row: ActionRow, ctx: ToolContext, key: Uint8Array): Promise<void> {
+  if (row.record.tool === "run_command") return approveCommand(deps, runId, row, ctx, key);
   const actionId = row.record.action_id;
   const prepared = deps.tools.verifyRecord(row.record.prepared);
   const staleBecause = (why: string): never => {
@@ -69,6 +71,10 @@ export async function approveAction(deps: RuntimeDeps, runId: string, row: Actio
 
 /** reject: persisted with its reason, sealed like an approval, and an observation for the model. */
 export function rejectAction(deps: RuntimeDeps, runId: string, row: ActionRow, reason: string, key: Uint8Array): void {
+  if (row.record.tool === "run_command") {
+    rejectCommand(deps, runId, row, reason, key);
+    return;
+  }
   const prepared = deps.tools.verifyRecord(row.record.prepared);
   const binding = prepared.ok
     ? bindingFor(runId, prepared.action)

@@ -15,6 +15,8 @@ export interface RuntimeDeps {
   crash: CrashHook;
   buildView: ViewBuilder;
   stateDir: string;
+  /** the daemon's approval key (policy/approval-key.ts), loaded once; a command approved earlier is re-checked with it before it runs */
+  approvalKey(): Promise<Uint8Array>;
 }
 
 /** Reads, changes and writes a run's state in the caller's transaction. */

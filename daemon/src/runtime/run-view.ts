@@ -2,6 +2,7 @@ import type { ExhaustedBudget, PendingActionView, RunView } from "../contracts/r
 import { type Budgets, taskImageFamily } from "../contracts/task-spec.js";
 import type { Counters, StopFacts } from "../store/records.js";
 import type { Ledger } from "../store/ledger.js";
+import { PreparedCommand } from "../contracts/tool-call.js";
 
 /** The API's view of a run, read from the ledger alone (so it is the same after a restart). */
 export function runView(ledger: Ledger, runId: string, liveElapsedMs?: number): RunView {
@@ -12,6 +13,8 @@ export function runView(ledger: Ledger, runId: string, liveElapsedMs?: number): 
     const a = ledger.findAction(runId, s.pending_action_id);
     if (a) {
       pending = { action_id: a.record.action_id, call_id: a.record.call_id, tool: a.record.tool, path: a.record.path, diff: a.record.diff, why: a.record.why };
+      const command = a.record.tool === "run_command" ? PreparedCommand.safeParse(a.record.prepared) : null;
+      if (command?.success) pending.command = { argv: command.data.arguments.argv, rule: command.data.rule };
     }
   }
   const counters = { ...s.counters, elapsed_ms: liveElapsedMs ?? s.counters.elapsed_ms };

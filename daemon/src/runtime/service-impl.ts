@@ -92,6 +92,7 @@ export class RunServiceImpl implements RunService {
       crash: options.crash ?? (() => {}),
       buildView: options.viewBuilder ?? defaultViewBuilder(),
       stateDir: this.stateDir,
+      approvalKey: () => this.key(),
     };
     this.drivers = new Drivers(this.deps, options.executorFactory);
     if (options.approvalKey) this.keyPromise = Promise.resolve(options.approvalKey);
@@ -222,7 +223,8 @@ export class RunServiceImpl implements RunService {
         await approveAction(this.deps, runId, row, this.toolCtx(run.record), key);
       } catch (err) {
         const now = this.deps.ledger.getRun(runId);
-        if (isMiniAgentError(err, "approval_stale") && now.status === "running") this.drivers.start(runId, "model", this.modelFor(runId, now.record));
+        const told = isMiniAgentError(err, "approval_stale") || isMiniAgentError(err, "policy_denied");
+        if (told && now.status === "running") this.drivers.start(runId, "model", this.modelFor(runId, now.record));
         else if (now.status === "running")
           markInterrupted(this.deps, runId, "running", `write failed (${isMiniAgentError(err) ? err.code : "internal"}); resume to recover`, { err });
         throw err;

@@ -6,6 +6,7 @@ import { nextCallTimeoutMs } from "./budgets.js";
 import { patchState, type RuntimeDeps } from "./deps.js";
 import { sandboxIncludeReporter } from "./sandbox-include.js";
 import { moveRun } from "./lifecycle.js";
+import { commandFigures, commandGate } from "./command-step.js";
 
 export type ToolStepOutcome = "continue" | "awaiting_approval" | "out_of_time";
 
@@ -30,7 +31,23 @@ export async function toolStep(
     return observe(deps, active, checked.name, errorResult(call.call_id, verdict.code ?? "path_denied", verdict.reason));
   }
   if (verdict.verdict === "ask") return proposeWrite(deps, active, checked, why);
+  if (checked.name === "run_command") {
+    // the command policy decides before anything runs: a refusal never opens a sandbox (runtime/command-step.ts)
+    const gate = await commandGate(deps, active, checked, why);
+    if (gate.kind === "awaiting_approval") return "awaiting_approval";
+    if (gate.kind === "refused") return observe(deps, active, checked.name, gate.result, gate.trace);
+    return runAllowed(deps, active, checked, (r) => ({ ...gate.trace, ...commandFigures(r) }));
+  }
+  return runAllowed(deps, active, checked);
+}
 
+/** Executes an allowed, non-writing call and observes it; `traceExtra` goes into its tool_observed event. */
+export async function runAllowed(
+  deps: RuntimeDeps,
+  active: ActiveRun,
+  checked: ValidatedToolCall,
+  traceExtra?: (r: ToolResult) => Record<string, unknown>,
+): Promise<ToolStepOutcome> {
   const timeoutMs = nextCallTimeoutMs(deps.ledger.getRun(active.runId).record.budgets, active.elapsedMs());
   if (timeoutMs === null) return "out_of_time";
   const result = await deps.tools.run(checked, {
@@ -44,7 +61,7 @@ export async function toolStep(
   });
   // cut short by a daemon shutdown: left unanswered so the resumed run runs it again
   if (active.abortReason === "shutdown") return "continue";
-  return observe(deps, active, checked.name, result);
+  return observe(deps, active, checked.name, result, traceExtra?.(result));
 }
 
 /** Prepares the write and persists it with approval_requested BEFORE anyone is asked. */
@@ -96,7 +113,13 @@ async function proposeWrite(deps: RuntimeDeps, active: ActiveRun, call: Validate
  * model's view is rebuilt from the ledger: an observation reaches the model
  * only without secret shapes, whatever the tool read.
  */
-export function observe(deps: RuntimeDeps, active: { runId: string; elapsedMs(): number } | { runId: string }, tool: string, result: ToolResult): "continue" {
+export function observe(
+  deps: RuntimeDeps,
+  active: { runId: string; elapsedMs(): number } | { runId: string },
+  tool: string,
+  result: ToolResult,
+  traceExtra: Record<string, unknown> = {},
+): "continue" {
   deps.ledger.tx(() => {
     deps.ledger.appendMessage(active.runId, { schema_version: 1, role: "tool", result });
     patchState(deps, active.runId, (s) => {
@@ -108,7 +131,14 @@ export function observe(deps: RuntimeDeps, active: { runId: string; elapsedMs():
     deps.trace.append(active.runId, {
       type: "tool_observed",
       call_id: result.call_id,
-      payload: { tool, ok: result.ok, error: result.error?.code ?? null, truncated: result.truncated, ...traceFigures(testFigures(tool, result)) },
+      payload: {
+        tool,
+        ok: result.ok,
+        error: result.error?.code ?? null,
+        truncated: result.truncated,
+        ...traceFigures(testFigures(tool, result)),
+        ...traceExtra,
+      },
     });
   });
   return "continue";

@@ -2,6 +2,7 @@ import { classify } from "../policy/classify.js";
 import { commitPreparedAction, prepareApplyPatch, verifyPreparedAction } from "../tools/apply-patch.js";
 import type { ToolContext } from "../tools/context.js";
 import { errorResult } from "../tools/result.js";
+import { runCommand } from "../tools/run-command.js";
 import { runTests } from "../tools/run-tests.js";
 import { runReadOnlyTool } from "../tools/index.js";
 import { workspaceDiff } from "../tools/show-diff.js";
@@ -26,6 +27,9 @@ export function defaultToolPort(): ToolPort {
         case "run_tests":
           // the run's warm sandbox; the Verifier alone uses fresh containers
           return runTests(call.call.call_id, call.args, { ...ctx, runner: await ctx.session() });
+        case "run_command":
+          // the command policy has allowed it (runtime/command-step.ts); only ever the run's warm sandbox
+          return runCommand(call.call.call_id, call.args, { ...ctx, session: await ctx.session() });
         case "apply_patch":
           return errorResult(call.call.call_id, "approval_required", "writes go through approval");
       }

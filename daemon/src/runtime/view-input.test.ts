@@ -53,10 +53,20 @@ describe("model view from the ledger", () => {
       "apply_patch",
       "list_files",
       "read_file",
+      "run_command",
       "run_tests",
       "search",
       "show_diff",
     ]);
+    ledger.close();
+  });
+
+  it("regression: a trusted_local run is never offered run_command (it would have to run on the host)", () => {
+    const { ledger } = ledgers.open();
+    ledger.insertRun({ run_id: "run_l", created_at: 1, status: "running", reason: null, state: testState(), record: testRecord({ backend: "trusted_local" }) });
+    const names = defaultViewBuilder()(ledger, "run_l", "d".repeat(64)).tools.map((t) => (t as { function: { name: string } }).function.name);
+    expect(names).not.toContain("run_command");
+    expect(names).toContain("run_tests");
     ledger.close();
   });
 });

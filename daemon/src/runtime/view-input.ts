@@ -35,9 +35,14 @@ export function ledgerMessages(ledger: Ledger, runId: string): ChatMessage[] {
 }
 
 export function defaultViewBuilder(budgetBytes: number = VIEW_DEFAULTS.budgetBytes): ViewBuilder {
-  const tools = toolDescriptions() as unknown as Array<Record<string, unknown>>;
+  // what a run is offered depends on its backend (run_command only with a container sandbox)
+  const toolsByBackend = {
+    container: toolDescriptions({ backend: "container" }) as unknown as Array<Record<string, unknown>>,
+    trusted_local: toolDescriptions({ backend: "trusted_local" }) as unknown as Array<Record<string, unknown>>,
+  };
   return (ledger, runId, workspaceDigest) => {
     const run = ledger.getRun(runId);
+    const tools = toolsByBackend[run.record.backend];
     const pending = run.state.pending_action_id ? ledger.findAction(runId, run.state.pending_action_id) : undefined;
     const summary: RunSummary = {
       goal: run.record.task.task,

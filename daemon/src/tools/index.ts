@@ -18,6 +18,11 @@
  *       Record the intent BEFORE and the receipt AFTER this call.
  *   runTests(callId, args, ctx: RunTestsContext): Promise<ToolResult>
  *       presets only; files expanded host-side; runner is an Executor or a SandboxSession.
+ *   runCommand(callId, args, ctx: RunCommandContext): Promise<ToolResult>                 (tools/run-command.ts)
+ *       run_command once the command policy allowed it: the run's warm sandbox only, run_tests' limits
+ *       and output tails, `changed_in_sandbox` listed and discarded. prepareCommand / verifyPreparedCommand
+ *       (tools/command-action.ts): the record a command's approval binds to. toolsOffered(backend):
+ *       run_command only where there is a container sandbox.
  *   presetInvocation(task, preset, workspaceRoot, controlDir?) / summarizeTestRun(result, limits)
  *       the same argv for the Verifier; normalizeRunnerText(text) folds sandbox copy paths and drops timings.
  *   judgeTestRun(runFacts, summary): TestVerdict                        (tools/test-verdict.ts)

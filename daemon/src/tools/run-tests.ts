@@ -108,7 +108,8 @@ export interface TestRunReport extends Omit<TestReportSummary, "failures" | "sou
   verdict: string;
 }
 
-function tail(text: string, maxBytes: number): { text: string; cut: boolean } {
+/** The last `maxBytes` of a text, on a character boundary; run_tests and run_command show output alike. */
+export function tail(text: string, maxBytes: number): { text: string; cut: boolean } {
   const buf = Buffer.from(text, "utf8");
   if (buf.length <= maxBytes) return { text, cut: false };
   // drop a partial leading UTF-8 character rather than emit a replacement char

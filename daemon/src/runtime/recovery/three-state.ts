@@ -18,7 +18,10 @@ export type RecoveryOutcome =
  */
 export async function recoverInFlightWrites(deps: RuntimeDeps, runId: string, ctx: ToolContext, approvalKey: Uint8Array): Promise<RecoveryOutcome> {
   const recovered: Array<{ action_id: string; outcome: "receipt_only" | "written" | "stale" }> = [];
-  const inFlight = deps.ledger.listActions(runId).filter((a: ActionRow) => (a.status === "approved" || a.status === "intent") && a.receipt === null);
+  // only writes: an approved run_command writes nothing and is re-proposed by the loop instead (runtime/command-step.ts)
+  const inFlight = deps.ledger
+    .listActions(runId)
+    .filter((a: ActionRow) => a.record.tool !== "run_command" && (a.status === "approved" || a.status === "intent") && a.receipt === null);
   for (const row of inFlight) {
     const rec = row.record;
     const current = await deps.tools.fileVersion(rec.path, ctx);
