@@ -22,7 +22,7 @@ export function parseWorkspacePolicy(text: string, label: string): z.infer<typeo
   return parsePolicyText(text, label, PolicyRules);
 }
 
-function readPolicyText(file: string, optional: boolean): string | null {
+export function readPolicyText(file: string, optional: boolean): string | null {
   let st: fs.Stats;
   try {
     st = fs.statSync(file);
