@@ -23,6 +23,8 @@ export const PendingActionView = z.object({
   diff: z.string(),
   /** the plan text or reason the model gave, if any */
   why: z.nullable(z.string()),
+  /** the policy rule that asked, e.g. `policy:interactive:tools.write` (absent for actions from before policies) */
+  rule: z.optional(z.string()),
 });
 export type PendingActionView = z.infer<typeof PendingActionView>;
 

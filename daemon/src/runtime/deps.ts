@@ -15,6 +15,8 @@ export interface RuntimeDeps {
   crash: CrashHook;
   buildView: ViewBuilder;
   stateDir: string;
+  /** the daemon's approval-sealing key: a write the policy approves is sealed like one a person approves */
+  approvalKey(): Promise<Uint8Array>;
 }
 
 /** Reads, changes and writes a run's state in the caller's transaction. */

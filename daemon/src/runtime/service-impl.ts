@@ -91,6 +91,7 @@ export class RunServiceImpl implements RunService {
       crash: options.crash ?? (() => {}),
       buildView: options.viewBuilder ?? defaultViewBuilder(),
       stateDir: this.stateDir,
+      approvalKey: () => this.key(),
     };
     this.drivers = new Drivers(this.deps, options.executorFactory);
     if (options.approvalKey) this.keyPromise = Promise.resolve(options.approvalKey);
@@ -104,7 +105,7 @@ export class RunServiceImpl implements RunService {
 
   async createRun(input: CreateRunInput): Promise<RunView> {
     this.refuseWhenStopping();
-    const checked = checkCreateInput(input, this.options.builtinFixturesDir ?? defaultFixturesDir());
+    const checked = checkCreateInput(input, this.options.builtinFixturesDir ?? defaultFixturesDir(), this.options.policy);
     const ws = checked.workspace;
     if (this.claims.has(ws) || this.activeRunFor(ws)) throw busy(ws, this.activeRunFor(ws));
     this.claims.add(ws);
@@ -158,6 +159,7 @@ export class RunServiceImpl implements RunService {
         budgets: checked.budgets,
         ...(checked.sandboxInclude.length > 0 && { sandbox_include: checked.sandboxInclude }),
         ...(input.adhoc && { adhoc: { test_source: input.adhoc.testSource, dirty_files: input.adhoc.dirtyFiles } }),
+        policy: checked.policy.effective,
       };
       await this.deps.tools.captureBaseline(this.toolCtx(record));
       const binding = createBinding({ runId, workspace, controlDir, stateDir: this.stateDir });
@@ -173,6 +175,8 @@ export class RunServiceImpl implements RunService {
             image_family: taskImageFamily(checked.task),
             replay_trusted: record.replay_trusted,
             budgets: checked.budgets,
+            // resolved once, here; the run keeps it (a later edit of a policy file never changes it)
+            policy: checked.policy.trace,
             // the opt-in is part of what the run was started with; which paths it let in is traced as sandbox_include
             ...(checked.sandboxInclude.length > 0 && { sandbox_include: checked.sandboxInclude }),
             // an ad-hoc task was drafted by the daemon, not written by the user: the trace keeps what it was
