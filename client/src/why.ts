@@ -33,7 +33,9 @@ export function whyLine(run: RunView, commandPrefix = ""): string {
       );
     case "awaiting_approval": {
       const a = run.pending_action;
-      return oneLine(a ? `awaiting approval: ${a.tool} on ${a.path} (action ${a.action_id})` : `awaiting approval${reason}`);
+      return oneLine(
+        a ? `awaiting approval: ${a.tool} on ${a.path} (action ${a.action_id}${a.rule ? `, asked by ${a.rule}` : ""})` : `awaiting approval${reason}`,
+      );
     }
     default:
       return oneLine(`${run.status}${reason}`);
