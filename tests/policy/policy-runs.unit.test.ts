@@ -171,7 +171,7 @@ describe("allow / ask / deny on writes, through a real run", () => {
 
   it("the task's own deny beats a policy auto-approval: auto_edit ** never makes a non-writable path writable", async () => {
     const runs = service(daemonPolicy({ auto_edit: ["**"] }));
-    const task = { ...(TASK as object), writable: ["src/**"], creatable: [] } as CreateRunInput["taskSpec"];
+    const task = { ...TASK!, writable: ["src/**"], creatable: [] };
     const ws = workspaceWithRules("{}");
     const { run } = await start(runs, { ...taskSpecRun(ws), taskSpec: task });
     const told = runs.ledger.listMessages(run.run_id).flatMap((m) => (m.role === "tool" && m.result.call_id === "call_02_add_test" ? [m.result] : []));
