@@ -56,7 +56,12 @@ function run(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; st
   });
 }
 
-const ENV = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/root", NO_COLOR: "1", ...(process.env.DOCKER_HOST && { DOCKER_HOST: process.env.DOCKER_HOST }) };
+const ENV = {
+  PATH: process.env.PATH ?? "/usr/bin:/bin",
+  HOME: process.env.HOME ?? "/root",
+  NO_COLOR: "1",
+  ...(process.env.DOCKER_HOST && { DOCKER_HOST: process.env.DOCKER_HOST }),
+};
 const client = (args: string[]) => run(["--import", "tsx", path.join(REPO, "client/src/cli.ts"), ...args], ENV);
 
 async function pinImages(lockPath: string, sourceLock: string): Promise<void> {
@@ -64,7 +69,15 @@ async function pinImages(lockPath: string, sourceLock: string): Promise<void> {
   const source = await readImageLock(sourceLock);
   for (const { family } of FIXTURES) {
     const entry = source?.images[family];
-    const present = entry ? await docker.getImage(entry.digest).inspect().then(() => true, () => false) : false;
+    const present = entry
+      ? await docker
+          .getImage(entry.digest)
+          .inspect()
+          .then(
+            () => true,
+            () => false,
+          )
+      : false;
     if (entry && present) await recordImage(lockPath, family, entry);
     else {
       process.stderr.write(`building the ${family} image...\n`);

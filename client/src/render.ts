@@ -71,7 +71,8 @@ export function statusJson(run: RunView): Record<string, unknown> {
 /** `policy show`: the effective policy, one fact a line, in the order it is decided (deny first). */
 export function policyText(shown: PolicyShowBody): string {
   const p = shown.policy;
-  const source = p.source === null ? "built-in policy (no policy file)" : `${p.source}${shown.source_digest ? ` (sha256 ${shown.source_digest.slice(0, 12)})` : ""}`;
+  const source =
+    p.source === null ? "built-in policy (no policy file)" : `${p.source}${shown.source_digest ? ` (sha256 ${shown.source_digest.slice(0, 12)})` : ""}`;
   const lines = [
     `profile     ${p.profile}`,
     `policy file ${source}`,

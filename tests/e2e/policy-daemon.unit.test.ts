@@ -71,7 +71,11 @@ describe("policy show, --policy-profile and the rule at each prompt", () => {
 
   it("shows the daemon file + profile + the workspace's tightening; a bad profile or subcommand is a usage error", async () => {
     const file = policyFile(
-      JSON.stringify({ schema_version: 1, auto_edit: ["tests/**"], profiles: { ci: { auto_edit: ["tests/**", "docs/**"], tools: { command: "deny" } } } }, null, 2),
+      JSON.stringify(
+        { schema_version: 1, auto_edit: ["tests/**"], profiles: { ci: { auto_edit: ["tests/**", "docs/**"], tools: { command: "deny" } } } },
+        null,
+        2,
+      ),
     );
     const d = await started.daemon({ stateDir: path.join(started.dir("ma-policy-state-"), "state"), args: ["--policy", file] });
     const ws = started.dir("ma-policy-ws-");

@@ -129,7 +129,9 @@ describe("allow / ask / deny on writes, through a real run", () => {
       binding: { action_id: auto.record.action_id, workspace_digest: auto.record.workspace_digest },
     });
     const recorded = await events(runs, run.run_id, "approval_recorded");
-    expect(recorded.map((e) => [e.action_id, e.payload])).toEqual([[auto.record.action_id, { decision: "approved", by: "policy:interactive:auto_edit:tests/**" }]]);
+    expect(recorded.map((e) => [e.action_id, e.payload])).toEqual([
+      [auto.record.action_id, { decision: "approved", by: "policy:interactive:auto_edit:tests/**" }],
+    ]);
     const order = (await runs.events(run.run_id, 0, 0)).filter((e) => e.action_id === auto.record.action_id).map((e) => e.type);
     expect(order).toEqual(["approval_recorded", "action_intent", "action_written", "action_receipt"]);
     const done = await approveAll(runs, run);
@@ -283,9 +285,9 @@ describe("the workspace's .mini-agent/policy.json only tightens", () => {
     fs.writeFileSync(elsewhere, "{}");
     fs.rmSync(path.join(ws, ".mini-agent/policy.json"));
     fs.symlinkSync(elsewhere, path.join(ws, ".mini-agent/policy.json"));
-    expect(await codeOf(runs.createRun({ ...taskSpecRun(ws), workspace: ws, model: "replay", backend: "trusted_local", trustReplayFile: true } as CreateRunInput))).toBe(
-      "policy_invalid",
-    );
+    expect(
+      await codeOf(runs.createRun({ ...taskSpecRun(ws), workspace: ws, model: "replay", backend: "trusted_local", trustReplayFile: true } as CreateRunInput)),
+    ).toBe("policy_invalid");
     expect(runs.listRuns()).toEqual([]);
   });
 });

@@ -163,7 +163,9 @@ export const ROUTES: Route[] = [
   }),
   route("GET", "/policy", async (ctx) => {
     const q = parseQuery(ctx.query, PolicyQuery);
-    return { json: ctx.deps.policy.show({ ...(q.profile !== undefined && { profile: q.profile }), ...(q.workspace !== undefined && { workspace: q.workspace }) }) };
+    return {
+      json: ctx.deps.policy.show({ ...(q.profile !== undefined && { profile: q.profile }), ...(q.workspace !== undefined && { workspace: q.workspace }) }),
+    };
   }),
   route("GET", "/health", async (ctx) => {
     noQuery(ctx.query);

@@ -162,9 +162,7 @@ export function parseDaemonArgs(argv: string[], env: NodeJS.ProcessEnv, cwd: str
       shutdownTimeoutMs: DAEMON_DEFAULTS.shutdownTimeoutMs,
       controlLimits: { maxBytes: maxBytes.data, maxFiles: maxFiles.data },
       policy:
-        typeof values.policy === "string"
-          ? { file: path.resolve(cwd, values.policy), named: true }
-          : { file: statePath(stateDir, "policy"), named: false },
+        typeof values.policy === "string" ? { file: path.resolve(cwd, values.policy), named: true } : { file: statePath(stateDir, "policy"), named: false },
     },
   };
 }

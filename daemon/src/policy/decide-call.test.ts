@@ -31,10 +31,31 @@ describe("decideCall: the task's rules first (their deny is final), then the run
     ["apply_patch", patch("src/a.js"), policy({ auto_edit: ["tests/**"] }), "ask", "approval_required", "policy:interactive:tools.write"],
     // profiles: the profile's rules over the file's
     ["apply_patch", patch("src/a.js"), policy({ profiles: { ci: { auto_edit: ["src/**"] } } }, null, "ci"), "allow", null, "policy:ci:auto_edit:src/**"],
-    ["apply_patch", patch("src/a.js"), policy({ profiles: { ci: { auto_edit: ["src/**"] } } }, null, "interactive"), "ask", "approval_required", "policy:interactive:tools.write"],
+    [
+      "apply_patch",
+      patch("src/a.js"),
+      policy({ profiles: { ci: { auto_edit: ["src/**"] } } }, null, "interactive"),
+      "ask",
+      "approval_required",
+      "policy:interactive:tools.write",
+    ],
     // the workspace only tightens: it can take an auto-approval away or deny, never allow
-    ["apply_patch", patch("tests/test_agent_x.js"), policy({ auto_edit: ["tests/**"] }, { auto_edit: [] }), "ask", "approval_required", "workspace:auto_edit (not listed)"],
-    ["apply_patch", patch("src/a.js"), policy({}, { tools: { write: "allow" }, auto_edit: ["src/**"] }), "ask", "approval_required", "policy:interactive:tools.write"],
+    [
+      "apply_patch",
+      patch("tests/test_agent_x.js"),
+      policy({ auto_edit: ["tests/**"] }, { auto_edit: [] }),
+      "ask",
+      "approval_required",
+      "workspace:auto_edit (not listed)",
+    ],
+    [
+      "apply_patch",
+      patch("src/a.js"),
+      policy({}, { tools: { write: "allow" }, auto_edit: ["src/**"] }),
+      "ask",
+      "approval_required",
+      "policy:interactive:tools.write",
+    ],
     ["read_file", { path: "src/a.js" }, policy({}, { tools: { read: "deny" } }), "deny", "policy_denied", "workspace:tools.read"],
   ] as const)("%s %j", (name, args, p, verdict, code, rule) => {
     expect(decideCall(name, args, task, p)).toMatchObject({ verdict, code, rule });

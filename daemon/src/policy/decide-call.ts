@@ -31,10 +31,12 @@ export function decideCall(name: string, args: Record<string, unknown>, task: Ta
   const action: PolicyAction = cls === "write" ? { class: "write", path: writePath(args) } : { class: cls };
   const outcome = decideByPolicy(policy, action);
   const what = cls === "write" ? `writing ${writePath(args)}` : `${name}`;
-  if (outcome.verdict === "deny") return { verdict: "deny", code: "policy_denied", reason: `${what} is denied by the policy (${outcome.rule})`, rule: outcome.rule };
+  if (outcome.verdict === "deny")
+    return { verdict: "deny", code: "policy_denied", reason: `${what} is denied by the policy (${outcome.rule})`, rule: outcome.rule };
   if (cls !== "write") {
     // only a write or a command has a bound action a person can approve; the policy loader refuses `ask` elsewhere
-    if (outcome.verdict === "ask") return { verdict: "deny", code: "policy_denied", reason: `${what} cannot be asked for (${outcome.rule})`, rule: outcome.rule };
+    if (outcome.verdict === "ask")
+      return { verdict: "deny", code: "policy_denied", reason: `${what} cannot be asked for (${outcome.rule})`, rule: outcome.rule };
     return { ...own, rule: outcome.rule };
   }
   if (outcome.verdict === "ask") return { verdict: "ask", code: "approval_required", reason: `${what} needs approval (${outcome.rule})`, rule: outcome.rule };

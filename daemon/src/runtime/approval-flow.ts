@@ -42,7 +42,14 @@ export type ApprovedBy = "user" | { policyRule: string };
  * the task or the policy denies is refused here too (policy_denied or the
  * task's code), whoever approves: deny is final.
  */
-export async function approveAction(deps: RuntimeDeps, runId: string, row: ActionRow, ctx: ToolContext, key: Uint8Array, by: ApprovedBy = "user"): Promise<void> {
+export async function approveAction(
+  deps: RuntimeDeps,
+  runId: string,
+  row: ActionRow,
+  ctx: ToolContext,
+  key: Uint8Array,
+  by: ApprovedBy = "user",
+): Promise<void> {
   const actionId = row.record.action_id;
   const denied = decideCall(row.record.tool, row.record.args, ctx.task, policyOf(ctx));
   if (denied.verdict === "deny") {
