@@ -163,13 +163,14 @@ async function main(argv: string[]): Promise<number> {
     const table = FIXTURES.map((f) => {
       const a = results[f.name]!.interactive!;
       const b = results[f.name]!.auto_edit!;
-      return `${f.name.padEnd(11)} ${f.family.padEnd(7)} ${String(a.prompts).padStart(7)} ${String(b.prompts).padStart(9)} ${String(b.by_policy).padStart(10)} ${String(a.writes).padStart(7)}`;
+      const cells = [a.prompts, b.prompts, b.by_policy, b.writes].map((v, i) => String(v).padStart([11, 9, 9, 6][i]!));
+      return `${f.name.padEnd(11)} ${f.family.padEnd(6)} ${cells.join("  ")}`;
     });
     process.stdout.write(
       [
         `prompts per run (approvals a person answered), container backend, canonical replays; auto_edit: ${JSON.stringify(AUTO_EDIT)}`,
-        "fixture     family  prompts  prompts   by policy  writes",
-        "                    (interactive) (auto_edit) (auto_edit)",
+        `${"".padEnd(18)}  ${"interactive".padStart(11)}  ${"auto_edit".padStart(9)}  ${"auto_edit".padStart(9)}`,
+        `${"fixture".padEnd(11)} ${"family".padEnd(6)}  ${"prompts".padStart(11)}  ${"prompts".padStart(9)}  ${"by policy".padStart(9)}  ${"writes".padStart(6)}`,
         ...table,
         "",
         JSON.stringify({ auto_edit: AUTO_EDIT, results }, null, 2),
