@@ -9,7 +9,10 @@ import { decideByPolicy } from "../../daemon/src/policy/effective.js";
 import { createRunService, type RunServiceImpl } from "../../daemon/src/runtime/service-impl.js";
 import type { CreateRunInput, RunView } from "../../daemon/src/runtime/service.js";
 import { LocalExecutor } from "../../daemon/src/sandbox/local-executor.js";
-import { REPO } from "../e2e/harness.js";
+import { startTestApi } from "../../daemon/src/api/server.testkit.js";
+import { actionIdFor } from "../../daemon/src/tools/apply-patch.js";
+import { workspaceDigest } from "../../daemon/src/workspace/version.js";
+import { rawRequest, REPO } from "../e2e/harness.js";
 
 /**
  * The policy through real runs: the real RunService, ledger, tools and
@@ -139,7 +142,26 @@ describe("allow / ask / deny on writes, through a real run", () => {
     expect((await events(runs, run.run_id, "approval_requested")).length).toBe(1);
   });
 
-  it("tools.write deny: each write is a policy_denied observation naming the rule; nothing is prepared, nothing is written", async () => {
+  it("tools.write deny: each write is a policy_denied observation naming the rule; nothing is prepared, nothing is written; approving the denied call's action id over the API is refused and changes nothing", async () => {
+    // the id a proposal gets (run, call, arguments, workspace digest), checked against a real pending action first
+    const replay = JSON.parse(fs.readFileSync(path.join(FIXTURE, "replay.json"), "utf8")) as {
+      decisions: Array<{ kind: string; call?: { call_id: string; name: string; arguments: Record<string, unknown> } }>;
+    };
+    const addTest = replay.decisions.find((d) => d.call?.call_id === "call_02_add_test")!.call!;
+    const idOf = async (runs: RunServiceImpl, runId: string) => {
+      const rec = runs.ledger.getRun(runId).record;
+      return actionIdFor({
+        runId,
+        callId: addTest.call_id,
+        name: addTest.name,
+        args: addTest.arguments,
+        manifestDigest: await workspaceDigest(rec.workspace, rec.control_dir),
+      });
+    };
+    const asking = service();
+    const asked = await start(asking);
+    expect(await idOf(asking, asked.run.run_id)).toBe(asked.run.pending_action?.action_id);
+
     const runs = service(daemonPolicy({ tools: { write: "deny" } }));
     const { run, ws } = await start(runs);
     expect(run.status).toBe("failed");
@@ -148,11 +170,19 @@ describe("allow / ask / deny on writes, through a real run", () => {
     expect(told[0]?.error?.message).toContain("policy:interactive:tools.write");
     expect(runs.ledger.listActions(run.run_id)).toEqual([]);
     expect(fs.existsSync(path.join(ws, "tests/test_agent_nested.js"))).toBe(false);
-    // deny is final: there is no action to approve, and an approval over the API changes nothing
-    const before = ledgerCounts(runs);
-    expect(await codeOf(runs.approve(run.run_id, "act_0123456789abcdef"))).toBe("approval_unknown");
-    expect(ledgerCounts(runs)).toEqual(before);
-    expect(fs.existsSync(path.join(ws, "tests/test_agent_nested.js"))).toBe(false);
+    // deny is final: the denied call's action id, approved over the real API, is refused and changes nothing
+    const api = await startTestApi({ runService: runs }, "ma-policy-api-");
+    try {
+      const before = ledgerCounts(runs);
+      const denied = await idOf(runs, run.run_id);
+      const res = await rawRequest(api.socket, "POST", `/v1/runs/${run.run_id}/actions/${denied}/approve`, "{}");
+      expect(res.status).toBe(404);
+      expect(res.json).toMatchObject({ error: { code: "approval_unknown" } });
+      expect(ledgerCounts(runs)).toEqual(before);
+      expect(fs.existsSync(path.join(ws, "tests/test_agent_nested.js"))).toBe(false);
+    } finally {
+      await api.stop();
+    }
   });
 
   it("regression: an approval over the API could run an action the run's policy denies (deny is final at approve too: policy_denied, nothing written, ledger unchanged)", async () => {
