@@ -1,5 +1,6 @@
 import type { PreparedAction, ToolCall } from "../contracts/tool-call.js";
 import { isMiniAgentError } from "../errors.js";
+import type { ActionRecord } from "../store/records.js";
 import { errorResult } from "../tools/result.js";
 import type { ValidatedToolCall } from "../tools/validate.js";
 import type { ActiveRun } from "./active-run.js";
@@ -73,24 +74,7 @@ async function proposeWrite(
   if (asked.byPolicy) return approveByPolicy(deps, active, a, why, asked.rule);
   deps.ledger.tx(() => {
     if (!deps.ledger.findAction(active.runId, a.action_id)) {
-      deps.ledger.insertAction({
-        schema_version: 1,
-        run_id: active.runId,
-        action_id: a.action_id,
-        call_id: a.call_id,
-        tool: a.tool,
-        path: a.path,
-        args: a.arguments,
-        args_digest: a.args_digest,
-        workspace_digest: a.manifest_digest,
-        before_hash: a.before_hash,
-        after_hash: a.after_hash,
-        manifest_digest: a.manifest_digest,
-        diff: a.diff,
-        why,
-        rule: asked.rule,
-        prepared: a,
-      });
+      deps.ledger.insertAction(actionRecord(active.runId, a, why, asked.rule));
     }
     moveRun(deps, active.runId, "awaiting_approval", `approval needed for ${a.action_id} (${a.path})`, {
       state: (s) => {
@@ -128,26 +112,7 @@ async function approveByPolicy(deps: RuntimeDeps, active: ActiveRun, a: Prepared
   const existing = deps.ledger.findAction(active.runId, a.action_id);
   if (existing && existing.status !== "pending") return "continue";
   if (!existing) {
-    deps.ledger.tx(() =>
-      deps.ledger.insertAction({
-        schema_version: 1,
-        run_id: active.runId,
-        action_id: a.action_id,
-        call_id: a.call_id,
-        tool: a.tool,
-        path: a.path,
-        args: a.arguments,
-        args_digest: a.args_digest,
-        workspace_digest: a.manifest_digest,
-        before_hash: a.before_hash,
-        after_hash: a.after_hash,
-        manifest_digest: a.manifest_digest,
-        diff: a.diff,
-        why,
-        rule,
-        prepared: a,
-      }),
-    );
+    deps.ledger.tx(() => deps.ledger.insertAction(actionRecord(active.runId, a, why, rule)));
   }
   try {
     await approveAction(deps, active.runId, deps.ledger.findAction(active.runId, a.action_id)!, active.ctx, await deps.approvalKey(), { policyRule: rule });
@@ -156,4 +121,26 @@ async function approveByPolicy(deps: RuntimeDeps, active: ActiveRun, a: Prepared
     if (!isMiniAgentError(err, "approval_stale")) throw err;
   }
   return "continue";
+}
+
+/** The ledger's row for a prepared write, with the plan that led to it and the rule that decided it. */
+function actionRecord(runId: string, a: PreparedAction, why: string | null, rule: string): ActionRecord {
+  return {
+    schema_version: 1,
+    run_id: runId,
+    action_id: a.action_id,
+    call_id: a.call_id,
+    tool: a.tool,
+    path: a.path,
+    args: a.arguments,
+    args_digest: a.args_digest,
+    workspace_digest: a.manifest_digest,
+    before_hash: a.before_hash,
+    after_hash: a.after_hash,
+    manifest_digest: a.manifest_digest,
+    diff: a.diff,
+    why,
+    rule,
+    prepared: a,
+  };
 }
