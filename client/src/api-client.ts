@@ -88,6 +88,14 @@ export class ApiClient {
   health() {
     return this.json("GET", "/v1/health", undefined, "health");
   }
+  /** the effective policy for a profile and a workspace folder (`policy show`) */
+  policy(profile?: string, workspace?: string) {
+    const q = new URLSearchParams();
+    if (profile !== undefined) q.set("profile", profile);
+    if (workspace !== undefined) q.set("workspace", workspace);
+    const qs = q.toString();
+    return this.json("GET", `/v1/policy${qs === "" ? "" : `?${qs}`}`, undefined, "policy");
+  }
   async trace(runId: string): Promise<string> {
     const res = await this.send("GET", `/v1/runs/${enc(runId)}/trace`, undefined);
     if (res.status !== 200) this.refusal(res.status, res.text);

@@ -51,13 +51,14 @@ export const COMMANDS = {
       protect: { type: "string", multiple: true },
       "image-family": { type: "string" },
       "print-task": { type: "boolean" },
+      "policy-profile": { type: "string" },
       ...BUDGET_OPTIONS,
     },
     summary:
       "run --fixture DIR --workspace NEWDIR | run --workspace DIR --task-spec FILE [--control DIR]\n" +
       '      | run --workspace DIR --goal TEXT [--test "CMD ARG..."] [--writable GLOB]... [--protect GLOB]... [--print-task]\n' +
       "      [--image-family node|python|go] [--model replay|live] [--replay FILE] [--trust-replay-file]\n" +
-      "      [--backend container|trusted_local] [--sandbox-include GLOB ...]",
+      "      [--backend container|trusted_local] [--sandbox-include GLOB ...] [--policy-profile interactive|ci|eval]",
     details:
       "Creates a run and follows it. --fixture copies DIR/repo into NEWDIR (which must not exist) and uses the\n" +
       "fixture's task.json, control/ and replay.json. Default model: replay; default backend: container.\n" +
@@ -76,6 +77,8 @@ export const COMMANDS = {
       "Files the task forbids (.env*, *.pem, id_*, .npmrc, the task's forbidden globs) never enter a sandbox;\n" +
       "--sandbox-include GLOB (repeatable) lets the matching ones in for a project whose tests need them\n" +
       "(logged and traced; read_file still refuses them; links, special files and .git never go in).\n" +
+      "--policy-profile picks a profile of the daemon's policy (default: its default_profile, else interactive);\n" +
+      "`mini-agent-client policy show` prints what a run gets.\n" +
       BUDGET_HELP,
   },
   status: {
@@ -120,6 +123,15 @@ export const COMMANDS = {
     options: { follow: { type: "boolean" }, since: { type: "string" } },
     summary: "events RUN [--follow] [--since N]",
     details: "Prints the run's events; --follow keeps printing until the run stops and exits with its code.",
+  },
+  policy: {
+    positionals: ["show"],
+    options: { "policy-profile": { type: "string" }, workspace: { type: "string" } },
+    summary: "policy show [--policy-profile interactive|ci|eval] [--workspace DIR]",
+    details:
+      "Prints the policy a run gets: the daemon's policy file (--policy, else <state-dir>/policy.json, else the\n" +
+      "built-in one), the profile, and the tightening of DIR/.mini-agent/policy.json (a workspace file only ever\n" +
+      "adds denies or takes auto-approvals away). --json prints it as data.",
   },
   health: {
     positionals: [],

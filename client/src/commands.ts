@@ -7,7 +7,7 @@ import { BUDGET_FLAGS, type CommandName, type ParsedCommand } from "./args.js";
 import { EXIT, exitForStatus, type ExitCode } from "./exit-codes.js";
 import { followRun, type FollowIO } from "./follow.js";
 import { renderDiff } from "./color.js";
-import { eventLine, progressLine, shellQuote, statusJson } from "./render.js";
+import { eventLine, policyText, progressLine, shellQuote, statusJson } from "./render.js";
 import { whyLine } from "./why.js";
 
 export interface CommandContext extends FollowIO {
@@ -126,6 +126,7 @@ const run: Handler = async (cmd, ctx) => {
   const control = abs(opt(cmd, "control"));
   const budgets = budgetsFrom(cmd);
   const sandboxInclude = sandboxIncludeFrom(cmd);
+  const policyProfile = await policyProfileFrom(cmd);
   if (adhoc) {
     // drafted first: bad input is refused (exit 64) and the dirty-worktree warning shown before anything starts
     const draft = await ctx.api.draftTask({ workspace, ...adhoc, ...(imageFamily !== undefined && { image_family: imageFamily }) });
@@ -149,10 +150,22 @@ const run: Handler = async (cmd, ctx) => {
     ...(replay !== undefined && { replay_path: replay }),
     ...(budgets !== undefined && { budgets }),
     ...(sandboxInclude.length > 0 && { sandbox_include: sandboxInclude }),
+    ...(policyProfile !== undefined && { policy_profile: policyProfile }),
   });
   if (!ctx.json) ctx.out(`run ${created.run.run_id} started (model ${model}, backend ${backend.data}, workspace ${workspace})\n`);
   return followRun(ctx.api, created.run, 0, ctx, { json: ctx.json, commandPrefix: ctx.commandPrefix, interactive: true });
 };
+
+/** --policy-profile, checked against the profile names before anything is sent (exit 64 for an unknown one) */
+async function policyProfileFrom(cmd: ParsedCommand): Promise<"interactive" | "ci" | "eval" | undefined> {
+  const given = opt(cmd, "policy-profile");
+  if (given === undefined) return undefined;
+  // classic zod behind the names: loaded only when the flag is given (issue 10 item 16)
+  const { PROFILE_NAMES } = await import("../../daemon/src/contracts/policy.js");
+  const known = PROFILE_NAMES.find((p) => p === given);
+  if (known === undefined) throw new UsageError(`--policy-profile: use one of ${PROFILE_NAMES.join(", ")} (got '${given}')`);
+  return known;
+}
 
 /** the verify preset's argv as one line, for the user to see what will run */
 function testCommandLine(task: Record<string, unknown>): string {
@@ -302,4 +315,14 @@ const health: Handler = async (_cmd, ctx) => {
   return h.ok ? EXIT.ok : EXIT.unavailable;
 };
 
-export const HANDLERS: Record<CommandName, Handler> = { run, status, list, approve, reject, resume, cancel, trace, diff, probe, events, health };
+const policy: Handler = async (cmd, ctx) => {
+  if (arg(cmd, 0) !== "show") throw new UsageError(`policy takes 'show' (got '${arg(cmd, 0)}')`);
+  const profile = await policyProfileFrom(cmd);
+  const workspace = opt(cmd, "workspace");
+  const shown = await ctx.api.policy(profile, workspace === undefined ? undefined : path.resolve(ctx.cwd, workspace));
+  if (ctx.json) printJson(ctx, shown);
+  else ctx.out(policyText(shown));
+  return EXIT.ok;
+};
+
+export const HANDLERS: Record<CommandName, Handler> = { run, status, list, approve, reject, resume, cancel, trace, diff, probe, events, health, policy };

@@ -1,6 +1,7 @@
+import type { PolicyShowBody } from "../../daemon/src/contracts/api-responses.js";
 import type { RunView, TraceEvent } from "../../daemon/src/contracts/run-view.js";
 import { renderDiff, type DiffStyle } from "./color.js";
-import { quoteArgv } from "./quote.js";
+import { quoteArgv, shellQuote } from "./quote.js";
 import { oneLine, whyLine } from "./why.js";
 
 /** Text shapes of the client, kept apart from the flow so each stays short. */
@@ -24,7 +25,7 @@ function str(v: unknown): string | null {
 export function eventLine(e: TraceEvent): string {
   const parts = [`#${e.seq}`, e.type];
   const p = e.payload;
-  for (const key of ["name", "tool", "path", "preset", "status", "reason", "decision", "discovered", "passed", "failed", "ok", "code"]) {
+  for (const key of ["name", "tool", "path", "preset", "status", "reason", "decision", "by", "rule", "discovered", "passed", "failed", "ok", "code"]) {
     const v = str(p[key]);
     if (v !== null) parts.push(`${key}=${v.length > 80 ? v.slice(0, 77) + "..." : v}`);
   }
@@ -43,7 +44,7 @@ export function pendingActionText(run: RunView, style: DiffStyle = { color: fals
       `  action:  ${a.action_id}`,
       `  tool:    ${oneLine(a.tool)}`,
       `  command: ${quoteArgv(a.command.argv)}`,
-      `  asked by: ${oneLine(a.command.rule)}`,
+      `  asked by rule: ${oneLine(a.command.rule)}`,
       `  why:     ${a.why === null ? "(the model gave no reason)" : style.terminal ? oneLine(a.why) : a.why}`,
       "  it runs only in the run's sandbox (no network); files it changes there are discarded",
       "",
@@ -55,6 +56,7 @@ export function pendingActionText(run: RunView, style: DiffStyle = { color: fals
     `  action: ${a.action_id}`,
     `  tool:   ${oneLine(a.tool)}`,
     `  path:   ${oneLine(a.path)}`,
+    `  asked by rule: ${a.rule === undefined ? "(not recorded)" : oneLine(a.rule)}`,
     `  why:    ${a.why === null ? "(the model gave no reason)" : style.terminal ? oneLine(a.why) : a.why}`,
     "",
     diff.endsWith("\n") ? diff : diff + "\n",
@@ -75,4 +77,24 @@ export function statusJson(run: RunView): Record<string, unknown> {
     action_id: run.status === "awaiting_approval" ? (run.pending_action?.action_id ?? null) : null,
     why: whyLine(run),
   };
+}
+
+/** `policy show`: the effective policy, one fact a line, in the order it is decided (deny first). */
+export function policyText(shown: PolicyShowBody): string {
+  const p = shown.policy;
+  const source =
+    p.source === null ? "built-in policy (no policy file)" : `${p.source}${shown.source_digest ? ` (sha256 ${shown.source_digest.slice(0, 12)})` : ""}`;
+  const lines = [
+    `profile     ${p.profile}`,
+    `policy file ${source}`,
+    `tools       read ${p.tools.read}, write ${p.tools.write}, command ${p.tools.command}, test ${p.tools.test}`,
+    `auto_edit   ${p.auto_edit.length === 0 ? "(none: every write asks)" : p.auto_edit.join(" ")}`,
+    `deny tokens ${p.deny_tokens.join(", ")} (and every shell as a program; deny beats every allow)`,
+    "commands that run without asking:",
+    ...(p.command_allow.length === 0 ? ["  (none)"] : p.command_allow.map((argv) => `  ${quoteArgv(argv)}`)),
+    shown.workspace_file === null
+      ? "workspace   no .mini-agent/policy.json (nothing tightened)"
+      : `workspace   ${shown.workspace_file} tightens: ${JSON.stringify(p.workspace)}`,
+  ];
+  return lines.map(oneLine).join("\n") + "\n";
 }

@@ -35,7 +35,9 @@ export function whyLine(run: RunView, commandPrefix = ""): string {
     case "awaiting_approval": {
       const a = run.pending_action;
       if (a?.command) return oneLine(`awaiting approval: run_command ${quoteArgv(a.command.argv)} (action ${a.action_id}, asked by ${a.command.rule})`);
-      return oneLine(a ? `awaiting approval: ${a.tool} on ${a.path} (action ${a.action_id})` : `awaiting approval${reason}`);
+      return oneLine(
+        a ? `awaiting approval: ${a.tool} on ${a.path} (action ${a.action_id}${a.rule ? `, asked by ${a.rule}` : ""})` : `awaiting approval${reason}`,
+      );
     }
     default:
       return oneLine(`${run.status}${reason}`);

@@ -13,6 +13,8 @@ import { createCredentialSource, takeCredentialEnv, type CredentialSource } from
 import { readTokenFile } from "./credentials/token-file.js";
 import { isMiniAgentError } from "./errors.js";
 import { createLogger, openLogFile } from "./log/logger.js";
+import { loadDaemonPolicy, type DaemonPolicy } from "./policy/daemon-policy.js";
+import { createPolicyView } from "./policy/policy-view.js";
 import { createSecretSet, type SecretSet } from "./redact/index.js";
 import type { RunService } from "./runtime/service.js";
 
@@ -37,6 +39,8 @@ export interface ServiceContext {
   env: NodeJS.ProcessEnv;
   /** credentials the daemon holds (TCP token, API key once read), for every sink to scrub */
   secrets: SecretSet;
+  /** the policy file loaded at start-up (or the built-in policy); each run resolves its own from it */
+  policy: DaemonPolicy;
 }
 
 /** Every side effect main() has, so a test can run the real daemon in-process. */
@@ -81,6 +85,15 @@ export async function main(argv: string[], deps: MainDeps): Promise<number> {
     return DAEMON_EXIT.usage;
   }
 
+  // before anything is created or locked: a broken policy file stops the start-up, naming its line
+  let policy: DaemonPolicy;
+  try {
+    policy = loadDaemonPolicy(config.policy.file, { named: config.policy.named });
+  } catch (err) {
+    deps.err(`mini-agent-daemon: ${isMiniAgentError(err) ? err.message : `cannot load the policy ${config.policy.file}`}`);
+    return DAEMON_EXIT.failure;
+  }
+
   let lock: InstanceLock | null = null;
   try {
     prepareStateDir(config.stateDir);
@@ -122,7 +135,7 @@ export async function main(argv: string[], deps: MainDeps): Promise<number> {
       filePath: statePath(config.stateDir, "credentials"),
       onRead: (key) => secrets.add(key),
     });
-    services = await deps.createServices({ config, log, credentials, env: deps.env, secrets });
+    services = await deps.createServices({ config, log, credentials, env: deps.env, secrets, policy });
     await startUp(services, log);
 
     // ad-hoc tasks: the folders that are never a workspace, and git for the dirty-worktree warning
@@ -136,6 +149,7 @@ export async function main(argv: string[], deps: MainDeps): Promise<number> {
       drafter: { draft: (input: Parameters<typeof draftTask>[0]) => draftTask(input, draftDeps) },
       isolation: services.isolation,
       liveGate: services.liveGate,
+      policy: createPolicyView(policy),
       version: deps.version,
       pid: deps.pid,
       maxBodyBytes: config.maxBodyBytes,
@@ -151,7 +165,10 @@ export async function main(argv: string[], deps: MainDeps): Promise<number> {
       servers.push(tcpServer);
       tcp = await listenTcp(tcpServer, config.tcp.host, config.tcp.port);
     }
-    log.info({ socket: config.socketPath, tcp, stateDir: config.stateDir, runtime: config.runtime }, "daemon listening");
+    log.info(
+      { socket: config.socketPath, tcp, stateDir: config.stateDir, runtime: config.runtime, policy: policy.source ?? "built-in", policyDigest: policy.digest },
+      "daemon listening",
+    );
     deps.out(`mini-agent-daemon ready pid=${deps.pid} socket=${config.socketPath}${tcp ? ` tcp=${tcp.host}:${tcp.port}` : ""}`);
     deps.onReady?.({ socketPath: config.socketPath, tcp, pid: deps.pid });
 

@@ -108,6 +108,7 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
     // unset in normal use; the recovery tests name a point where the daemon SIGKILLs itself
     crash: crashHookFromEnv(env),
     controlLimits: config.controlLimits,
+    policy: ctx.policy,
   });
 
   // One probe run at a time: they start several containers and plant a canary in this process's env.

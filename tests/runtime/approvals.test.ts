@@ -62,7 +62,7 @@ describe("approvals bind one action, one workspace state", () => {
     // a decided action cannot be decided again, before or after the restart
     expect(await codeOf(again.approve(runId, pending.action_id))).toBe("approval_stale");
     const recorded = (await again.events(runId, 0, 0)).filter((e) => e.type === "approval_recorded");
-    expect(recorded.map((e) => e.payload)).toEqual([{ decision: "rejected", reason: "put the test somewhere else" }]);
+    expect(recorded.map((e) => e.payload)).toEqual([{ decision: "rejected", reason: "put the test somewhere else", by: "user" }]);
     await again.shutdown();
   });
 

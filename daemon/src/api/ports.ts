@@ -1,4 +1,5 @@
-import type { HealthBody } from "../contracts/api.js";
+import type { HealthBody, PolicyShowBody } from "../contracts/api.js";
+import type { ProfileName } from "../contracts/policy.js";
 import type { Backend, Runtime } from "../contracts/sandbox.js";
 import type { Draft, DraftInput } from "../adhoc/index.js";
 import type { RunService } from "../runtime/service.js";
@@ -36,11 +37,17 @@ export interface TaskDrafter {
   draft(input: DraftInput): Promise<Draft>;
 }
 
+/** The daemon's policy as a run would get it (`policy show`); policy_invalid for a broken workspace rules file. */
+export interface PolicyService {
+  show(input: { profile?: ProfileName; workspace?: string }): PolicyShowBody;
+}
+
 export interface ApiDeps {
   runService: RunService;
   drafter: TaskDrafter;
   isolation: IsolationService;
   liveGate: LiveGate;
+  policy: PolicyService;
   version: string;
   pid: number;
   maxBodyBytes: number;

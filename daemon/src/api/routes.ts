@@ -6,6 +6,7 @@ import {
   DraftTaskRequest,
   EmptyRequest,
   EventsQuery,
+  PolicyQuery,
   ProbeRequest,
   RejectRequest,
   ResumeRequest,
@@ -91,6 +92,7 @@ export const ROUTES: Route[] = [
       ...(r.budgets !== undefined && { budgets: r.budgets }),
       ...(r.sandbox_include.length > 0 && { sandboxInclude: r.sandbox_include }),
       ...(r.image_family !== undefined && !draft && { imageFamily: r.image_family }),
+      ...(r.policy_profile !== undefined && { policyProfile: r.policy_profile }),
       ...(draft && { taskSpec: draft.task, adhoc: { testSource: draft.test_source, dirtyFiles: draft.dirty_files } }),
     };
     return { json: { kind: "run", run: await ctx.deps.runService.createRun(input) }, status: 201 };
@@ -158,6 +160,12 @@ export const ROUTES: Route[] = [
   route("GET", "/isolation-report", async (ctx) => {
     noQuery(ctx.query);
     return { json: { kind: "isolation_report", report: await ctx.deps.isolation.latestReport() } };
+  }),
+  route("GET", "/policy", async (ctx) => {
+    const q = parseQuery(ctx.query, PolicyQuery);
+    return {
+      json: ctx.deps.policy.show({ ...(q.profile !== undefined && { profile: q.profile }), ...(q.workspace !== undefined && { workspace: q.workspace }) }),
+    };
   }),
   route("GET", "/health", async (ctx) => {
     noQuery(ctx.query);

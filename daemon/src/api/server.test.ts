@@ -11,6 +11,7 @@ import type { CreateRunInput, RunService, RunView } from "../runtime/service.js"
 import { closeServer, listenTcp, listenUnix } from "./listen.js";
 import type { ApiDeps, GateVerdict } from "./ports.js";
 import { createApiServer } from "./server.js";
+import { INERT_API_DEPS } from "./server.testkit.js";
 
 /** A hand-built RunService that records calls; the server, socket and HTTP are real. */
 function fakeRunService() {
@@ -103,6 +104,7 @@ beforeEach(async () => {
       }),
     },
     liveGate: { check: async () => gate },
+    policy: INERT_API_DEPS.policy,
     drafter: {
       draft: async () => {
         throw new Error("no drafts in this test");

@@ -9,6 +9,8 @@ import type http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { pino } from "pino";
+import { BUILTIN_DAEMON_POLICY } from "../policy/daemon-policy.js";
+import { createPolicyView } from "../policy/policy-view.js";
 import { closeServer, listenUnix } from "./listen.js";
 import type { ApiDeps } from "./ports.js";
 import { createApiServer } from "./server.js";
@@ -25,6 +27,7 @@ export const INERT_API_DEPS: Omit<ApiDeps, "runService"> = {
   isolation: { runProbes: async () => ({}), latestReport: async () => null, health: () => Promise.reject(new Error("health is not part of this test")) },
   drafter: { draft: () => Promise.reject(new Error("no drafts in this test")) },
   liveGate: { check: async () => ({ ok: true }) },
+  policy: createPolicyView(BUILTIN_DAEMON_POLICY),
   version: "t",
   pid: 1,
   maxBodyBytes: 65536,

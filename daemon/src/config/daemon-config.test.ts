@@ -12,6 +12,13 @@ describe("daemon arguments", () => {
     expect(r.kind === "run" && [r.config.stateDir, r.config.socketPath, r.config.tcp]).toEqual(["/x/mini-agent", "/x/mini-agent/daemon.sock", null]);
   });
 
+  it("--policy FILE is resolved against the cwd and must exist; without it the state dir's policy.json may be missing", () => {
+    const named = parseDaemonArgs(["--policy", "p/policy.json"], { XDG_STATE_HOME: "/x" }, "/cwd");
+    expect(named.kind === "run" && named.config.policy).toEqual({ file: "/cwd/p/policy.json", named: true });
+    const byDefault = parseDaemonArgs([], { XDG_STATE_HOME: "/x" }, "/cwd");
+    expect(byDefault.kind === "run" && byDefault.config.policy).toEqual({ file: "/x/mini-agent/policy.json", named: false });
+  });
+
   it.each([
     [["--bogus"]],
     [["stray"]],

@@ -45,6 +45,8 @@ export interface DaemonConfig {
   maxWaitMs: number;
   shutdownTimeoutMs: number;
   controlLimits: { maxBytes: number; maxFiles: number };
+  /** `--policy FILE`, else <state-dir>/policy.json; only the default may be missing (then the built-in policy applies) */
+  policy: { file: string; named: boolean };
 }
 
 export const DAEMON_USAGE = `usage: mini-agent-daemon [options]
@@ -63,6 +65,8 @@ options:
   --runtime NAME         OCI runtime for sandboxes: runc|runsc (default ${DAEMON_DEFAULTS.runtime})
   --control-max-bytes N  largest task control folder a run may bring, in bytes (default ${DAEMON_DEFAULTS.controlMaxBytes})
   --control-max-files N  most files and folders in it (default ${DAEMON_DEFAULTS.controlMaxFiles})
+  --policy FILE          the approval policy (JSON). Default: <state-dir>/policy.json, and when that
+                         does not exist the built-in one. A broken file stops the start-up.
   --help                 show this help
 
 The live model key comes from MINI_AGENT_API_KEY (or OPENAI_API_KEY) in this
@@ -112,6 +116,7 @@ export function parseDaemonArgs(argv: string[], env: NodeJS.ProcessEnv, cwd: str
         runtime: { type: "string" },
         "control-max-bytes": { type: "string" },
         "control-max-files": { type: "string" },
+        policy: { type: "string" },
         help: { type: "boolean" },
       },
     }));
@@ -156,6 +161,8 @@ export function parseDaemonArgs(argv: string[], env: NodeJS.ProcessEnv, cwd: str
       maxWaitMs: DAEMON_DEFAULTS.maxWaitMs,
       shutdownTimeoutMs: DAEMON_DEFAULTS.shutdownTimeoutMs,
       controlLimits: { maxBytes: maxBytes.data, maxFiles: maxFiles.data },
+      policy:
+        typeof values.policy === "string" ? { file: path.resolve(cwd, values.policy), named: true } : { file: statePath(stateDir, "policy"), named: false },
     },
   };
 }

@@ -28,6 +28,8 @@ export const STATE_FILES = {
   liveRuns: "live-runs",
   /** HMAC key sealing approval records (policy/approval-key.ts) */
   approvalKey: "approval.key",
+  /** the default `--policy` file; absent = the built-in policy */
+  policy: "policy.json",
 } as const;
 
 export function statePath(stateDir: string, name: keyof typeof STATE_FILES): string {

@@ -50,6 +50,33 @@ export const ErrorBody = z.strictObject({
 });
 export type ErrorBody = z.infer<typeof ErrorBody>;
 
+const PolicyVerdict = z.enum(["allow", "ask", "deny"]);
+
+/**
+ * `GET /v1/policy` (`mini-agent-client policy show`): the policy a run would
+ * get now, daemon file + profile + the workspace's tightening. The same fields
+ * as contracts/policy.ts EffectivePolicy (classic zod, which the client does
+ * not load); a field the daemon adds later is dropped here, not refused.
+ */
+export const PolicyShowBody = z.strictObject({
+  kind: z.literal("policy"),
+  policy: z.object({
+    profile: z.string(),
+    tools: z.object({ read: PolicyVerdict, write: PolicyVerdict, command: PolicyVerdict, test: PolicyVerdict }),
+    auto_edit: z.array(z.string()),
+    command_allow: z.array(z.array(z.string())),
+    deny_tokens: z.array(z.string()),
+    /** the workspace's own rules (they only tighten), or null */
+    workspace: z.nullable(z.record(z.string(), z.unknown())),
+    /** the daemon's policy file, or null for the built-in policy */
+    source: z.nullable(z.string()),
+  }),
+  source_digest: z.nullable(z.string()),
+  /** the workspace rules file that was read, or null */
+  workspace_file: z.nullable(z.string()),
+});
+export type PolicyShowBody = z.infer<typeof PolicyShowBody>;
+
 export const ApiResponse = z.discriminatedUnion("kind", [
   z.strictObject({ kind: z.literal("run"), run: RunView }),
   z.strictObject({ kind: z.literal("runs"), runs: z.array(RunView) }),
@@ -57,6 +84,7 @@ export const ApiResponse = z.discriminatedUnion("kind", [
   z.strictObject({ kind: z.literal("diff"), run_id: z.string(), diff: z.string() }),
   z.strictObject({ kind: z.literal("isolation_report"), report: z.nullable(IsolationReportBody) }),
   HealthBody,
+  PolicyShowBody,
   z.strictObject({
     kind: z.literal("task_draft"),
     /** the drafted TaskSpec (contracts/task-spec.ts), validated by the daemon */

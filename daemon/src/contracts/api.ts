@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { Id } from "./common.js";
+import { ProfileName } from "./policy.js";
 import { Backend, Runtime, SandboxInclude } from "./sandbox.js";
 import { Budgets, TaskSpec } from "./task-spec.js";
 import { ImageFamily } from "./test-report.js";
@@ -61,6 +62,8 @@ export const CreateRunRequest = z
     budgets: Budgets.partial().optional(),
     /** forbidden paths the run's sandboxes may still see (`--sandbox-include`); read_file keeps refusing them */
     sandbox_include: z._default(SandboxInclude, []),
+    /** `--policy-profile`: which of the policy's profiles the run gets (default: the policy file's default_profile) */
+    policy_profile: ProfileName.optional(),
   })
   .refine((r) => [r.fixture_dir, r.task_spec, r.adhoc].filter((x) => x !== undefined).length === 1, {
     message: "give exactly one of fixture_dir, task_spec or adhoc",
@@ -85,12 +88,15 @@ export const EventsQuery = z.strictObject({
   wait_ms: z.coerce.number().int().min(0).max(60_000).default(0),
 });
 
+/** `GET /v1/policy?profile=P&workspace=DIR`: the effective policy (`policy show`) */
+export const PolicyQuery = z.strictObject({ profile: ProfileName.optional(), workspace: AbsPath.optional() });
+
 /** `family`: the image family to probe (node when absent); its report is stored under its own key */
 export const ProbeRequest = z.strictObject({ runtime: z.optional(Runtime), family: z.optional(ImageFamily) });
 
 // ---- response bodies: contracts/api-responses.ts (zod/mini, what the client loads) and contracts/run-view.ts
 
-export { API_VERSION, ApiResponse, ErrorBody, HealthBody, IsolationReportBody, IsolationVerdict } from "./api-responses.js";
+export { API_VERSION, ApiResponse, ErrorBody, HealthBody, IsolationReportBody, IsolationVerdict, PolicyShowBody } from "./api-responses.js";
 export type { ApiResponseOf } from "./api-responses.js";
 
 /** The trace endpoint answers JSONL, not JSON: one event per line. */

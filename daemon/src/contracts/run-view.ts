@@ -25,6 +25,8 @@ export const PendingActionView = z.object({
   why: z.nullable(z.string()),
   /** a pending run_command (path and diff are empty): its argv and the policy rule that asked */
   command: z.optional(z.object({ argv: z.array(z.string()), rule: z.string() })),
+  /** the policy rule that asked, e.g. `policy:interactive:tools.write` (absent for actions from before policies) */
+  rule: z.optional(z.string()),
 });
 export type PendingActionView = z.infer<typeof PendingActionView>;
 

@@ -11,6 +11,8 @@ export interface PolicyDecision {
   /** why a deny or ask happened, as a stable code (null for allow) */
   code: ErrorCode | null;
   reason: string;
+  /** which rule decided (policy/decide-call.ts), e.g. `policy:interactive:auto_edit:tests/**`; absent for the task's own rules alone */
+  rule?: string;
 }
 
 const allow = (reason: string): PolicyDecision => ({ verdict: "allow", code: null, reason });

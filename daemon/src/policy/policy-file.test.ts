@@ -39,6 +39,15 @@ describe("policy file", () => {
     expect(errorOf(() => loadPolicyFile("/nonexistent/policy.json")).code).toBe("policy_invalid");
     expect(loadPolicyFile("/nonexistent/policy.json", { optional: true })).toBeNull();
   });
+
+  it.each([
+    ['{\n  "schema_version": 1,\n  "auto_edit": [tests/**]\n}\n', 3],
+    ['{\n  "schema_version": 1\n  "auto_edit": []\n}\n', 3],
+    ['{\n  "schema_version": 1,\n  "auto_edit": ["a"],\n', 4],
+    ['{\n  "tools": {"write": \'deny\'}\n}', 2],
+  ])("regression: broken JSON whose parser message names no position still gets its line (%j)", (text, line) => {
+    expect(errorOf(() => loadPolicyFile(policyFile(text))).message).toMatch(new RegExp(`policy\\.json:${line}: not valid JSON`));
+  });
 });
 
 describe("deny tokens and the allowlist", () => {

@@ -22,7 +22,7 @@ export function parseWorkspacePolicy(text: string, label: string): z.infer<typeo
   return parsePolicyText(text, label, PolicyRules);
 }
 
-function readPolicyText(file: string, optional: boolean): string | null {
+export function readPolicyText(file: string, optional: boolean): string | null {
   let st: fs.Stats;
   try {
     st = fs.statSync(file);
@@ -40,8 +40,10 @@ export function parsePolicyText<S extends z.ZodType>(text: string, label: string
   try {
     raw = JSON.parse(text);
   } catch (err) {
+    // Node 20 names a position for some errors only ("Unexpected token 'e', ... is not valid JSON" has none)
     const at = /position (\d+)/.exec(String((err as Error).message));
-    const line = at ? lineOf(text, Number(at[1])) : null;
+    const offset = at ? Number(at[1]) : jsonErrorOffset(text);
+    const line = offset === null ? null : lineOf(text, offset);
     throw new MiniAgentError("policy_invalid", `${label}${line === null ? "" : `:${line}`}: not valid JSON (${(err as Error).message})`);
   }
   const parsed = schema.safeParse(raw);
@@ -52,6 +54,91 @@ export function parsePolicyText<S extends z.ZodType>(text: string, label: string
   const where = keys.map(String).join(".");
   const line = lineOfPath(text, keys);
   throw new MiniAgentError("policy_invalid", `${label}${line === null ? "" : `:${line}`}: ${where === "" ? "" : `${where}: `}${issue.message}`);
+}
+
+/**
+ * Where the first JSON syntax error is, by a small recursive-descent scan of
+ * the grammar; null if the scan finds none. Only called on text JSON.parse refused.
+ */
+export function jsonErrorOffset(text: string): number | null {
+  let i = 0;
+  const fail = (): never => {
+    throw new JsonSyntaxAt(i);
+  };
+  const ws = () => {
+    while (i < text.length && " \t\n\r".includes(text[i] as string)) i++;
+  };
+  const literal = (word: string) => {
+    if (!text.startsWith(word, i)) fail();
+    i += word.length;
+  };
+  const string = () => {
+    i++;
+    while (i < text.length) {
+      const c = text[i] as string;
+      if (c === '"') {
+        i++;
+        return;
+      }
+      if (c < " ") fail();
+      i += c === "\\" ? 2 : 1;
+    }
+    fail();
+  };
+  const number = () => {
+    const m = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/.exec(text.slice(i, i + 64));
+    if (!m) fail();
+    i += m![0].length;
+  };
+  const container = (close: "}" | "]") => {
+    i++;
+    ws();
+    if (text[i] === close) {
+      i++;
+      return;
+    }
+    for (;;) {
+      ws();
+      if (close === "}") {
+        if (text[i] !== '"') fail();
+        string();
+        ws();
+        if (text[i] !== ":") fail();
+        i++;
+      }
+      value();
+      ws();
+      if (text[i] === ",") i++;
+      else if (text[i] === close) {
+        i++;
+        return;
+      } else fail();
+    }
+  };
+  const value = (): void => {
+    ws();
+    const c = text[i];
+    if (c === "{") container("}");
+    else if (c === "[") container("]");
+    else if (c === '"') string();
+    else if (c === "t") literal("true");
+    else if (c === "f") literal("false");
+    else if (c === "n") literal("null");
+    else number();
+  };
+  try {
+    value();
+    ws();
+    if (i < text.length) fail();
+    return null;
+  } catch (err) {
+    if (err instanceof JsonSyntaxAt) return Math.min(err.offset, text.length);
+    throw err;
+  }
+}
+
+class JsonSyntaxAt {
+  constructor(readonly offset: number) {}
 }
 
 function lineOf(text: string, offset: number): number {

@@ -1,5 +1,7 @@
 import { MiniAgentError } from "../errors.js";
 import { bindingFor, checkApproval, signApproval } from "../policy/approvals.js";
+import { decideCall } from "../policy/decide-call.js";
+import { policyOf } from "../policy/effective.js";
 import type { ActionRow } from "../store/ledger.js";
 import type { ToolContext } from "../tools/context.js";
 import type { RuntimeDeps } from "./deps.js";
@@ -29,21 +31,51 @@ function resumeAfterDecision(deps: RuntimeDeps, runId: string, reason: string): 
   moveRun(deps, runId, "running", reason, { state: (s) => void (s.pending_action_id = null) });
 }
 
+/** Who approved: a person over the API, or the run's policy by the rule that allowed it (`policy:<profile>:<rule>`). */
+export type ApprovedBy = "user" | { policyRule: string };
+
 /**
  * approve: check the binding (run, action id, argument digest, workspace digest
  * at proposal, record integrity) -> record approval -> intent -> write ->
  * written + receipt. A stale binding is told to the model (re-read) and
  * reported to the caller as approval_stale; the external edit is kept.
+ * A write the policy approves takes this same path; only `by` differs. What
+ * the task or the policy denies is refused here too (policy_denied or the
+ * task's code), whoever approves: deny is final.
  */
-export async function approveAction(deps: RuntimeDeps, runId: string, row: ActionRow, ctx: ToolContext, key: Uint8Array): Promise<void> {
+export async function approveAction(
+  deps: RuntimeDeps,
+  runId: string,
+  row: ActionRow,
+  ctx: ToolContext,
+  key: Uint8Array,
+  by: ApprovedBy = "user",
+): Promise<void> {
+  // a command has its own binding and policy re-check (runtime/command-approval.ts); only a person approves one
   if (row.record.tool === "run_command") return approveCommand(deps, runId, row, ctx, key);
   const actionId = row.record.action_id;
+  const denied = decideCall(row.record.tool, row.record.args, ctx.task, policyOf(ctx));
+  if (denied.verdict === "deny") {
+    throw new MiniAgentError(denied.code ?? "policy_denied", `approval refused: ${denied.reason}; nothing was written`, {
+      details: { run_id: runId, action_id: actionId, rule: denied.rule ?? null },
+    });
+  }
+  const byText = by === "user" ? "user" : by.policyRule;
+  // a person's decision hands the waiting run back to the loop; the policy decides inside the loop's own step
+  const handBack = (reason: string) => {
+    if (by === "user") resumeAfterDecision(deps, runId, reason);
+  };
   const prepared = deps.tools.verifyRecord(row.record.prepared);
   const staleBecause = (why: string): never => {
     deps.ledger.tx(() => {
-      deps.trace.append(runId, { type: "approval_recorded", call_id: row.record.call_id, action_id: actionId, payload: { decision: "stale", reason: why } });
+      deps.trace.append(runId, {
+        type: "approval_recorded",
+        call_id: row.record.call_id,
+        action_id: actionId,
+        payload: { decision: "stale", reason: why, by: byText },
+      });
       recordNoWrite(deps, runId, row, "approval_stale", `${why}; nothing was written; re-read the file and propose again`);
-      resumeAfterDecision(deps, runId, "approval went stale; the model was told to re-read");
+      handBack("approval went stale; the model was told to re-read");
     });
     throw new MiniAgentError("approval_stale", `approval refused: ${why}; nothing was written`, { details: { run_id: runId, action_id: actionId } });
   };
@@ -55,7 +87,8 @@ export async function approveAction(deps: RuntimeDeps, runId: string, row: Actio
   ) {
     return staleBecause("the action record in the ledger does not match its own content");
   }
-  const record = signApproval(bindingFor(runId, prepared.action), "approved", null, key);
+  // the sealed record says who approved: null for a person, the rule for the policy
+  const record = signApproval(bindingFor(runId, prepared.action), "approved", by === "user" ? null : by.policyRule, key);
   const check = checkApproval(record, { runId, action: prepared.action, workspaceDigest: await deps.tools.workspaceDigest(ctx) }, key);
   if (!check.ok) return staleBecause(check.message);
 
@@ -63,8 +96,8 @@ export async function approveAction(deps: RuntimeDeps, runId: string, row: Actio
   deps.ledger.tx(() => {
     deps.ledger.insertApproval(record);
     deps.ledger.setActionStatus(runId, actionId, "approved");
-    deps.trace.append(runId, { type: "approval_recorded", call_id: row.record.call_id, action_id: actionId, payload: { decision: "approved" } });
-    resumeAfterDecision(deps, runId, `approved ${actionId}`);
+    deps.trace.append(runId, { type: "approval_recorded", call_id: row.record.call_id, action_id: actionId, payload: { decision: "approved", by: byText } });
+    handBack(`approved ${actionId}`);
   });
   await executeApprovedWrite(deps, runId, deps.ledger.findAction(runId, actionId)!, ctx);
 }
@@ -92,7 +125,7 @@ export function rejectAction(deps: RuntimeDeps, runId: string, row: ActionRow, r
       type: "approval_recorded",
       call_id: row.record.call_id,
       action_id: row.record.action_id,
-      payload: { decision: "rejected", reason },
+      payload: { decision: "rejected", reason, by: "user" },
     });
     recordNoWrite(deps, runId, row, "approval_rejected", `the user rejected this write: ${reason}`);
     resumeAfterDecision(deps, runId, `rejected ${row.record.action_id}`);

@@ -2,12 +2,15 @@ import fs from "node:fs";
 import path from "node:path";
 import { describeZodError } from "../contracts/common.js";
 import type { ReplayFile } from "../contracts/decision.js";
+import type { EffectivePolicy } from "../contracts/policy.js";
 import { SandboxInclude } from "../contracts/sandbox.js";
 import { Budgets, TaskSpec } from "../contracts/task-spec.js";
 import type { ImageFamily } from "../contracts/test-report.js";
 import { requireImageFamily } from "../sandbox/families.js";
 import { MiniAgentError } from "../errors.js";
 import { isCanonicalReplay, loadReplayFile } from "../models/replay.js";
+import { BUILTIN_DAEMON_POLICY, type DaemonPolicy } from "../policy/daemon-policy.js";
+import { type PolicyTrace, resolveRunPolicy } from "../policy/run-policy.js";
 import type { RunState } from "../store/records.js";
 import type { CreateRunInput } from "./service.js";
 
@@ -22,6 +25,8 @@ export interface CheckedCreate {
   replay: { path: string; file: ReplayFile; trusted: boolean } | null;
   /** the run's `--sandbox-include` globs, checked */
   sandboxInclude: string[];
+  /** the policy the run keeps for its whole life, and what the trace says of it */
+  policy: { effective: EffectivePolicy; trace: PolicyTrace };
 }
 
 function readTaskSpec(file: string): TaskSpec {
@@ -62,7 +67,7 @@ function isDir(p: string): boolean {
  * bad spec, untrusted replay on the host backend, a live model on the host
  * backend, a workspace that must (not) exist.
  */
-export function checkCreateInput(input: CreateRunInput, builtinFixturesDir: string): CheckedCreate {
+export function checkCreateInput(input: CreateRunInput, builtinFixturesDir: string, daemonPolicy: DaemonPolicy = BUILTIN_DAEMON_POLICY): CheckedCreate {
   const bad = (message: string) => new MiniAgentError("invalid_request", message);
   if (!path.isAbsolute(input.workspace)) throw bad("workspace must be an absolute path");
   if ((input.fixtureDir === undefined) === (input.taskSpec === undefined)) throw bad("give exactly one of fixtureDir or taskSpec");
@@ -117,7 +122,11 @@ export function checkCreateInput(input: CreateRunInput, builtinFixturesDir: stri
     }
     replay = { path: replayPath, file: loadReplayFile(replayPath), trusted };
   }
-  return { task, budgets: budgets.data, workspace: path.resolve(input.workspace), fixtureDir, taskControlDir, replay, sandboxInclude: include.data };
+
+  // the workspace's own rules: a fixture's repo/ is what becomes the workspace; a broken file refuses the run here
+  const resolved = resolveRunPolicy(daemonPolicy, input.policyProfile, fixtureDir ? path.join(fixtureDir, "repo") : path.resolve(input.workspace));
+  const policy = { effective: resolved.policy, trace: resolved.trace };
+  return { task, budgets: budgets.data, workspace: path.resolve(input.workspace), fixtureDir, taskControlDir, replay, sandboxInclude: include.data, policy };
 }
 
 /**

@@ -15,7 +15,7 @@ export interface RuntimeDeps {
   crash: CrashHook;
   buildView: ViewBuilder;
   stateDir: string;
-  /** the daemon's approval key (policy/approval-key.ts), loaded once; a command approved earlier is re-checked with it before it runs */
+  /** the daemon's approval-sealing key (policy/approval-key.ts), loaded once: a write the policy approves is sealed like one a person approves, and a command approved earlier is re-checked with it before it runs */
   approvalKey(): Promise<Uint8Array>;
 }
 

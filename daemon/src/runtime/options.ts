@@ -3,6 +3,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { DAEMON_DEFAULTS } from "../config/daemon-config.js";
 import { MiniAgentError } from "../errors.js";
+import type { DaemonPolicy } from "../policy/daemon-policy.js";
 import type { Ledger } from "../store/ledger.js";
 import { verify } from "../verifier/verify.js";
 import type { ControlLimits } from "./control-dir.js";
@@ -29,6 +30,8 @@ export interface RunServiceOptions {
   controlLimits?: ControlLimits;
   /** the live credentials the daemon holds (redact/ SecretSet.values): the ledger scrubs them from every row */
   knownSecrets?: () => readonly string[];
+  /** the daemon's policy file (default: the built-in policy); each run resolves and keeps its own at creation */
+  policy?: DaemonPolicy;
 }
 
 export const OPTION_NAMES = [
@@ -46,6 +49,7 @@ export const OPTION_NAMES = [
   "approvalKey",
   "controlLimits",
   "knownSecrets",
+  "policy",
 ];
 
 export const DEFAULT_CONTROL_LIMITS: ControlLimits = { maxBytes: DAEMON_DEFAULTS.controlMaxBytes, maxFiles: DAEMON_DEFAULTS.controlMaxFiles };

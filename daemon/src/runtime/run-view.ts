@@ -12,9 +12,20 @@ export function runView(ledger: Ledger, runId: string, liveElapsedMs?: number): 
   if (run.status === "awaiting_approval" && s.pending_action_id) {
     const a = ledger.findAction(runId, s.pending_action_id);
     if (a) {
-      pending = { action_id: a.record.action_id, call_id: a.record.call_id, tool: a.record.tool, path: a.record.path, diff: a.record.diff, why: a.record.why };
+      pending = {
+        action_id: a.record.action_id,
+        call_id: a.record.call_id,
+        tool: a.record.tool,
+        path: a.record.path,
+        diff: a.record.diff,
+        why: a.record.why,
+        ...(a.record.rule !== undefined && { rule: a.record.rule }),
+      };
       const command = a.record.tool === "run_command" ? PreparedCommand.safeParse(a.record.prepared) : null;
-      if (command?.success) pending.command = { argv: command.data.arguments.argv, rule: command.data.rule };
+      if (command?.success) {
+        pending.command = { argv: command.data.arguments.argv, rule: command.data.rule };
+        pending.rule ??= command.data.rule;
+      }
     }
   }
   const counters = { ...s.counters, elapsed_ms: liveElapsedMs ?? s.counters.elapsed_ms };

@@ -106,7 +106,7 @@ export class RunServiceImpl implements RunService {
 
   async createRun(input: CreateRunInput): Promise<RunView> {
     this.refuseWhenStopping();
-    const checked = checkCreateInput(input, this.options.builtinFixturesDir ?? defaultFixturesDir());
+    const checked = checkCreateInput(input, this.options.builtinFixturesDir ?? defaultFixturesDir(), this.options.policy);
     const ws = checked.workspace;
     if (this.claims.has(ws) || this.activeRunFor(ws)) throw busy(ws, this.activeRunFor(ws));
     this.claims.add(ws);
@@ -160,6 +160,7 @@ export class RunServiceImpl implements RunService {
         budgets: checked.budgets,
         ...(checked.sandboxInclude.length > 0 && { sandbox_include: checked.sandboxInclude }),
         ...(input.adhoc && { adhoc: { test_source: input.adhoc.testSource, dirty_files: input.adhoc.dirtyFiles } }),
+        policy: checked.policy.effective,
       };
       await this.deps.tools.captureBaseline(this.toolCtx(record));
       // built once for every run, replay and live alike; kept in the control dir so a resume tells the model the same bytes
@@ -177,6 +178,8 @@ export class RunServiceImpl implements RunService {
             image_family: taskImageFamily(checked.task),
             replay_trusted: record.replay_trusted,
             budgets: checked.budgets,
+            // resolved once, here; the run keeps it (a later edit of a policy file never changes it)
+            policy: checked.policy.trace,
             // the opt-in is part of what the run was started with; which paths it let in is traced as sandbox_include
             ...(checked.sandboxInclude.length > 0 && { sandbox_include: checked.sandboxInclude }),
             // an ad-hoc task was drafted by the daemon, not written by the user: the trace keeps what it was

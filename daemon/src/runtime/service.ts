@@ -1,4 +1,5 @@
 import type { RunView, TraceEvent } from "../contracts/run-view.js";
+import type { ProfileName } from "../contracts/policy.js";
 import type { Backend } from "../contracts/sandbox.js";
 import type { Budgets, TaskSpec } from "../contracts/task-spec.js";
 
@@ -26,6 +27,8 @@ export interface CreateRunInput {
   imageFamily?: string;
   /** set when `taskSpec` was drafted from the folder (adhoc/): the trace records the spec and the dirty files */
   adhoc?: { testSource: string; dirtyFiles: string[] };
+  /** `--policy-profile`: which profile of the daemon's policy the run gets (default: the file's default_profile) */
+  policyProfile?: ProfileName;
 }
 
 /** The run view and its parts are defined once, as schemas, in contracts/run-view.ts. */

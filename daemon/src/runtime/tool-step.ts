@@ -1,12 +1,19 @@
-import type { ToolCall, ToolResult } from "../contracts/tool-call.js";
+import type { PreparedAction, ToolCall, ToolResult } from "../contracts/tool-call.js";
+import { isMiniAgentError } from "../errors.js";
+import type { ActionRecord } from "../store/records.js";
 import { errorResult } from "../tools/result.js";
 import type { ValidatedToolCall } from "../tools/validate.js";
 import type { ActiveRun } from "./active-run.js";
+import { approveAction } from "./approval-flow.js";
 import { nextCallTimeoutMs } from "./budgets.js";
 import { patchState, type RuntimeDeps } from "./deps.js";
 import { sandboxIncludeReporter } from "./sandbox-include.js";
 import { moveRun } from "./lifecycle.js";
 import { commandFigures, commandGate } from "./command-step.js";
+import { observe } from "./observe.js";
+
+// observations have their own home (observe.ts) so the approval path can use them without a cycle
+export { observe };
 
 export type ToolStepOutcome = "continue" | "awaiting_approval" | "out_of_time";
 
@@ -30,7 +37,9 @@ export async function toolStep(
   if (verdict.verdict === "deny") {
     return observe(deps, active, checked.name, errorResult(call.call_id, verdict.code ?? "path_denied", verdict.reason));
   }
-  if (verdict.verdict === "ask") return proposeWrite(deps, active, checked, why);
+  if (verdict.verdict === "ask") return proposeWrite(deps, active, checked, why, { rule: verdict.rule ?? "task", byPolicy: false });
+  // a write the policy allows (auto_edit) is still proposed, bound and recorded: approved by the policy, not run blind
+  if (checked.name === "apply_patch") return proposeWrite(deps, active, checked, why, { rule: verdict.rule ?? "task", byPolicy: true });
   if (checked.name === "run_command") {
     // the command policy decides before anything runs: a refusal never opens a sandbox (runtime/command-step.ts)
     const gate = await commandGate(deps, active, checked, why);
@@ -64,30 +73,25 @@ export async function runAllowed(
   return observe(deps, active, checked.name, result, traceExtra?.(result));
 }
 
-/** Prepares the write and persists it with approval_requested BEFORE anyone is asked. */
-async function proposeWrite(deps: RuntimeDeps, active: ActiveRun, call: ValidatedToolCall, why: string | null): Promise<ToolStepOutcome> {
+/**
+ * Prepares the write and persists it BEFORE anyone decides: with
+ * approval_requested (naming the rule that asked) when a person must answer,
+ * or straight into the approval path when the policy approves it.
+ */
+async function proposeWrite(
+  deps: RuntimeDeps,
+  active: ActiveRun,
+  call: ValidatedToolCall,
+  why: string | null,
+  asked: { rule: string; byPolicy: boolean },
+): Promise<ToolStepOutcome> {
   const prepared = await deps.tools.prepare(call, active.ctx, active.runId);
   if (!prepared.ok) return observe(deps, active, call.name, prepared.result);
   const a = prepared.action;
+  if (asked.byPolicy) return approveByPolicy(deps, active, a, why, asked.rule);
   deps.ledger.tx(() => {
     if (!deps.ledger.findAction(active.runId, a.action_id)) {
-      deps.ledger.insertAction({
-        schema_version: 1,
-        run_id: active.runId,
-        action_id: a.action_id,
-        call_id: a.call_id,
-        tool: a.tool,
-        path: a.path,
-        args: a.arguments,
-        args_digest: a.args_digest,
-        workspace_digest: a.manifest_digest,
-        before_hash: a.before_hash,
-        after_hash: a.after_hash,
-        manifest_digest: a.manifest_digest,
-        diff: a.diff,
-        why,
-        prepared: a,
-      });
+      deps.ledger.insertAction(actionRecord(active.runId, a, why, asked.rule));
     }
     moveRun(deps, active.runId, "awaiting_approval", `approval needed for ${a.action_id} (${a.path})`, {
       state: (s) => {
@@ -100,7 +104,14 @@ async function proposeWrite(deps: RuntimeDeps, active: ActiveRun, call: Validate
       type: "approval_requested",
       call_id: a.call_id,
       action_id: a.action_id,
-      payload: { tool: a.tool, path: a.path, before_hash: a.before_hash, after_hash: a.after_hash, workspace_digest: a.manifest_digest },
+      payload: {
+        tool: a.tool,
+        path: a.path,
+        before_hash: a.before_hash,
+        after_hash: a.after_hash,
+        workspace_digest: a.manifest_digest,
+        rule: asked.rule,
+      },
     });
   });
   await active.closeSession();
@@ -108,55 +119,45 @@ async function proposeWrite(deps: RuntimeDeps, active: ActiveRun, call: Validate
 }
 
 /**
- * A tool result becomes a message for the model and a tool_observed event,
- * together. The ledger redacts the message as it stores it (redact/), and the
- * model's view is rebuilt from the ledger: an observation reaches the model
- * only without secret shapes, whatever the tool read.
+ * A write the policy approves: persisted as a pending action, then the same
+ * approveAction a person's approval runs (binding, sealed record, intent ->
+ * write -> receipt), recorded `by` the rule. The run never stops for it. An
+ * action already decided (a resumed run re-proposing its last call) is left
+ * to recovery, which finishes approved writes by the three-state check.
  */
-export function observe(
-  deps: RuntimeDeps,
-  active: { runId: string; elapsedMs(): number } | { runId: string },
-  tool: string,
-  result: ToolResult,
-  traceExtra: Record<string, unknown> = {},
-): "continue" {
-  deps.ledger.tx(() => {
-    deps.ledger.appendMessage(active.runId, { schema_version: 1, role: "tool", result });
-    patchState(deps, active.runId, (s) => {
-      s.last_tool = tool;
-      if ("elapsedMs" in active) s.counters.elapsed_ms = active.elapsedMs();
-      const tests = testFigures(tool, result);
-      if (tests) s.tests = tests;
-    });
-    deps.trace.append(active.runId, {
-      type: "tool_observed",
-      call_id: result.call_id,
-      payload: {
-        tool,
-        ok: result.ok,
-        error: result.error?.code ?? null,
-        truncated: result.truncated,
-        ...traceFigures(testFigures(tool, result)),
-        ...traceExtra,
-      },
-    });
-  });
+async function approveByPolicy(deps: RuntimeDeps, active: ActiveRun, a: PreparedAction, why: string | null, rule: string): Promise<ToolStepOutcome> {
+  const existing = deps.ledger.findAction(active.runId, a.action_id);
+  if (existing && existing.status !== "pending") return "continue";
+  if (!existing) {
+    deps.ledger.tx(() => deps.ledger.insertAction(actionRecord(active.runId, a, why, rule)));
+  }
+  try {
+    await approveAction(deps, active.runId, deps.ledger.findAction(active.runId, a.action_id)!, active.ctx, await deps.approvalKey(), { policyRule: rule });
+  } catch (err) {
+    // stale: the model was told to re-read (approval-flow.ts) and the run goes on
+    if (!isMiniAgentError(err, "approval_stale")) throw err;
+  }
   return "continue";
 }
 
-type TestFigures = { discovered: number; passed: number; failed: number; exit_code_only?: boolean; green?: boolean };
-
-/** What a run_tests result says for the run status; an exit-code-only run has no count, only pass or fail. */
-function testFigures(tool: string, r: ToolResult): TestFigures | null {
-  if (tool !== "run_tests" || r.data === null || typeof r.data !== "object") return null;
-  const d = r.data as Record<string, unknown>;
-  if (d.exit_code_only === true) return { discovered: 0, passed: 0, failed: 0, exit_code_only: true, green: d.green === true };
-  const n = (k: string) => (typeof d[k] === "number" ? (d[k] as number) : 0);
-  return { discovered: n("discovered"), passed: n("passed"), failed: n("failed") };
-}
-
-/** The trace's figures: an exit-code-only run shows no counts there (it must never read as "0/0"). */
-function traceFigures(f: TestFigures | null): Record<string, unknown> {
-  if (f === null) return {};
-  return f.exit_code_only ? { exit_code_only: true, green: f.green } : f;
+/** The ledger's row for a prepared write, with the plan that led to it and the rule that decided it. */
+function actionRecord(runId: string, a: PreparedAction, why: string | null, rule: string): ActionRecord {
+  return {
+    schema_version: 1,
+    run_id: runId,
+    action_id: a.action_id,
+    call_id: a.call_id,
+    tool: a.tool,
+    path: a.path,
+    args: a.arguments,
+    args_digest: a.args_digest,
+    workspace_digest: a.manifest_digest,
+    before_hash: a.before_hash,
+    after_hash: a.after_hash,
+    manifest_digest: a.manifest_digest,
+    diff: a.diff,
+    why,
+    rule,
+    prepared: a,
+  };
 }

@@ -1,4 +1,5 @@
-import { classify } from "../policy/classify.js";
+import { decideCall } from "../policy/decide-call.js";
+import { policyOf } from "../policy/effective.js";
 import { commitPreparedAction, prepareApplyPatch, verifyPreparedAction } from "../tools/apply-patch.js";
 import type { ToolContext } from "../tools/context.js";
 import { errorResult } from "../tools/result.js";
@@ -16,7 +17,7 @@ import type { ToolPort } from "./ports.js";
 export function defaultToolPort(): ToolPort {
   return {
     validate: validateToolCall,
-    classify: (call, ctx) => classify(call.name, call.args, ctx.task),
+    classify: (call, ctx) => decideCall(call.name, call.args, ctx.task, policyOf(ctx)),
     async run(call, ctx) {
       switch (call.name) {
         case "read_file":

@@ -3,7 +3,7 @@ import type { ActionRow } from "../store/ledger.js";
 import type { ToolContext } from "../tools/context.js";
 import { errorResult, okResult } from "../tools/result.js";
 import { patchState, type RuntimeDeps } from "./deps.js";
-import { observe } from "./tool-step.js";
+import { observe } from "./observe.js";
 
 /**
  * Carries out one APPROVED write: intent (durable) -> write -> written + receipt

@@ -112,6 +112,8 @@ export const ActionRecord = z.strictObject({
   manifest_digest: z.string(),
   diff: z.string(),
   why: z.string().nullable(),
+  /** the policy rule that asked for (or approved) this write, e.g. `policy:interactive:tools.write` (absent in older rows) */
+  rule: z.string().optional(),
   /** whatever the tools layer needs to commit this exact write later (validated by tools on use) */
   prepared: z.unknown(),
 });
