@@ -173,7 +173,7 @@ describe("the one-line why", () => {
   it("secret_in_diff names the file, line and rule of each hit, and nothing else about it", () => {
     const line = failed({
       reason: "secret_in_diff",
-      secrets_in_diff: [
+      diff_scan_hits: [
         { path: ".env.local", line: 2, rule: "assigned_secret" },
         { path: "src/x.js", line: 14, rule: "aws_access_key_id" },
       ],

@@ -69,7 +69,7 @@ export function verdictWhy(v: VerificationEvidence): string[] {
   else if (reason.startsWith("verification_error:")) parts.push(`verification error: ${reason.slice("verification_error:".length)}`);
   else if (reason !== "verification_failed" && reason !== "no_changes" && reason !== "secret_in_diff" && reason !== "verify_command_failed") parts.push(reason);
   // where a secret is, never what it is: the evidence holds no value to show
-  const secrets = v.secrets_in_diff ?? [];
+  const secrets = v.diff_scan_hits ?? [];
   if (secrets.length > 0) parts.push(`secret in the diff (${list(secrets.map((h) => `${h.path} line ${h.line}: ${h.rule}`))})`);
   const failedChecks = (v.verify_commands ?? []).filter((c) => !c.passed);
   if (failedChecks.length > 0)

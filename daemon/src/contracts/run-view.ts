@@ -96,7 +96,9 @@ export const VerificationEvidence = z.object({
   /** when reason is false_green: why the green was not real */
   false_green: z.optional(z.nullable(z.string())),
   /** secrets found in the added lines of the final diff: where and which rule, never the value (verifier/secret-scan.ts) */
-  secrets_in_diff: z.optional(z.array(SecretInDiff)),
+  // not `secrets_*`: the ledger's redaction replaces whatever sits under a secret-looking
+  // field name (redact/rules.ts SECRET_KEY), which turned this list into a string
+  diff_scan_hits: z.optional(z.array(SecretInDiff)),
   /** the extra verify commands (task, daemon policy, workspace policy), each in its own fresh sandbox, in the order run */
   verify_commands: z.optional(z.array(VerifyCommandResult)),
 });

@@ -60,7 +60,7 @@ export async function verifyAndFinish(deps: RuntimeDeps, active: ActiveRun): Pro
         acceptance: evidence.acceptance,
         reason: evidence.reason,
         // file, line and rule only: the evidence never holds a secret's value
-        ...(evidence.secrets_in_diff && { secrets_in_diff: evidence.secrets_in_diff }),
+        ...(evidence.diff_scan_hits && { diff_scan_hits: evidence.diff_scan_hits }),
         ...(evidence.verify_commands && { verify_commands: evidence.verify_commands }),
       },
     });

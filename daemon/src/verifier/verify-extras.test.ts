@@ -3,8 +3,10 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { PolicyRules } from "../contracts/policy.js";
+import { VerificationEvidence } from "../contracts/run-view.js";
 import { TaskSpec, type VerifyCommand } from "../contracts/task-spec.js";
 import { resolveEffectivePolicy } from "../policy/effective.js";
+import { redactDeep } from "../redact/index.js";
 import { LocalExecutor } from "../sandbox/local-executor.js";
 import { captureBaseline } from "../workspace/baseline.js";
 import { verify } from "./verify.js";
@@ -69,7 +71,7 @@ describe("secret scan of the final diff", () => {
     await fs.writeFile(path.join(ws, ".env.local"), `# local\nPAYMENTS_KEY=${ASSIGNED}\n`);
     const ev = await run(task());
     expect(ev).toMatchObject({ passed: false, reason: "secret_in_diff", tests: { discovered: 1, passed: 1 } });
-    expect(ev.secrets_in_diff).toEqual([
+    expect(ev.diff_scan_hits).toEqual([
       { path: ".env.local", line: 2, rule: "assigned_secret" },
       { path: "src/x.mjs", line: 2, rule: "aws_access_key_id" },
     ]);
@@ -79,10 +81,18 @@ describe("secret scan of the final diff", () => {
     expect(said).not.toContain(ASSIGNED);
   });
 
+  it("regression: the ledger's redaction replaced the hit list under its once secret-looking field name (run state 'malformed'); the evidence survives redaction whole", async () => {
+    await fs.writeFile(path.join(ws, "src", "x.mjs"), `export const id = "${AWS_ID}";\n`);
+    const ev = await run(task());
+    expect(ev.diff_scan_hits).toHaveLength(1);
+    // what the ledger stores (store/ledger.ts redacts every state it writes) must still be evidence
+    expect(VerificationEvidence.parse(redactDeep(ev))).toEqual(ev);
+  });
+
   it("a key already in the baseline is not the run's: editing another line of its file passes", async () => {
     await fs.appendFile(path.join(ws, "src", "keys.mjs"), "export const y = 3;\n");
     const ev = await run(task());
-    expect(ev).toMatchObject({ passed: true, reason: null, secrets_in_diff: [] });
+    expect(ev).toMatchObject({ passed: true, reason: null, diff_scan_hits: [] });
   });
 });
 

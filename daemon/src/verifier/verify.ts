@@ -156,7 +156,7 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
     }
     // a credential the run wrote: named by file and line only, never by its value
     const secrets = await scanWorkspaceDiff({ workspaceRoot: input.workspaceRoot, baseline, now: before, baselineFile: loaded?.readFile ?? null });
-    evidence.secrets_in_diff = secrets.hits;
+    evidence.diff_scan_hits = secrets.hits;
     if (secrets.hits.length > 0) {
       reasons.push("secret_in_diff");
       const more = secrets.more > 0 ? ` and ${secrets.more} more` : "";
