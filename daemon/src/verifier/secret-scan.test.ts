@@ -58,6 +58,12 @@ describe("secret scan: only the ADDED lines of the diff", () => {
     expect(scanLines("x.py", addedLines(before, after))).toEqual([{ path: "x.py", line: 4, rule: "assigned_secret" }]);
   });
 
+  it("a line moved within the file was there before the run: not added; a second copy of it is", () => {
+    const before = `a\n${secret}\nb\n`;
+    expect(scanLines("x.py", addedLines(before, `a\nb\n${secret}\n`))).toEqual([]);
+    expect(scanLines("x.py", addedLines(before, `a\n${secret}\nb\n${secret}\n`))).toEqual([{ path: "x.py", line: 4, rule: "assigned_secret" }]);
+  });
+
   it("a line the run changed counts as added (an old harmless value replaced by a key)", () => {
     const before = 'API_TOKEN = ""\n';
     const after = `${secret}\n`;
