@@ -11,6 +11,7 @@ const scanNew = (path: string, text: string) => scanLines(path, addedLines(null,
 /** [file, text, rule]: each planted on line 2 of a new file */
 const PLANTED: ReadonlyArray<[string, string, string]> = [
   ["deploy/key.pem", "-----BEGIN OPENSSH PRIVATE KEY-----", "pem_private_key"],
+  ["config/tls.json", '  "key": "-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC",', "pem_private_key"],
   ["src/aws.ts", 'const id = "AKIA2E0A8F3B244C9986";', "aws_access_key_id"],
   ["src/gh.py", 'GH = "ghp_Zq8Wm2Xc4Vb6Nn1Ll3Kk5Jj7Hh9Gg0Ff2Dd4"', "github_token"],
   ["src/gh2.py", 'GH = "github_pat_11ABCDEFG0123456789_abcdefghijklmnop"', "github_token"],
@@ -104,6 +105,7 @@ describe("secret scan: ordinary code passes clean", () => {
     ["src/names.ts", "const token = accessTokenV2FromCache;\nexport const DEFAULT_SIGNING_KEY = DefaultSigningKey2024;"],
     [".env.example", "API_KEY=your-api-key-here\nSECRET_KEY=changeme-in-production\nDB_PASSWORD=changeme123456789"],
     [".github/workflows/ci.yml", ["env:", "  NPM_TOKEN: $" + "{{ secrets.NPM_TOKEN }}", "  GITHUB_TOKEN: $" + "{{ secrets.GITHUB_TOKEN }}"].join("\n")],
+    ["src/pem.js", "const re = /^-----BEGIN OPENSSH PRIVATE KEY-----(?:\\r\\n|\\n)([\\s\\S]+)/;\nlet out = '-----BEGIN OPENSSH PRIVATE KEY-----\\n';"],
     ["src/style.css", ".pk-table-header-cell { color: #a1b2c3; }\n/* sk-learn-compatible */"],
     ["docs/git.md", `commit 9fceb02d0ae598e95dc970b74767f19372d61af8\nimage sha256:${sha256}`],
     ["src/usage.py", "max_tokens = 4096\nprompt_tokens: 12\npassword_min_length = 12"],

@@ -72,7 +72,7 @@ export function scanLines(path: string, lines: readonly AddedLine[]): SecretHit[
 /**
  * A shape with a `replace` decides itself (assigned_secret keeps what is not random);
  * a prefix shape must also carry a digit: `pk-table-header-cell` is a CSS class, while
- * real keys of those shapes are random and all but never digit-free. A PEM header is enough.
+ * real keys of those shapes are random and all but never digit-free; a PEM header must be a key block.
  */
 function matches(shape: (typeof VALUE_SHAPES)[number], text: string): boolean {
   const re = new RegExp(shape.pattern.source, shape.pattern.flags);
@@ -81,9 +81,19 @@ function matches(shape: (typeof VALUE_SHAPES)[number], text: string): boolean {
     if (shape.replace) {
       const replaced = (shape.replace as (...a: unknown[]) => string)(...m, m.index, text);
       if (replaced !== m[0]) return true;
-    } else if (shape.name === "pem_private_key" || /\d/.test(m[0])) return true;
+    } else if (shape.name === "pem_private_key" ? isKeyBlock(text) : /\d/.test(m[0])) return true;
   }
   return false;
+}
+
+/**
+ * A private key block, not code that handles one: the header opens the line (a .pem
+ * file, a YAML block) or key material follows it on the line (`"-----BEGIN ...-----\nMIIE..."`
+ * in JSON or a string). `/^-----BEGIN OPENSSH PRIVATE KEY-----/` in a parser, or a
+ * template that starts one, is not a key.
+ */
+function isKeyBlock(line: string): boolean {
+  return /^\s*["'`]?-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/.test(line) || /PRIVATE KEY-----(?:\\r|\\n|\s)*[A-Za-z0-9+/]{16,}/.test(line);
 }
 
 /** What the evidence says about a hit: file and line, never the value. */
