@@ -14,20 +14,20 @@
  *   verification_error:<detail>
  * The caller persists the evidence and sets completed / failed.
  *
- * Steps: (1) manifest vs baseline: non-writable paths unchanged, a run must
- * have changed something (else no_changes, see NO_CHANGES below), and the added
- * lines of the diff hold no secret (secret-scan.ts; file and line, never the
- * value); (2) the task's
- * verify_preset in a FRESH container (executor.run, never a warm session), read
- * by the preset's own parser (a junit_xml report file is read back from that
- * container) and judged by the one rule run_tests uses (tools/test-verdict.ts);
- * (3) the hidden acceptance command in a fresh container with the control dir
- * at /control, each case decided HERE against the task's expected answers
- * (the harness's own verdict is only a claim: code under test shares its
- * sandbox); (2b) the extra verify commands (task, policy, workspace policy:
- * verify-commands.ts), each in its own FRESH container exactly like the verify
- * preset, each result in the evidence; (4) the manifest again, so the evidence names the exact workspace
- * digest it applies to. All steps run (except after a cancel or an engine
+ * Steps: (1) manifest vs baseline: non-writable paths unchanged, a task that
+ * requires a change changed something (else no_changes: requiresChange below),
+ * and the added lines of the diff hold no secret (secret-scan.ts; file, line and
+ * rule, never the value); (2) the task's verify_preset in a FRESH container
+ * (executor.run, never a warm session), read by the preset's own parser (a
+ * junit_xml report file is read back from that container) and judged by the one
+ * rule run_tests uses (tools/test-verdict.ts); (2b) the extra verify commands
+ * (task, policy, workspace policy: verify-commands.ts), each in its own FRESH
+ * container exactly like the verify preset, each result in the evidence; (3) the
+ * hidden acceptance command in a fresh container with the control dir at
+ * /control, each case decided HERE against the task's expected answers (the
+ * harness's own verdict is only a claim: code under test shares its sandbox);
+ * (4) the manifest again, so the evidence names the exact workspace digest it
+ * applies to. All steps run (except after a cancel or an engine
  * failure) so the evidence is complete; the reason is the first failure in order.
  */
 import type { Logger } from "pino";
@@ -155,7 +155,13 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
       details.push(`protected paths changed: ${evidence.protected_paths_changed.join(", ")}`);
     }
     // a credential the run wrote: named by file and line only, never by its value
-    const secrets = await scanWorkspaceDiff({ workspaceRoot: input.workspaceRoot, baseline, now: before, baselineFile: loaded?.readFile ?? null });
+    const secrets = await scanWorkspaceDiff({ workspaceRoot: input.workspaceRoot, baseline, now: before, baselineFile: loaded?.readFile ?? null }).catch(
+      (err: unknown) => {
+        // a baseline copy that fails its hash check, a file that cannot be read: not judged, never passed
+        log?.error({ err }, "diff scan failed");
+        throw new Stop(`verification_error:diff_scan_${isMiniAgentError(err) ? err.code : "unreadable"}`);
+      },
+    );
     evidence.diff_scan_hits = secrets.hits;
     if (secrets.hits.length > 0) {
       reasons.push("secret_in_diff");
@@ -300,6 +306,8 @@ async function runVerifyCommand(c: RunVerifyCommand, run: FreshRun): Promise<{ r
   });
   if (r.cancelled) throw new Stop("verification_error:cancelled");
   const judged = judgeTestRun(testRunFacts(r), summarizePreset(c.parser, r, VERIFIER_DEFAULTS));
+  // judged by the one rule; an exit-code check (a linter) is said in its own words, not a test runner's
+  const plainExit = c.parser === "exit_code" && r.exit_code !== null && !r.timed_out && !r.truncated && !r.sandbox_lost && r.signal === null;
   return {
     result: {
       name: c.label,
@@ -309,7 +317,7 @@ async function runVerifyCommand(c: RunVerifyCommand, run: FreshRun): Promise<{ r
       timed_out: r.timed_out,
       truncated: r.truncated,
       duration_ms: r.duration_ms,
-      message: judged.message,
+      message: plainExit ? `exited with code ${r.exit_code}` : judged.message,
     },
     facts: sandboxFacts(`verify command ${c.label}`, r),
   };
