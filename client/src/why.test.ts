@@ -170,6 +170,33 @@ describe("the one-line why", () => {
     });
   });
 
+  it("secret_in_diff names the file, line and rule of each hit, and nothing else about it", () => {
+    const line = failed({
+      reason: "secret_in_diff",
+      diff_scan_hits: [
+        { path: ".env.local", line: 2, rule: "assigned_secret" },
+        { path: "src/x.js", line: 14, rule: "aws_access_key_id" },
+      ],
+    });
+    expect(line).toBe(
+      "failed: secret in the diff (.env.local line 2: assigned_secret, src/x.js line 14: aws_access_key_id); hidden acceptance 4/4 passed; candidate tests 3/3 passed",
+    );
+  });
+
+  it("verify_command_failed names the red command and its exit; a completed run counts the commands that passed", () => {
+    const checks = [
+      { name: "policy:lint", argv: ["npx", "eslint", "."], exit_code: 0, passed: true, timed_out: false, truncated: false, duration_ms: 900, message: "ok" },
+      { name: "task:tsc", argv: ["npx", "tsc"], exit_code: 2, passed: false, timed_out: false, truncated: false, duration_ms: 1200, message: "exit 2" },
+    ];
+    expect(failed({ reason: "verify_command_failed", verify_commands: checks })).toBe(
+      "failed: verify command failed (task:tsc: exit 2); hidden acceptance 4/4 passed; candidate tests 3/3 passed",
+    );
+    const done = view({ status: "completed", reason: null, verification: evidence({ passed: true, reason: null, verify_commands: [checks[0]!] }) });
+    expect(whyLine(done)).toBe(
+      "completed: verified by the host Verifier (tests 3/3 passed, acceptance 4/4 cases passed, verify commands 1/1 passed); 2 write(s)",
+    );
+  });
+
   it("reason no_changes (a task without hidden acceptance) is said once, first", () => {
     const line = failed({ reason: "no_changes", changed_path_count: 0, acceptance: null });
     expect(line).toBe("failed: no_changes (the workspace is as the run found it); candidate tests 3/3 passed");

@@ -7,7 +7,8 @@ import { BUDGET_FLAGS } from "./args.js";
  * The one line that says where a run stands and, when it did not complete,
  * why (issue 10 item 11): which hidden cases failed (ids only; the expected
  * answers never leave the daemon), which protected path changed, a false green
- * and why, no changes at all, which budget ran out. Every command that reports
+ * and why, no changes at all, where a secret was found in the diff (file and
+ * line, never the value), which extra verify command failed, which budget ran out. Every command that reports
  * a run (run, status, list, approve/reject/resume, cancel) prints this line;
  * --json carries the view it is made from.
  *
@@ -49,7 +50,9 @@ function passedFacts(v: VerificationEvidence | null): string {
   // an exit-code-only preset has no count: it is never "N tests passed" (issue 11)
   const tests = v.tests.exit_code_only ? EXIT_CODE_ONLY_PASSED : `tests ${v.tests.passed}/${v.tests.discovered} passed`;
   const acc = v.acceptance ? `, acceptance ${v.acceptance.passed.length}/${v.acceptance.passed.length + v.acceptance.failed.length} cases passed` : "";
-  return tests + acc;
+  const checks = v.verify_commands ?? [];
+  const extra = checks.length > 0 ? `, verify commands ${checks.filter((c) => c.passed).length}/${checks.length} passed` : "";
+  return tests + acc + extra;
 }
 
 /** A failed run: the Verifier's findings when it judged, else the recorded reason (model_error, internal, ...). */
@@ -68,7 +71,13 @@ export function verdictWhy(v: VerificationEvidence): string[] {
   else if (reason === "false_green") parts.push(`false green: ${v.false_green ?? "the candidate tests did not really run"}`);
   else if (reason === "acceptance_protocol_error") parts.push(`hidden acceptance protocol error${v.acceptance?.error ? `: ${clip(v.acceptance.error)}` : ""}`);
   else if (reason.startsWith("verification_error:")) parts.push(`verification error: ${reason.slice("verification_error:".length)}`);
-  else if (reason !== "verification_failed" && reason !== "no_changes") parts.push(reason);
+  else if (reason !== "verification_failed" && reason !== "no_changes" && reason !== "secret_in_diff" && reason !== "verify_command_failed") parts.push(reason);
+  // where a secret is, never what it is: the evidence holds no value to show
+  const secrets = v.diff_scan_hits ?? [];
+  if (secrets.length > 0) parts.push(`secret in the diff (${list(secrets.map((h) => `${h.path} line ${h.line}: ${h.rule}`))})`);
+  const failedChecks = (v.verify_commands ?? []).filter((c) => !c.passed);
+  if (failedChecks.length > 0)
+    parts.push(`verify command failed (${list(failedChecks.map((c) => `${c.name}: ${c.exit_code === null ? "no exit code" : `exit ${c.exit_code}`}`))})`);
 
   if (v.acceptance && reason !== "acceptance_protocol_error") {
     const a = v.acceptance;

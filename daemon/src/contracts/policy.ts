@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { VerifyCommand, VerifyCommands } from "./task-spec.js";
 
 /**
  * The policy file (`mini-agent-daemon --policy FILE`, default
@@ -41,6 +42,8 @@ export const PolicyRules = z.strictObject({
       deny_tokens: z.array(DenyToken).max(256).optional(),
     })
     .optional(),
+  /** extra checks the Verifier runs for every run (lint, type check); they only add up, a workspace file may add but never remove */
+  verify_commands: VerifyCommands.optional(),
 });
 export type PolicyRules = z.infer<typeof PolicyRules>;
 
@@ -65,6 +68,8 @@ export const EffectivePolicy = z.strictObject({
   auto_edit: z.array(Glob),
   command_allow: z.array(ArgvPrefix),
   deny_tokens: z.array(DenyToken),
+  /** the daemon's verify commands (file, then profile; a later one of the same name replaces); absent in a policy resolved before they existed */
+  verify_commands: z.array(VerifyCommand).optional(),
   /** the workspace's own `.mini-agent/policy.json`, applied only to tighten; null when there is none */
   workspace: PolicyRules.nullable(),
   /** the daemon's policy file, or null for the built-in default */

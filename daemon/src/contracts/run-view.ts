@@ -51,6 +51,24 @@ export const TestCounts = z.object({
 });
 export type TestCounts = z.infer<typeof TestCounts>;
 
+/** A secret in the run's diff: the file and line and the rule that matched; the value is never kept. */
+export const SecretInDiff = z.object({ path: z.string(), line: z.number(), rule: z.string() });
+export type SecretInDiff = z.infer<typeof SecretInDiff>;
+
+/** One extra verify command's result; `name` carries its source (`task:lint`, `policy:tsc`, `workspace:vet`). */
+export const VerifyCommandResult = z.object({
+  name: z.string(),
+  argv: z.array(z.string()),
+  exit_code: z.nullable(z.number()),
+  passed: z.boolean(),
+  timed_out: z.boolean(),
+  truncated: z.boolean(),
+  duration_ms: z.number(),
+  /** the verdict in words, as run_tests and the candidate tests say it */
+  message: z.string(),
+});
+export type VerifyCommandResult = z.infer<typeof VerifyCommandResult>;
+
 /** The host Verifier's verdict and the facts behind it (verifier/verify.ts). Never holds an expected answer. */
 export const VerificationEvidence = z.object({
   workspace_digest: z.string(),
@@ -81,6 +99,12 @@ export const VerificationEvidence = z.object({
   changed_path_count: z.optional(z.number()),
   /** when reason is false_green: why the green was not real */
   false_green: z.optional(z.nullable(z.string())),
+  /** secrets found in the added lines of the final diff: where and which rule, never the value (verifier/secret-scan.ts) */
+  // not `secrets_*`: the ledger's redaction replaces whatever sits under a secret-looking
+  // field name (redact/rules.ts SECRET_KEY), which turned this list into a string
+  diff_scan_hits: z.optional(z.array(SecretInDiff)),
+  /** the extra verify commands (task, daemon policy, workspace policy), each in its own fresh sandbox, in the order run */
+  verify_commands: z.optional(z.array(VerifyCommandResult)),
 });
 export type VerificationEvidence = z.infer<typeof VerificationEvidence>;
 

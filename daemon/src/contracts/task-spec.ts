@@ -49,6 +49,29 @@ export const Acceptance = z
   });
 export type Acceptance = z.infer<typeof Acceptance>;
 
+/**
+ * An extra check the Verifier runs after the candidate tests (a linter, a type
+ * checker), in a FRESH sandbox exactly like the verify preset; a red one fails
+ * the run as verify_command_failed (issue 12). From the task (`verify_commands`)
+ * and from the policy (contracts/policy.ts). No shell: argv only, as every preset.
+ */
+export const VerifyCommand = z.strictObject({
+  name: Id,
+  command: z.array(z.string().min(1).max(512)).min(1).max(64),
+  /** how the result is read, as a preset's (exit_code: the exit status alone) */
+  parser: PresetParser.default("exit_code"),
+  timeout_seconds: z.int().min(1).max(3600).default(120),
+});
+export type VerifyCommand = z.infer<typeof VerifyCommand>;
+
+/** At most this many per source (task, daemon policy, workspace policy): each one is a fresh sandbox. */
+export const VERIFY_COMMANDS_MAX = 8;
+
+export const VerifyCommands = z
+  .array(VerifyCommand)
+  .max(VERIFY_COMMANDS_MAX)
+  .refine((cs) => new Set(cs.map((c) => c.name)).size === cs.length, "verify command names must be unique");
+
 export const Budgets = z.strictObject({
   model_turns: z.int().min(1).max(1000).default(30),
   tool_calls: z.int().min(1).max(1000).default(40),
@@ -76,6 +99,8 @@ export const TaskSpec = z
     acceptance: Acceptance.optional(),
     /** the sandbox image family the task's code runs in; absent: the daemon's configured family (node) */
     image_family: ImageFamily.optional(),
+    /** extra checks the Verifier runs after the candidate tests; absent: none (kept absent so existing records stay as they were) */
+    verify_commands: VerifyCommands.optional(),
     budgets: Budgets.default(Budgets.parse({})),
   })
   .refine((t) => t.verify_preset in t.test_presets, {

@@ -1,3 +1,4 @@
+import type { VerifyCommand } from "../contracts/task-spec.js";
 import type { EffectivePolicy, PolicyFile, PolicyRules, PolicyVerdict, ProfileName, ToolClass } from "../contracts/policy.js";
 import { globMatcher } from "../workspace/forbidden.js";
 import { allowPrefixHit, denyTokenHit } from "./command-match.js";
@@ -9,7 +10,10 @@ import { BUILTIN_POLICY } from "./defaults.js";
  *   resolveEffectivePolicy({file, source, profile, workspace}): EffectivePolicy
  *       built-in defaults < the file's top level < the profile's rules (built-in
  *       profile, then the file's). Deny tokens only ever add up: the built-in
- *       ones always apply. The workspace's own rules are kept beside, to tighten.
+ *       ones always apply, and so do verify commands (by name: a later layer's
+ *       command of the same name replaces an earlier one). The workspace's own
+ *       rules are kept beside, to tighten (its verify commands run as well as the
+ *       daemon's, never instead: verifier/verify-commands.ts).
  *   decideByPolicy(policy, action): {verdict, rule}
  *       deny beats ask beats allow. The daemon's policy is decided first; the
  *       workspace's rules are decided on their own (every field they leave out
@@ -43,13 +47,24 @@ export function resolveEffectivePolicy(input: {
   let autoEdit: string[] = [];
   let allow: string[][] = [];
   const deny = new Set<string>();
+  const verifyCommands = new Map<string, VerifyCommand>();
   for (const layer of layers) {
+    for (const c of layer.verify_commands ?? []) verifyCommands.set(c.name, c);
     Object.assign(tools, layer.tools ?? {});
     if (layer.auto_edit !== undefined) autoEdit = [...layer.auto_edit];
     if (layer.commands?.allow !== undefined) allow = layer.commands.allow.map((p) => [...p]);
     for (const t of layer.commands?.deny_tokens ?? []) deny.add(t);
   }
-  return { profile, tools, auto_edit: autoEdit, command_allow: allow, deny_tokens: [...deny], workspace: input.workspace ?? null, source: input.source };
+  return {
+    profile,
+    tools,
+    auto_edit: autoEdit,
+    command_allow: allow,
+    deny_tokens: [...deny],
+    verify_commands: [...verifyCommands.values()],
+    workspace: input.workspace ?? null,
+    source: input.source,
+  };
 }
 
 const BUILTIN_EFFECTIVE = resolveEffectivePolicy({ file: null, source: null });

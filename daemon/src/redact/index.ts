@@ -5,5 +5,5 @@
  * without a cycle; that is why it is a folder of its own and not part of one sink.
  */
 export { redactDeep, redactText, isSecretKey, type KnownSecrets } from "./redact.js";
-export { REDACTED, KNOWN_SECRET_MIN_CHARS } from "./rules.js";
+export { REDACTED, KNOWN_SECRET_MIN_CHARS, VALUE_SHAPES, type ValueShape } from "./rules.js";
 export { createSecretSet, type SecretSet } from "./secret-set.js";

@@ -15,6 +15,8 @@ const SECRET_SAMPLES: ReadonlyArray<[string, string, string]> = [
   ["github_token", "ghp_abcdefghijklmnopqrstuvwxyz0123456789 and github_pat_11ABCDEFG0123456789_abcdefghijklmnop", "ghp_abcdefghijklmnopqrstuvwxyz0123456789"],
   ["slack_token", "xoxb-123456789012-abcdefABCDEF", "xoxb-123456789012-abcdefABCDEF"],
   ["jwt", "token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"],
+  ["google_api_key", "maps key AIzaSyA1b2C3d4E5f6G7h8I9j0KlMnOpQrStUvW used", "AIzaSyA1b2C3d4E5f6G7h8I9j0KlMnOpQrStUvW"],
+  ["assigned_secret", "STRIPE_KEY=Zx81Kq0PmA7wT4nB2vR9\nsigning_key: q7Lm2Rt9Xv4Bn8Kd3Pw6", "Zx81Kq0PmA7wT4nB2vR9"],
   ["secret_assignment", 'db password="hunter2hunter" client_secret = s3cr3tV4lue', "hunter2hunter"],
 ];
 

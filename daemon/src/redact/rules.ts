@@ -31,6 +31,12 @@ export interface ValueShape {
   pattern: RegExp;
   /** what replaces a match; by default REDACTED */
   replace?: (match: string, ...groups: string[]) => string;
+  /**
+   * The Verifier's secret scan of a run's diff uses this shape too (verifier/secret-scan.ts).
+   * Only shapes that are a credential wherever they appear in source code: a header or
+   * `password=` shape also matches `Authorization: \`Bearer ${token}\`` and test fixtures.
+   */
+  inDiff?: true;
 }
 
 const keepLabel = (_m: string, label: string, sep: string): string => `${label}${sep}${REDACTED}`;
@@ -42,7 +48,7 @@ const keepLabel = (_m: string, label: string, sep: string): string => `${label}$
  */
 export const VALUE_SHAPES: readonly ValueShape[] = [
   // a private key block, or what is left of one when the text was cut
-  { name: "pem_private_key", pattern: /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g },
+  { name: "pem_private_key", inDiff: true, pattern: /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g },
   // `Authorization: Bearer x`, `authorization=Basic x`, `Proxy-Authorization: x`: the scheme and the credential go
   {
     name: "authorization_header",
@@ -55,12 +61,13 @@ export const VALUE_SHAPES: readonly ValueShape[] = [
   // npm's `//registry/:_authToken=...`, `_auth=`, `_password=`
   { name: "npm_auth", pattern: /(_authToken|_auth|_password)(\s*=\s*)[^\s"']+/g, replace: keepLabel },
   // OpenAI-style keys, including the masked echo some providers send back (`sk-ab***yz`)
-  { name: "sk_key", pattern: /\b(?:sk|rk|pk)-[A-Za-z0-9_*.-]{8,}/g },
-  { name: "stripe_key", pattern: /\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{8,}/g },
-  { name: "aws_access_key_id", pattern: /\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b/g },
-  { name: "github_token", pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})/g },
-  { name: "slack_token", pattern: /\bxox[abposr]-[A-Za-z0-9-]{8,}/g },
-  { name: "jwt", pattern: /\beyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}/g },
+  { name: "sk_key", inDiff: true, pattern: /\b(?:sk|rk|pk)-[A-Za-z0-9_*.-]{8,}/g },
+  { name: "stripe_key", inDiff: true, pattern: /\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{8,}/g },
+  { name: "aws_access_key_id", inDiff: true, pattern: /\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b/g },
+  { name: "github_token", inDiff: true, pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})/g },
+  { name: "google_api_key", inDiff: true, pattern: /\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])/g },
+  { name: "slack_token", inDiff: true, pattern: /\bxox[abposr]-[A-Za-z0-9-]{8,}/g },
+  { name: "jwt", inDiff: true, pattern: /\beyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}/g },
   // `password=x1`, `client_secret = "x"`, `token: "x"`; the name must END in the keyword, so
   // `max_tokens=5` stays. A quoted value always goes; an unquoted one only when it has a digit:
   // `token: string` is a type and `fooToken = barToken;` is code the model may have to patch
@@ -70,7 +77,53 @@ export const VALUE_SHAPES: readonly ValueShape[] = [
       /\b([A-Za-z0-9_.-]{0,64}(?:password|passwd|secret|token|api[_-]?key|apikey|access[_-]?key))(\s*=\s*|["']?\s*:\s*)("[^"\n]{3,}"|'[^'\n]{3,}'|[^\s"'`,;(){}[\]<>]{3,}(?![\w(]|\.[A-Za-z_$]))/gi,
     replace: (m: string, label: string, sep: string, value: string) => (!/^["']/.test(value) && !/\d/.test(value) ? m : `${label}${sep}${REDACTED}`),
   },
+  // `STRIPE_KEY=...` in an env file, `apiKey: "..."` in JSON or YAML, `token := "..."` in Go: a
+  // random-looking value under a credential's name (isAssignedSecret). Wider names than the
+  // shape above (`*_KEY`), narrower values (random-looking only), so ordinary code stays
+  {
+    name: "assigned_secret",
+    inDiff: true,
+    // a quoted value, or an unquoted one of token characters that ends where a value ends
+    pattern: /(?<![\w$.-])(["']?)([A-Za-z_][\w.-]{0,63})\1(\s*(?::=|=>|[:=])\s*)(?:(["'`])([^\s"'`]{16,512})\4|([A-Za-z0-9+/_.~=-]{16,512})(?![^\s,;)}\]]))/g,
+    replace: (m: string, q: string, name: string, sep: string, vq: string | undefined, quoted: string | undefined, bare: string | undefined) => {
+      const value = quoted ?? bare ?? "";
+      return isAssignedSecret(name, value) ? `${q}${name}${q}${sep}${vq ?? ""}${REDACTED}${vq ?? ""}` : m;
+    },
+  },
 ];
+
+/**
+ * Names a credential is stored under: `*_KEY` in upper case (env style), and in any case
+ * a name ending in api_key, access_key, secret_key, private_key, auth_key, secret, token,
+ * password, passwd or pwd. `primaryKey`, `sortKey`, `cacheKey` are not.
+ */
+const SECRET_NAME_UPPER_KEY = /(?:^|_)KEY$/;
+const SECRET_NAME = /(?:api|access|secret|private|auth|client|signing|encryption)[_-]?key$|secret$|token$|password$|passwd$|pwd$/i;
+
+/**
+ * Per-character Shannon entropy a value under a credential's name must reach. 3.0
+ * bits/char: of 20,000 random 16-character [A-Za-z0-9] strings, 99.9 % are above 3.2, and
+ * of random 32-character hex 99.9 % are above 3.1; the name is already half the evidence,
+ * so the bar is lower than OPAQUE_MIN_BITS_PER_CHAR (a token with no name at all).
+ * Entropy alone does not separate `changeme123456789` (3.97) from a key, so the value's
+ * shape must also look random: hex of 32+ characters, or upper AND lower case AND digits
+ * (20+ characters: upper and lower case), and not camel-case words.
+ */
+export const ASSIGNED_MIN_BITS_PER_CHAR = 3.0;
+
+/** A random-looking value (see ASSIGNED_MIN_BITS_PER_CHAR) assigned to a credential's name. */
+export function isAssignedSecret(name: string, value: string): boolean {
+  const bare = name.replace(/^.*[.]/, "");
+  if (!SECRET_NAME_UPPER_KEY.test(bare) && !SECRET_NAME.test(bare)) return false;
+  if (value.length < 16 || value.includes(REDACTED)) return false;
+  // `os.environ.get`, `process.env.API_TOKEN`, `${{ secrets.X }}`, a path: a reference, not a value
+  if (/^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$/.test(value) || value.startsWith("$")) return false;
+  const hex = /^[0-9a-fA-F]+$/.test(value);
+  const mixed = /[A-Z]/.test(value) && /[a-z]/.test(value) && (/[0-9]/.test(value) || value.length >= 20);
+  if (hex ? value.length < 32 || !/[a-fA-F]/.test(value) || !/[0-9]/.test(value) : !mixed) return false;
+  if (isIdentifier(value) || isCamelWords(value)) return false;
+  return shannonBitsPerChar(value) >= ASSIGNED_MIN_BITS_PER_CHAR;
+}
 
 /**
  * Long opaque tokens (an unprefixed API key, a base64 secret): a run of 32+
@@ -101,6 +154,20 @@ function isIdentifier(token: string): boolean {
   if (parts.length < 3) return false;
   const words = parts.filter((p) => /^(?:[A-Z]?[a-z]{2,}|[A-Z]{2,}|[0-9]+)$/.test(p)).length;
   return words / parts.length >= 0.7;
+}
+
+/**
+ * `accessTokenV2FromCache`, `DefaultSigningKey2024`: camel-case words. Split into humps,
+ * most letter humps of a name are a word of 3+ letters; those of a random token rarely are.
+ */
+function isCamelWords(value: string): boolean {
+  const humps = (value.match(/[A-Z]?[a-z]+|[A-Z]+(?![a-z])/g) ?? []).filter((h) => h.length > 0);
+  if (humps.length === 0) return false;
+  const letters = humps.reduce((n, h) => n + h.length, 0);
+  // a word has a vowel and no run of 4 consonants: `Smdqasfral` in a random token is not one
+  const word = (h: string) => /^[A-Z]?[a-z]{2,}$/.test(h) && /[aeiouy]/i.test(h) && !/[^aeiouy]{4,}/i.test(h);
+  const inWords = humps.filter(word).reduce((n, h) => n + h.length, 0);
+  return inWords / letters >= 0.75 && letters / value.replace(/[^A-Za-z0-9]/g, "").length >= 0.75;
 }
 
 function shannonBitsPerChar(s: string): number {

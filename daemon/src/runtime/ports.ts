@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import type { EffectivePolicy } from "../contracts/policy.js";
 import type { Backend } from "../contracts/sandbox.js";
 import type { TaskSpec } from "../contracts/task-spec.js";
 import type { ImageFamily } from "../contracts/test-report.js";
@@ -63,6 +64,8 @@ export interface VerifyInput {
   sandboxInclude?: readonly string[];
   /** told which opted-in paths entered a Verifier sandbox; must not throw */
   onSandboxInclude?: (paths: string[]) => void;
+  /** the run's resolved policy: its verify commands (and the workspace file's) run too */
+  policy?: EffectivePolicy;
 }
 
 /** The host Verifier: decides "done" from evidence it measures itself, in a fresh sandbox. */

@@ -40,11 +40,26 @@ const EVIDENCE: VerificationEvidence = {
   details: ["protected paths changed: notes.txt", "hidden acceptance case(s) failed: nested_missing"],
   changed_path_count: 2,
   false_green: null,
+  diff_scan_hits: [{ path: "src/config.js", line: 3, rule: "aws_access_key_id" }],
+  verify_commands: [
+    {
+      name: "task:lint",
+      argv: ["npx", "eslint", "."],
+      exit_code: 1,
+      passed: false,
+      timed_out: false,
+      truncated: false,
+      duration_ms: 812,
+      message: "exited with code 1",
+    },
+  ],
 };
 
 describe("the run view", () => {
-  it("regression: the Verifier's details were dropped between the ledger and the client (every evidence field survives)", () => {
-    const ledger = ledgerWith({ verification: EVIDENCE }, "failed", "protected_path_changed");
+  it("regression: the Verifier's details were dropped between the ledger and the client, and its secret-scan hits were redacted to a string under a secret-looking name (every evidence field survives)", () => {
+    const ledger = ledgerWith({}, "failed", "protected_path_changed");
+    // stored as the Verifier step stores it: through the ledger's redaction of every state it writes
+    ledger.updateRun("run_1", { state: { ...ledger.getRun("run_1").state, verification: EVIDENCE } });
     const view = runView(ledger, "run_1");
     expect(view.verification).toEqual(EVIDENCE);
     // what the client does with the daemon's answer: nothing may be lost in its parse

@@ -38,6 +38,7 @@ export async function verifyAndFinish(deps: RuntimeDeps, active: ActiveRun): Pro
       signal: active.signal,
       sandboxInclude: active.ctx.sandboxInclude ?? [],
       onSandboxInclude: sandboxIncludeReporter(deps, active.runId, active.ctx.sandboxInclude ?? []),
+      ...(run.record.policy && { policy: run.record.policy }),
     });
   } catch (err) {
     if (active.signal.aborted) return abortedDuringVerify(deps, active);
@@ -58,6 +59,9 @@ export async function verifyAndFinish(deps: RuntimeDeps, active: ActiveRun): Pro
         tests: evidence.tests,
         acceptance: evidence.acceptance,
         reason: evidence.reason,
+        // file, line and rule only: the evidence never holds a secret's value
+        ...(evidence.diff_scan_hits && { diff_scan_hits: evidence.diff_scan_hits }),
+        ...(evidence.verify_commands && { verify_commands: evidence.verify_commands }),
       },
     });
   });

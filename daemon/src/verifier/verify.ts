@@ -9,47 +9,56 @@
  *
  * Never throws for a verification outcome: every failure, including an
  * unreachable engine, comes back as evidence with passed=false and a reason:
- *   no_changes | protected_path_changed | false_green | verification_failed |
- *   acceptance_protocol_error | verification_error:<detail>
+ *   no_changes | protected_path_changed | secret_in_diff | false_green |
+ *   verification_failed | verify_command_failed | acceptance_protocol_error |
+ *   verification_error:<detail>
  * The caller persists the evidence and sets completed / failed.
  *
- * Steps: (1) manifest vs baseline: non-writable paths unchanged, and a task
- * WITHOUT hidden acceptance must have changed something (else no_changes); (2) the task's
- * verify_preset in a FRESH container (executor.run, never a warm session), read
- * by the preset's own parser (a junit_xml report file is read back from that
- * container) and judged by the one rule run_tests uses (tools/test-verdict.ts);
- * (3) the hidden acceptance command in a fresh container with the control dir
- * at /control, each case decided HERE against the task's expected answers
- * (the harness's own verdict is only a claim: code under test shares its
- * sandbox); (4) the manifest again, so the evidence names the exact workspace
- * digest it applies to. All steps run (except after a cancel or an engine
+ * Steps: (1) manifest vs baseline: non-writable paths unchanged, a task that
+ * requires a change changed something (else no_changes: requiresChange below),
+ * and the added lines of the diff hold no secret (secret-scan.ts; file, line and
+ * rule, never the value); (2) the task's verify_preset in a FRESH container
+ * (executor.run, never a warm session), read by the preset's own parser (a
+ * junit_xml report file is read back from that container) and judged by the one
+ * rule run_tests uses (tools/test-verdict.ts); (2b) the extra verify commands
+ * (task, policy, workspace policy: verify-commands.ts), each in its own FRESH
+ * container exactly like the verify preset, each result in the evidence; (3) the
+ * hidden acceptance command in a fresh container with the control dir at
+ * /control, each case decided HERE against the task's expected answers (the
+ * harness's own verdict is only a claim: code under test shares its sandbox);
+ * (4) the manifest again, so the evidence names the exact workspace digest it
+ * applies to. All steps run (except after a cancel or an engine
  * failure) so the evidence is complete; the reason is the first failure in order.
  */
 import type { Logger } from "pino";
+import type { EffectivePolicy } from "../contracts/policy.js";
 import type { TaskSpec } from "../contracts/task-spec.js";
 import type { SandboxResult } from "../contracts/sandbox.js";
 import type { Executor } from "../sandbox/executor.js";
-import type { VerificationEvidence } from "../contracts/run-view.js";
+import type { VerificationEvidence, VerifyCommandResult } from "../contracts/run-view.js";
 import { isMiniAgentError } from "../errors.js";
 import { changedPaths, computeManifest, type Manifest } from "../workspace/manifest.js";
-import { loadBaseline } from "../workspace/baseline.js";
+import { loadBaseline, type Baseline } from "../workspace/baseline.js";
 import { protectedChanges } from "./protected-paths.js";
 import { decideCases, parseAcceptanceOutput } from "./acceptance-protocol.js";
 import { limitsReached, presetInvocation, reportFileFor, summarizePreset, testRunFacts, type PresetInvocation } from "../tools/run-tests.js";
 import { exportSpecOf } from "../tools/context.js";
 import { DEFAULT_TOOL_LIMITS } from "../tools/limits.js";
 import { judgeTestRun } from "../tools/test-verdict.js";
+import { scanWorkspaceDiff } from "./diff-secrets.js";
+import { describeHit } from "./secret-scan.js";
+import { runVerifyCommands, type RunVerifyCommand } from "./verify-commands.js";
 
 export interface VerifierDeps {
   computeManifest(root: string, opts: { excludeAbs?: readonly string[] }): Promise<Manifest>;
-  loadBaseline(runControlDir: string): Promise<Manifest>;
+  loadBaseline(runControlDir: string): Promise<Pick<Baseline, "manifest" | "readFile">>;
   /** the preset's argv with its test files expanded host-side, exactly as run_tests does it */
   presetInvocation(task: TaskSpec, preset: string, workspaceRoot: string): Promise<PresetInvocation | null>;
 }
 
 export const DEFAULT_VERIFIER_DEPS: VerifierDeps = {
   computeManifest: (root, opts) => computeManifest(root, opts),
-  loadBaseline: async (dir) => (await loadBaseline(dir)).manifest,
+  loadBaseline: (dir) => loadBaseline(dir),
   presetInvocation: (task, preset, root) => presetInvocation(task, preset, root),
 };
 
@@ -72,6 +81,8 @@ export interface VerifyInput {
   /** hidden acceptance assets, copied read-only to /control in a fresh container; never into the workspace */
   acceptanceDir: string | null;
   executor: Executor;
+  /** the run's resolved policy (RunRecord.policy): its verify commands, and the workspace file's, run too; absent: none */
+  policy?: EffectivePolicy;
   /** the run's `--sandbox-include` globs; the task's forbidden globs come from `task` */
   sandboxInclude?: readonly string[];
   /** told which opted-in paths entered a Verifier sandbox (log and trace); must not throw */
@@ -126,7 +137,8 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
 
   try {
     // (1) protected paths
-    const baseline = runControlDir === null ? (input.baseline as Manifest) : await loadRunBaseline(deps, runControlDir, log);
+    const loaded = runControlDir === null ? null : await loadRunBaseline(deps, runControlDir, log);
+    const baseline = loaded === null ? (input.baseline as Manifest) : loaded.manifest;
     const before = await deps.computeManifest(input.workspaceRoot, manifestOpts).catch((err: unknown) => {
       log?.error({ err }, "manifest failed");
       throw new Stop(`verification_error:${isMiniAgentError(err) ? err.code : "manifest_unreadable"}`);
@@ -134,10 +146,7 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
     evidence.workspace_digest = before.digest;
     evidence.protected_paths_changed = protectedChanges(task, baseline, before);
     evidence.changed_path_count = changedPaths(baseline, before).length;
-    // A task without hidden acceptance has nothing else that proves work was done:
-    // one that changed nothing failed, and that is the first thing to say (issue 11).
-    // The tests still run below, so the evidence is complete.
-    if (!task.acceptance && evidence.changed_path_count === 0) {
+    if (requiresChange(task) && evidence.changed_path_count === 0) {
       reasons.push("no_changes");
       details.push("the run changed nothing; a task without hidden acceptance must change the workspace");
     }
@@ -145,6 +154,21 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
       reasons.push("protected_path_changed");
       details.push(`protected paths changed: ${evidence.protected_paths_changed.join(", ")}`);
     }
+    // a credential the run wrote: named by file and line only, never by its value
+    const secrets = await scanWorkspaceDiff({ workspaceRoot: input.workspaceRoot, baseline, now: before, baselineFile: loaded?.readFile ?? null }).catch(
+      (err: unknown) => {
+        // a baseline copy that fails its hash check, a file that cannot be read: not judged, never passed
+        log?.error({ err }, "diff scan failed");
+        throw new Stop(`verification_error:diff_scan_${isMiniAgentError(err) ? err.code : "unreadable"}`);
+      },
+    );
+    evidence.diff_scan_hits = secrets.hits;
+    if (secrets.hits.length > 0) {
+      reasons.push("secret_in_diff");
+      const more = secrets.more > 0 ? ` and ${secrets.more} more` : "";
+      details.push(`secret in the diff: ${secrets.hits.map(describeHit).join(", ")}${more}`);
+    }
+    if (secrets.skipped.length > 0) details.push(`not scanned for secrets (larger than 4 MiB): ${secrets.skipped.slice(0, 3).join(", ")}`);
 
     // (2) candidate tests in a fresh container
     const preset = task.test_presets[task.verify_preset];
@@ -201,6 +225,23 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
       }
     }
 
+    // (2b) the extra verify commands, each in a fresh container like the preset
+    const extra = runVerifyCommands(task, input.policy);
+    if (extra.length > 0) {
+      const results: VerifyCommandResult[] = [];
+      evidence.verify_commands = results;
+      for (const c of extra) {
+        const r = await runVerifyCommand(c, (req) => runFresh(executor, { runId: input.runId, ...exported, signal, ...req }));
+        results.push(r.result);
+        details.push(...r.facts);
+      }
+      const failed = results.filter((r) => !r.passed);
+      if (failed.length > 0) {
+        reasons.push("verify_command_failed");
+        details.push(`verify command(s) failed: ${failed.map((r) => `${r.name} (${r.message})`).join("; ")}`);
+      }
+    }
+
     // (3) hidden acceptance in a fresh container, control assets at /control
     if (task.acceptance) {
       if (!acceptanceDir) throw new Stop("verification_error:acceptance_assets_missing");
@@ -237,7 +278,52 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
   return evidence;
 }
 
-async function loadRunBaseline(deps: VerifierDeps, dir: string, log: Logger | undefined): Promise<Manifest> {
+/**
+ * NO_CHANGES: when an empty diff fails a run (issue 11, issue 12 "no_changes when the task
+ * requires a change"). A task WITHOUT hidden acceptance requires one: nothing else proves
+ * work was done, so an empty diff fails as no_changes, the first thing said (the tests
+ * still run, so the evidence is complete). A task WITH hidden acceptance is judged by its
+ * cases: an always-empty replay already fails them (the shipped fixtures' bugs are in
+ * the repo), and a task whose starting repo already answers every hidden case correctly
+ * has nothing left to require, so an empty diff there is not a failure by itself. The
+ * offline report's canonical figures (daemon/src/experiments/) rest on this rule.
+ */
+function requiresChange(task: TaskSpec): boolean {
+  return !task.acceptance;
+}
+
+type FreshRun = (req: Pick<Parameters<Executor["run"]>[0], "purpose" | "argv" | "timeoutMs" | "outputCapBytes" | "reportFile">) => Promise<SandboxResult>;
+
+/** One extra verify command, read by its parser and judged by the one rule run_tests uses. */
+async function runVerifyCommand(c: RunVerifyCommand, run: FreshRun): Promise<{ result: VerifyCommandResult; facts: string[] }> {
+  const reportFile = reportFileFor(c.parser, VERIFIER_DEFAULTS);
+  const r = await run({
+    purpose: "verifier",
+    argv: [...c.command],
+    timeoutMs: c.timeout_seconds * 1000,
+    outputCapBytes: VERIFIER_DEFAULTS.outputCapBytes,
+    ...(reportFile && { reportFile }),
+  });
+  if (r.cancelled) throw new Stop("verification_error:cancelled");
+  const judged = judgeTestRun(testRunFacts(r), summarizePreset(c.parser, r, VERIFIER_DEFAULTS));
+  // judged by the one rule; an exit-code check (a linter) is said in its own words, not a test runner's
+  const plainExit = c.parser === "exit_code" && r.exit_code !== null && !r.timed_out && !r.truncated && !r.sandbox_lost && r.signal === null;
+  return {
+    result: {
+      name: c.label,
+      argv: [...c.command],
+      exit_code: r.exit_code,
+      passed: judged.green,
+      timed_out: r.timed_out,
+      truncated: r.truncated,
+      duration_ms: r.duration_ms,
+      message: plainExit ? `exited with code ${r.exit_code}` : judged.message,
+    },
+    facts: sandboxFacts(`verify command ${c.label}`, r),
+  };
+}
+
+async function loadRunBaseline(deps: VerifierDeps, dir: string, log: Logger | undefined): Promise<Pick<Baseline, "manifest" | "readFile">> {
   try {
     return await deps.loadBaseline(dir);
   } catch (err) {
