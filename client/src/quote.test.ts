@@ -33,7 +33,7 @@ describe("a proposed command on a terminal", () => {
     } as unknown as RunView;
     const text = pendingActionText(run);
     expect(text).toContain(`command: node -e $'x\\x1b]0;pwned\\x07'`);
-    expect(text).toContain("asked by: policy:interactive:tools.command");
+    expect(text).toContain("asked by rule: policy:interactive:tools.command");
     expect(text).toMatch(/files it changes there are discarded/);
     expect(text).not.toContain("\u001b");
     expect(whyLine(run)).toBe(`awaiting approval: run_command node -e $'x\\x1b]0;pwned\\x07' (action act_1, asked by policy:interactive:tools.command)`);

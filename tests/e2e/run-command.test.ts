@@ -105,7 +105,7 @@ describe("run_command through the daemon, the client and Docker", () => {
       expect(first.stdout).toContain(
         `command: node -e 'require('\\''node:fs'\\'').writeFileSync('\\''scratch.txt'\\'', '\\''made in the sandbox'\\''); console.log('\\''wrote scratch.txt'\\'')'`,
       );
-      expect(first.stdout).toContain("asked by: policy:interactive:tools.command");
+      expect(first.stdout).toContain("asked by rule: policy:interactive:tools.command");
       expect(first.stdout).toContain("awaiting approval. To run the command:");
       const s1 = statusOf(await runClient(["status", runId, "--json", ...socket]));
       expect(s1).toMatchObject({ status: "awaiting_approval", pending_action: { tool: "run_command" } });
