@@ -1,7 +1,7 @@
 import type { PolicyShowBody } from "../../daemon/src/contracts/api-responses.js";
 import type { RunView, TraceEvent } from "../../daemon/src/contracts/run-view.js";
 import { renderDiff, type DiffStyle } from "./color.js";
-import { quoteArgv, shellQuote } from "./quote.js";
+import { quoteArgv } from "./quote.js";
 import { oneLine, whyLine } from "./why.js";
 
 /** Text shapes of the client, kept apart from the flow so each stays short. */

@@ -7,7 +7,7 @@ import type { ToolContext } from "../tools/context.js";
 import { errorResult } from "../tools/result.js";
 import type { RuntimeDeps } from "./deps.js";
 import { moveRun } from "./lifecycle.js";
-import { observe } from "./tool-step.js";
+import { observe } from "./observe.js";
 
 /**
  * A user's decision on a pending run_command. Approve re-checks the policy (a
