@@ -90,8 +90,14 @@ export function policyText(shown: PolicyShowBody): string {
     `tools       read ${p.tools.read}, write ${p.tools.write}, command ${p.tools.command}, test ${p.tools.test}`,
     `auto_edit   ${p.auto_edit.length === 0 ? "(none: every write asks)" : p.auto_edit.join(" ")}`,
     `deny tokens ${p.deny_tokens.join(", ")} (and every shell as a program; deny beats every allow)`,
-    "commands that run without asking:",
-    ...(p.command_allow.length === 0 ? ["  (none)"] : p.command_allow.map((argv) => `  ${quoteArgv(argv)}`)),
+    ...(p.tools.command === "deny"
+      ? ["commands    none run (tools.command deny beats the allowlist)"]
+      : [
+          "commands that run without asking:",
+          ...(p.command_allow.length === 0 ? ["  (none)"] : p.command_allow.map((argv) => `  ${quoteArgv(argv)}`)),
+          `unlisted    ${p.command_unlisted === "deny" ? "denied" : p.tools.command === "allow" && p.command_unlisted !== "ask" ? "run without asking" : "ask a person"}`,
+        ]),
+    `verify      ${(p.verify_commands ?? []).length === 0 ? "(no extra verify commands)" : (p.verify_commands ?? []).map((c) => `${c.name}: ${quoteArgv(c.command)}`).join("; ")}`,
     shown.workspace_file === null
       ? "workspace   no .mini-agent/policy.json (nothing tightened)"
       : `workspace   ${shown.workspace_file} tightens: ${JSON.stringify(p.workspace)}`,

@@ -229,12 +229,13 @@ describe("profiles", () => {
     expect((await approveAll(runs, interactive.run)).prompts).toBe(2);
   });
 
-  it("eval (built-in) denies commands where interactive asks; both ask for writes", async () => {
+  it("eval (built-in) denies unlisted commands where interactive asks, and still runs allowlisted checks; both ask for writes", async () => {
     const runs = service();
     const ev = await start(runs, { policyProfile: "eval" });
     const policy = runs.ledger.getRun(ev.run.run_id).record.policy!;
     expect(policy.profile).toBe("eval");
-    expect(decideByPolicy(policy, { class: "command", argv: ["make", "lint"] })).toEqual({ verdict: "deny", rule: "policy:eval:tools.command" });
+    expect(decideByPolicy(policy, { class: "command", argv: ["make", "lint"] })).toEqual({ verdict: "deny", rule: "policy:eval:commands.unlisted" });
+    expect(decideByPolicy(policy, { class: "command", argv: ["go", "vet", "./..."] })).toEqual({ verdict: "allow", rule: "policy:eval:allow:go vet" });
     expect(ev.run.pending_action?.rule).toBe("policy:eval:tools.write");
     const it_ = await start(runs);
     expect(decideByPolicy(runs.ledger.getRun(it_.run.run_id).record.policy!, { class: "command", argv: ["make", "lint"] }).verdict).toBe("ask");

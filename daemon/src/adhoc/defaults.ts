@@ -46,8 +46,12 @@ const CI_GLOBS = [
 /** Installed dependencies: a fix belongs in the project's code, not in a copy of someone else's. */
 const DEPENDENCY_DIRS = ["**/node_modules/**", ".venv/**"];
 
-/** The project's rules file (a later issue makes it the rules the model follows): protected now. */
-const RULES_FILES = ["AGENTS.md"];
+/**
+ * The project's rules files (given to the model as untrusted project data) and
+ * the workspace's own policy file (`.mini-agent/policy.json`, which tightens the
+ * next run's policy): the model never edits what steers it or a later run.
+ */
+const RULES_FILES = ["AGENTS.md", "AGENT.md", "CLAUDE.md", ".cursorrules", ".mini-agent/**"];
 
 export const DEFAULT_PROTECTED: readonly string[] = [".git/**", ...LOCK_FILES.map((f) => `**/${f}`), ...CI_GLOBS, ...DEPENDENCY_DIRS, ...RULES_FILES];
 

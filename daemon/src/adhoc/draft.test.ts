@@ -120,6 +120,9 @@ describe("draftTask: protected paths always beat the default writable set", () =
     expect(verdict("package-lock.json")).toBe("deny");
     expect(verdict(".github/workflows/x.yml")).toBe("deny");
     expect(verdict("AGENTS.md")).toBe("deny");
+    // regression: the model could write the workspace policy file and so steer the next run's policy
+    expect(verdict(".mini-agent/policy.json")).toBe("deny");
+    expect(verdict("CLAUDE.md")).toBe("deny");
   });
 
   it("--writable replaces the default; --protect adds to the defaults", async () => {

@@ -66,6 +66,10 @@ export const PolicyShowBody = z.strictObject({
     auto_edit: z.array(z.string()),
     command_allow: z.array(z.array(z.string())),
     deny_tokens: z.array(z.string()),
+    /** what a command not on the allowlist gets, when set (`commands.unlisted`) */
+    command_unlisted: z.optional(z.enum(["ask", "deny"])),
+    /** extra checks the Verifier runs (name and argv) */
+    verify_commands: z.optional(z.array(z.object({ name: z.string(), command: z.array(z.string()) }))),
     /** the workspace's own rules (they only tighten), or null */
     workspace: z.nullable(z.record(z.string(), z.unknown())),
     /** the daemon's policy file, or null for the built-in policy */

@@ -38,6 +38,12 @@ export const PolicyRules = z.strictObject({
     .strictObject({
       /** argv prefixes that run without asking (when `tools.command` is not deny) */
       allow: z.array(ArgvPrefix).max(128).optional(),
+      /**
+       * what a command NOT on the allowlist gets: `ask` a person, or `deny`
+       * (unattended profiles: nobody is there to ask). The stricter of this
+       * and `tools.command` applies; absent: `tools.command`.
+       */
+      unlisted: z.enum(["ask", "deny"]).optional(),
       /** matched on every argv element and each program's basename; deny beats every allow */
       deny_tokens: z.array(DenyToken).max(256).optional(),
     })
@@ -67,6 +73,8 @@ export const EffectivePolicy = z.strictObject({
   tools: z.strictObject({ read: PolicyVerdict, write: PolicyVerdict, command: PolicyVerdict, test: PolicyVerdict }),
   auto_edit: z.array(Glob),
   command_allow: z.array(ArgvPrefix),
+  /** what an unlisted command gets (`commands.unlisted`); absent: `tools.command` decides alone */
+  command_unlisted: z.enum(["ask", "deny"]).optional(),
   deny_tokens: z.array(DenyToken),
   /** the daemon's verify commands (file, then profile; a later one of the same name replaces); absent in a policy resolved before they existed */
   verify_commands: z.array(VerifyCommand).optional(),

@@ -71,8 +71,9 @@ export const BUILTIN_POLICY: PolicyFile = {
   },
   profiles: {
     interactive: {},
-    ci: { tools: { command: "deny" } },
-    eval: { tools: { command: "deny" } },
+    // nobody is there to answer: the allowlisted checks run, anything else is denied
+    ci: { commands: { unlisted: "deny" } },
+    eval: { commands: { unlisted: "deny" } },
   },
 };
 

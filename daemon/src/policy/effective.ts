@@ -46,6 +46,7 @@ export function resolveEffectivePolicy(input: {
   const tools = { ...BUILTIN_POLICY.tools } as Record<ToolClass, PolicyVerdict>;
   let autoEdit: string[] = [];
   let allow: string[][] = [];
+  let unlisted: "ask" | "deny" | undefined;
   const deny = new Set<string>();
   const verifyCommands = new Map<string, VerifyCommand>();
   for (const layer of layers) {
@@ -53,6 +54,7 @@ export function resolveEffectivePolicy(input: {
     Object.assign(tools, layer.tools ?? {});
     if (layer.auto_edit !== undefined) autoEdit = [...layer.auto_edit];
     if (layer.commands?.allow !== undefined) allow = layer.commands.allow.map((p) => [...p]);
+    if (layer.commands?.unlisted !== undefined) unlisted = layer.commands.unlisted;
     for (const t of layer.commands?.deny_tokens ?? []) deny.add(t);
   }
   return {
@@ -60,6 +62,7 @@ export function resolveEffectivePolicy(input: {
     tools,
     auto_edit: autoEdit,
     command_allow: allow,
+    ...(unlisted !== undefined && { command_unlisted: unlisted }),
     deny_tokens: [...deny],
     verify_commands: [...verifyCommands.values()],
     workspace: input.workspace ?? null,
@@ -76,13 +79,25 @@ export function policyOf(ctx: { policy?: EffectivePolicy }): EffectivePolicy {
 
 export function decideByPolicy(policy: EffectivePolicy, action: PolicyAction): PolicyOutcome {
   const own = decide(
-    { tools: policy.tools, auto_edit: policy.auto_edit, commands: { allow: policy.command_allow, deny_tokens: policy.deny_tokens } },
+    {
+      tools: policy.tools,
+      auto_edit: policy.auto_edit,
+      commands: {
+        allow: policy.command_allow,
+        deny_tokens: policy.deny_tokens,
+        ...(policy.command_unlisted !== undefined && { unlisted: policy.command_unlisted }),
+      },
+    },
     action,
     policy.tools,
   );
   const mine: PolicyOutcome = { verdict: own.verdict, rule: `policy:${policy.profile}:${own.rule}` };
   if (policy.workspace === null) return mine;
-  const ws = decide(policy.workspace, action, null);
+  // a workspace `unlisted` without its own allowlist means "not on the daemon's allowlist"
+  const w = policy.workspace;
+  const wsRules =
+    w.commands?.unlisted !== undefined && w.commands.allow === undefined ? { ...w, commands: { ...w.commands, allow: policy.command_allow } } : w;
+  const ws = decide(wsRules, action, null);
   return STRICTNESS[ws.verdict] > STRICTNESS[mine.verdict] ? { verdict: ws.verdict, rule: `workspace:${ws.rule}` } : mine;
 }
 
@@ -100,9 +115,13 @@ function decide(rules: PolicyRules, action: PolicyAction, fallback: Record<ToolC
     if (allowList !== undefined) {
       const prefix = allowPrefixHit(action.argv, allowList);
       if (prefix !== null) return { verdict: "allow", rule: `allow:${prefix.join(" ")}` };
-      // a workspace allowlist names the only commands it lets run without asking
-      if (fallback === null) return { verdict: "ask", rule: "commands.allow (not listed)" };
     }
+    // not on the allowlist: the stricter of `commands.unlisted` and `tools.command`
+    const unlisted = rules.commands?.unlisted;
+    if (unlisted === "deny") return { verdict: "deny", rule: "commands.unlisted" };
+    // a workspace allowlist names the only commands it lets run without asking
+    if (allowList !== undefined && fallback === null) return { verdict: "ask", rule: "commands.allow (not listed)" };
+    if (unlisted === "ask" && classVerdict === "allow") return { verdict: "ask", rule: "commands.unlisted" };
     return { verdict: classVerdict, rule: `tools.command` };
   }
   if (action.class === "write") {

@@ -115,7 +115,9 @@ describe("effective policy: deny beats ask beats allow", () => {
 
   it("profiles: ci denies unlisted commands and takes its own auto_edit; an unknown profile name cannot be chosen", () => {
     const p = resolveEffectivePolicy({ file, source: "policy.json", profile: "ci" });
-    expect(decideByPolicy(p, { class: "command", argv: ["npx", "jest"] })).toMatchObject({ verdict: "deny", rule: "policy:ci:tools.command" });
+    expect(decideByPolicy(p, { class: "command", argv: ["npx", "jest"] })).toMatchObject({ verdict: "deny", rule: "policy:ci:commands.unlisted" });
+    // regression: ci denied every command, so an allowlisted check could not run unattended
+    expect(decideByPolicy(p, { class: "command", argv: ["npm", "run", "lint"] })).toMatchObject({ verdict: "allow", rule: "policy:ci:allow:npm run lint" });
     expect(decideByPolicy(p, { class: "write", path: "src/a.py" })).toMatchObject({ verdict: "allow", rule: "policy:ci:auto_edit:src/**" });
   });
 
@@ -143,6 +145,34 @@ describe("effective policy: deny beats ask beats allow", () => {
     const tight = resolveEffectivePolicy({ file, source: "policy.json", workspace: tighten });
     expect(decideByPolicy(tight, { class: "write", path: "tests/t.py" })).toEqual({ verdict: "ask", rule: "workspace:auto_edit (not listed)" });
     expect(decideByPolicy(tight, { class: "command", argv: ["npm", "run", "lint"] })).toEqual({ verdict: "deny", rule: "workspace:deny_token:npm run lint" });
+  });
+
+  it("commands.unlisted: an unlisted command gets the stricter of it and tools.command; tools.command deny still beats the allowlist; a workspace can only tighten it", () => {
+    const withUnlisted = (rules: Record<string, unknown>, workspace: Record<string, unknown> | null = null) =>
+      resolveEffectivePolicy({
+        file: loadPolicyFile(policyFile(JSON.stringify({ schema_version: 1, ...rules }))),
+        source: "policy.json",
+        workspace: workspace === null ? null : parseWorkspacePolicy(JSON.stringify(workspace), "ws"),
+      });
+    const denyUnlisted = withUnlisted({ commands: { unlisted: "deny" } });
+    expect(decideByPolicy(denyUnlisted, { class: "command", argv: ["make"] })).toEqual({ verdict: "deny", rule: "policy:interactive:commands.unlisted" });
+    expect(decideByPolicy(denyUnlisted, { class: "command", argv: ["go", "vet"] }).verdict).toBe("allow");
+    // tools.command allow would run anything; unlisted: ask keeps a person in the loop for what is not listed
+    const askUnlisted = withUnlisted({ tools: { command: "allow" }, commands: { unlisted: "ask" } });
+    expect(decideByPolicy(askUnlisted, { class: "command", argv: ["make"] })).toEqual({ verdict: "ask", rule: "policy:interactive:commands.unlisted" });
+    const allDenied = withUnlisted({ tools: { command: "deny" } });
+    expect(decideByPolicy(allDenied, { class: "command", argv: ["go", "vet"] })).toEqual({ verdict: "deny", rule: "policy:interactive:tools.command" });
+    // the workspace cannot loosen ci's unlisted deny, and can add one to interactive
+    const ci = resolveEffectivePolicy({
+      file: null,
+      source: null,
+      profile: "ci",
+      workspace: parseWorkspacePolicy(JSON.stringify({ commands: { unlisted: "ask" } }), "ws"),
+    });
+    expect(decideByPolicy(ci, { class: "command", argv: ["make"] })).toEqual({ verdict: "deny", rule: "policy:ci:commands.unlisted" });
+    const tightened = withUnlisted({}, { commands: { unlisted: "deny" } });
+    expect(decideByPolicy(tightened, { class: "command", argv: ["make"] })).toEqual({ verdict: "deny", rule: "workspace:commands.unlisted" });
+    expect(decideByPolicy(tightened, { class: "command", argv: ["go", "vet"] }).verdict).toBe("allow");
   });
 
   it("without a file, the built-in policy applies (reads allow, writes ask, shells denied)", () => {
