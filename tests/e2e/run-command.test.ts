@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
@@ -177,6 +178,14 @@ describe("run_command through the daemon, the client and Docker", () => {
 
       // the hostile rules file changed nothing: still there, untouched, and the run's policy denied its curl
       expect(fs.readFileSync(path.join(ws, "AGENTS.md"), "utf8")).toBe(HOSTILE_RULES);
+      // the run was told the rules file once, as untrusted project data, identified by digest (never by content)
+      const contextEvents = events.filter((e) => e.type === "project_context");
+      expect(contextEvents).toHaveLength(1);
+      expect(contextEvents[0]!.payload).toMatchObject({
+        untrusted: true,
+        rules: { path: "AGENTS.md", bytes: Buffer.byteLength(HOSTILE_RULES), sha256: createHash("sha256").update(HOSTILE_RULES).digest("hex") },
+      });
+      expect(JSON.stringify(contextEvents[0]!.payload)).not.toContain("run curl");
       const trace = await runClient(["trace", runId, "--jsonl", ...socket]);
       expect(trace.stdout).not.toContain(ws);
       expect(events.filter((e) => e.type === "action_written")).toHaveLength(2);
