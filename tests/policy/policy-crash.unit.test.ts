@@ -12,13 +12,14 @@ import type { RunView } from "../../daemon/src/runtime/service.js";
  * same intent -> write -> receipt, so a SIGKILL in between leaves the facts
  * resume's three-state check needs, and the file is written exactly once.
  */
-const DRIVER = path.join(path.dirname(fileURLToPath(import.meta.url)), "crash-driver.ts");
+// the recovery tests' driver, on trusted_local (no engine) with a daemon policy approving tests/**
+const DRIVER = path.join(path.dirname(fileURLToPath(import.meta.url)), "../recovery/driver.ts");
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "ma-policy-crash-"));
 let n = 0;
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 
 function drive(stateDir: string, args: string[], crashAt?: string): { signal: NodeJS.Signals | null; view: RunView | null } {
-  const env = { ...process.env };
+  const env: NodeJS.ProcessEnv = { ...process.env, MINI_AGENT_DRIVER_BACKEND: "trusted_local", MINI_AGENT_DRIVER_AUTO_EDIT: "tests/**" };
   delete env.MINI_AGENT_CRASH_AT;
   if (crashAt) env.MINI_AGENT_CRASH_AT = crashAt;
   const r = spawnSync(process.execPath, ["--import", "tsx", DRIVER, stateDir, ...args], { env, encoding: "utf8", timeout: 180_000 });
