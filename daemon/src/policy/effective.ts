@@ -95,8 +95,7 @@ export function decideByPolicy(policy: EffectivePolicy, action: PolicyAction): P
   if (policy.workspace === null) return mine;
   // a workspace `unlisted` without its own allowlist means "not on the daemon's allowlist"
   const w = policy.workspace;
-  const wsRules =
-    w.commands?.unlisted !== undefined && w.commands.allow === undefined ? { ...w, commands: { ...w.commands, allow: policy.command_allow } } : w;
+  const wsRules = w.commands?.unlisted !== undefined && w.commands.allow === undefined ? { ...w, commands: { ...w.commands, allow: policy.command_allow } } : w;
   const ws = decide(wsRules, action, null);
   return STRICTNESS[ws.verdict] > STRICTNESS[mine.verdict] ? { verdict: ws.verdict, rule: `workspace:${ws.rule}` } : mine;
 }
