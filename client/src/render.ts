@@ -27,11 +27,34 @@ export function eventLine(e: TraceEvent): string {
   const p = e.payload;
   for (const key of ["name", "tool", "path", "preset", "status", "reason", "decision", "by", "rule", "discovered", "passed", "failed", "ok", "code"]) {
     const v = str(p[key]);
-    if (v !== null) parts.push(`${key}=${v.length > 80 ? v.slice(0, 77) + "..." : v}`);
+    if (v !== null) parts.push(`${key}=${clip(v)}`);
   }
+  // a command's argv and exit code; the project context by its facts (never its text: the trace has none)
+  if (Array.isArray(p.argv) && p.argv.every((w) => typeof w === "string")) parts.push(`argv=${clip(quoteArgv(p.argv as string[]))}`);
+  const exit = str(p.exit_code);
+  if (exit !== null) parts.push(`exit_code=${exit}`);
+  if (e.type === "project_context") parts.push(...projectContextParts(p));
   if (e.call_id) parts.push(`call=${e.call_id}`);
   if (e.action_id) parts.push(`action=${e.action_id}`);
   return oneLine(parts.join(" "));
+}
+
+function clip(v: string): string {
+  return v.length > 80 ? v.slice(0, 77) + "..." : v;
+}
+
+function projectContextParts(p: Record<string, unknown>): string[] {
+  const rules = (p.rules ?? {}) as Record<string, unknown>;
+  const map = (p.repo_map ?? {}) as Record<string, unknown>;
+  const sha = (v: unknown) => (typeof v === "string" ? v.slice(0, 12) : "?");
+  const cut = (v: unknown) => (v === true ? ",truncated" : "");
+  return [
+    typeof rules.path === "string"
+      ? `rules=${clip(rules.path)}(${str(rules.given_bytes) ?? "?"}B,sha256:${sha(rules.sha256)}${cut(rules.truncated)})`
+      : "rules=none",
+    `repo_map=${str(map.entries) ?? "?"}_entries(${str(map.bytes) ?? "?"}B,sha256:${sha(map.sha256)}${cut(map.truncated)})`,
+    ...(p.untrusted === true ? ["untrusted=true"] : []),
+  ];
 }
 
 export function pendingActionText(run: RunView, style: DiffStyle = { color: false, terminal: false }): string {
