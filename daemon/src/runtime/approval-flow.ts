@@ -5,7 +5,7 @@ import { policyOf } from "../policy/effective.js";
 import type { ActionRow } from "../store/ledger.js";
 import type { ToolContext } from "../tools/context.js";
 import type { RuntimeDeps } from "./deps.js";
-import { moveRun } from "./lifecycle.js";
+import { resumeAfterDecision } from "./lifecycle.js";
 import { executeApprovedWrite, recordNoWrite } from "./write-action.js";
 import { approveCommand, rejectCommand } from "./command-approval.js";
 
@@ -24,11 +24,6 @@ export function pendingAction(deps: RuntimeDeps, runId: string, actionId: string
     });
   }
   return row;
-}
-
-/** Clears the pending action and hands the run back to the loop. */
-function resumeAfterDecision(deps: RuntimeDeps, runId: string, reason: string): void {
-  moveRun(deps, runId, "running", reason, { state: (s) => void (s.pending_action_id = null) });
 }
 
 /** Who approved: a person over the API, or the run's policy by the rule that allowed it (`policy:<profile>:<rule>`). */

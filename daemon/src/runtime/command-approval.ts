@@ -6,7 +6,7 @@ import { verifyPreparedCommand } from "../tools/command-action.js";
 import type { ToolContext } from "../tools/context.js";
 import { errorResult } from "../tools/result.js";
 import type { RuntimeDeps } from "./deps.js";
-import { moveRun } from "./lifecycle.js";
+import { resumeAfterDecision } from "./lifecycle.js";
 import { observe } from "./observe.js";
 
 /**
@@ -24,7 +24,7 @@ export async function approveCommand(deps: RuntimeDeps, runId: string, row: Acti
       deps.trace.append(runId, { type: "approval_recorded", call_id: rec.call_id, action_id: rec.action_id, payload: { decision, reason: why } });
       deps.ledger.setActionStatus(runId, rec.action_id, code === "policy_denied" ? "rejected" : "stale");
       observe(deps, { runId }, "run_command", errorResult(rec.call_id, code, `${why}; the command did not run`));
-      resume(deps, runId, `command not run (${code})`);
+      resumeAfterDecision(deps, runId, `command not run (${code})`);
     });
     throw new MiniAgentError(code, `approval refused: ${why}; the command did not run`, { details: { run_id: runId, action_id: rec.action_id } });
   };
@@ -44,7 +44,7 @@ export async function approveCommand(deps: RuntimeDeps, runId: string, row: Acti
       action_id: rec.action_id,
       payload: { decision: "approved", by: "user", tool: "run_command", argv: v.command.arguments.argv, rule: v.command.rule },
     });
-    resume(deps, runId, `approved ${rec.action_id}`);
+    resumeAfterDecision(deps, runId, `approved ${rec.action_id}`);
   });
 }
 
@@ -61,10 +61,6 @@ export function rejectCommand(deps: RuntimeDeps, runId: string, row: ActionRow, 
     deps.trace.append(runId, { type: "approval_recorded", call_id: rec.call_id, action_id: rec.action_id, payload: { decision: "rejected", reason } });
     deps.ledger.setActionStatus(runId, rec.action_id, "rejected");
     observe(deps, { runId }, "run_command", errorResult(rec.call_id, "approval_rejected", `the user rejected this command: ${reason}`));
-    resume(deps, runId, `rejected ${rec.action_id}`);
+    resumeAfterDecision(deps, runId, `rejected ${rec.action_id}`);
   });
-}
-
-function resume(deps: RuntimeDeps, runId: string, reason: string): void {
-  moveRun(deps, runId, "running", reason, { state: (s) => void (s.pending_action_id = null) });
 }

@@ -38,6 +38,11 @@ export function moveRun(deps: RuntimeDeps, runId: string, to: RunStatus, reason:
 }
 
 /** A new run's row: it starts `running`, as every run does. */
+/** A person's decision (approve, reject, or one refused as stale or denied) clears the pending action and hands the run back to the loop. */
+export function resumeAfterDecision(deps: RuntimeDeps, runId: string, reason: string): void {
+  moveRun(deps, runId, "running", reason, { state: (s) => void (s.pending_action_id = null) });
+}
+
 export function insertNewRun(deps: RuntimeDeps, row: Omit<RunRow, "replay_cursor" | "status" | "reason">): void {
   deps.ledger.insertRun({ ...row, status: INITIAL_RUN_STATUS, reason: "started" });
 }
