@@ -4,8 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { resolveStateDir, statePath } from "../daemon/src/config/state-dir.js";
 import { createDockerClient } from "../daemon/src/sandbox/docker-client.js";
-import { readImageLock, recordImage } from "../daemon/src/sandbox/image-lock.js";
-import { buildFamily } from "../sandbox-image/image-builder.js";
+import { pinFamilyImage } from "../sandbox-image/pin-image.js";
 import type { ImageFamily } from "../sandbox-image/definitions.js";
 
 /**
@@ -66,24 +65,8 @@ const client = (args: string[]) => run(["--import", "tsx", path.join(REPO, "clie
 
 async function pinImages(lockPath: string, sourceLock: string): Promise<void> {
   const docker = createDockerClient(process.env);
-  const source = await readImageLock(sourceLock);
   for (const { family } of FIXTURES) {
-    const entry = source?.images[family];
-    const present = entry
-      ? await docker
-          .getImage(entry.digest)
-          .inspect()
-          .then(
-            () => true,
-            () => false,
-          )
-      : false;
-    if (entry && present) await recordImage(lockPath, family, entry);
-    else {
-      process.stderr.write(`building the ${family} image...\n`);
-      const built = await buildFamily(docker, family);
-      await recordImage(lockPath, family, { tag: built.tag, digest: built.digest, built_at: new Date().toISOString() });
-    }
+    await pinFamilyImage(docker, lockPath, family, sourceLock, (f) => process.stderr.write(`building the ${f} image...\n`));
   }
 }
 

@@ -2,8 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type Docker from "dockerode";
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
-import { readImageLock, recordImage } from "../../daemon/src/sandbox/image-lock.js";
-import { buildFamily } from "../../sandbox-image/image-builder.js";
+import { pinFamilyImage } from "../../sandbox-image/pin-image.js";
 import type { ImageFamily } from "../../sandbox-image/definitions.js";
 
 /**
@@ -22,24 +21,5 @@ export async function pinTestImage(
   docker: Docker = createDockerClient(process.env),
 ): Promise<{ tag: string; digest: string }> {
   fs.mkdirSync(path.dirname(lockPath), { recursive: true, mode: 0o700 });
-  const shared = process.env.MINI_AGENT_TEST_IMAGE_LOCK;
-  if (shared) {
-    const entry = (await readImageLock(shared))?.images[family];
-    const present = entry
-      ? await docker
-          .getImage(entry.digest)
-          .inspect()
-          .then(
-            () => true,
-            () => false,
-          )
-      : false;
-    if (entry && present) {
-      await recordImage(lockPath, family, entry);
-      return { tag: entry.tag, digest: entry.digest };
-    }
-  }
-  const built = await buildFamily(docker, family);
-  await recordImage(lockPath, family, { tag: built.tag, digest: built.digest, built_at: new Date().toISOString() });
-  return { tag: built.tag, digest: built.digest };
+  return pinFamilyImage(docker, lockPath, family, process.env.MINI_AGENT_TEST_IMAGE_LOCK ?? null);
 }
