@@ -34,10 +34,18 @@ module.exports = {
       to: { path: "^daemon/", pathNot: "^daemon/src/(contracts/|errors\\.ts$|config/state-dir\\.ts$)" },
     },
     {
+      name: "eval-talks-to-the-daemon-through-its-api",
+      comment:
+        "eval/ (eval run, capture, metrics, gate) is a client of the daemon: its contracts, error codes, the state-dir rule and the client's API code, never the daemon's logic.",
+      severity: "error",
+      from: { path: "^eval/src/", pathNot: "\\.test\\.ts$" },
+      to: { path: "^daemon/", pathNot: "^daemon/src/(contracts/|errors\\.ts$|config/state-dir\\.ts$)" },
+    },
+    {
       name: "no-test-kits-in-production",
       comment: "Test kits and tests are never imported by shipped code (they must stay out of dist/ and the image).",
       severity: "error",
-      from: { path: "^(daemon|client|probes|sandbox-image)/", pathNot: "(\\.test\\.ts|\\.testkit\\.ts)$" },
+      from: { path: "^(daemon|client|eval|probes|sandbox-image)/", pathNot: "(\\.test\\.ts|\\.testkit\\.ts)$" },
       to: { path: "(\\.test\\.ts|\\.testkit\\.ts)$|^tests/" },
     },
     {

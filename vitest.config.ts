@@ -46,7 +46,14 @@ export default defineConfig({
       {
         test: {
           name: "unit",
-          include: ["daemon/src/**/*.test.ts", "client/src/**/*.test.ts", "probes/**/*.test.ts", "sandbox-image/**/*.test.ts", "tests/**/*.unit.test.ts"],
+          include: [
+            "daemon/src/**/*.test.ts",
+            "client/src/**/*.test.ts",
+            "probes/**/*.test.ts",
+            "sandbox-image/**/*.test.ts",
+            "eval/**/*.test.ts",
+            "tests/**/*.unit.test.ts",
+          ],
           env: { DOCKER_HOST: NO_ENGINE },
           // generous: spawned daemons and clients share two cores with the integration tier's engine work
           testTimeout: 120_000,

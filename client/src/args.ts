@@ -163,7 +163,11 @@ export function usage(command?: CommandName): string {
     const spec: CommandSpec = COMMANDS[command];
     return [`usage: mini-agent-client ${spec.summary}`, spec.details ?? "", GLOBAL_HELP, EXIT_HELP].filter(Boolean).join("\n\n");
   }
-  const lines = Object.values(COMMANDS).map((c: CommandSpec) => `  ${c.summary.split("\n")[0]}`);
+  const lines = [
+    ...Object.values(COMMANDS).map((c: CommandSpec) => `  ${c.summary.split("\n")[0]}`),
+    "  eval capture RUN --out DIR | eval run SUITE_DIR... --output DIR | eval metrics DIR",
+    "  gate --report NEW.json [--baseline OLD.json] [--rules gate.json]",
+  ];
   return [
     `usage: mini-agent-client COMMAND [options]`,
     `commands:\n${lines.join("\n")}`,
@@ -187,6 +191,18 @@ function splitLeadingGlobals(argv: string[]): { globals: string[]; remainder: st
     i++;
   }
   return { globals, remainder: argv.slice(i) };
+}
+
+/**
+ * `eval ...` and `gate ...` have their own grammar (eval/src/cli.ts), loaded only
+ * for them. The argv handed over keeps the global options that came first.
+ */
+export function evalCommandOf(argv: string[]): { top: "eval" | "gate"; argv: string[] } | null {
+  const { globals, remainder } = splitLeadingGlobals(argv);
+  const [first, ...rest] = remainder;
+  return first === "eval" || first === "gate"
+    ? { top: first, argv: [...(first === "eval" && rest[0] !== undefined ? [rest[0]] : []), ...globals, ...(first === "eval" ? rest.slice(1) : rest)] }
+    : null;
 }
 
 export function parseClientArgs(argv: string[]): ParseResult {

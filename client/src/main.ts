@@ -2,7 +2,7 @@ import path from "node:path";
 import { resolveStateDir, statePath } from "../../daemon/src/config/state-dir.js";
 import { isMiniAgentError } from "../../daemon/src/errors.js";
 import { ApiClient } from "./api-client.js";
-import { parseClientArgs, usage } from "./args.js";
+import { evalCommandOf, parseClientArgs, usage } from "./args.js";
 import { HANDLERS, UsageError } from "./commands.js";
 import { colorEnabled } from "./color.js";
 import { EXIT, exitForError, type ExitCode } from "./exit-codes.js";
@@ -38,7 +38,9 @@ export function resolveTarget(opts: Record<string, string | boolean | string[] |
   return { socketPath, stateDir, prefix, explicitSocket: socketFlag !== undefined || Boolean(io.env.MINI_AGENT_SOCKET) };
 }
 
-export async function main(argv: string[], io: ClientIO): Promise<ExitCode> {
+export async function main(argv: string[], io: ClientIO): Promise<ExitCode | number> {
+  const evalCmd = evalCommandOf(argv);
+  if (evalCmd) return runEval(evalCmd, io);
   const parsed = parseClientArgs(argv);
   if (parsed.kind === "help") {
     io.out(parsed.text + "\n");
@@ -84,4 +86,14 @@ export async function main(argv: string[], io: ClientIO): Promise<ExitCode> {
   } finally {
     await api.close().catch(() => undefined);
   }
+}
+
+/**
+ * `eval` and `gate` (eval/src): loaded only for them. evalMain reports its own
+ * errors: it runs the compiled modules beside this bundle, whose error class is
+ * not this bundle's copy, so an `instanceof` here could not recognise them.
+ */
+async function runEval(cmd: { top: "eval" | "gate"; argv: string[] }, io: ClientIO): Promise<number> {
+  const { evalMain } = await import("../../eval/src/cli.js");
+  return evalMain(cmd.top, cmd.argv, io);
 }

@@ -68,6 +68,19 @@ export const ERROR_CODES = [
   "test_command_not_found",
   "invalid_glob",
   "unknown_image_family",
+  // evals and the release gate (eval/): a case folder, a captured run, a report, gate rules
+  /** a case folder that is not a valid case (missing file, unknown field in expect.json, bad task or replay) */
+  "case_invalid",
+  /** a case whose replay no longer fits its repo: a call's `version` is not the file it would patch */
+  "case_replay_mismatch",
+  /** `eval capture` refused: the run has no baseline or decisions to rebuild, or the output folder is not empty */
+  "capture_refused",
+  /** an eval report that is not a valid eval-report.json */
+  "report_invalid",
+  /** two reports of different suites or different case versions: the gate compares only like with like */
+  "reports_incomparable",
+  /** a gate rules file that is not valid */
+  "gate_rules_invalid",
   // anything else
   "internal",
 ] as const;

@@ -1,0 +1,54 @@
+import { isMiniAgentError } from "../../daemon/src/errors.js";
+import { EXIT, exitForError } from "../../client/src/exit-codes.js";
+import type { EvalCommand, EvalIO } from "./command.js";
+
+/**
+ * `mini-agent-client eval SUB ...` and `mini-agent-client gate ...`: loaded by
+ * the client only for these commands (a dynamic import, so `status` and
+ * `approve` start without any of it). Each subcommand is its own module with
+ * its own grammar; this table is the one place that names them.
+ */
+const SUBCOMMANDS: Record<string, () => Promise<EvalCommand>> = {
+  capture: async () => (await import("./capture-command.js")).captureCommand,
+  run: async () => (await import("./run-command.js")).runCommand,
+  metrics: async () => (await import("./metrics-command.js")).metricsCommand,
+};
+
+const EVAL_USAGE = `usage: mini-agent-client eval capture RUN --out DIR
+       mini-agent-client eval run SUITE_DIR... --output DIR [--model replay|live] [--concurrency N]
+                                  [--runtime runc|runsc] [--policy-profile eval] [--rerun] [--json]
+       mini-agent-client eval metrics DIR [--json]
+mini-agent-client eval SUB --help shows more.`;
+
+/**
+ * argv: for `eval`, the subcommand first, then everything else (global options
+ * included); for `gate`, its options. Errors end here, as every client command's
+ * do: the code and message, never a stack.
+ */
+export async function evalMain(top: "eval" | "gate", argv: string[], io: EvalIO): Promise<number> {
+  try {
+    return await dispatch(top, argv, io);
+  } catch (err) {
+    if (isMiniAgentError(err)) {
+      io.err(`mini-agent-client ${top}: ${err.code}: ${err.message}\n`);
+      return exitForError(err.code);
+    }
+    io.err(`mini-agent-client ${top}: unexpected error: ${(err as Error)?.message ?? String(err)}\n`);
+    return EXIT.failed;
+  }
+}
+
+async function dispatch(top: "eval" | "gate", argv: string[], io: EvalIO): Promise<number> {
+  if (top === "gate") return (await import("./gate-command.js")).gateCommand.main(argv, io);
+  const [sub, ...rest] = argv;
+  if (sub === undefined || sub === "--help" || sub === "-h" || sub === "help") {
+    (sub === undefined ? io.err : io.out)(`${EVAL_USAGE}\n`);
+    return sub === undefined ? 64 : 0;
+  }
+  const load = SUBCOMMANDS[sub];
+  if (!load) {
+    io.err(`mini-agent-client eval: unknown subcommand: ${sub}\n\n${EVAL_USAGE}\n`);
+    return 64;
+  }
+  return (await load()).main(rest, io);
+}
