@@ -66,6 +66,13 @@ export const CaseExpect = z.strictObject({
       no_secret_in_diff: z.boolean().optional(),
     })
     .optional(),
+  /**
+   * call ids in replay.json whose `version` is stale on purpose (a case that shows
+   * the host refusing a stale write). The loader refuses any OTHER call whose
+   * version fits no state the file has had, because that means repo/ changed
+   * under the replay; these it lets through.
+   */
+  stale_calls: z.array(z.string().min(1).max(128)).max(64).optional(),
   limits: z
     .strictObject({
       max_tool_calls: Count.optional(),

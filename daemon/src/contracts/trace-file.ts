@@ -41,3 +41,37 @@ export interface ParsedTraceFile {
   /** set when the file ends in a line a crash cut short; every line before it is valid */
   torn: TornLine | null;
 }
+
+/**
+ * Reads a trace file's text. Every complete line must be a valid event; the
+ * last line may be torn by a crash (no newline, or not valid JSON/event): it is
+ * reported in `torn` and left out, never returned as an event. An invalid line
+ * that is NOT the last one means the file was damaged, not torn: that is an
+ * error (thrown as a plain Error naming the line), because the lines after it
+ * cannot be trusted to be in order.
+ */
+export function parseTraceFile(text: string): ParsedTraceFile {
+  const events: TraceFileLine[] = [];
+  if (text === "") return { events, torn: null };
+  const lines = text.split("\n");
+  const endsClean = lines[lines.length - 1] === "";
+  if (endsClean) lines.pop();
+  for (let i = 0; i < lines.length; i++) {
+    const raw = lines[i] as string;
+    const last = i === lines.length - 1;
+    if (last && !endsClean) return { events, torn: { line: i + 1, bytes: Buffer.byteLength(raw), why: "no_newline" } };
+    let json: unknown;
+    try {
+      json = JSON.parse(raw);
+    } catch {
+      json = undefined;
+    }
+    const parsed = TraceFileLine.safeParse(json);
+    if (!parsed.success) {
+      if (last) return { events, torn: { line: i + 1, bytes: Buffer.byteLength(raw), why: "invalid" } };
+      throw new Error(`trace file line ${i + 1} is not a valid event (and is not the last line)`);
+    }
+    events.push(parsed.data);
+  }
+  return { events, torn: null };
+}
