@@ -36,10 +36,10 @@ module.exports = {
     {
       name: "eval-talks-to-the-daemon-through-its-api",
       comment:
-        "eval/ (eval run, capture, metrics, gate) is a client of the daemon: its contracts, error codes, the state-dir rule and the client's API code, never the daemon's logic.",
+        "eval/ (eval run, capture, metrics, gate) is a client of the daemon: its contracts, error codes, the state-dir rule and the client's API code, never the daemon's logic. Two pure exceptions: the case loader checks a replay's apply_patch versions with the host's own patch rule (tools/patch-text.ts) and file-version hash (workspace/hash.ts), so a case is never judged by a second copy that could disagree.",
       severity: "error",
       from: { path: "^eval/src/", pathNot: "\\.test\\.ts$" },
-      to: { path: "^daemon/", pathNot: "^daemon/src/(contracts/|errors\\.ts$|config/state-dir\\.ts$)" },
+      to: { path: "^daemon/", pathNot: "^daemon/src/(contracts/|errors\\.ts$|config/state-dir\\.ts$|tools/patch-text\\.ts$|workspace/hash\\.ts$)" },
     },
     {
       name: "no-test-kits-in-production",

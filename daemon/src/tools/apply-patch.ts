@@ -9,6 +9,7 @@ import { toolEnv, type ToolContext } from "./context.js";
 import { errorResult, okResult } from "./result.js";
 import { decodeUtf8 } from "./text.js";
 import { atomicWrite } from "./atomic-write.js";
+import { patchText } from "./patch-text.js";
 import { isMiniAgentError } from "../errors.js";
 
 export type PrepareOutcome = { ok: true; action: PreparedAction } | { ok: false; result: ToolResult };
@@ -39,13 +40,6 @@ export interface ActionIdInput {
 export function actionIdFor(i: ActionIdInput): string {
   const material = { run_id: i.runId, call_id: i.callId, name: i.name, arguments: i.args, manifest_digest: i.manifestDigest };
   return `act_${sha256Hex(canonicalJson(material)).slice(0, 32)}`;
-}
-
-function countOccurrences(haystack: string, needle: string): number {
-  let n = 0;
-  // overlapping matches count too: "aa" in "aaa" is ambiguous, not unique
-  for (let i = haystack.indexOf(needle); i !== -1; i = haystack.indexOf(needle, i + 1)) n++;
-  return n;
 }
 
 export function unifiedDiff(rel: string, before: string | null, after: string): string {
@@ -91,17 +85,14 @@ export async function prepareApplyPatch(callId: string, args: ToolArgs<"apply_pa
     if (args.old === "") return fail("invalid_fields", "old must not be empty when patching an existing file");
   }
 
-  let after: string;
-  if (before === null) {
-    after = args.new;
-  } else {
-    const n = countOccurrences(before, args.old);
-    if (n === 0) return fail("no_match", `old text does not occur in ${p.rel}`);
-    if (n > 1) return fail("non_unique_match", `old text occurs ${n} times in ${p.rel}; include more context so it occurs once`);
-    const i = before.indexOf(args.old);
-    after = before.slice(0, i) + args.new + before.slice(i + args.old.length);
-    if (after === before) return fail("no_op", "the patch would not change the file");
+  const patched = patchText(before, args.old, args.new);
+  if (!patched.ok) {
+    if (patched.code === "no_match") return fail("no_match", `old text does not occur in ${p.rel}`);
+    if (patched.code === "non_unique_match") return fail("non_unique_match", `old text occurs ${patched.count} times in ${p.rel}; include more context so it occurs once`);
+    if (patched.code === "no_op") return fail("no_op", "the patch would not change the file");
+    return fail("invalid_fields", before === null ? "creating a file requires old to be empty" : "old must not be empty when patching an existing file");
   }
+  const after = patched.after;
   if (Buffer.byteLength(after) > env.limits.patchMaxFileBytes) {
     return fail("too_large", `the patched file would exceed ${env.limits.patchMaxFileBytes} bytes`);
   }
