@@ -20,6 +20,8 @@ export interface Baseline {
   manifest: Manifest;
   /** baseline bytes of a file, or null when it did not exist at run start; hash-checked on every read */
   readFile(rel: string): Promise<Buffer | null>;
+  /** the file had an execute bit at run start (baselines made before this was kept say false) */
+  isExecutable(rel: string): Promise<boolean>;
 }
 
 function isInside(child: string, parent: string): boolean {
@@ -66,7 +68,9 @@ export async function captureBaseline(workspaceRoot: string, controlDir: string)
     files[entry.rel] = sha256Hex(read.bytes);
     const dest = path.join(base, FILES_DIR, ...entry.rel.split("/"));
     await fs.mkdir(path.dirname(dest), { recursive: true });
-    await fs.writeFile(dest, read.bytes, { mode: 0o600 });
+    // the owner's execute bit is kept (never the others'): `eval capture` rebuilds repo/ from this copy, and a
+    // script that was executable at run start must still be; the copy itself is never executed
+    await fs.writeFile(dest, read.bytes, { mode: (Number(entry.stat.mode) & 0o111) !== 0 ? 0o700 : 0o600 });
   }
   const manifest: Manifest = { schema_version: 1, files, special, digest: manifestDigest(files, special) };
   await fs.writeFile(path.join(base, MANIFEST_FILE), JSON.stringify(manifest, null, 2) + "\n", { mode: 0o600 });
@@ -104,6 +108,11 @@ function makeBaseline(base: string, manifest: Manifest): Baseline {
         throw new MiniAgentError("internal", `baseline copy of ${rel} is missing or altered`);
       }
       return read.bytes;
+    },
+    async isExecutable(rel: string): Promise<boolean> {
+      if (manifest.files[rel] === undefined) return false;
+      const st = await fs.lstat(path.join(base, FILES_DIR, ...rel.split("/")));
+      return (st.mode & 0o100) !== 0;
     },
   };
 }
