@@ -1,0 +1,131 @@
+import fs from "node:fs/promises";
+import path from "node:path";
+import type { z } from "zod";
+import { MiniAgentError } from "../../daemon/src/errors.js";
+import { describeZodError } from "../../daemon/src/contracts/common.js";
+import { CASE_FILES, CaseExpect } from "../../daemon/src/contracts/eval-case.js";
+import { ReplayFile } from "../../daemon/src/contracts/decision.js";
+import { TaskSpec } from "../../daemon/src/contracts/task-spec.js";
+import { caseHash, suiteHash, treeEntries } from "./case-hash.js";
+import { checkReplayVersions } from "./case-replay-check.js";
+
+/** A loaded, checked case (contracts/eval-case.ts describes the folder). */
+export interface LoadedCase {
+  /** the folder's name */
+  id: string;
+  /** absolute path of the case folder */
+  dir: string;
+  /** the case's version (case-hash.ts) */
+  hash: string;
+  expect: CaseExpect;
+  task: TaskSpec;
+  replay: ReplayFile;
+  hasControl: boolean;
+}
+
+export interface LoadedSuite {
+  cases: LoadedCase[];
+  /** sha256 of the sorted `id:hash` lines */
+  hash: string;
+}
+
+const invalid = (message: string, details?: Record<string, unknown>) => new MiniAgentError("case_invalid", message, details ? { details } : {});
+
+async function kindOf(p: string): Promise<"file" | "dir" | "other" | "missing"> {
+  try {
+    const st = await fs.lstat(p);
+    return st.isFile() ? "file" : st.isDirectory() ? "dir" : "other";
+  } catch {
+    return "missing";
+  }
+}
+
+async function readJson<S extends z.ZodType>(dir: string, name: string, schema: S): Promise<{ value: z.infer<S>; bytes: Buffer }> {
+  const file = path.join(dir, name);
+  const kind = await kindOf(file);
+  if (kind !== "file") throw invalid(`${file}: ${kind === "missing" ? "missing" : "not a regular file"} (every case has ${name})`, { file });
+  const bytes = await fs.readFile(file);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(bytes.toString("utf8"));
+  } catch (err) {
+    throw invalid(`${file}: not valid JSON (${(err as Error).message})`, { file });
+  }
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) {
+    const paths = parsed.error.issues.map((i) => i.path.join("."));
+    throw invalid(`${file} is invalid:\n${describeZodError(parsed.error)}`, { file, paths });
+  }
+  return { value: parsed.data, bytes };
+}
+
+/** Loads one case folder; every refusal is case_invalid (naming the file and field) or case_replay_mismatch (naming the call). */
+export async function loadCase(dirIn: string): Promise<LoadedCase> {
+  const dir = path.resolve(dirIn);
+  if ((await kindOf(dir)) !== "dir") throw invalid(`${dir}: not a case folder (it does not exist or is not a folder)`, { file: dir });
+  const known = new Set<string>(Object.values(CASE_FILES));
+  for (const name of (await fs.readdir(dir)).sort()) {
+    if (!known.has(name)) throw invalid(`${path.join(dir, name)}: unknown entry in a case folder (a case holds ${[...known].join(", ")})`, { file: path.join(dir, name) });
+  }
+  const repoDir = path.join(dir, CASE_FILES.repo);
+  if ((await kindOf(repoDir)) !== "dir") throw invalid(`${repoDir}: missing (every case has repo/)`, { file: repoDir });
+  const controlDir = path.join(dir, CASE_FILES.control);
+  const controlKind = await kindOf(controlDir);
+  if (controlKind !== "dir" && controlKind !== "missing") throw invalid(`${controlDir}: not a folder`, { file: controlDir });
+
+  const task = await readJson(dir, CASE_FILES.task, TaskSpec);
+  const expect = await readJson(dir, CASE_FILES.expect, CaseExpect);
+  const replay = await readJson(dir, CASE_FILES.replay, ReplayFile);
+  if (task.value.acceptance && controlKind === "missing") throw invalid(`${path.join(dir, CASE_FILES.task)}: the task has acceptance cases but the case has no control/`, { file: path.join(dir, CASE_FILES.task), paths: ["acceptance"] });
+
+  const repo = await treeEntries(repoDir, `${dir}/repo`);
+  const control = controlKind === "dir" ? await treeEntries(controlDir, `${dir}/control`) : null;
+
+  // the replay's versions, checked against repo/'s bytes (regular files only: treeEntries refused the rest)
+  const repoFiles = new Set(repo.map((e) => e[0]));
+  const bytesOf = new Map<string, Buffer>();
+  for (const rel of repoFiles) bytesOf.set(rel, await fs.readFile(path.join(repoDir, ...rel.split("/"))));
+  checkReplayVersions(replay.value, (rel) => bytesOf.get(rel) ?? null, new Set(expect.value.stale_calls ?? []));
+
+  return {
+    id: path.basename(dir),
+    dir,
+    hash: caseHash({ repo, taskBytes: task.bytes, control, expectBytes: expect.bytes }),
+    expect: expect.value,
+    task: task.value,
+    replay: replay.value,
+    hasControl: control !== null,
+  };
+}
+
+/**
+ * SUITE_DIR...: each is a case folder (it has expect.json) or a folder whose
+ * immediate subfolders are cases. Sorted by id; two cases with one id, or no
+ * case at all, is case_invalid.
+ */
+export async function loadSuite(dirs: readonly string[]): Promise<LoadedSuite> {
+  const caseDirs: string[] = [];
+  for (const d of dirs) {
+    const abs = path.resolve(d);
+    if ((await kindOf(abs)) !== "dir") throw invalid(`${abs}: not a folder (a suite is a case folder or a folder of case folders)`, { file: abs });
+    if ((await kindOf(path.join(abs, CASE_FILES.expect))) !== "missing") {
+      caseDirs.push(abs);
+      continue;
+    }
+    for (const e of (await fs.readdir(abs, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      if (e.isDirectory()) caseDirs.push(path.join(abs, e.name));
+    }
+  }
+  if (caseDirs.length === 0) throw invalid(`no case found in ${dirs.map((d) => path.resolve(d)).join(", ")}`);
+  const byId = new Map<string, string>();
+  for (const c of caseDirs) {
+    const id = path.basename(c);
+    const other = byId.get(id);
+    if (other !== undefined) throw invalid(`two cases have the id ${id}: ${other} and ${c}`, { id, paths: [other, c] });
+    byId.set(id, c);
+  }
+  const cases: LoadedCase[] = [];
+  for (const c of caseDirs) cases.push(await loadCase(c));
+  cases.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return { cases, hash: suiteHash(cases) };
+}
