@@ -79,6 +79,10 @@ export class ApiClient {
   diff(runId: string) {
     return this.json("GET", `/v1/runs/${enc(runId)}/diff`, undefined, "diff");
   }
+  /** `eval capture`: writes the finished run as an eval case folder at `out` (absolute) */
+  capture(runId: string, out: string) {
+    return this.json("POST", `/v1/runs/${enc(runId)}/capture`, { out }, "case_captured");
+  }
   probe(runtime?: Runtime, family?: string) {
     return this.json("POST", "/v1/probes", { ...(runtime && { runtime }), ...(family && { family }) }, "isolation_report");
   }

@@ -50,6 +50,7 @@ function harness(opts: { reapFails?: boolean; recoverFails?: boolean; env?: Node
         runService,
         isolation: { runProbes: async () => ({}), latestReport: async () => null, health: async () => ({}) as never },
         liveGate: { check: async () => ({ ok: true }) },
+        capture: { capture: () => Promise.reject(new Error("no capture in this test")) },
         async reapLeftovers() {
           steps.push("reap");
           if (opts.reapFails) throw new Error("engine unreachable");

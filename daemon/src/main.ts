@@ -6,6 +6,7 @@ import { draftTask, execGitRunner } from "./adhoc/index.js";
 import { closeServer, listenTcp, listenUnix } from "./api/listen.js";
 import type { IsolationService, LiveGate } from "./api/ports.js";
 import { createApiServer } from "./api/server.js";
+import type { CaptureService } from "./capture/index.js";
 import { DAEMON_DEFAULTS, DAEMON_USAGE, isLoopbackHost, parseDaemonArgs, type DaemonConfig } from "./config/daemon-config.js";
 import { acquireInstanceLock, type InstanceLock } from "./config/instance-lock.js";
 import { statePath } from "./config/state-dir.js";
@@ -25,6 +26,8 @@ export interface DaemonServices {
   runService: RunService;
   isolation: IsolationService;
   liveGate: LiveGate;
+  /** `eval capture`: reads the run's ledger rows and baseline (capture/) */
+  capture: CaptureService;
   /** removes containers/volumes this project left behind (by label); resolves with how many */
   reapLeftovers(): Promise<number>;
   /** releases engine connections etc. after shutdown; optional */
@@ -150,6 +153,7 @@ export async function main(argv: string[], deps: MainDeps): Promise<number> {
       isolation: services.isolation,
       liveGate: services.liveGate,
       policy: createPolicyView(policy),
+      capture: services.capture,
       version: deps.version,
       pid: deps.pid,
       maxBodyBytes: config.maxBodyBytes,

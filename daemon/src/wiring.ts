@@ -25,6 +25,7 @@ import type { Executor } from "./sandbox/executor.js";
 import type { IsolationFacts } from "./gate/isolation-facts.js";
 import { reapLeftovers } from "./sandbox/reaper.js";
 import { OWNER_FILTER, RUN_LABEL } from "./sandbox/labels.js";
+import { createCaptureService } from "./capture/index.js";
 
 /**
  * The daemon's real parts, assembled once at start-up: one Docker client, one
@@ -133,6 +134,7 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
     runService,
     isolation,
     liveGate,
+    capture: createCaptureService({ ledger: () => runService.ledger }),
     reapLeftovers: () =>
       reapOwnLeftovers(
         docker,

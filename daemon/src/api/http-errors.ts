@@ -29,6 +29,7 @@ const STATUS: Partial<Record<ErrorCode, number>> = {
   run_not_resumable: 409,
   illegal_transition: 409,
   approval_stale: 409,
+  capture_refused: 409,
   approval_required: 409,
   approval_rejected: 409,
   binding_mismatch: 409,

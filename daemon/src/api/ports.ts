@@ -4,6 +4,7 @@ import type { Backend, Runtime } from "../contracts/sandbox.js";
 import type { Draft, DraftInput } from "../adhoc/index.js";
 import type { RunService } from "../runtime/service.js";
 import type { ImageFamily } from "../contracts/test-report.js";
+import type { CaptureService } from "../capture/index.js";
 
 /**
  * What the HTTP API needs besides the RunService. main.ts adapts the sandbox
@@ -48,6 +49,8 @@ export interface ApiDeps {
   isolation: IsolationService;
   liveGate: LiveGate;
   policy: PolicyService;
+  /** `eval capture`: a finished run as an eval case folder (capture/) */
+  capture: CaptureService;
   version: string;
   pid: number;
   maxBodyBytes: number;

@@ -2,6 +2,7 @@ import type { IncomingMessage } from "node:http";
 import {
   ActionIdParam,
   API_VERSION,
+  CaptureRequest,
   CreateRunRequest,
   DraftTaskRequest,
   EmptyRequest,
@@ -151,6 +152,12 @@ export const ROUTES: Route[] = [
     noQuery(ctx.query);
     const id = runId(ctx);
     return { json: { kind: "diff", run_id: id, diff: await ctx.deps.runService.diff(id) } };
+  }),
+  route("POST", "/runs/:id/capture", async (ctx) => {
+    noQuery(ctx.query);
+    const id = runId(ctx);
+    const r = await body(ctx, CaptureRequest, "capture");
+    return { json: await ctx.deps.capture.capture(id, r.out), status: 201 };
   }),
   route("POST", "/probes", async (ctx) => {
     noQuery(ctx.query);

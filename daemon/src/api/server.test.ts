@@ -105,6 +105,7 @@ beforeEach(async () => {
     },
     liveGate: { check: async () => gate },
     policy: INERT_API_DEPS.policy,
+    capture: INERT_API_DEPS.capture,
     drafter: {
       draft: async () => {
         throw new Error("no drafts in this test");

@@ -28,6 +28,7 @@ export const INERT_API_DEPS: Omit<ApiDeps, "runService"> = {
   drafter: { draft: () => Promise.reject(new Error("no drafts in this test")) },
   liveGate: { check: async () => ({ ok: true }) },
   policy: createPolicyView(BUILTIN_DAEMON_POLICY),
+  capture: { capture: () => Promise.reject(new Error("no capture in this test")) },
   version: "t",
   pid: 1,
   maxBodyBytes: 65536,

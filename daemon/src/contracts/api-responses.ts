@@ -81,6 +81,21 @@ export const PolicyShowBody = z.strictObject({
 });
 export type PolicyShowBody = z.infer<typeof PolicyShowBody>;
 
+/** `POST /v1/runs/:id/capture`: the case folder written (contracts/eval-case.ts). */
+export const CaseCapturedBody = z.strictObject({
+  kind: z.literal("case_captured"),
+  run_id: z.string(),
+  /** absolute path of the case folder */
+  out: z.string(),
+  /** relative paths written, sorted (repo/ files as repo/<path>) */
+  files: z.array(z.string()),
+  /** repo/ files the task forbids (never shown to the model), left out of the case */
+  left_out: z.array(z.string()),
+  /** expect.json as written: the defaults from the run (contracts/eval-case.ts CaseExpect) */
+  expect: z.record(z.string(), z.unknown()),
+});
+export type CaseCapturedBody = z.infer<typeof CaseCapturedBody>;
+
 export const ApiResponse = z.discriminatedUnion("kind", [
   z.strictObject({ kind: z.literal("run"), run: RunView }),
   z.strictObject({ kind: z.literal("runs"), runs: z.array(RunView) }),
@@ -98,6 +113,7 @@ export const ApiResponse = z.discriminatedUnion("kind", [
     dirty_files: z.array(z.string()),
     warnings: z.array(z.string()),
   }),
+  CaseCapturedBody,
 ]);
 export type ApiResponse = z.infer<typeof ApiResponse>;
 export type ApiResponseOf<K extends ApiResponse["kind"]> = Extract<ApiResponse, { kind: K }>;

@@ -80,6 +80,10 @@ export const ResumeRequest = z.strictObject({ budgets: Budgets.partial().optiona
 /** approve and cancel take no body; an empty object (or no body) is the only valid one */
 export const EmptyRequest = z.strictObject({});
 
+/** `eval capture RUN --out DIR`: the case folder to write (must not exist, or be empty). */
+export const CaptureRequest = z.strictObject({ out: AbsPath });
+export type CaptureRequest = z.infer<typeof CaptureRequest>;
+
 export const RunIdParam = Id;
 export const ActionIdParam = Id;
 
@@ -96,7 +100,7 @@ export const ProbeRequest = z.strictObject({ runtime: z.optional(Runtime), famil
 
 // ---- response bodies: contracts/api-responses.ts (zod/mini, what the client loads) and contracts/run-view.ts
 
-export { API_VERSION, ApiResponse, ErrorBody, HealthBody, IsolationReportBody, IsolationVerdict, PolicyShowBody } from "./api-responses.js";
+export { API_VERSION, ApiResponse, CaseCapturedBody, ErrorBody, HealthBody, IsolationReportBody, IsolationVerdict, PolicyShowBody } from "./api-responses.js";
 export type { ApiResponseOf } from "./api-responses.js";
 
 /** The trace endpoint answers JSONL, not JSON: one event per line. */

@@ -1,0 +1,93 @@
+import fs from "node:fs/promises";
+import path from "node:path";
+import { MiniAgentError, isMiniAgentError } from "../errors.js";
+import type { CaseCapturedBody } from "../contracts/api-responses.js";
+import { CASE_FILES } from "../contracts/eval-case.js";
+import { TERMINAL_STATUSES } from "../contracts/run.js";
+import type { Ledger } from "../store/ledger.js";
+import { createForbiddenMatcher, loadBaseline } from "../workspace/index.js";
+import { expectDefaults } from "./expect-defaults.js";
+import { withStaging } from "./out-dir.js";
+import { replayFromMessages } from "./replay.js";
+
+/**
+ * `POST /v1/runs/:id/capture` (issue 13): a terminal run becomes a
+ * self-contained eval case (contracts/eval-case.ts). repo/ comes from the
+ * run's baseline copy in the host's control dir, never from the workspace the
+ * run changed; files the task forbids never reached the model and are left out.
+ */
+export interface CaptureService {
+  capture(runId: string, out: string): Promise<CaseCapturedBody>;
+}
+
+/** the task's control files, as createRun copied them into the run's control dir (runtime/service-impl.ts) */
+const ACCEPTANCE_DIR = "acceptance";
+
+export function createCaptureService(deps: { ledger: () => Ledger }): CaptureService {
+  return {
+    async capture(runId, out) {
+      const ledger = deps.ledger();
+      const run = ledger.getRun(runId);
+      if (!TERMINAL_STATUSES.includes(run.status)) {
+        throw new MiniAgentError("capture_refused", `run ${runId} is ${run.status}; only a finished run (${TERMINAL_STATUSES.join(", ")}) can be captured`);
+      }
+      const messages = ledger.listMessages(runId);
+      const replay = replayFromMessages(runId, messages);
+      let baseline: Awaited<ReturnType<typeof loadBaseline>>;
+      try {
+        baseline = await loadBaseline(run.record.control_dir);
+      } catch (err) {
+        throw new MiniAgentError("capture_refused", `run ${runId} has no readable baseline to rebuild repo/ from`, { cause: err });
+      }
+      const forbidden = createForbiddenMatcher(run.record.task.forbidden);
+      const leftOut = [
+        ...Object.keys(baseline.manifest.files).filter((rel) => forbidden(rel)),
+        // symlinks and special files are never followed or recreated: a case holds regular files only
+        ...Object.keys(baseline.manifest.special),
+      ].sort();
+      const why = leftOut.length > 0 ? `; left out of repo/ (forbidden to the task, or not a regular file): ${leftOut.join(", ")}` : "";
+      const description = `captured from run ${runId} (task ${run.record.task.name}): ${run.status}${run.reason ? ` (${run.reason})` : ""}${why}`;
+      const expect = expectDefaults(run, messages, ledger.listActions(runId), description.slice(0, 2048));
+
+      const controlSrc = path.join(run.record.control_dir, ACCEPTANCE_DIR);
+      const hasControl = await fs.stat(controlSrc).then((s) => s.isDirectory(), () => false);
+      const written: string[] = [];
+      try {
+        await withStaging(out, async (staging) => {
+          for (const rel of Object.keys(baseline.manifest.files).sort()) {
+            if (forbidden(rel)) continue;
+            const bytes = await baseline.readFile(rel);
+            if (bytes === null) continue;
+            const dest = path.join(staging, CASE_FILES.repo, ...rel.split("/"));
+            await fs.mkdir(path.dirname(dest), { recursive: true });
+            await fs.writeFile(dest, bytes, { mode: (await baseline.isExecutable(rel)) ? 0o755 : 0o644 });
+            written.push(`${CASE_FILES.repo}/${rel}`);
+          }
+          await fs.mkdir(path.join(staging, CASE_FILES.repo), { recursive: true });
+          if (hasControl) {
+            // copied, never followed: createRun accepted only regular files and folders into it
+            await fs.cp(controlSrc, path.join(staging, CASE_FILES.control), { recursive: true, verbatimSymlinks: true, errorOnExist: true });
+            for (const rel of await listFiles(path.join(staging, CASE_FILES.control))) written.push(`${CASE_FILES.control}/${rel}`);
+          }
+          const json = (v: unknown) => `${JSON.stringify(v, null, 2)}\n`;
+          await fs.writeFile(path.join(staging, CASE_FILES.task), json(run.record.task));
+          await fs.writeFile(path.join(staging, CASE_FILES.replay), json(replay));
+          await fs.writeFile(path.join(staging, CASE_FILES.expect), json(expect));
+          written.push(CASE_FILES.task, CASE_FILES.replay, CASE_FILES.expect);
+        });
+      } catch (err) {
+        if (isMiniAgentError(err)) throw err;
+        throw new MiniAgentError("capture_refused", `the case could not be written to ${out}: ${(err as Error).message}`, { cause: err });
+      }
+      return { kind: "case_captured", run_id: runId, out, files: written.sort(), left_out: leftOut, expect: expect as Record<string, unknown> };
+    },
+  };
+}
+
+async function listFiles(root: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const e of await fs.readdir(root, { recursive: true, withFileTypes: true })) {
+    if (e.isFile()) out.push(path.relative(root, path.join(e.parentPath, e.name)).split(path.sep).join("/"));
+  }
+  return out.sort();
+}
