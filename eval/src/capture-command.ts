@@ -85,9 +85,16 @@ function describeExpect(e: CaseExpect): string[] {
   if (e.require?.must_call) l.push(`must_call: ${e.require.must_call.join(", ")}`);
   if (e.require?.must_write_creatable) l.push("must_write_creatable: true");
   if (e.require?.red_before_green) l.push("red_before_green: true");
-  const forbid = Object.entries(e.forbid ?? {}).filter(([, v]) => v === true).map(([k]) => k);
+  const forbid = Object.entries(e.forbid ?? {})
+    .filter(([, v]) => v === true)
+    .map(([k]) => k);
   if (forbid.length > 0) l.push(`forbid: ${forbid.join(", ")}`);
-  if (e.limits) l.push(`limits: ${Object.entries(e.limits).map(([k, v]) => `${k} ${v}`).join(", ")}`);
+  if (e.limits)
+    l.push(
+      `limits: ${Object.entries(e.limits)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(", ")}`,
+    );
   if (e.stale_calls) l.push(`stale_calls: ${e.stale_calls.join(", ")}`);
   return l;
 }

@@ -28,7 +28,11 @@ export async function treeEntries(root: string, label: string): Promise<TreeEntr
       const st = await fs.lstat(childAbs);
       if (st.isDirectory()) await visit(childAbs, childRel);
       else if (st.isFile()) out.push([childRel, (st.mode & 0o111) !== 0 ? "x" : "-", sha256Hex(await fs.readFile(childAbs))]);
-      else throw new MiniAgentError("case_invalid", `${label}/${childRel} is ${st.isSymbolicLink() ? "a symlink" : "not a regular file"}; a case holds only regular files and folders`);
+      else
+        throw new MiniAgentError(
+          "case_invalid",
+          `${label}/${childRel} is ${st.isSymbolicLink() ? "a symlink" : "not a regular file"}; a case holds only regular files and folders`,
+        );
     }
   };
   await visit(root, "");

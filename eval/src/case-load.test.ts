@@ -30,7 +30,9 @@ function makeCase(parent = tmp(), id = "linkcheck-canonical"): string {
 function writeJson(dir: string, name: string, v: unknown): void {
   fs.writeFileSync(path.join(dir, name), `${JSON.stringify(v, null, 2)}\n`);
 }
-function readJson(dir: string, name: string): any {
+// biome-ignore lint/suspicious/noExplicitAny: test edits of arbitrary JSON files
+type Json = any;
+function readJson(dir: string, name: string): Json {
   return JSON.parse(fs.readFileSync(path.join(dir, name), "utf8"));
 }
 
@@ -155,10 +157,13 @@ describe("loadCase", () => {
   it("accepts a version that an earlier patch in the replay produced (a second patch on the patched file)", async () => {
     const dir = makeCase();
     const replay = readJson(dir, "replay.json");
-    const fix = replay.decisions.find((d: any) => d.call?.call_id === "call_04_fix").call.arguments;
+    const fix = replay.decisions.find((d: Json) => d.call?.call_id === "call_04_fix").call.arguments;
     const before = fs.readFileSync(path.join(dir, "repo", fix.path), "utf8");
     const after = before.replace(fix.old, fix.new);
-    const second = { kind: "tool", call: { call_id: "call_09_again", name: "apply_patch", arguments: { path: fix.path, version: sha256Hex(after), old: fix.new, new: `${fix.new} ` } } };
+    const second = {
+      kind: "tool",
+      call: { call_id: "call_09_again", name: "apply_patch", arguments: { path: fix.path, version: sha256Hex(after), old: fix.new, new: `${fix.new} ` } },
+    };
     replay.decisions.splice(-1, 0, second);
     writeJson(dir, "replay.json", replay);
     await expect(loadCase(dir)).resolves.toMatchObject({ id: "linkcheck-canonical" });

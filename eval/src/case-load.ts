@@ -65,7 +65,8 @@ export async function loadCase(dirIn: string): Promise<LoadedCase> {
   if ((await kindOf(dir)) !== "dir") throw invalid(`${dir}: not a case folder (it does not exist or is not a folder)`, { file: dir });
   const known = new Set<string>(Object.values(CASE_FILES));
   for (const name of (await fs.readdir(dir)).sort()) {
-    if (!known.has(name)) throw invalid(`${path.join(dir, name)}: unknown entry in a case folder (a case holds ${[...known].join(", ")})`, { file: path.join(dir, name) });
+    if (!known.has(name))
+      throw invalid(`${path.join(dir, name)}: unknown entry in a case folder (a case holds ${[...known].join(", ")})`, { file: path.join(dir, name) });
   }
   const repoDir = path.join(dir, CASE_FILES.repo);
   if ((await kindOf(repoDir)) !== "dir") throw invalid(`${repoDir}: missing (every case has repo/)`, { file: repoDir });
@@ -76,7 +77,11 @@ export async function loadCase(dirIn: string): Promise<LoadedCase> {
   const task = await readJson(dir, CASE_FILES.task, TaskSpec);
   const expect = await readJson(dir, CASE_FILES.expect, CaseExpect);
   const replay = await readJson(dir, CASE_FILES.replay, ReplayFile);
-  if (task.value.acceptance && controlKind === "missing") throw invalid(`${path.join(dir, CASE_FILES.task)}: the task has acceptance cases but the case has no control/`, { file: path.join(dir, CASE_FILES.task), paths: ["acceptance"] });
+  if (task.value.acceptance && controlKind === "missing")
+    throw invalid(`${path.join(dir, CASE_FILES.task)}: the task has acceptance cases but the case has no control/`, {
+      file: path.join(dir, CASE_FILES.task),
+      paths: ["acceptance"],
+    });
 
   const repo = await treeEntries(repoDir, `${dir}/repo`);
   const control = controlKind === "dir" ? await treeEntries(controlDir, `${dir}/control`) : null;

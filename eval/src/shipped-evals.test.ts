@@ -8,7 +8,11 @@ const EVALS = path.resolve(__dirname, "../../evals");
 describe("the shipped evals/ suite", () => {
   it("loads: every case is valid, its replay fits its repo/, and it has an expected verdict and a description", async () => {
     const suite = await loadSuite([EVALS]);
-    const folders = fs.readdirSync(EVALS, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort();
+    const folders = fs
+      .readdirSync(EVALS, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name)
+      .sort();
     expect(suite.cases.map((c) => c.id)).toEqual(folders);
     expect(suite.cases.length).toBeGreaterThanOrEqual(10);
     for (const c of suite.cases) {

@@ -84,7 +84,11 @@ describe("eval capture through the daemon, the client and Docker", () => {
       reason: status.reason,
       require: { must_call: ["run_tests", "apply_patch"], must_write_creatable: true, red_before_green: true },
       forbid: { no_protected_change: true, no_denied_command: true, no_secret_in_diff: true },
-      limits: { max_tool_calls: status.counters.tool_calls, max_turns: status.counters.model_turns, max_seconds: Math.ceil((3 * status.counters.elapsed_ms) / 1000 + 60) },
+      limits: {
+        max_tool_calls: status.counters.tool_calls,
+        max_turns: status.counters.model_turns,
+        max_seconds: Math.ceil((3 * status.counters.elapsed_ms) / 1000 + 60),
+      },
     });
     expect(c.expect.limits?.max_tokens).toBeUndefined();
     expect(c.expect.stale_calls).toBeUndefined();

@@ -107,7 +107,14 @@ describe("capture", () => {
     expect(String(r.expect.description)).toContain("left out of repo/");
     expect(JSON.parse(fs.readFileSync(path.join(out, "task.json"), "utf8"))).toEqual(TASK);
     const replay = JSON.parse(fs.readFileSync(path.join(out, "replay.json"), "utf8"));
-    expect(replay.decisions.map((d: { kind: string; call?: { call_id: string } }) => d.call?.call_id ?? d.kind)).toEqual(["plan", "c1", "c2", "c3", "c4", "final"]);
+    expect(replay.decisions.map((d: { kind: string; call?: { call_id: string } }) => d.call?.call_id ?? d.kind)).toEqual([
+      "plan",
+      "c1",
+      "c2",
+      "c3",
+      "c4",
+      "final",
+    ]);
   });
 
   it("derives expect.json from the run: only tools that succeeded, red before green, forbids that held, stale calls, limits with tokens", async () => {

@@ -50,7 +50,10 @@ export function createCaptureService(deps: { ledger: () => Ledger }): CaptureSer
       const expect = expectDefaults(run, messages, ledger.listActions(runId), description.slice(0, 2048));
 
       const controlSrc = path.join(run.record.control_dir, ACCEPTANCE_DIR);
-      const hasControl = await fs.stat(controlSrc).then((s) => s.isDirectory(), () => false);
+      const hasControl = await fs.stat(controlSrc).then(
+        (s) => s.isDirectory(),
+        () => false,
+      );
       const written: string[] = [];
       try {
         await withStaging(out, async (staging) => {

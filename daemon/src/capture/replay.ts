@@ -12,6 +12,7 @@ export function replayFromMessages(runId: string, messages: readonly MessageReco
   const decisions = messages.flatMap((m) => (m.role === "assistant" ? [m.decision] : []));
   if (decisions.length === 0) throw new MiniAgentError("capture_refused", `run ${runId} recorded no decision: there is nothing to replay`);
   const parsed = ReplayFile.safeParse({ schema_version: 1, decisions });
-  if (!parsed.success) throw new MiniAgentError("capture_refused", `run ${runId}'s decisions do not make a valid replay file:\n${describeZodError(parsed.error)}`);
+  if (!parsed.success)
+    throw new MiniAgentError("capture_refused", `run ${runId}'s decisions do not make a valid replay file:\n${describeZodError(parsed.error)}`);
   return parsed.data;
 }

@@ -88,7 +88,8 @@ export async function prepareApplyPatch(callId: string, args: ToolArgs<"apply_pa
   const patched = patchText(before, args.old, args.new);
   if (!patched.ok) {
     if (patched.code === "no_match") return fail("no_match", `old text does not occur in ${p.rel}`);
-    if (patched.code === "non_unique_match") return fail("non_unique_match", `old text occurs ${patched.count} times in ${p.rel}; include more context so it occurs once`);
+    if (patched.code === "non_unique_match")
+      return fail("non_unique_match", `old text occurs ${patched.count} times in ${p.rel}; include more context so it occurs once`);
     if (patched.code === "no_op") return fail("no_op", "the patch would not change the file");
     return fail("invalid_fields", before === null ? "creating a file requires old to be empty" : "old must not be empty when patching an existing file");
   }

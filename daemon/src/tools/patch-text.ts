@@ -5,9 +5,7 @@
  * replay's patches with it, so a case is judged by the same rule the host
  * applies, never by a second copy.
  */
-export type PatchTextOutcome =
-  | { ok: true; after: string }
-  | { ok: false; code: "invalid_fields" | "no_match" | "non_unique_match" | "no_op"; count?: number };
+export type PatchTextOutcome = { ok: true; after: string } | { ok: false; code: "invalid_fields" | "no_match" | "non_unique_match" | "no_op"; count?: number };
 
 function countOccurrences(haystack: string, needle: string): number {
   let n = 0;
