@@ -93,6 +93,12 @@ describe("eval capture through the daemon, the client and Docker", () => {
     expect(c.expect.limits?.max_tokens).toBeUndefined();
     expect(c.expect.stale_calls).toBeUndefined();
     expect(c.expect.description).toContain(runId);
+
+    // the case re-runs offline from its own folder (repo/, task.json, control/, replay.json) to the same verdict
+    const again = await runClient(["run", "--fixture", out, "--workspace", path.join(base, "ws-again"), "--policy-profile", "eval", ...socket]);
+    expect({ code: again.code, err: again.stderr }).toMatchObject({ code: 0 });
+    const view = JSON.parse((await runClient(["status", runIdOf(again.stdout), "--json", ...socket])).stdout) as { status: string; reason: string | null };
+    expect(view).toMatchObject({ status: c.expect.status, reason: c.expect.reason });
   });
 
   it("refuses to capture into a non-empty folder: exit non-zero, capture_refused, nothing written there or beside it", async () => {
