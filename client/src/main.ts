@@ -1,5 +1,3 @@
-import path from "node:path";
-import { resolveStateDir, statePath } from "../../daemon/src/config/state-dir.js";
 import { isMiniAgentError } from "../../daemon/src/errors.js";
 import { ApiClient } from "./api-client.js";
 import { evalCommandOf, parseClientArgs, usage } from "./args.js";
@@ -7,7 +5,10 @@ import { HANDLERS, UsageError } from "./commands.js";
 import { colorEnabled } from "./color.js";
 import { EXIT, exitForError, type ExitCode } from "./exit-codes.js";
 import type { Clock } from "./progress.js";
-import { shellQuote } from "./render.js";
+import { resolveTarget } from "./target.js";
+
+// resolveTarget lives in target.ts so that eval/src can use it without importing main (a cycle)
+export { resolveTarget };
 
 /** Everything the client touches, passed in so tests can drive main() directly. */
 export interface ClientIO {
@@ -25,18 +26,6 @@ export interface ClientIO {
   ask(question: string): Promise<string>;
 }
 
-/** Socket: --socket, else $MINI_AGENT_SOCKET, else <state dir>/daemon.sock (state dir resolved like the daemon's). */
-export function resolveTarget(opts: Record<string, string | boolean | string[] | undefined>, io: Pick<ClientIO, "env" | "cwd">) {
-  const stateDirFlag = typeof opts["state-dir"] === "string" ? path.resolve(io.cwd, opts["state-dir"]) : undefined;
-  const stateDir = resolveStateDir(io.env, stateDirFlag);
-  const socketFlag = typeof opts.socket === "string" ? path.resolve(io.cwd, opts.socket) : undefined;
-  const socketPath = socketFlag ?? (io.env.MINI_AGENT_SOCKET ? path.resolve(io.cwd, io.env.MINI_AGENT_SOCKET) : statePath(stateDir, "socket"));
-  const prefix = [
-    ...(socketFlag ? ["--socket", shellQuote(socketFlag)] : []),
-    ...(stateDirFlag && !socketFlag ? ["--state-dir", shellQuote(stateDirFlag)] : []),
-  ].join(" ");
-  return { socketPath, stateDir, prefix, explicitSocket: socketFlag !== undefined || Boolean(io.env.MINI_AGENT_SOCKET) };
-}
 
 export async function main(argv: string[], io: ClientIO): Promise<ExitCode | number> {
   const evalCmd = evalCommandOf(argv);
