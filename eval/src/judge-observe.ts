@@ -63,7 +63,8 @@ export function observeRun(run: RunView, events: TraceEvent[]): Observation {
         if (tool !== "") called.add(tool);
         if (error !== null && PROTOCOL_ERRORS.has(error)) protocol += 1;
         if (tool === "run_command" && error === "policy_denied") denied += 1;
-        if (tool === "run_tests" && p.ok === true) tests.push(testColour(p));
+        // a red run is an error result (tests_failed, false_green...) that still carries its figures
+        if (tool === "run_tests" && (typeof p.discovered === "number" || p.exit_code_only === true)) tests.push(testColour(p));
         break;
       }
       case "action_written":

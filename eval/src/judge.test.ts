@@ -49,7 +49,8 @@ function goodEvents(): TraceEvent[] {
     ev("action_written", { path: "tests/test_agent_x.js", source: "write" }, "c2"),
     ev("tool_observed", { tool: "apply_patch", ok: true, error: null }, "c2"),
     ev("tool_proposed", { name: "run_tests", arguments: { preset: "candidate" } }, "c3"),
-    ev("tool_observed", { tool: "run_tests", ok: true, error: null, discovered: 3, passed: 2, failed: 1 }, "c3"),
+    // as the daemon observes a red run: an error result that still carries the figures
+    ev("tool_observed", { tool: "run_tests", ok: false, error: "tests_failed", discovered: 3, passed: 2, failed: 1 }, "c3"),
     ev("tool_proposed", { name: "apply_patch", arguments: { path: "src/a.js", version: "a".repeat(64) } }, "c4"),
     ev("approval_recorded", { decision: "approved", by: "policy:eval:auto_edit_writable" }, "c4"),
     ev("action_written", { path: "src/a.js", source: "write" }, "c4"),
@@ -142,6 +143,13 @@ describe("judgeCase: one RuleResult per rule present in expect.json", () => {
     expect(rules.filter((x) => !x.passed).map((x) => x.rule)).toEqual([r]);
     expect(ruleOf(rules, r)!.observed).toEqual(observed);
     expect(verdictOf(rules, false)).toBe("failed");
+  });
+
+  it("regression: a red run_tests observed as an error result (as the daemon records it) counts as red, so red_before_green sees red then green", () => {
+    const o = observeRun(run(), goodEvents());
+    expect(o.tests).toEqual(["red", "green"]);
+    // a run_tests refused before anything ran has no figures: neither red nor green
+    expect(observeRun(run(), [ev("tool_observed", { tool: "run_tests", ok: false, error: "unknown_preset" })]).tests).toEqual([]);
   });
 
   it("a boolean rule set to false asks for nothing: reported and passed", () => {
