@@ -112,6 +112,7 @@ export function policyText(shown: PolicyShowBody): string {
     `policy file ${source}`,
     `tools       read ${p.tools.read}, write ${p.tools.write}, command ${p.tools.command}, test ${p.tools.test}`,
     `auto_edit   ${p.auto_edit.length === 0 ? "(none: every write asks)" : p.auto_edit.join(" ")}`,
+    `auto_edit_writable ${p.auto_edit_writable === true ? "on: writes inside the task's writable globs are approved by the policy" : "off"}`,
     `deny tokens ${p.deny_tokens.join(", ")} (and every shell as a program; deny beats every allow)`,
     ...(p.tools.command === "deny"
       ? ["commands    none run (tools.command deny beats the allowlist)"]

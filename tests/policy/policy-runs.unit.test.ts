@@ -229,15 +229,23 @@ describe("profiles", () => {
     expect((await approveAll(runs, interactive.run)).prompts).toBe(2);
   });
 
-  it("eval (built-in) denies unlisted commands where interactive asks, and still runs allowlisted checks; both ask for writes", async () => {
+  it("eval (built-in) denies unlisted commands where interactive asks, and still runs allowlisted checks; eval approves the task's writable writes by policy, interactive asks", async () => {
     const runs = service();
     const ev = await start(runs, { policyProfile: "eval" });
     const policy = runs.ledger.getRun(ev.run.run_id).record.policy!;
     expect(policy.profile).toBe("eval");
     expect(decideByPolicy(policy, { class: "command", argv: ["make", "lint"] })).toEqual({ verdict: "deny", rule: "policy:eval:commands.unlisted" });
     expect(decideByPolicy(policy, { class: "command", argv: ["go", "vet", "./..."] })).toEqual({ verdict: "allow", rule: "policy:eval:allow:go vet" });
-    expect(ev.run.pending_action?.rule).toBe("policy:eval:tools.write");
+    // auto_edit_writable: nobody is asked; each write is approved through the recorded approval path
+    expect(ev.run).toMatchObject({ status: "completed", pending_action: null });
+    const byPolicy = (await events(runs, ev.run.run_id, "approval_recorded")).map((e) => e.payload);
+    expect(byPolicy).toEqual([
+      { decision: "approved", by: "policy:eval:auto_edit_writable" },
+      { decision: "approved", by: "policy:eval:auto_edit_writable" },
+    ]);
+    expect(await events(runs, ev.run.run_id, "approval_requested")).toEqual([]);
     const it_ = await start(runs);
+    expect(it_.run.pending_action?.rule).toBe("policy:interactive:tools.write");
     expect(decideByPolicy(runs.ledger.getRun(it_.run.run_id).record.policy!, { class: "command", argv: ["make", "lint"] }).verdict).toBe("ask");
   });
 
@@ -272,6 +280,13 @@ describe("the workspace's .mini-agent/policy.json only tightens", () => {
       tightened_by_workspace: true,
     });
     expect((await approveAll(runs, run)).prompts).toBe(2);
+  });
+
+  it("a file that switches auto_edit_writable off makes an eval run ask for its writes again", async () => {
+    const runs = service();
+    const ws = workspaceWithRules(JSON.stringify({ auto_edit_writable: false }));
+    const { run } = await start(runs, { ...taskSpecRun(ws), policyProfile: "eval" });
+    expect(run).toMatchObject({ status: "awaiting_approval", pending_action: { path: "tests/test_agent_nested.js", rule: "workspace:auto_edit_writable (off)" } });
   });
 
   it("a file that tries to allow a denied command (curl) changes nothing: the run's policy still denies it", async () => {

@@ -64,6 +64,8 @@ export const PolicyShowBody = z.strictObject({
     profile: z.string(),
     tools: z.object({ read: PolicyVerdict, write: PolicyVerdict, command: PolicyVerdict, test: PolicyVerdict }),
     auto_edit: z.array(z.string()),
+    /** writes inside the task's writable globs are approved by the policy (the `eval` profile) */
+    auto_edit_writable: z.optional(z.boolean()),
     command_allow: z.array(z.array(z.string())),
     deny_tokens: z.array(z.string()),
     /** what a command not on the allowlist gets, when set (`commands.unlisted`) */

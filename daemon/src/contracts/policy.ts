@@ -34,6 +34,13 @@ export const PolicyRules = z.strictObject({
   tools: z.strictObject({ read: PolicyVerdict, write: PolicyVerdict, command: PolicyVerdict, test: PolicyVerdict }).partial().optional(),
   /** writes to paths matching these globs are approved by the policy (still bound, recorded, crash-safe) */
   auto_edit: z.array(Glob).max(64).optional(),
+  /**
+   * writes the task itself allows (inside its `writable` globs; the task's own rules
+   * are decided first) are approved by the policy, as `auto_edit` approves its globs:
+   * what an unattended eval needs, since each case's task names its own writable paths.
+   * A workspace file may switch it off, never on.
+   */
+  auto_edit_writable: z.boolean().optional(),
   commands: z
     .strictObject({
       /** argv prefixes that run without asking (when `tools.command` is not deny) */
@@ -72,6 +79,8 @@ export const EffectivePolicy = z.strictObject({
   profile: ProfileName,
   tools: z.strictObject({ read: PolicyVerdict, write: PolicyVerdict, command: PolicyVerdict, test: PolicyVerdict }),
   auto_edit: z.array(Glob),
+  /** absent in a policy resolved before it existed: false */
+  auto_edit_writable: z.boolean().optional(),
   command_allow: z.array(ArgvPrefix),
   /** what an unlisted command gets (`commands.unlisted`); absent: `tools.command` decides alone */
   command_unlisted: z.enum(["ask", "deny"]).optional(),

@@ -57,6 +57,19 @@ describe("decideCall: the task's rules first (their deny is final), then the run
       "policy:interactive:tools.write",
     ],
     ["read_file", { path: "src/a.js" }, policy({}, { tools: { read: "deny" } }), "deny", "policy_denied", "workspace:tools.read"],
+    // auto_edit_writable (the eval profile): a write the task allows is approved by the policy
+    ["apply_patch", patch("src/a.js"), policy({}, null, "eval"), "allow", null, "policy:eval:auto_edit_writable"],
+    ["apply_patch", patch("src/a.js"), policy({}, null, "ci"), "ask", "approval_required", "policy:ci:tools.write"],
+    ["apply_patch", patch("src/a.js"), policy({ auto_edit_writable: true }), "allow", null, "policy:interactive:auto_edit_writable"],
+    // ...never past the task's own writable globs
+    ["apply_patch", patch("notes.txt"), policy({}, null, "eval"), "deny", "not_writable", "task:not_writable"],
+    // ...nor past tools.write deny
+    ["apply_patch", patch("src/a.js"), policy({ profiles: { eval: { tools: { write: "deny" } } } }, null, "eval"), "deny", "policy_denied", "policy:eval:tools.write"],
+    // a workspace file can switch it off...
+    ["apply_patch", patch("src/a.js"), policy({}, { auto_edit_writable: false }, "eval"), "ask", "approval_required", "workspace:auto_edit_writable (off)"],
+    // ...and never on
+    ["apply_patch", patch("src/a.js"), policy({}, { auto_edit_writable: true }), "ask", "approval_required", "policy:interactive:tools.write"],
+    ["apply_patch", patch("src/a.js"), policy({}, { auto_edit_writable: true }, "ci"), "ask", "approval_required", "policy:ci:tools.write"],
   ] as const)("%s %j", (name, args, p, verdict, code, rule) => {
     expect(decideCall(name, args, task, p)).toMatchObject({ verdict, code, rule });
   });

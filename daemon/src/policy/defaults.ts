@@ -5,7 +5,8 @@ import type { PolicyFile } from "../contracts/policy.js";
  * presets run; writes and unlisted commands ask a person (`interactive`).
  * Unattended profiles (`ci`, `eval`) can have no person to ask: there an
  * unlisted command is denied, and writes still ask, so a `ci` run stops at a
- * pending write unless the policy file gives it `auto_edit` globs.
+ * pending write unless the policy file gives it `auto_edit` globs; `eval` approves
+ * writes inside the task's own writable globs (`auto_edit_writable`).
  */
 export const BUILTIN_POLICY: PolicyFile = {
   schema_version: 1,
@@ -73,7 +74,8 @@ export const BUILTIN_POLICY: PolicyFile = {
     interactive: {},
     // nobody is there to answer: the allowlisted checks run, anything else is denied
     ci: { commands: { unlisted: "deny" } },
-    eval: { commands: { unlisted: "deny" } },
+    // each case's task names its writable paths; nobody is there to approve a write inside them
+    eval: { commands: { unlisted: "deny" }, auto_edit_writable: true },
   },
 };
 

@@ -45,6 +45,7 @@ export function resolveEffectivePolicy(input: {
   const layers: PolicyRules[] = [BUILTIN_POLICY, file, BUILTIN_POLICY.profiles?.[profile] ?? {}, file.profiles?.[profile] ?? {}];
   const tools = { ...BUILTIN_POLICY.tools } as Record<ToolClass, PolicyVerdict>;
   let autoEdit: string[] = [];
+  let autoEditWritable = false;
   let allow: string[][] = [];
   let unlisted: "ask" | "deny" | undefined;
   const deny = new Set<string>();
@@ -53,6 +54,7 @@ export function resolveEffectivePolicy(input: {
     for (const c of layer.verify_commands ?? []) verifyCommands.set(c.name, c);
     Object.assign(tools, layer.tools ?? {});
     if (layer.auto_edit !== undefined) autoEdit = [...layer.auto_edit];
+    if (layer.auto_edit_writable !== undefined) autoEditWritable = layer.auto_edit_writable;
     if (layer.commands?.allow !== undefined) allow = layer.commands.allow.map((p) => [...p]);
     if (layer.commands?.unlisted !== undefined) unlisted = layer.commands.unlisted;
     for (const t of layer.commands?.deny_tokens ?? []) deny.add(t);
@@ -61,6 +63,7 @@ export function resolveEffectivePolicy(input: {
     profile,
     tools,
     auto_edit: autoEdit,
+    auto_edit_writable: autoEditWritable,
     command_allow: allow,
     ...(unlisted !== undefined && { command_unlisted: unlisted }),
     deny_tokens: [...deny],
@@ -82,6 +85,7 @@ export function decideByPolicy(policy: EffectivePolicy, action: PolicyAction): P
     {
       tools: policy.tools,
       auto_edit: policy.auto_edit,
+      auto_edit_writable: policy.auto_edit_writable === true,
       commands: {
         allow: policy.command_allow,
         deny_tokens: policy.deny_tokens,
@@ -96,7 +100,10 @@ export function decideByPolicy(policy: EffectivePolicy, action: PolicyAction): P
   // a workspace `unlisted` without its own allowlist means "not on the daemon's allowlist"
   const w = policy.workspace;
   const wsRules = w.commands?.unlisted !== undefined && w.commands.allow === undefined ? { ...w, commands: { ...w.commands, allow: policy.command_allow } } : w;
-  const ws = decide(wsRules, action, null);
+  // the workspace switches auto_edit_writable off, never on: a write it approved asks again
+  if (w.auto_edit_writable === false && mine.verdict === "allow" && mine.rule.endsWith(":auto_edit_writable"))
+    return { verdict: "ask", rule: "workspace:auto_edit_writable (off)" };
+  const ws = decide({ ...wsRules, auto_edit_writable: false }, action, null);
   return STRICTNESS[ws.verdict] > STRICTNESS[mine.verdict] ? { verdict: ws.verdict, rule: `workspace:${ws.rule}` } : mine;
 }
 
@@ -131,6 +138,8 @@ function decide(rules: PolicyRules, action: PolicyAction, fallback: Record<ToolC
       // a workspace auto_edit list names the only paths it lets be approved by policy
       if (fallback === null) return { verdict: "ask", rule: "auto_edit (not listed)" };
     }
+    // only the daemon's layer can approve this way; the task's own rules already said the path is writable
+    if (fallback !== null && rules.auto_edit_writable === true && classVerdict === "ask") return { verdict: "allow", rule: "auto_edit_writable" };
   }
   return { verdict: classVerdict, rule: `tools.${action.class}` };
 }

@@ -1,0 +1,41 @@
+import path from "node:path";
+import { type CaseResult, EvalReport } from "../../daemon/src/contracts/eval-report.js";
+import { MiniAgentError } from "../../daemon/src/errors.js";
+import { aggregate, suiteOf } from "./report-aggregate.js";
+import { writeAtomic } from "./run-state.js";
+
+export const REPORT_FILE = "eval-report.json";
+
+/**
+ * The end of an eval run: eval-report.json (validated against the contract
+ * before it is written, atomically), then the HTML page beside it.
+ */
+export async function finishReport(input: {
+  output: string;
+  cases: CaseResult[];
+  settings: EvalReport["settings"];
+  startedAt: number;
+  finishedAt: number;
+}): Promise<EvalReport> {
+  const cases = [...input.cases].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const report = buildReport({ ...input, cases });
+  writeAtomic(path.join(input.output, REPORT_FILE), `${JSON.stringify(report, null, 2)}\n`);
+  // WIRING POINT (eval-report.html): eval/src/report-html.ts is written separately; once it is
+  // on this branch, this line becomes: await writeReportHtml(input.output);
+  return report;
+}
+
+export function buildReport(input: { cases: CaseResult[]; settings: EvalReport["settings"]; startedAt: number; finishedAt: number }): EvalReport {
+  const parsed = EvalReport.safeParse({
+    schema_version: 1,
+    kind: "eval_report",
+    suite: suiteOf(input.cases),
+    settings: input.settings,
+    started_at: new Date(input.startedAt).toISOString(),
+    finished_at: new Date(input.finishedAt).toISOString(),
+    cases: input.cases,
+    aggregates: aggregate(input.cases),
+  });
+  if (!parsed.success) throw new MiniAgentError("report_invalid", `the report does not fit its contract: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+  return parsed.data;
+}

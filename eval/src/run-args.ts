@@ -1,0 +1,87 @@
+import path from "node:path";
+import { parseArgs } from "node:util";
+
+export const RUN_USAGE = `usage: mini-agent-client eval run SUITE_DIR... --output DIR [--model replay|live] [--concurrency N]
+                               [--runtime runc|runsc] [--policy-profile eval] [--rerun] [--json]
+                               [--socket PATH] [--state-dir DIR]
+  SUITE_DIR      a case folder (it has expect.json) or a folder of case folders
+  --output DIR   where traces/, diffs/, cases/ and eval-report.json go; running again resumes
+  --model        replay (default): each case's replay.json; live: the daemon's live model
+  --concurrency  cases run at once, 1..16 (default 1)
+  --runtime      the container runtime (default: the daemon's)
+  --policy-profile  the policy profile every run gets (default eval)
+  --rerun        run every case again, even those with a result
+  --json         one JSON line per finished case on stdout, then a summary line`;
+
+export const MAX_CONCURRENCY = 16;
+
+export interface RunOptions {
+  suiteDirs: string[];
+  output: string;
+  model: "replay" | "live";
+  concurrency: number;
+  /** absent: the daemon's runtime */
+  runtime: "runc" | "runsc" | undefined;
+  profile: "interactive" | "ci" | "eval";
+  rerun: boolean;
+  json: boolean;
+  socket: string | undefined;
+  stateDir: string | undefined;
+}
+
+export type ParsedRunArgs = { ok: true; opts: RunOptions } | { ok: false; help: boolean; message: string };
+
+/** Strict: an unknown option or a bad value is a usage error (exit 64) that changes nothing. */
+export function parseRunArgs(argv: string[], cwd: string): ParsedRunArgs {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        output: { type: "string" },
+        model: { type: "string" },
+        concurrency: { type: "string" },
+        runtime: { type: "string" },
+        "policy-profile": { type: "string" },
+        rerun: { type: "boolean" },
+        json: { type: "boolean" },
+        socket: { type: "string" },
+        "state-dir": { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+    });
+  } catch (err) {
+    return { ok: false, help: false, message: (err as Error).message };
+  }
+  const v = parsed.values;
+  if (v.help) return { ok: false, help: true, message: "" };
+  if (parsed.positionals.length === 0) return { ok: false, help: false, message: "give at least one SUITE_DIR" };
+  if (v.output === undefined || v.output === "") return { ok: false, help: false, message: "--output DIR is required" };
+  const model = v.model ?? "replay";
+  if (model !== "replay" && model !== "live") return { ok: false, help: false, message: `--model must be replay or live, not ${model}` };
+  const concurrency = v.concurrency === undefined ? 1 : Number(v.concurrency);
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > MAX_CONCURRENCY)
+    return { ok: false, help: false, message: `--concurrency must be a whole number from 1 to ${MAX_CONCURRENCY}, not ${v.concurrency}` };
+  const runtime = v.runtime;
+  if (runtime !== undefined && runtime !== "runc" && runtime !== "runsc") return { ok: false, help: false, message: `--runtime must be runc or runsc, not ${runtime}` };
+  const profile = v["policy-profile"] ?? "eval";
+  if (profile !== "interactive" && profile !== "ci" && profile !== "eval")
+    return { ok: false, help: false, message: `--policy-profile must be interactive, ci or eval, not ${profile}` };
+  return {
+    ok: true,
+    opts: {
+      suiteDirs: parsed.positionals.map((d) => path.resolve(cwd, d)),
+      output: path.resolve(cwd, v.output),
+      model,
+      concurrency,
+      runtime,
+      profile,
+      rerun: v.rerun === true,
+      json: v.json === true,
+      socket: v.socket,
+      stateDir: v["state-dir"],
+    },
+  };
+}
