@@ -1,0 +1,39 @@
+import { readFile } from "node:fs/promises";
+import { describeZodError } from "../../daemon/src/contracts/common.js";
+import { EvalReport } from "../../daemon/src/contracts/eval-report.js";
+import { MiniAgentError } from "../../daemon/src/errors.js";
+
+/**
+ * Reads and validates an eval-report.json: the one way the gate, the HTML page
+ * and tests load a report. Anything else (unreadable, not JSON, a field the
+ * contract does not know, cases that disagree with the suite) is
+ * `report_invalid`, naming the file and the zod path.
+ */
+export async function readEvalReport(file: string): Promise<EvalReport> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (err) {
+    throw new MiniAgentError("report_invalid", `cannot read the eval report ${file}: ${(err as NodeJS.ErrnoException).code ?? "unreadable"}`, { cause: err });
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new MiniAgentError("report_invalid", `${file} is not JSON`);
+  }
+  return parseEvalReport(json, file);
+}
+
+export function parseEvalReport(json: unknown, name: string): EvalReport {
+  const parsed = EvalReport.safeParse(json);
+  if (!parsed.success) throw new MiniAgentError("report_invalid", `${name} is not a valid eval report:\n${describeZodError(parsed.error)}`);
+  const report = parsed.data;
+  // the suite lists what was meant to run, the cases what did: a report where they differ cannot be compared case by case
+  const listed = report.suite.cases.map((c) => `${c.id}:${c.hash}`).sort();
+  const ran = report.cases.map((c) => `${c.id}:${c.hash}`).sort();
+  if (listed.length !== ran.length || listed.some((l, i) => l !== ran[i])) {
+    throw new MiniAgentError("report_invalid", `${name} is not a valid eval report: its cases do not match its suite (suite.cases vs cases)`);
+  }
+  return report;
+}

@@ -1,0 +1,102 @@
+import { createHash } from "node:crypto";
+import { mkdir, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { type CaseResult, EvalReport } from "../../daemon/src/contracts/eval-report.js";
+
+/**
+ * Hand-built eval reports for tests of the gate, the HTML page and metrics:
+ * realistic, valid against EvalReport (checked on every build), with the
+ * aggregates computed from the cases the way the runner defines them.
+ */
+export function caseHash(id: string, version = "v1"): string {
+  return createHash("sha256").update(`${id}@${version}`).digest("hex");
+}
+
+export function makeCase(id: string, over: Partial<CaseResult> = {}): CaseResult {
+  const passed = (over.verdict ?? "passed") === "passed";
+  return {
+    id,
+    hash: caseHash(id),
+    verdict: "passed",
+    expected_status: "completed",
+    status: passed ? "completed" : "failed",
+    reason: passed ? "verified by the host" : "verification_failed",
+    rules: [
+      { rule: "status", expected: "completed", observed: passed ? "completed" : "failed", passed },
+      { rule: "must_call", expected: ["run_tests"], observed: ["read_file", "apply_patch", "run_tests"], passed: true },
+      { rule: "max_tool_calls", expected: 20, observed: 6, passed: true },
+    ],
+    run_id: `run-${id}`,
+    tool_calls: 6,
+    turns: 4,
+    tokens: { prompt: 0, completion: 0 },
+    wall_ms: 4200,
+    prompts_by_policy: 2,
+    uncertain: 0,
+    verifier_rejections: passed ? 0 : 1,
+    protocol_errors: 0,
+    attempts: 1,
+    trace_file: `traces/${id}.jsonl`,
+    diff_file: `diffs/${id}.diff`,
+    error: null,
+    ...over,
+  };
+}
+
+function spread(xs: number[]): { p50: number; p95: number; mean: number } {
+  if (xs.length === 0) return { p50: 0, p95: 0, mean: 0 };
+  const s = [...xs].sort((a, b) => a - b);
+  const at = (q: number) => s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)] as number;
+  return { p50: at(0.5), p95: at(0.95), mean: xs.reduce((a, b) => a + b, 0) / xs.length };
+}
+
+export function makeReport(cases: CaseResult[], over: Partial<EvalReport> = {}): EvalReport {
+  const sorted = [...cases].sort((a, b) => a.id.localeCompare(b.id));
+  const suiteCases = sorted.map((c) => ({ id: c.id, hash: c.hash }));
+  const count = (v: CaseResult["verdict"]) => cases.filter((c) => c.verdict === v).length;
+  const ruleFailures: Record<string, number> = {};
+  for (const c of cases) for (const r of c.rules) if (!r.passed) ruleFailures[r.rule] = (ruleFailures[r.rule] ?? 0) + 1;
+  const prompt = cases.reduce((a, c) => a + c.tokens.prompt, 0);
+  const completion = cases.reduce((a, c) => a + c.tokens.completion, 0);
+  const calls = cases.reduce((a, c) => a + c.tool_calls, 0);
+  const report = {
+    schema_version: 1,
+    kind: "eval_report",
+    suite: {
+      cases: suiteCases,
+      hash: createHash("sha256")
+        .update(suiteCases.map((c) => `${c.id}:${c.hash}`).join("\n"))
+        .digest("hex"),
+    },
+    settings: { model: "replay", runtime: "runc", policy_profile: "eval", concurrency: 2 },
+    started_at: "2026-12-01T17:00:00.000Z",
+    finished_at: "2026-12-01T17:02:30.000Z",
+    cases: sorted,
+    aggregates: {
+      cases: cases.length,
+      passed: count("passed"),
+      failed: count("failed"),
+      needs_human: count("needs_human"),
+      errors: count("error"),
+      pass_rate: cases.length === 0 ? 0 : count("passed") / cases.length,
+      rule_failures: ruleFailures,
+      wall_ms: spread(cases.map((c) => c.wall_ms)),
+      tool_calls: spread(cases.map((c) => c.tool_calls)),
+      tokens: { prompt, completion, mean_per_case: cases.length === 0 ? 0 : (prompt + completion) / cases.length },
+      protocol_error_rate: calls === 0 ? 0 : cases.reduce((a, c) => a + c.protocol_errors, 0) / calls,
+    },
+    ...over,
+  };
+  return EvalReport.parse(report);
+}
+
+/** Writes a report folder as the runner lays it out: eval-report.json, diffs/<id>.diff. */
+export async function writeReportFolder(dir: string, report: EvalReport, diffs: Record<string, string> = {}): Promise<string> {
+  await mkdir(path.join(dir, "diffs"), { recursive: true });
+  await writeFile(path.join(dir, "eval-report.json"), `${JSON.stringify(report, null, 2)}\n`);
+  for (const [rel, text] of Object.entries(diffs)) {
+    await mkdir(path.dirname(path.join(dir, rel)), { recursive: true });
+    await writeFile(path.join(dir, rel), text);
+  }
+  return path.join(dir, "eval-report.json");
+}
