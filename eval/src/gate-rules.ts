@@ -82,7 +82,9 @@ export async function readGateRules(file: string): Promise<GateRules> {
   try {
     text = await readFile(file, "utf8");
   } catch (err) {
-    throw new MiniAgentError("gate_rules_invalid", `cannot read the gate rules ${file}: ${(err as NodeJS.ErrnoException).code ?? "unreadable"}`, { cause: err });
+    throw new MiniAgentError("gate_rules_invalid", `cannot read the gate rules ${file}: ${(err as NodeJS.ErrnoException).code ?? "unreadable"}`, {
+      cause: err,
+    });
   }
   let json: unknown;
   try {

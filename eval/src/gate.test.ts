@@ -30,7 +30,9 @@ describe("gate rules, each both ways", () => {
   it("protocol_error_rate: above the threshold blocks, at or below it passes", () => {
     const rate = (protocol_errors: number) => makeReport([makeCase("a", { tool_calls: 10, protocol_errors })]);
     expect(ruleOf(gate(rate(0), null, GATE_DEFAULTS), "protocol_error_rate").outcome).toBe("pass");
-    expect(ruleOf(gate(rate(1), null, parseGateRules({ schema_version: 1, rules: { protocol_error_rate: { max: 0.1 } } }, "t")), "protocol_error_rate").outcome).toBe("pass");
+    expect(
+      ruleOf(gate(rate(1), null, parseGateRules({ schema_version: 1, rules: { protocol_error_rate: { max: 0.1 } } }, "t")), "protocol_error_rate").outcome,
+    ).toBe("pass");
     expect(ruleOf(gate(rate(1), null, GATE_DEFAULTS), "protocol_error_rate").outcome).toBe("block");
   });
 
@@ -94,12 +96,20 @@ describe("gate refusals", () => {
   });
 
   it("refuses the same case at another version, naming the case", () => {
-    const changed = makeReport([makeCase("linkcheck", { hash: caseHash("linkcheck", "v2") }), makeCase("semverlite"), makeCase("always-empty", { expected_status: "failed", status: "failed" })]);
+    const changed = makeReport([
+      makeCase("linkcheck", { hash: caseHash("linkcheck", "v2") }),
+      makeCase("semverlite"),
+      makeCase("always-empty", { expected_status: "failed", status: "failed" }),
+    ]);
     expect(() => gate(good(), changed, GATE_DEFAULTS)).toThrow(/case version differs.*: linkcheck \(/);
   });
 
   it("refuses a rules file with an unknown rule or key, naming its path", () => {
-    for (const bad of [{ schema_version: 1, rules: { pass_rate_drop: {} } }, { schema_version: 1, rules: { tokens_up: { max_increse: 0.5 } } }, { rules: {} }]) {
+    for (const bad of [
+      { schema_version: 1, rules: { pass_rate_drop: {} } },
+      { schema_version: 1, rules: { tokens_up: { max_increse: 0.5 } } },
+      { rules: {} },
+    ]) {
       try {
         parseGateRules(bad, "gate.json");
         expect.unreachable();
@@ -159,7 +169,12 @@ describe("mini-agent-client gate", () => {
     expect(block.code).toBe(11);
     const parsed = JSON.parse(block.out) as GateResult;
     expect(parsed.decision).toBe("block");
-    expect(parsed.rules.filter((r) => r.outcome === "block").map((r) => r.rule).sort()).toEqual(["completed_case_fails", "pass_rate_down"]);
+    expect(
+      parsed.rules
+        .filter((r) => r.outcome === "block")
+        .map((r) => r.rule)
+        .sort(),
+    ).toEqual(["completed_case_fails", "pass_rate_down"]);
   });
 
   it("a refused gate exits 12 with the code and message, never 0/10/11 and no stack", async () => {

@@ -45,7 +45,10 @@ export function assertComparable(report: EvalReport, baseline: EvalReport): void
       details: { only_in_report: onlyNew, only_in_baseline: onlyOld },
     });
   }
-  const changed = [...now.entries()].filter(([id, hash]) => before.get(id) !== hash).map(([id]) => id).sort();
+  const changed = [...now.entries()]
+    .filter(([id, hash]) => before.get(id) !== hash)
+    .map(([id]) => id)
+    .sort();
   if (changed.length > 0) {
     throw new MiniAgentError(
       "reports_incomparable",
@@ -90,7 +93,13 @@ function listIds(ids: string[]): string {
 
 function completedCaseFails(report: EvalReport, rules: GateRules): GateRuleResult {
   const failing = report.cases.filter((c) => c.expected_status === "completed" && c.verdict !== "passed").map((c) => `${c.id}: ${c.verdict}`);
-  return judged("completed_case_fails", rules.completed_case_fails.outcome, failing.length > 0, `failing: ${listIds(failing)}`, "0 cases expected to complete may fail");
+  return judged(
+    "completed_case_fails",
+    rules.completed_case_fails.outcome,
+    failing.length > 0,
+    `failing: ${listIds(failing)}`,
+    "0 cases expected to complete may fail",
+  );
 }
 
 function protocolErrorRate(report: EvalReport, rules: GateRules): GateRuleResult {
@@ -100,9 +109,7 @@ function protocolErrorRate(report: EvalReport, rules: GateRules): GateRuleResult
 }
 
 function regressionTestMissing(report: EvalReport, rules: GateRules): GateRuleResult {
-  const missing = report.cases
-    .filter((c) => c.status === "completed" && c.rules.some((r) => r.rule === "must_write_creatable" && !r.passed))
-    .map((c) => c.id);
+  const missing = report.cases.filter((c) => c.status === "completed" && c.rules.some((r) => r.rule === "must_write_creatable" && !r.passed)).map((c) => c.id);
   return judged(
     "regression_test_missing",
     rules.regression_test_missing.outcome,
@@ -112,7 +119,13 @@ function regressionTestMissing(report: EvalReport, rules: GateRules): GateRuleRe
   );
 }
 
-function meanUp(rule: "tool_calls_up" | "tokens_up", what: string, now: number, before: number | null, r: { outcome: GateOutcome; max_increase: number }): GateRuleResult {
+function meanUp(
+  rule: "tool_calls_up" | "tokens_up",
+  what: string,
+  now: number,
+  before: number | null,
+  r: { outcome: GateOutcome; max_increase: number },
+): GateRuleResult {
   const threshold = `at most +${pct(r.max_increase)} vs the baseline`;
   if (before === null) return skipped(rule, r.outcome, `${what} ${fmt(now)}`, threshold, "no baseline");
   if (before === 0) return skipped(rule, r.outcome, `${what} ${fmt(now)} (baseline 0)`, threshold, "the baseline's value is 0: no ratio to compare");

@@ -100,3 +100,20 @@ export async function writeReportFolder(dir: string, report: EvalReport, diffs: 
   }
   return path.join(dir, "eval-report.json");
 }
+
+/** the hostile strings the page must show as text: markup, a script end, control and bidi characters */
+export const HOSTILE_ID = `x</script><img src=x onerror=alert(1)>\u202Eevil`;
+export const HOSTILE_DIFF = `--- a/src/x.js\n+++ b/src/x.js\n@@ -1 +1 @@\n-const a = 1;\n+const a = "</script><script>alert(2)</script>"; // \u202Egnp.exe\u0007\u001b[31m\n+<img src="https://example.com/t.png" onerror="alert(3)">\n`;
+
+/** two cases, one of them hostile (id, reason, rule values; its diff is diffs/hostile.diff = HOSTILE_DIFF) */
+export function hostileReport(): EvalReport {
+  return makeReport([
+    makeCase("linkcheck"),
+    makeCase(HOSTILE_ID, {
+      verdict: "failed",
+      reason: `<b>bold</b>\u2066reason`,
+      diff_file: "diffs/hostile.diff",
+      rules: [{ rule: "reason", expected: "</td>", observed: { "<i>": "\u202E" }, passed: false }],
+    }),
+  ]);
+}
