@@ -194,3 +194,33 @@ describe("mini-agent-client gate", () => {
     expect((await run(["--report", "x", "--bogus"])).code).toBe(64);
   });
 });
+
+describe("gate through the client's eval entry", () => {
+  it("evalMain('gate') returns the gate's own exit codes: 10 for review, 12 for a refusal, 64 for usage", async () => {
+    const { evalMain } = await import("./cli.js");
+    const dir = await mkdtemp(path.join(os.tmpdir(), "gate-main-"));
+    try {
+      const base = good();
+      await writeReportFolder(path.join(dir, "base"), base);
+      await writeReportFolder(path.join(dir, "new"), makeReport(base.cases.map((c) => ({ ...c, tool_calls: 30 }))));
+      await writeReportFolder(path.join(dir, "other"), makeReport([makeCase("wordwrap")]));
+      let out = "";
+      const io = {
+        env: {},
+        cwd: dir,
+        stderrIsTTY: false,
+        stdoutIsTTY: false,
+        clock: { now: () => 0 },
+        out: (s: string) => void (out += s),
+        err: (s: string) => void (out += s),
+      };
+      const main = (argv: string[]) => evalMain("gate", argv, io as unknown as EvalIO);
+      expect(await main(["--report", "new/eval-report.json", "--baseline", "base/eval-report.json"])).toBe(10);
+      expect(await main(["--report", "new/eval-report.json", "--baseline", "other/eval-report.json"])).toBe(12);
+      expect(out).toContain("reports_incomparable");
+      expect(await main(["--baseline", "base/eval-report.json"])).toBe(64);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,4 +1,4 @@
-import { readFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import { describeZodError } from "../../daemon/src/contracts/common.js";
 import { EvalReport } from "../../daemon/src/contracts/eval-report.js";
 import { MiniAgentError } from "../../daemon/src/errors.js";
@@ -9,11 +9,17 @@ import { MiniAgentError } from "../../daemon/src/errors.js";
  * contract does not know, cases that disagree with the suite) is
  * `report_invalid`, naming the file and the zod path.
  */
+/** a report far beyond any suite's (each case is a few KiB): refused before it is read into memory */
+export const REPORT_MAX_BYTES = 64 * 1024 * 1024;
+
 export async function readEvalReport(file: string): Promise<EvalReport> {
   let text: string;
   try {
+    const size = (await stat(file)).size;
+    if (size > REPORT_MAX_BYTES) throw new MiniAgentError("report_invalid", `${file} is ${size} bytes, more than an eval report may be (${REPORT_MAX_BYTES})`);
     text = await readFile(file, "utf8");
   } catch (err) {
+    if (err instanceof MiniAgentError) throw err;
     throw new MiniAgentError("report_invalid", `cannot read the eval report ${file}: ${(err as NodeJS.ErrnoException).code ?? "unreadable"}`, { cause: err });
   }
   let json: unknown;
