@@ -88,6 +88,20 @@ describe("writeReportHtml", () => {
     expect(html.length).toBeLessThan(DIFF_CAP_BYTES + 40_000);
   });
 
+  it("regression: a suite with many large diffs still gives a page of bounded size (a budget for all diffs together)", async () => {
+    const out = path.join(dir, "budget");
+    const diff = `+${"z".repeat(99)}`;
+    await writeReportFolder(out, makeReport([makeCase("a"), makeCase("b"), makeCase("c")]), {
+      "diffs/a.diff": diff,
+      "diffs/b.diff": diff,
+      "diffs/c.diff": diff,
+    });
+    const html = await readFile(await writeReportHtml(out, { perDiff: 1000, page: 150 }), "utf8");
+    expect(html).toContain(`+${"z".repeat(99)}</span>`);
+    expect(html).toContain("cut at 50 of 100 bytes; the whole diff is diffs/b.diff");
+    expect(html).toContain("not shown: this page already holds 150 bytes of diffs; the diff is diffs/c.diff");
+  });
+
   it("refuses an invalid report with report_invalid naming the zod path, and writes nothing", async () => {
     const out = path.join(dir, "invalid");
     const report = makeReport([makeCase("a")]);

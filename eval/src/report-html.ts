@@ -14,6 +14,8 @@ import { readEvalReport } from "./report-read.js";
 const CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:";
 /** a diff beyond this is cut on the page (the full file stays in diffs/) */
 export const DIFF_CAP_BYTES = 256 * 1024;
+/** all diffs on one page together: a large suite's page must still open in a browser */
+export const PAGE_DIFF_BUDGET_BYTES = 16 * 1024 * 1024;
 
 export interface ReportFiles {
   /** a case's diff by its report-relative path; null when there is none or it cannot be read */
@@ -139,10 +141,20 @@ function diffLines(diff: string): string {
  * case's diff (bounded, and only from inside outputDir: a report naming
  * `../x` gets no diff shown) and writes `eval-report.html` atomically.
  */
-export async function writeReportHtml(outputDir: string): Promise<string> {
+export async function writeReportHtml(outputDir: string, caps = { perDiff: DIFF_CAP_BYTES, page: PAGE_DIFF_BUDGET_BYTES }): Promise<string> {
   const report = await readEvalReport(path.join(outputDir, "eval-report.json"));
   const diffs = new Map<string, string | null>();
-  for (const c of report.cases) if (c.diff_file !== null) diffs.set(c.diff_file, await readDiff(outputDir, c.diff_file));
+  let left = caps.page;
+  for (const c of report.cases) {
+    if (c.diff_file === null || diffs.has(c.diff_file)) continue;
+    if (left <= 0) {
+      diffs.set(c.diff_file, `… not shown: this page already holds ${caps.page} bytes of diffs; the diff is ${c.diff_file}`);
+      continue;
+    }
+    const text = await readDiff(outputDir, c.diff_file, Math.min(caps.perDiff, left));
+    if (text !== null) left -= Buffer.byteLength(text);
+    diffs.set(c.diff_file, text);
+  }
   const html = renderReportHtml(report, { diff: (rel) => diffs.get(rel) ?? null });
   const target = path.join(outputDir, "eval-report.html");
   const tmp = `${target}.${randomBytes(6).toString("hex")}.tmp`;
@@ -155,7 +167,7 @@ export async function writeReportHtml(outputDir: string): Promise<string> {
   return target;
 }
 
-async function readDiff(outputDir: string, rel: string): Promise<string | null> {
+async function readDiff(outputDir: string, rel: string, cap: number): Promise<string | null> {
   const root = path.resolve(outputDir);
   const file = path.resolve(root, rel);
   if (path.isAbsolute(rel) || !file.startsWith(root + path.sep)) return null;
@@ -163,10 +175,10 @@ async function readDiff(outputDir: string, rel: string): Promise<string | null> 
   try {
     handle = await open(file, "r");
     const size = (await handle.stat()).size;
-    const buf = Buffer.alloc(Math.min(size, DIFF_CAP_BYTES));
+    const buf = Buffer.alloc(Math.min(size, cap));
     const { bytesRead } = await handle.read(buf, 0, buf.length, 0);
     const text = buf.subarray(0, bytesRead).toString("utf8");
-    return size > DIFF_CAP_BYTES ? `${text}\n… cut at ${DIFF_CAP_BYTES} of ${size} bytes; the whole diff is ${rel}` : text;
+    return size > cap ? `${text}\n… cut at ${cap} of ${size} bytes; the whole diff is ${rel}` : text;
   } catch {
     return null;
   } finally {
