@@ -4,7 +4,7 @@ import { isMiniAgentError, type ErrorCode } from "../../daemon/src/errors.js";
 import type { EvalCommand, EvalIO } from "./command.js";
 import { GATE_EXIT, gate, type GateResult } from "./gate.js";
 import { GATE_DEFAULTS, readGateRules } from "./gate-rules.js";
-import { readEvalReport } from "./report-read.js";
+import { assertReportComplete, readEvalReport } from "./report-read.js";
 
 const USAGE = `usage: mini-agent-client gate --report NEW.json [--baseline OLD.json] [--rules gate.json] [--json]
 Reads eval reports (never runs anything) and decides:
@@ -24,7 +24,9 @@ export interface GatePaths {
 /** Reads the files and judges: what the command does, callable from a test without a process. */
 export async function runGate(paths: GatePaths): Promise<{ result: GateResult; exitCode: number }> {
   const report = await readEvalReport(paths.report);
+  assertReportComplete(report, paths.report);
   const baseline = paths.baseline === undefined ? null : await readEvalReport(paths.baseline);
+  if (baseline && paths.baseline) assertReportComplete(baseline, paths.baseline);
   const rules = paths.rules === undefined ? GATE_DEFAULTS : await readGateRules(paths.rules);
   const result = gate(report, baseline, rules);
   return { result, exitCode: GATE_EXIT[result.decision] };

@@ -190,6 +190,12 @@ describe("mini-agent-client gate", () => {
     expect(rules.code).toBe(12);
     expect(rules.err).toContain("gate_rules_invalid");
     expect((await run(["--report", "missing.json"])).code).toBe(12);
+    // an unfinished run: the suite lists a case the report has no result for
+    const full = good();
+    await writeReportFolder(path.join(dir, "partial"), { ...full, cases: full.cases.slice(1) });
+    const partial = await run(["--report", "partial/eval-report.json"]);
+    expect(partial.code).toBe(12);
+    expect(partial.err).toContain("cannot be gated: its cases do not match its suite");
     expect((await run([])).code).toBe(64);
     expect((await run(["--report", "x", "--bogus"])).code).toBe(64);
   });

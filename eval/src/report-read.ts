@@ -3,15 +3,15 @@ import { describeZodError } from "../../daemon/src/contracts/common.js";
 import { EvalReport } from "../../daemon/src/contracts/eval-report.js";
 import { MiniAgentError } from "../../daemon/src/errors.js";
 
-/**
- * Reads and validates an eval-report.json: the one way the gate, the HTML page
- * and tests load a report. Anything else (unreadable, not JSON, a field the
- * contract does not know, cases that disagree with the suite) is
- * `report_invalid`, naming the file and the zod path.
- */
 /** a report far beyond any suite's (each case is a few KiB): refused before it is read into memory */
 export const REPORT_MAX_BYTES = 64 * 1024 * 1024;
 
+/**
+ * Reads and validates an eval-report.json: the one way the gate, the HTML page
+ * and tests load a report. Anything else (unreadable, too large, not JSON, a
+ * field the contract does not know) is `report_invalid`, naming the file and
+ * the zod path.
+ */
 export async function readEvalReport(file: string): Promise<EvalReport> {
   let text: string;
   try {
@@ -34,12 +34,18 @@ export async function readEvalReport(file: string): Promise<EvalReport> {
 export function parseEvalReport(json: unknown, name: string): EvalReport {
   const parsed = EvalReport.safeParse(json);
   if (!parsed.success) throw new MiniAgentError("report_invalid", `${name} is not a valid eval report:\n${describeZodError(parsed.error)}`);
-  const report = parsed.data;
-  // the suite lists what was meant to run, the cases what did: a report where they differ cannot be compared case by case
+  return parsed.data;
+}
+
+/**
+ * The gate's extra check: the suite lists what was meant to run, the cases
+ * what did; a report where they differ (an unfinished run) cannot be judged
+ * case by case. The HTML page shows such a report as it is.
+ */
+export function assertReportComplete(report: EvalReport, name: string): void {
   const listed = report.suite.cases.map((c) => `${c.id}:${c.hash}`).sort();
   const ran = report.cases.map((c) => `${c.id}:${c.hash}`).sort();
   if (listed.length !== ran.length || listed.some((l, i) => l !== ran[i])) {
-    throw new MiniAgentError("report_invalid", `${name} is not a valid eval report: its cases do not match its suite (suite.cases vs cases)`);
+    throw new MiniAgentError("report_invalid", `${name} cannot be gated: its cases do not match its suite (suite.cases vs cases; an unfinished run?)`);
   }
-  return report;
 }
