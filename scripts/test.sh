@@ -9,6 +9,8 @@ export TESTCONTAINERS_RYUK_DISABLED=true
 
 bash scripts/docker-ensure.sh
 bash scripts/deps-ensure.sh
+# the HTML eval report is tested in a real headless chromium (tests/kit/cdp.ts)
+bash scripts/chromium-ensure.sh
 npm run --silent build
 # the spawned daemon and client tests start the bins just built, as users run them (tests/e2e/harness.ts)
 export MINI_AGENT_TEST_BINS=dist

@@ -25,8 +25,9 @@ const theCase: LoadedCase = {
   dir: "/cases/c1",
   hash: "a".repeat(64),
   expect: { schema_version: 1, status: "completed" },
-  task: {},
-  replay: {},
+  // runCase sends the case folder to the daemon; it never reads these
+  task: {} as LoadedCase["task"],
+  replay: {} as LoadedCase["replay"],
   hasControl: false,
 };
 

@@ -1,0 +1,166 @@
+import type { ParsedTraceFile, TornLine, TraceFileLine } from "../../daemon/src/contracts/trace-file.js";
+
+/**
+ * Operational metrics over a set of run trace files (issue 13, "the seed's
+ * list"): recurring error codes, approval wait time, output truncation rate,
+ * Verifier rejections, uncertain recoveries. Pure: the command reads the files
+ * (metrics-read.ts), this only counts what they say.
+ */
+export interface TraceInput {
+  /** the file's name, e.g. `run-1.jsonl`; the run is named after it */
+  file: string;
+  parsed: ParsedTraceFile;
+}
+
+export interface Count<K extends string = string> {
+  key: K;
+  count: number;
+  /** how many runs it happened in */
+  runs: number;
+}
+
+export interface Metrics {
+  runs_read: number;
+  /** files whose last line a crash cut short: the line is left out, never counted */
+  torn: Array<{ file: string; line: number; bytes: number; why: TornLine["why"] }>;
+  /** files that are not trace files (a damaged line before the end, unreadable): skipped */
+  skipped: Array<{ file: string; why: string }>;
+  /** most frequent first; `tool:<code>` from tool_observed, `stop:<reason>` from runs that did not complete, `verifier:<reason>` */
+  error_codes: Count[];
+  approvals: {
+    requested: number;
+    by_person: number;
+    by_policy: number;
+    /** approvals the daemon refused (stale, denied) */
+    refused: number;
+    /** asked and never answered in these files */
+    unanswered: number;
+    /** approval_requested -> approval_recorded for the same action; a policy approval has no wait (it is never requested) */
+    wait_ms: { count: number; p50: number; p95: number; max: number } | null;
+  };
+  truncation: { observations: number; truncated: number; rate: number };
+  verifier: { rejections: number; reasons: Count[] };
+  uncertain: {
+    /** runs that ended `uncertain`: a write recovery could not prove (the path it named) */
+    ended_uncertain: Array<{ run: string; path: string | null }>;
+    /** runs resumed at least once (each resume runs the three-state recovery) */
+    resumed_runs: number;
+    resumes: number;
+    /** writes whose receipt recovery recorded after a crash (the file already held the approved bytes) */
+    recovered_writes: number;
+  };
+}
+
+export function computeMetrics(inputs: TraceInput[], skipped: Metrics["skipped"] = []): Metrics {
+  const errors = new Tally();
+  const verifierReasons = new Tally();
+  const waits: number[] = [];
+  const approvals = { requested: 0, by_person: 0, by_policy: 0, refused: 0, unanswered: 0 };
+  const truncation = { observations: 0, truncated: 0 };
+  const uncertain: Metrics["uncertain"] = { ended_uncertain: [], resumed_runs: 0, resumes: 0, recovered_writes: 0 };
+  const torn: Metrics["torn"] = [];
+  let runsRead = 0;
+  let rejections = 0;
+
+  for (const { file, parsed } of inputs) {
+    // a torn line is reported and never parsed; `torn` as one value or a list, whichever the contract gives
+    for (const t of ([] as TornLine[]).concat(parsed.torn ?? [])) torn.push({ file, line: t.line, bytes: t.bytes, why: t.why });
+    if (parsed.events.length === 0) continue;
+    runsRead += 1;
+    const run = file.replace(/\.jsonl$/, "");
+    const asked = new Map<string, number>();
+    let resumed = 0;
+    for (const e of parsed.events) {
+      const p = e.payload;
+      switch (e.type) {
+        case "tool_observed":
+          truncation.observations += 1;
+          if (p.truncated === true) truncation.truncated += 1;
+          if (typeof p.error === "string") errors.add(`tool:${p.error}`, run);
+          break;
+        case "run_stopped":
+          if (p.status === "uncertain") uncertain.ended_uncertain.push({ run, path: typeof p.path === "string" ? p.path : null });
+          if (p.status !== "completed") errors.add(`stop:${stopCode(p)}`, run);
+          break;
+        case "verification_failed": {
+          rejections += 1;
+          const reason = typeof p.reason === "string" ? p.reason : "unknown";
+          verifierReasons.add(reason, run);
+          errors.add(`verifier:${reason}`, run);
+          break;
+        }
+        case "approval_requested":
+          approvals.requested += 1;
+          if (e.action_id !== null) asked.set(e.action_id, e.at);
+          break;
+        case "approval_recorded":
+          recordApproval(e, asked, approvals, waits);
+          break;
+        case "run_resumed":
+          resumed += 1;
+          break;
+        case "action_receipt":
+          if (p.source === "recovered") uncertain.recovered_writes += 1;
+          break;
+        default:
+          break;
+      }
+    }
+    approvals.unanswered += asked.size;
+    if (resumed > 0) uncertain.resumed_runs += 1;
+    uncertain.resumes += resumed;
+  }
+
+  return {
+    runs_read: runsRead,
+    torn,
+    skipped,
+    error_codes: errors.sorted(),
+    approvals: { ...approvals, wait_ms: spread(waits) },
+    truncation: { ...truncation, rate: truncation.observations === 0 ? 0 : truncation.truncated / truncation.observations },
+    verifier: { rejections, reasons: verifierReasons.sorted() },
+    uncertain,
+  };
+}
+
+function recordApproval(e: TraceFileLine, asked: Map<string, number>, a: Omit<Metrics["approvals"], "wait_ms">, waits: number[]): void {
+  const p = e.payload;
+  const by = typeof p.by === "string" ? p.by : null;
+  // a stale or denied answer was the daemon's refusal, whoever gave it
+  if (p.decision === "stale" || p.decision === "denied") a.refused += 1;
+  else if (by?.startsWith("policy:")) a.by_policy += 1;
+  else a.by_person += 1;
+  if (e.action_id === null) return;
+  const at = asked.get(e.action_id);
+  if (at === undefined) return;
+  asked.delete(e.action_id);
+  waits.push(Math.max(0, e.at - at));
+}
+
+/** A stop's reason without its free text ("model_error: <message>" -> "model_error"), so the same cause counts once. */
+function stopCode(p: Record<string, unknown>): string {
+  const reason = typeof p.reason === "string" ? p.reason : String(p.status ?? "unknown");
+  return (reason.split(": ")[0] as string).slice(0, 80);
+}
+
+class Tally {
+  private readonly counts = new Map<string, { count: number; runs: Set<string> }>();
+  add(key: string, run: string): void {
+    const c = this.counts.get(key) ?? { count: 0, runs: new Set<string>() };
+    c.count += 1;
+    c.runs.add(run);
+    this.counts.set(key, c);
+  }
+  sorted(): Count[] {
+    return [...this.counts.entries()]
+      .map(([key, c]) => ({ key, count: c.count, runs: c.runs.size }))
+      .sort((x, y) => y.count - x.count || y.runs - x.runs || x.key.localeCompare(y.key));
+  }
+}
+
+function spread(xs: number[]): Metrics["approvals"]["wait_ms"] {
+  if (xs.length === 0) return null;
+  const s = [...xs].sort((a, b) => a - b);
+  const at = (q: number) => s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))] as number;
+  return { count: s.length, p50: at(0.5), p95: at(0.95), max: s[s.length - 1] as number };
+}
