@@ -2,6 +2,7 @@ import path from "node:path";
 import { type CaseResult, EvalReport } from "../../daemon/src/contracts/eval-report.js";
 import { MiniAgentError } from "../../daemon/src/errors.js";
 import { aggregate, suiteOf } from "./report-aggregate.js";
+import { writeReportHtml } from "./report-html.js";
 import { writeAtomic } from "./run-state.js";
 
 export const REPORT_FILE = "eval-report.json";
@@ -20,8 +21,7 @@ export async function finishReport(input: {
   const cases = [...input.cases].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const report = buildReport({ ...input, cases });
   writeAtomic(path.join(input.output, REPORT_FILE), `${JSON.stringify(report, null, 2)}\n`);
-  // WIRING POINT (eval-report.html): eval/src/report-html.ts is written separately; once it is
-  // on this branch, this line becomes: await writeReportHtml(input.output);
+  await writeReportHtml(input.output);
   return report;
 }
 
