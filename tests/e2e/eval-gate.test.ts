@@ -102,6 +102,7 @@ describe("eval capture", () => {
     expect(run.code, run.stderr).toBe(0);
     const runId = (JSON.parse(run.stdout.slice(run.stdout.lastIndexOf("\n{") + 1)) as { run_id: string }).run_id;
     const caseDir = path.join(work, "captured", "linkcheck-captured");
+    fs.mkdirSync(path.dirname(caseDir));
     const cap = await client(["eval", "capture", runId, "--out", caseDir]);
     expect(cap.code, cap.stderr).toBe(0);
 
