@@ -112,6 +112,11 @@ export class SandboxPool {
     return slot.ready.length;
   }
 
+  /** Resolves once every member handed to `retire` so far is removed. */
+  async whenRetired(): Promise<void> {
+    while (this.removing.size > 0) await Promise.all([...this.removing]);
+  }
+
   /** How many members are ready, over all keys. */
   readyCount(): number {
     let n = 0;
@@ -132,7 +137,7 @@ export class SandboxPool {
     await Promise.all(slots.map((s) => s.filling));
     let n = 0;
     for (const s of slots) n += this.evict(s);
-    while (this.removing.size > 0) await Promise.all([...this.removing]);
+    await this.whenRetired();
     return n;
   }
 
