@@ -94,7 +94,9 @@ export class DockerExecutor implements Executor {
         `the OCI runtime ${this.config.runtime} is not registered with the Docker engine; \`npm run docker:ensure\` registers runsc where it is installed, or start the daemon with --runtime runc`,
       );
     }
-    await this.pinnedDigest();
+    const digest = await this.pinnedDigest();
+    // a run of this family is coming: its Verifier's fresh sandboxes start now, in the background
+    for (const withControl of [false, true]) this.pool?.warm({ config: this.config, digest, withControl });
   }
 
   async describe(): Promise<{ runtime: Runtime; imageDigest: string | null; engineVersion: string | null }> {

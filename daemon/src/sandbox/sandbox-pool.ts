@@ -52,9 +52,9 @@ interface Slot {
  * Pre-created AND started sandboxes, never used: nothing but the image's own
  * main process (the spawner) has run in a member, exactly as in a fresh one.
  * `take` hands a member out at most once; the caller runs ONE command in it
- * and gives it back to `retire`, which removes it. Filled lazily per key (a
- * key nobody asked for costs nothing) and refilled in the background after
- * each take; an empty pool answers null and the caller creates a fresh
+ * and gives it back to `retire`, which removes it. Filled per key only once a
+ * run of that family exists (`warm` at run creation, or a first `take`: a key
+ * nobody asked for costs nothing) and refilled in the background after each take; an empty pool answers null and the caller creates a fresh
  * sandbox as before, so the pool never blocks a run. Members carry the
  * owner and instance labels: the start-up reaper and the leftover check find
  * them like every sandbox; `drain` removes them at shutdown.
@@ -96,6 +96,15 @@ export class SandboxPool {
     }
     this.refill(slot);
     return box;
+  }
+
+  /**
+   * Starts filling this key in the background, without taking: called when a run
+   * of this family is created, so its Verifier (minutes later) finds members ready.
+   */
+  warm(req: PoolRequest): void {
+    if (this.size === 0 || this.closed) return;
+    this.refill(this.slotFor(req));
   }
 
   /** Removes a used (or dead) member in the background; `drain` waits for it. */
