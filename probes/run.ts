@@ -11,6 +11,8 @@ import type { SandboxContainer } from "../daemon/src/sandbox/sandbox-container.j
 import { hostCanSpawn, inspectProbes, leftovers, runtimeRegistrationProbe } from "./host-probes.js";
 import { insideProbeArgv } from "./inside-args.js";
 import { writeReport } from "./report-store.js";
+import { observeHandOver, pooledProbe, type HandOver } from "./pool-probe.js";
+import { SandboxPool } from "../daemon/src/sandbox/sandbox-pool.js";
 import { InsideOutput, REPORT_SCHEMA_VERSION, type IsolationReport, type ProbeResult, type UnavailableReport } from "./types.js";
 
 export interface ProbeOptions {
@@ -21,6 +23,8 @@ export interface ProbeOptions {
   /** the host's own environment, where the canary secret is planted. */
   hostEnv?: NodeJS.ProcessEnv;
   now?: () => Date;
+  /** the pool the pooled_indistinguishable probe takes from (tests hand in one they prepared); default: its own, drained after */
+  pool?: SandboxPool;
 }
 
 const CANARY_ENV = "MINI_AGENT_PROBE_CANARY";
@@ -79,7 +83,23 @@ export async function runIsolationProbes(opts: ProbeOptions): Promise<IsolationR
     await fs.writeFile(path.join(ws, "README"), "probe workspace\n");
     await fs.writeFile(path.join(ctl, "case.json"), "{}\n");
 
-    probes.push(...(await insideProbes(executor, docker, digest, { nonce, ws, ctl, canary, canaryFileName, stateDir: opts.stateDir })));
+    const inside = { nonce, ws, ctl, canary, canaryFileName, stateDir: opts.stateDir };
+    const fresh = await insideProbes(executor, docker, digest, inside);
+    probes.push(...fresh.results);
+    // the same probe program again, in a sandbox from the pool: it must be indistinguishable
+    const pool = opts.pool ?? new SandboxPool({ docker, size: 1 });
+    try {
+      const pooledExecutor = new DockerExecutor({ lockPath: statePath(opts.stateDir, "imageLock"), config: opts.config ?? {}, docker, pool });
+      await pool.whenFilled({ config: pooledExecutor.config, digest, withControl: true });
+      const pooled = await insideProbes(pooledExecutor, docker, digest, inside);
+      probes.push(
+        fresh.handOver && pooled.handOver
+          ? pooledProbe(fresh.handOver, pooled.handOver)
+          : { id: "pooled_indistinguishable", property: "a sandbox from the pool is handed over exactly as a fresh one", expected: "both hand-overs observed", observed: { fresh: fresh.handOver !== null, pooled: pooled.handOver !== null }, passed: false, does_not_prove: "anything: a hand-over was not observed" },
+      );
+    } finally {
+      if (!opts.pool) await pool.drain();
+    }
     probes.push(...(await resourceProbes(executor, docker, nonce, ws)));
   } finally {
     if (previous === undefined) delete hostEnv[CANARY_ENV];
@@ -110,7 +130,7 @@ async function insideProbes(
   docker: Docker,
   digest: string,
   o: { nonce: string; ws: string; ctl: string; canary: string; canaryFileName: string; stateDir: string },
-): Promise<ProbeResult[]> {
+): Promise<{ results: ProbeResult[]; handOver: HandOver | null }> {
   const config = executor.config;
   // the pinned image's own ENV (a family's PYTHON*/GO* settings) is part of what the digest pins, not the host's
   const imageEnv = ((await docker.getImage(digest).inspect()).Config?.Env ?? []).map((e) => e.split("=", 1)[0]!);
@@ -126,10 +146,14 @@ async function insideProbes(
     tmpNoexec: !config.tmpExec,
   });
   let host: ProbeResult[] = [];
+  let handOver: Omit<HandOver, "verdicts"> | null = null;
   const runId = `probe-${o.nonce.slice(0, 12)}-inside`;
   const res = await executor.runFresh(
     { runId, purpose: "probe", argv, workspaceDir: o.ws, controlDir: o.ctl, timeoutMs: 120_000, env: { MINI_AGENT_NONCE: o.nonce } },
     {
+      beforeContent: async (box: SandboxContainer, pooled: boolean) => {
+        handOver = await observeHandOver(box, pooled);
+      },
       onStarted: async (box: SandboxContainer) => {
         const info = (await box.inspect()) as Parameters<typeof inspectProbes>[0];
         const vols = await Promise.all((info.Mounts ?? []).flatMap((m) => (m.Name ? [docker.getVolume(m.Name).inspect()] : [])));
@@ -156,7 +180,9 @@ async function insideProbes(
     ),
   ];
   if (bound && parsed?.success) inside.push(...parsed.data.probes);
-  return [...host, ...inside];
+  const results = [...host, ...inside];
+  const seen = handOver as Omit<HandOver, "verdicts"> | null;
+  return { results, handOver: seen && { ...seen, verdicts: Object.fromEntries(results.map((r) => [r.id, r.passed])) } };
 }
 
 async function resourceProbes(executor: DockerExecutor, docker: Docker, nonce: string, ws: string): Promise<ProbeResult[]> {

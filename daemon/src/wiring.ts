@@ -24,6 +24,7 @@ import { LocalExecutor } from "./sandbox/local-executor.js";
 import type { Executor } from "./sandbox/executor.js";
 import type { IsolationFacts } from "./gate/isolation-facts.js";
 import { reapLeftovers } from "./sandbox/reaper.js";
+import { SandboxPool } from "./sandbox/sandbox-pool.js";
 import { OWNER_FILTER, RUN_LABEL } from "./sandbox/labels.js";
 import { createCaptureService } from "./capture/index.js";
 
@@ -40,14 +41,17 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
   // one set of sandbox overrides: the executor, the gate and each family's config are made from it
   const sandboxOverrides = (imageFamily?: string) => ({ runtime: config.runtime, instance, ...(imageFamily ? { imageFamily } : {}) });
   const sandbox = resolveSandboxConfig(sandboxOverrides());
-  const container = new DockerExecutor({ lockPath, config: sandboxOverrides(), docker });
+  // one pool for every family's executor: its key keeps their sandboxes apart; drained in close()
+  const pool = new SandboxPool({ docker, size: config.sandboxPool, log: log.child({ part: "sandbox-pool" }) });
+  const sandboxLog = log.child({ part: "sandbox" });
+  const container = new DockerExecutor({ lockPath, config: sandboxOverrides(), docker, pool, log: sandboxLog });
   // one executor per image family, made on first use and kept: a run's warm session, Verifier
   // and acceptance all use its task's family, with the same runtime and instance as every other
   const containers = new Map<ImageFamily, DockerExecutor>([[sandbox.imageFamily as ImageFamily, container]]);
   const containerFor = (family: ImageFamily): DockerExecutor => {
     let executor = containers.get(family);
     if (!executor) {
-      executor = new DockerExecutor({ lockPath, config: sandboxOverrides(family), docker });
+      executor = new DockerExecutor({ lockPath, config: sandboxOverrides(family), docker, pool, log: sandboxLog });
       containers.set(family, executor);
     }
     return executor;
@@ -141,7 +145,11 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
         instance,
         runService.listRuns().map((r) => r.run_id),
       ),
-    close: () => recorder.close(),
+    close: async () => {
+      const drained = await pool.drain();
+      log.info({ drained }, "sandbox pool drained");
+      await recorder.close();
+    },
   };
 }
 

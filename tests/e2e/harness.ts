@@ -4,6 +4,9 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Agent, request } from "undici";
+import { instanceIdFor } from "../../daemon/src/config/state-dir.js";
+import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
+import { INSTANCE_LABEL, labelFilter, OWNER_FILTER, POOL_PURPOSE, PURPOSE_LABEL } from "../../daemon/src/sandbox/labels.js";
 
 /**
  * Real processes for the end-to-end tests: the daemon and the client are
@@ -101,6 +104,18 @@ export async function startDaemon(opts: StartOptions): Promise<DaemonHandle> {
   }
 }
 
+/** Removes the sandbox pool members of the daemon of this state dir (none when no engine answers). */
+async function reapPoolMembers(stateDir: string): Promise<void> {
+  const docker = createDockerClient(process.env);
+  const label = [OWNER_FILTER, labelFilter(INSTANCE_LABEL, instanceIdFor(stateDir)), labelFilter(PURPOSE_LABEL, POOL_PURPOSE)];
+  try {
+    for (const c of await docker.listContainers({ all: true, filters: { label } })) await docker.getContainer(c.Id).remove({ force: true, v: true });
+    for (const v of (await docker.listVolumes({ filters: { label } })).Volumes ?? []) await docker.getVolume(v.Name).remove({ force: true });
+  } catch {
+    // no engine (the unit tier): nothing can have been made
+  }
+}
+
 /** The temp dirs and daemons a test file made, so its hooks stop and remove exactly those. */
 export class Started {
   private readonly daemons: DaemonHandle[] = [];
@@ -119,7 +134,12 @@ export class Started {
   }
 
   async stopDaemons(signal: NodeJS.Signals): Promise<void> {
-    for (const d of this.daemons.splice(0)) await d.stop(signal);
+    const stopped = this.daemons.splice(0);
+    for (const d of stopped) await d.stop(signal);
+    // A SIGKILLed daemon leaves its sandbox pool to the next daemon's start-up reaper; a test that
+    // starts none on that state dir again plays that reaper here, for pool members only, so any
+    // other leftover still fails the test run's leftover check.
+    for (const d of stopped) if ((await d.exited) === "SIGKILL") await reapPoolMembers(d.stateDir);
   }
 
   removeDirs(): void {

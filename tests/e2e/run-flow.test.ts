@@ -7,7 +7,7 @@ import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
 import { instanceIdFor } from "../../daemon/src/config/state-dir.js";
 import { allFiles, REPO, rawRequest, runClient, Started, type ClientResult, type DaemonHandle } from "./harness.js";
 import { pinTestImage } from "../kit/sandbox-image.js";
-import { labelFilter, OWNER_FILTER, RUN_LABEL, sandboxLabels } from "../../daemon/src/sandbox/labels.js";
+import { INSTANCE_LABEL, labelFilter, OWNER_FILTER, POOL_PURPOSE, PURPOSE_LABEL, RUN_LABEL, sandboxLabels } from "../../daemon/src/sandbox/labels.js";
 
 /**
  * Whole runs through the real daemon and the real client: the canonical
@@ -358,7 +358,10 @@ describe("runs through the daemon and the client", () => {
     events.on("data", (chunk: Buffer) => {
       for (const line of chunk.toString().split("\n").filter(Boolean)) {
         const ev = JSON.parse(line) as { id: string; Actor?: { Attributes?: Record<string, string> } };
-        if (!myRuns.has(ev.Actor?.Attributes?.[RUN_LABEL] ?? "")) continue;
+        const attrs = ev.Actor?.Attributes ?? {};
+        // the Verifier's sandboxes come from this daemon's pool: labelled as its pool members, not by run
+        const myPool = attrs[PURPOSE_LABEL] === POOL_PURPOSE && attrs[INSTANCE_LABEL] === instanceIdFor(stateDir);
+        if (!myRuns.has(attrs[RUN_LABEL] ?? "") && !myPool) continue;
         inspections.push(
           docker
             .getContainer(ev.id)

@@ -65,6 +65,7 @@ describe.each(runtimes)("isolation probes on %s", (runtime) => {
       "seccomp_syscalls",
       "pid_namespace",
       "spawned_tree",
+      "pooled_indistinguishable",
     ]) {
       expect(ids).toContain(id);
     }

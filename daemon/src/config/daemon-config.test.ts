@@ -32,8 +32,20 @@ describe("daemon arguments", () => {
     [["--control-max-bytes", "1e6"]],
     [["--control-max-files", "-5"]],
     [["--control-max-files", "many"]],
+    [["--sandbox-pool", "-1"]],
+    [["--sandbox-pool", "9"]],
+    [["--sandbox-pool", "1.5"]],
+    [["--sandbox-pool", "01"]],
   ])("refuses %j as a usage error", (argv) => {
     expect(parseDaemonArgs(argv, {}, "/cwd").kind).toBe("usage_error");
+  });
+
+  it("--sandbox-pool N sets the pool size (0 disables it); without it the default of 1", () => {
+    const of = (argv: string[]) => {
+      const r = parseDaemonArgs(argv, {}, "/cwd");
+      return r.kind === "run" ? r.config.sandboxPool : r.kind;
+    };
+    expect([of([]), of(["--sandbox-pool", "0"]), of(["--sandbox-pool", "3"])]).toEqual([1, 0, 3]);
   });
 
   it("takes the control folder limits from flags, else the defaults (64 MiB, 10,000 files and folders)", () => {

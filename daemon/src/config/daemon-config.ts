@@ -23,6 +23,13 @@ export const DAEMON_DEFAULTS = {
    */
   controlMaxBytes: 64 * 1024 * 1024,
   controlMaxFiles: 10_000,
+  /**
+   * ready, never-used sandboxes kept per image family and configuration for the
+   * Verifier's fresh runs (sandbox/sandbox-pool.ts); 0 disables the pool
+   */
+  sandboxPool: 1,
+  /** the largest --sandbox-pool: each member is an idle container on a shared engine */
+  sandboxPoolMax: 8,
 } as const;
 
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -45,6 +52,8 @@ export interface DaemonConfig {
   maxWaitMs: number;
   shutdownTimeoutMs: number;
   controlLimits: { maxBytes: number; maxFiles: number };
+  /** `--sandbox-pool N`: ready sandboxes per family and configuration; 0: none */
+  sandboxPool: number;
   /** `--policy FILE`, else <state-dir>/policy.json; only the default may be missing (then the built-in policy applies) */
   policy: { file: string; named: boolean };
 }
@@ -65,6 +74,8 @@ options:
   --runtime NAME         OCI runtime for sandboxes: runc|runsc (default ${DAEMON_DEFAULTS.runtime})
   --control-max-bytes N  largest task control folder a run may bring, in bytes (default ${DAEMON_DEFAULTS.controlMaxBytes})
   --control-max-files N  most files and folders in it (default ${DAEMON_DEFAULTS.controlMaxFiles})
+  --sandbox-pool N       ready, never-used sandboxes kept per image family and configuration for
+                         fresh runs (0-${DAEMON_DEFAULTS.sandboxPoolMax}, default ${DAEMON_DEFAULTS.sandboxPool}; 0 disables); removed at shutdown
   --policy FILE          the approval policy (JSON). Default: <state-dir>/policy.json, and when that
                          does not exist the built-in one. A broken file stops the start-up.
   --help                 show this help
@@ -117,6 +128,7 @@ export function parseDaemonArgs(argv: string[], env: NodeJS.ProcessEnv, cwd: str
         "control-max-bytes": { type: "string" },
         "control-max-files": { type: "string" },
         policy: { type: "string" },
+        "sandbox-pool": { type: "string" },
         help: { type: "boolean" },
       },
     }));
@@ -133,6 +145,12 @@ export function parseDaemonArgs(argv: string[], env: NodeJS.ProcessEnv, cwd: str
   if (!maxBytes.success) return { kind: "usage_error", message: "--control-max-bytes: a whole number of bytes, at least 1" };
   const maxFiles = PositiveInt.safeParse(values["control-max-files"] ?? String(DAEMON_DEFAULTS.controlMaxFiles));
   if (!maxFiles.success) return { kind: "usage_error", message: "--control-max-files: a whole number, at least 1" };
+
+  const poolText = values["sandbox-pool"] ?? String(DAEMON_DEFAULTS.sandboxPool);
+  const pool = typeof poolText === "string" && /^(0|[1-9][0-9]?)$/.test(poolText) ? Number(poolText) : -1;
+  if (pool < 0 || pool > DAEMON_DEFAULTS.sandboxPoolMax) {
+    return { kind: "usage_error", message: `--sandbox-pool: a whole number from 0 (no pool) to ${DAEMON_DEFAULTS.sandboxPoolMax}` };
+  }
 
   let tcp: TcpListen | null = null;
   if (typeof values.tcp === "string") {
@@ -161,6 +179,7 @@ export function parseDaemonArgs(argv: string[], env: NodeJS.ProcessEnv, cwd: str
       maxWaitMs: DAEMON_DEFAULTS.maxWaitMs,
       shutdownTimeoutMs: DAEMON_DEFAULTS.shutdownTimeoutMs,
       controlLimits: { maxBytes: maxBytes.data, maxFiles: maxFiles.data },
+      sandboxPool: pool,
       policy:
         typeof values.policy === "string" ? { file: path.resolve(cwd, values.policy), named: true } : { file: statePath(stateDir, "policy"), named: false },
     },

@@ -12,6 +12,7 @@ import { checkReportRequest, NOT_READ_AFTER_STOP, readReportIn } from "./report-
 import { refuseChangedList } from "./changed-list.js";
 import { toResult } from "./result.js";
 import { WarmSession } from "./warm-session.js";
+import type { SandboxPool } from "./sandbox-pool.js";
 import { listExport } from "../workspace/index.js";
 import { notifyIncluded, packControl, packExport } from "./workspace-tar.js";
 
@@ -24,6 +25,15 @@ export interface DockerExecutorOptions {
   now?: () => number;
   /** pino logger for sandbox lifecycle problems (default: silent). */
   log?: Logger;
+  /** ready, never-used sandboxes for `run` (sandbox-pool.ts); without it every run creates its own. */
+  pool?: SandboxPool;
+}
+
+export interface FreshRunHooks {
+  /** the started sandbox, before anything is put in it; `pooled`: it came from the pool (the probes compare the two) */
+  beforeContent?: (box: SandboxContainer, pooled: boolean) => Promise<void>;
+  /** the sandbox with the workspace (and control) in it, before the command runs */
+  onStarted?: (box: SandboxContainer) => Promise<void>;
 }
 
 /**
@@ -39,9 +49,10 @@ export class DockerExecutor implements Executor {
   private readonly lockPath: string;
   private readonly now: () => number;
   private readonly log: Logger;
+  private readonly pool: SandboxPool | null;
 
   constructor(opts: DockerExecutorOptions) {
-    const known = new Set(["lockPath", "config", "docker", "now", "log"]);
+    const known = new Set(["lockPath", "config", "docker", "now", "log", "pool"]);
     for (const k of Object.keys(opts)) {
       if (!known.has(k)) throw new MiniAgentError("invalid_fields", `unknown DockerExecutor option ${k}; known: ${[...known].join(", ")}`);
     }
@@ -50,6 +61,7 @@ export class DockerExecutor implements Executor {
     this.lockPath = opts.lockPath;
     this.now = opts.now ?? (() => performance.now());
     this.log = opts.log ?? pino({ level: "silent" });
+    this.pool = opts.pool ?? null;
   }
 
   /** The digest every container is created from; throws image_missing / image_digest_mismatch / runtime_unavailable. */
@@ -82,7 +94,9 @@ export class DockerExecutor implements Executor {
         `the OCI runtime ${this.config.runtime} is not registered with the Docker engine; \`npm run docker:ensure\` registers runsc where it is installed, or start the daemon with --runtime runc`,
       );
     }
-    await this.pinnedDigest();
+    const digest = await this.pinnedDigest();
+    // a run of this family is coming: its Verifier's fresh sandboxes start now, in the background
+    for (const withControl of [false, true]) this.pool?.warm({ config: this.config, digest, withControl });
   }
 
   async describe(): Promise<{ runtime: Runtime; imageDigest: string | null; engineVersion: string | null }> {
@@ -113,15 +127,21 @@ export class DockerExecutor implements Executor {
    * `run` with an observation hook: probes use `onStarted` to inspect the very
    * container the command runs in, so what they prove is this code path.
    */
-  async runFresh(req: SandboxRunRequest, hooks: { onStarted?: (box: SandboxContainer) => Promise<void> } = {}): Promise<SandboxResult> {
+  async runFresh(req: SandboxRunRequest, hooks: FreshRunHooks = {}): Promise<SandboxResult> {
     const env = buildExecEnv(this.config, req.env);
     checkReportRequest(req.reportFile);
     refuseChangedList(req, "fresh");
     const t0 = this.now();
     // what may leave the host is decided before anything is created
     const exported = await listExport(req.workspaceDir, req.exportSpec);
-    const box = await this.startFresh(req.runId, req.purpose, req.controlDir !== undefined);
+    const withControl = req.controlDir !== undefined;
+    const digest = await this.pinnedDigest();
+    const pooled = this.pool ? await this.pool.take({ config: this.config, digest, withControl }) : null;
+    // a pooled sandbox has no run label (made before the run asked): this line ties the two together
+    if (pooled) this.log.info({ runId: req.runId, purpose: req.purpose, container: pooled.id, sandbox: pooled.name }, "pooled sandbox serves this run");
+    const box = pooled ?? (await SandboxContainer.start(this.docker, this.config, digest, req.runId, req.purpose, withControl, this.log));
     try {
+      await hooks.beforeContent?.(box, pooled !== null);
       await box.putArchive(packExport(exported.entries), IN_IMAGE.workspace);
       notifyIncluded(req, exported.entries);
       if (req.controlDir !== undefined) await box.putArchive(packControl(req.controlDir), IN_IMAGE.control);
@@ -148,7 +168,9 @@ export class DockerExecutor implements Executor {
       }
       return result;
     } finally {
-      await box.remove();
+      // a pooled run's removal is off its critical path; the pool waits for it when it drains
+      if (pooled && this.pool) this.pool.retire(box);
+      else await box.remove();
     }
   }
 

@@ -18,6 +18,14 @@ export const PURPOSE_LABEL = "mini-agent.purpose";
 export const INSTANCE_LABEL = "mini-agent.instance";
 /** names one sandbox container; its volumes carry it too, so they can be found if the engine leaves them. */
 export const SANDBOX_LABEL = "mini-agent.sandbox";
+/**
+ * On a pooled sandbox (sandbox-pool.ts): the key of the configuration it was made for.
+ * A pool member carries no RUN_LABEL: it is made before any run asks for it, and labels
+ * cannot change after create; the executor logs which run it served.
+ */
+export const POOL_LABEL = "mini-agent.pool";
+/** PURPOSE_LABEL's value on a pooled sandbox. */
+export const POOL_PURPOSE = "pool";
 /** Testcontainers' own label on what it starts (its reaper's and our leftover check's filter). */
 export const TESTCONTAINERS_LABEL = "org.testcontainers";
 
@@ -34,6 +42,13 @@ export type Purpose = SandboxRunRequest["purpose"] | "session";
 /** The labels every sandbox container and its volumes carry. */
 export function sandboxLabels(runId: string, purpose: Purpose, instance: string | null = null): Record<string, string> {
   const labels: Record<string, string> = { [OWNER_LABEL]: OWNER_VALUE, [RUN_LABEL]: runId, [PURPOSE_LABEL]: purpose };
+  if (instance !== null) labels[INSTANCE_LABEL] = instance;
+  return labels;
+}
+
+/** The labels of a pool member: owner and instance as every sandbox, no run, the pool's key. */
+export function poolLabels(key: string, instance: string | null = null): Record<string, string> {
+  const labels: Record<string, string> = { [OWNER_LABEL]: OWNER_VALUE, [PURPOSE_LABEL]: POOL_PURPOSE, [POOL_LABEL]: key };
   if (instance !== null) labels[INSTANCE_LABEL] = instance;
   return labels;
 }

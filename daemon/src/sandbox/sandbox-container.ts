@@ -7,7 +7,7 @@ import { AttachChannel } from "./attach-channel.js";
 import type { ExecOutcome, ExecSpec, RunOutcome } from "./exec-outcome.js";
 import { containerSpec, IN_IMAGE } from "./host-config.js";
 import { engineError } from "./image-pin.js";
-import { labelFilter, SANDBOX_LABEL, sandboxLabels, type Purpose } from "./labels.js";
+import { labelFilter, PURPOSE_LABEL, RUN_LABEL, SANDBOX_LABEL, sandboxLabels, type Purpose } from "./labels.js";
 import { OomWatch } from "./oom-watch.js";
 import { CappedOutput } from "./output.js";
 
@@ -56,8 +56,26 @@ export class SandboxContainer {
     withControl: boolean,
     log: Logger = SILENT,
   ): Promise<SandboxContainer> {
-    const name = `mini-agent-${shortId(runId)}`;
-    const labels = { ...sandboxLabels(runId, purpose, config.instance), [SANDBOX_LABEL]: name };
+    return SandboxContainer.startLabelled(docker, config, digest, runId, sandboxLabels(runId, purpose, config.instance), withControl, log);
+  }
+
+  /**
+   * `start` with the caller's labels (a pool member has no run yet: sandbox-pool.ts);
+   * the container name is made from `nameHint`, its SANDBOX_LABEL added here.
+   */
+  static async startLabelled(
+    docker: Docker,
+    config: SandboxConfig,
+    digest: string,
+    nameHint: string,
+    baseLabels: Record<string, string>,
+    withControl: boolean,
+    log: Logger = SILENT,
+  ): Promise<SandboxContainer> {
+    const name = `mini-agent-${shortId(nameHint)}`;
+    const labels = { ...baseLabels, [SANDBOX_LABEL]: name };
+    const purpose = baseLabels[PURPOSE_LABEL];
+    const runId = baseLabels[RUN_LABEL];
     let container: Docker.Container | undefined;
     try {
       container = await docker.createContainer({ ...containerSpec(config, digest, labels, withControl), name });
