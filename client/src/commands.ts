@@ -226,6 +226,17 @@ const cancel: Handler = async (cmd, ctx) => {
 };
 
 const trace: Handler = async (cmd, ctx) => {
+  if (flag(cmd, "file")) {
+    if (flag(cmd, "jsonl")) throw new UsageError("trace takes --jsonl or --file, not both");
+    const text = await ctx.api.traceFile(arg(cmd, 0));
+    ctx.out(text);
+    // a crash cuts at most the line being written: it is shown as it is, and named as torn (the parser never takes it as an event)
+    if (text !== "" && !text.endsWith("\n")) {
+      ctx.out("\n");
+      ctx.err(`trace file of ${arg(cmd, 0)}: the last line (${text.split("\n").length}) is torn (no newline: cut short by a crash), not a valid event\n`);
+    }
+    return EXIT.ok;
+  }
   const jsonl = await ctx.api.trace(arg(cmd, 0));
   if (flag(cmd, "jsonl") || ctx.json) {
     ctx.out(jsonl.endsWith("\n") || jsonl === "" ? jsonl : jsonl + "\n");

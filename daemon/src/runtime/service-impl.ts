@@ -42,7 +42,7 @@ import type { RunRecord } from "../store/records.js";
 import type { ToolContext } from "../tools/context.js";
 import { exportJsonl } from "../trace/export.js";
 import { Trace } from "../trace/trace.js";
-import { TraceFileWriter } from "../trace/trace-file.js";
+import { readTraceFile, TraceFileWriter } from "../trace/trace-file.js";
 import { approveAction, pendingAction, rejectAction } from "./approval-flow.js";
 import { exhaustedBefore } from "./budgets.js";
 import { checkCreateInput, initialState, materializeWorkspace } from "./create-run.js";
@@ -327,6 +327,11 @@ export class RunServiceImpl implements RunService {
   traceJsonl(runId: string): string {
     const run = this.deps.ledger.getRun(runId);
     return exportJsonl(this.deps.trace.since(runId, 0), { workspace: run.record.workspace, controlDir: run.record.control_dir, stateDir: this.stateDir });
+  }
+
+  async traceFile(runId: string): Promise<string> {
+    this.deps.ledger.getRun(runId); // an unknown run is run_not_found, not a missing file
+    return readTraceFile(this.stateDir, runId);
   }
 
   async diff(runId: string): Promise<string> {

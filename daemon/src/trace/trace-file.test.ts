@@ -6,7 +6,8 @@ import { parseTraceFile } from "../contracts/trace-file.js";
 import { Ledger } from "../store/ledger.js";
 import { insertTestRun } from "../store/ledger.testkit.js";
 import { exportJsonl } from "./export.js";
-import { capUtf8, TraceFileWriter, traceFilePath } from "./trace-file.js";
+import { capUtf8, readTraceFile, TraceFileWriter, traceFilePath } from "./trace-file.js";
+import { isMiniAgentError } from "../errors.js";
 import { Trace } from "./trace.js";
 
 const dirs: string[] = [];
@@ -178,5 +179,19 @@ describe("trace file writer", () => {
       expect(after.events.map((e) => e.seq)).toEqual(whole ? [1, 2, seq] : [1, seq]);
       expect(after.torn).toEqual(k === 0 || whole ? [] : [{ line: 2, bytes: k, why: "invalid" }]);
     }
+  });
+
+  it("serves the file as written, and refuses one over the cap, a missing one and a symlink with a code (never a stack)", async () => {
+    const t = setup();
+    t.trace.append("run_1", { type: "run_created" });
+    expect(await readTraceFile(t.stateDir, "run_1")).toBe(t.read());
+    const tooBig = await readTraceFile(t.stateDir, "run_1", 10).catch((e: unknown) => e);
+    expect(isMiniAgentError(tooBig, "payload_too_large")).toBe(true);
+    expect((tooBig as Error).message).toContain(t.file);
+    const none = await readTraceFile(t.stateDir, "run_2").catch((e: unknown) => e);
+    expect(isMiniAgentError(none, "not_found")).toBe(true);
+    fs.symlinkSync(t.file, path.join(path.dirname(t.file), "run_3.jsonl"));
+    expect(isMiniAgentError(await readTraceFile(t.stateDir, "run_3").catch((e: unknown) => e), "not_found")).toBe(true);
+    expect(isMiniAgentError(await readTraceFile(t.stateDir, "../x").catch((e: unknown) => e), "invalid_request")).toBe(true);
   });
 });

@@ -6,6 +6,7 @@ import type { ToolResult } from "../contracts/tool-call.js";
 import { type TraceFileContent, TraceFileLine } from "../contracts/trace-file.js";
 import { redactDeep, redactText } from "../redact/index.js";
 import type { Ledger } from "../store/ledger.js";
+import { MiniAgentError } from "../errors.js";
 import { canonicalEvent, type PathPlaceholders } from "./export.js";
 
 /** Every trace-file figure in one place. */
@@ -163,4 +164,36 @@ function terminateTornLine(fd: number): void {
 function writeAll(fd: number, buf: Buffer): void {
   let off = 0;
   while (off < buf.length) off += fs.writeSync(fd, buf, off, buf.length - off);
+}
+
+/**
+ * The run's trace file as it is on disk, for GET /v1/runs/:id/trace-file.
+ * Bounded: a file over `maxBytes` is refused (its path is named, so it can be
+ * read on the daemon's host). Never follows a symlink.
+ */
+export async function readTraceFile(stateDir: string, runId: string, maxBytes: number = TRACE_FILE_DEFAULTS.maxServeBytes): Promise<string> {
+  const file = traceFilePath(stateDir, runId);
+  if (!file) throw new MiniAgentError("invalid_request", `not a run id: ${runId}`);
+  let handle: fs.promises.FileHandle;
+  try {
+    handle = await fs.promises.open(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+  } catch (err) {
+    throw new MiniAgentError("not_found", `run ${runId} has no trace file (its file could not be written, see the daemon log); \`trace ${runId} --jsonl\` exports its events from the ledger`, {
+      cause: err,
+      details: { run_id: runId },
+    });
+  }
+  try {
+    const size = (await handle.stat()).size;
+    if (size > maxBytes) {
+      throw new MiniAgentError("payload_too_large", `the trace file of ${runId} is ${size} bytes, over the ${maxBytes} this endpoint serves; read ${file} on the daemon's host`, {
+        details: { run_id: runId, bytes: size, max_bytes: maxBytes, path: file },
+      });
+    }
+    const buf = Buffer.alloc(size);
+    const { bytesRead } = await handle.read(buf, 0, size, 0);
+    return buf.subarray(0, bytesRead).toString("utf8");
+  } finally {
+    await handle.close();
+  }
 }
