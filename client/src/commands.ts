@@ -7,7 +7,7 @@ import { BUDGET_FLAGS, type CommandName, type ParsedCommand } from "./args.js";
 import { EXIT, exitForStatus, type ExitCode } from "./exit-codes.js";
 import { followRun, type FollowIO } from "./follow.js";
 import { renderDiff } from "./color.js";
-import { eventLine, policyText, progressLine, shellQuote, statusJson } from "./render.js";
+import { eventLine, policyText, progressLine, runEndLines, shellQuote, statusJson } from "./render.js";
 import { whyLine } from "./why.js";
 
 export interface CommandContext extends FollowIO {
@@ -179,7 +179,7 @@ function testCommandLine(task: Record<string, unknown>): string {
 const status: Handler = async (cmd, ctx) => {
   const { run: r } = await ctx.api.getRun(arg(cmd, 0));
   if (ctx.json) printJson(ctx, statusJson(r));
-  else ctx.out(`${progressLine(r)}\n${whyLine(r, ctx.commandPrefix)}\n`);
+  else ctx.out(`${progressLine(r)}\n${whyLine(r, ctx.commandPrefix)}\n${runEndLines(r)}`);
   return exitForStatus(r.status);
 };
 

@@ -366,7 +366,7 @@ export class RunServiceImpl implements RunService {
   // ---- internals -------------------------------------------------------------
 
   private view(runId: string): RunView {
-    return runView(this.deps.ledger, runId, this.drivers.get(runId)?.elapsedMs());
+    return runView(this.deps.ledger, runId, this.drivers.get(runId)?.elapsedMs(), this.stateDir);
   }
 
   private refuseWhenStopping(): void {
