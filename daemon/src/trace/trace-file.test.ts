@@ -155,7 +155,7 @@ describe("trace file writer", () => {
     expect(t.trace.since("run_1", 0)).toHaveLength(2);
   });
 
-  it("regression: reopened after a crash cut the last line at ANY byte, the fragment is terminated and new events are never glued onto it", () => {
+  it("regression: reopened after a crash cut the last line at ANY byte, the fragment is terminated, new events are never glued onto it, and the lost event is back-filled", () => {
     const t = setup();
     t.trace.append("run_1", { type: "run_created" });
     t.trace.append("run_1", { type: "plan_recorded", payload: { text: "a plan" }, content: { kind: "model_text", text: "a plan" } });
@@ -176,7 +176,9 @@ describe("trace file writer", () => {
       again.closeAll();
       const after = parseTraceFile(t.read());
       const whole = k === lastBytes;
-      expect(after.events.map((e) => e.seq)).toEqual(whole ? [1, 2, seq] : [1, seq]);
+      // the event the crash cut (and every event committed since) is written again from the ledger, in seq order
+      expect(after.events.map((e) => e.seq)).toEqual(t.trace.since("run_1", 0).map((e) => e.seq));
+      expect(after.events.at(-1)?.seq).toBe(seq);
       expect(after.torn).toEqual(k === 0 || whole ? [] : [{ line: 2, bytes: k, why: "invalid" }]);
     }
   });
@@ -193,5 +195,25 @@ describe("trace file writer", () => {
     fs.symlinkSync(t.file, path.join(path.dirname(t.file), "run_3.jsonl"));
     expect(isMiniAgentError(await readTraceFile(t.stateDir, "run_3").catch((e: unknown) => e), "not_found")).toBe(true);
     expect(isMiniAgentError(await readTraceFile(t.stateDir, "../x").catch((e: unknown) => e), "invalid_request")).toBe(true);
+  });
+
+  it("regression: events committed but never written (a crash between commit and write, a run from before trace files) are back-filled in seq order, without content", () => {
+    const t = setup();
+    const plain = new Trace(t.ledger, () => 1); // no trace file, as before this existed
+    plain.append("run_1", { type: "run_created" });
+    plain.append("run_1", { type: "plan_recorded", payload: { text: "p" }, content: { kind: "model_text", text: "p" } });
+    t.trace.append("run_1", { type: "model_requested", payload: { attempt: 0 }, content: { kind: "model_text", text: "now" } });
+    const events = parseTraceFile(t.read()).events;
+    expect(events.map((e) => [e.seq, e.content?.text ?? null])).toEqual([
+      [1, null],
+      [2, null],
+      [3, "now"],
+    ]);
+    // and a second writer (a restart) finds where the file ends: nothing is written twice
+    t.writer.closeAll();
+    plain.append("run_1", { type: "model_retry", payload: { attempt: 1 } });
+    const again = new TraceFileWriter({ stateDir: t.stateDir, ledger: t.ledger, log: { warn: () => {} } });
+    new Trace(t.ledger, () => 9, again).append("run_1", { type: "run_resumed", payload: {} });
+    expect(parseTraceFile(t.read()).events.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5]);
   });
 });

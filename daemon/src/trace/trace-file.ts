@@ -47,7 +47,7 @@ export function traceFilePath(stateDir: string, runId: string): string | null {
  * in this process; the run goes on, the ledger stays the source of truth.
  */
 export class TraceFileWriter {
-  private readonly open = new Map<string, { fd: number; paths: PathPlaceholders }>();
+  private readonly open = new Map<string, OpenTraceFile>();
   private readonly failed = new Set<string>();
 
   constructor(
@@ -63,22 +63,28 @@ export class TraceFileWriter {
   write(runId: string, seq: number, content?: TraceContentInput): void {
     if (this.failed.has(runId)) return;
     try {
-      const row = this.opts.ledger.listEvents(runId, seq - 1)[0];
-      if (!row || row.seq !== seq) return;
       const file = this.fileOf(runId);
-      const canonical = canonicalEvent(file.paths)(row);
-      const line = TraceFileLine.parse({
-        seq: canonical.seq,
-        at: row.at,
-        type: canonical.type,
-        call_id: canonical.call_id,
-        action_id: canonical.action_id,
-        payload: canonical.payload,
-        ...(content && { content: this.contentOf(content) }),
-      });
-      writeAll(file.fd, Buffer.from(`${JSON.stringify(line)}\n`));
+      // events committed but never written (a crash between the commit and the write, or a run
+      // from before trace files) are written first, without content: the file stays in seq order
+      const from = file.lastSeq !== null && file.lastSeq < seq ? file.lastSeq : seq - 1;
+      const rows = this.opts.ledger.listEvents(runId, from).filter((r) => r.seq <= seq);
+      const canonical = canonicalEvent(file.paths);
+      for (const row of rows) {
+        const e = canonical(row);
+        const line = TraceFileLine.parse({
+          seq: e.seq,
+          at: row.at,
+          type: e.type,
+          call_id: e.call_id,
+          action_id: e.action_id,
+          payload: e.payload,
+          ...(content && row.seq === seq && { content: this.contentOf(content) }),
+        });
+        writeAll(file.fd, Buffer.from(`${JSON.stringify(line)}\n`));
+        file.lastSeq = row.seq;
+      }
       // a stopped run writes nothing until it is resumed: its descriptor is not kept
-      if (row.type === "run_stopped") this.close(runId);
+      if (rows.some((r) => r.type === "run_stopped")) this.close(runId);
     } catch (err) {
       this.failed.add(runId);
       this.close(runId);
@@ -102,7 +108,7 @@ export class TraceFileWriter {
     for (const runId of [...this.open.keys()]) this.close(runId);
   }
 
-  private fileOf(runId: string): { fd: number; paths: PathPlaceholders } {
+  private fileOf(runId: string): OpenTraceFile {
     const known = this.open.get(runId);
     if (known) return known;
     const file = traceFilePath(this.opts.stateDir, runId);
@@ -113,7 +119,8 @@ export class TraceFileWriter {
     try {
       terminateTornLine(fd);
       const record = this.opts.ledger.getRun(runId).record;
-      const entry = { fd, paths: { workspace: record.workspace, controlDir: record.control_dir, stateDir: this.opts.stateDir } };
+      const paths = { workspace: record.workspace, controlDir: record.control_dir, stateDir: this.opts.stateDir };
+      const entry: OpenTraceFile = { fd, paths, lastSeq: lastSeqIn(fd) };
       this.open.set(runId, entry);
       return entry;
     } catch (err) {
@@ -129,6 +136,38 @@ export class TraceFileWriter {
       c.kind === "model_text" ? redactText(c.text, known) : observationText(redactDeep(c.result, known) as ToolResult, c.tool);
     return { kind: c.kind, ...capUtf8(text, this.opts.contentCapBytes ?? TRACE_FILE_DEFAULTS.contentCapBytes) };
   }
+}
+
+interface OpenTraceFile {
+  fd: number;
+  paths: PathPlaceholders;
+  /** the seq of the file's last complete event line; null when it cannot be found (then nothing is back-filled) */
+  lastSeq: number | null;
+}
+
+/** How far back from the end a reopened file is searched for its last event (a line holds at most one capped content). */
+const TAIL_BYTES = 1024 * 1024;
+
+/** The seq of the last complete, valid line, read from the file's tail; 0 for an empty file. */
+function lastSeqIn(fd: number): number | null {
+  const size = fs.fstatSync(fd).size;
+  if (size === 0) return 0;
+  const len = Math.min(size, TAIL_BYTES);
+  const buf = Buffer.alloc(len);
+  fs.readSync(fd, buf, 0, len, size - len);
+  const lines = buf.toString("utf8").split("\n");
+  lines.pop(); // after the last "\n": nothing (terminateTornLine ran first)
+  // the first piece is cut unless the tail is the whole file
+  const whole = len === size;
+  for (let i = lines.length - 1; i >= (whole ? 0 : 1); i--) {
+    try {
+      const parsed = TraceFileLine.safeParse(JSON.parse(lines[i] as string));
+      if (parsed.success) return parsed.data.seq;
+    } catch {
+      // a torn fragment: look further back
+    }
+  }
+  return null;
 }
 
 /** The tool message's content exactly as the model view serialises it (context/messages.ts). */
