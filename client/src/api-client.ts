@@ -106,6 +106,13 @@ export class ApiClient {
     return res.text;
   }
 
+  /** the run's trace file as the daemon wrote it (`<state>/traces/<run_id>.jsonl`): events plus model text and observations */
+  async traceFile(runId: string): Promise<string> {
+    const res = await this.send("GET", `/v1/runs/${enc(runId)}/trace-file`, undefined);
+    if (res.status !== 200) this.refusal(res.status, res.text);
+    return res.text;
+  }
+
   private async json<K extends ApiResponse["kind"]>(method: "GET" | "POST", path: string, body: unknown, kind: K): Promise<ApiResponseOf<K>> {
     const res = await this.send(method, path, body);
     if (res.status < 200 || res.status >= 300) this.refusal(res.status, res.text);

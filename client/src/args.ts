@@ -109,7 +109,13 @@ export const COMMANDS = {
     details: `Resumes an interrupted or budget-exhausted run and follows it.\n${BUDGET_HELP}`,
   },
   cancel: { positionals: ["RUN"], options: {}, summary: "cancel RUN" },
-  trace: { positionals: ["RUN"], options: { jsonl: { type: "boolean" } }, summary: "trace RUN [--jsonl]" },
+  trace: {
+    positionals: ["RUN"],
+    options: { jsonl: { type: "boolean" }, file: { type: "boolean" } },
+    summary: "trace RUN [--jsonl | --file]",
+    details:
+      "--jsonl prints the canonical export from the ledger; --file prints the run's trace file (<state>/traces/RUN.jsonl: the same events plus\ntimes, the model's text and each observation, redacted and capped) and says on stderr when its last line is torn.",
+  },
   diff: { positionals: ["RUN"], options: {}, summary: "diff RUN" },
   probe: {
     positionals: [],

@@ -7,7 +7,7 @@ import { BUDGET_FLAGS, type CommandName, type ParsedCommand } from "./args.js";
 import { EXIT, exitForStatus, type ExitCode } from "./exit-codes.js";
 import { followRun, type FollowIO } from "./follow.js";
 import { renderDiff } from "./color.js";
-import { eventLine, policyText, progressLine, shellQuote, statusJson } from "./render.js";
+import { eventLine, policyText, progressLine, runEndLines, shellQuote, statusJson } from "./render.js";
 import { whyLine } from "./why.js";
 
 export interface CommandContext extends FollowIO {
@@ -179,7 +179,7 @@ function testCommandLine(task: Record<string, unknown>): string {
 const status: Handler = async (cmd, ctx) => {
   const { run: r } = await ctx.api.getRun(arg(cmd, 0));
   if (ctx.json) printJson(ctx, statusJson(r));
-  else ctx.out(`${progressLine(r)}\n${whyLine(r, ctx.commandPrefix)}\n`);
+  else ctx.out(`${progressLine(r)}\n${whyLine(r, ctx.commandPrefix)}\n${runEndLines(r)}`);
   return exitForStatus(r.status);
 };
 
@@ -226,6 +226,17 @@ const cancel: Handler = async (cmd, ctx) => {
 };
 
 const trace: Handler = async (cmd, ctx) => {
+  if (flag(cmd, "file")) {
+    if (flag(cmd, "jsonl")) throw new UsageError("trace takes --jsonl or --file, not both");
+    const text = await ctx.api.traceFile(arg(cmd, 0));
+    ctx.out(text);
+    // a crash cuts at most the line being written: it is shown as it is, and named as torn (the parser never takes it as an event)
+    if (text !== "" && !text.endsWith("\n")) {
+      ctx.out("\n");
+      ctx.err(`trace file of ${arg(cmd, 0)}: the last line (${text.split("\n").length}) is torn (no newline: cut short by a crash), not a valid event\n`);
+    }
+    return EXIT.ok;
+  }
   const jsonl = await ctx.api.trace(arg(cmd, 0));
   if (flag(cmd, "jsonl") || ctx.json) {
     ctx.out(jsonl.endsWith("\n") || jsonl === "" ? jsonl : jsonl + "\n");

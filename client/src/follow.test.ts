@@ -64,6 +64,7 @@ function steppedService() {
       return events.filter((e) => e.seq > since);
     },
     traceJsonl: () => "",
+    traceFile: async () => "",
     diff: async () => "",
     recoverAtStartup: async () => {},
     shutdown: async () => {},

@@ -3,7 +3,7 @@ import type { ApiClient } from "./api-client.js";
 import type { DiffStyle } from "./color.js";
 import { EXIT, exitForStatus, type ExitCode } from "./exit-codes.js";
 import { activityText, nextActivity, StatusLine, type Activity, type Clock } from "./progress.js";
-import { eventLine, pendingActionText, progressLine, shellQuote, statusJson } from "./render.js";
+import { eventLine, pendingActionText, progressLine, runEndLines, shellQuote, statusJson } from "./render.js";
 import { whyLine } from "./why.js";
 
 export interface FollowIO {
@@ -70,7 +70,7 @@ export async function followRun(api: ApiClient, start: RunView, since: number, i
         line.clear();
         if (run.status !== "awaiting_approval") {
           if (opts.json) io.out(JSON.stringify(statusJson(run)) + "\n");
-          else io.out(whyLine(run, opts.commandPrefix) + "\n");
+          else io.out(whyLine(run, opts.commandPrefix) + "\n" + runEndLines(run));
           return exitForStatus(run.status);
         }
         const decided = await atApproval(api, run, io, opts);

@@ -81,6 +81,7 @@ function scriptedService() {
     cancel: async (id) => get(id),
     events: async (id, since) => (get(id), events.filter((e) => e.seq > since)),
     traceJsonl: () => "",
+    traceFile: async () => "",
     diff: async () => "",
     recoverAtStartup: async () => {},
     shutdown: async () => {},

@@ -102,6 +102,22 @@ export function statusJson(run: RunView): Record<string, unknown> {
   };
 }
 
+/**
+ * The end of a run's summary after its why line: the files it changed (vs its
+ * baseline) and where its trace file is. Empty when the view has neither
+ * (a daemon from before they were reported).
+ */
+export function runEndLines(run: RunView): string {
+  const lines: string[] = [];
+  const changed = run.changed_files;
+  if (changed) {
+    const more = changed.count > changed.paths.length ? ` (+${changed.count - changed.paths.length} more)` : "";
+    lines.push(changed.count === 0 ? "changed files: none" : `changed files (${changed.count}): ${changed.paths.join(", ")}${more}`);
+  }
+  if (run.trace_file) lines.push(`trace file: ${run.trace_file}`);
+  return lines.map((l) => `${l}\n`).join("");
+}
+
 /** `policy show`: the effective policy, one fact a line, in the order it is decided (deny first). */
 export function policyText(shown: PolicyShowBody): string {
   const p = shown.policy;

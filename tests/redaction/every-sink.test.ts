@@ -24,7 +24,7 @@ process.env.TESTCONTAINERS_RYUK_DISABLED = "true";
 /**
  * ONE list of secret shapes, sent through EVERY sink of a real live run (real
  * SQLite ledger, real container for run_tests, a local OpenAI-compatible
- * server): the log, the ledger rows, the trace export, the live run record,
+ * server): the log, the ledger rows, the trace export, the per-run trace file, the live run record,
  * the messages as the provider received them, and the tool observations
  * (read_file of an ordinary workspace file, run_tests output). None of the
  * secret values may be found anywhere afterwards (issue 10, item 2).
@@ -142,6 +142,8 @@ describe("one redaction rule set, every sink", () => {
     // the log is a sink like the others: the same list through a field, a nested field, an error and the message
     log.warn({ shapes: SHAPES.map(([t]) => t), nested: { detail: TEXT }, err: new Error(TEXT) }, `while running: ${TEXT}`);
     const trace = runs.traceJsonl(created.run_id);
+    // the per-run trace file: the events plus the model's text and each observation's content
+    const traceFile = fs.readFileSync(path.join(stateDir, "traces", `${created.run_id}.jsonl`), "utf8");
     const observations = runs.ledger.listMessages(created.run_id).flatMap((m) => (m.role === "tool" ? [m.result] : []));
     await runs.shutdown();
     await recorder.close();
@@ -168,6 +170,9 @@ describe("one redaction rule set, every sink", () => {
     expect(sent[2]).toContain("Bearer [redacted]");
     expect(trace).toContain("plan_recorded");
     expect(trace).toContain("[redacted]");
+    expect(traceFile).toContain('"kind":"model_text"');
+    expect(traceFile).toContain('"kind":"observation"');
+    expect(traceFile).toContain("[redacted]");
     expect(records).toContain("[redacted]");
     expect(done.reason).toContain("[redacted]");
     expect(logText).toContain("[redacted]");
@@ -176,11 +181,12 @@ describe("one redaction rule set, every sink", () => {
       log: leaks(logText),
       ledger: leaks(ledgerText),
       trace_export: leaks(trace),
+      trace_file: leaks(traceFile),
       live_record: leaks(records),
       model_messages: sent.map(leaks),
       tool_observations: leaks(JSON.stringify(observations)),
       run_reason: leaks(done.reason ?? ""),
-    }).toEqual({ log: [], ledger: [], trace_export: [], live_record: [], model_messages: [[], [], [], [], []], tool_observations: [], run_reason: [] });
+    }).toEqual({ log: [], ledger: [], trace_export: [], trace_file: [], live_record: [], model_messages: [[], [], [], [], []], tool_observations: [], run_reason: [] });
 
     // and no file the daemon wrote holds one: ledger, its WAL, logs, records, control dirs. The
     // baseline's copy of the workspace is the user's own files as they were, not a record of ours

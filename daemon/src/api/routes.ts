@@ -148,6 +148,10 @@ export const ROUTES: Route[] = [
     noQuery(ctx.query);
     return { text: ctx.deps.runService.traceJsonl(runId(ctx)), contentType: TRACE_CONTENT_TYPE };
   }),
+  route("GET", "/runs/:id/trace-file", async (ctx) => {
+    noQuery(ctx.query);
+    return { text: await ctx.deps.runService.traceFile(runId(ctx)), contentType: TRACE_CONTENT_TYPE };
+  }),
   route("GET", "/runs/:id/diff", async (ctx) => {
     noQuery(ctx.query);
     const id = runId(ctx);

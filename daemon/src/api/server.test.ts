@@ -71,6 +71,7 @@ function fakeRunService() {
       return [];
     },
     traceJsonl: (id) => (get(id), '{"seq":1}\n'),
+    traceFile: async (id) => (get(id), '{"seq":1,"at":5}\n'),
     async diff(id) {
       get(id);
       return "";

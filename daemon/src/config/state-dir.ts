@@ -26,6 +26,8 @@ export const STATE_FILES = {
   reports: "isolation-reports",
   controlRoot: "control",
   liveRuns: "live-runs",
+  /** one `<run_id>.jsonl` per run, written as it goes (trace/trace-file.ts) */
+  traces: "traces",
   /** HMAC key sealing approval records (policy/approval-key.ts) */
   approvalKey: "approval.key",
   /** the default `--policy` file; absent = the built-in policy */

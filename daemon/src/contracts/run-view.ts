@@ -142,8 +142,15 @@ export const RunView = z.object({
   last_seq: z.number(),
   /** an ad-hoc run's drafted task spec (contracts/task-spec.ts), so a user sees what the daemon decided */
   task_spec: z.optional(z.record(z.string(), z.unknown())),
+  /** workspace paths the run changed vs its baseline (its written actions), sorted; `paths` holds at most CHANGED_FILES_SHOWN, `count` all */
+  changed_files: z.optional(z.object({ paths: z.array(z.string()), count: z.number() })),
+  /** absolute path of the run's trace file (`<state>/traces/<run_id>.jsonl`), once it exists */
+  trace_file: z.optional(z.string()),
 });
 export type RunView = z.infer<typeof RunView>;
+
+/** How many changed paths a run view lists (the count is always whole). */
+export const CHANGED_FILES_SHOWN = 50;
 
 export const TraceEvent = z.object({
   seq: z.number(),

@@ -28,7 +28,13 @@ export const TraceFileLine = z.strictObject({
 });
 export type TraceFileLine = z.infer<typeof TraceFileLine>;
 
-/** A last line without its newline, or one that is not a valid event: reported, never parsed as valid. */
+/**
+ * A line that is not a valid event: the last line without its newline (a crash
+ * cut it short), or a complete line that does not parse. The daemon terminates
+ * a torn fragment with "\n" when it reopens the file after a restart, so new
+ * events are never glued onto it: such a fragment then sits mid-file. Either
+ * way it is reported here and never returned as an event.
+ */
 export interface TornLine {
   /** 1-based line number */
   line: number;
@@ -37,29 +43,26 @@ export interface TornLine {
 }
 
 export interface ParsedTraceFile {
+  /** every valid line, in file order (each carries its seq) */
   events: TraceFileLine[];
-  /** set when the file ends in a line a crash cut short; every line before it is valid */
-  torn: TornLine | null;
+  /** every line that is not a valid event, in file order; empty for a clean file */
+  torn: TornLine[];
 }
 
-/**
- * Reads a trace file's text. Every complete line must be a valid event; the
- * last line may be torn by a crash (no newline, or not valid JSON/event): it is
- * reported in `torn` and left out, never returned as an event. An invalid line
- * that is NOT the last one means the file was damaged, not torn: that is an
- * error (thrown as a plain Error naming the line), because the lines after it
- * cannot be trusted to be in order.
- */
+/** Reads a trace file's text; never throws. */
 export function parseTraceFile(text: string): ParsedTraceFile {
   const events: TraceFileLine[] = [];
-  if (text === "") return { events, torn: null };
+  const torn: TornLine[] = [];
+  if (text === "") return { events, torn };
   const lines = text.split("\n");
   const endsClean = lines[lines.length - 1] === "";
   if (endsClean) lines.pop();
   for (let i = 0; i < lines.length; i++) {
     const raw = lines[i] as string;
-    const last = i === lines.length - 1;
-    if (last && !endsClean) return { events, torn: { line: i + 1, bytes: Buffer.byteLength(raw), why: "no_newline" } };
+    if (i === lines.length - 1 && !endsClean) {
+      torn.push({ line: i + 1, bytes: Buffer.byteLength(raw), why: "no_newline" });
+      break;
+    }
     let json: unknown;
     try {
       json = JSON.parse(raw);
@@ -67,11 +70,8 @@ export function parseTraceFile(text: string): ParsedTraceFile {
       json = undefined;
     }
     const parsed = TraceFileLine.safeParse(json);
-    if (!parsed.success) {
-      if (last) return { events, torn: { line: i + 1, bytes: Buffer.byteLength(raw), why: "invalid" } };
-      throw new Error(`trace file line ${i + 1} is not a valid event (and is not the last line)`);
-    }
-    events.push(parsed.data);
+    if (parsed.success) events.push(parsed.data);
+    else torn.push({ line: i + 1, bytes: Buffer.byteLength(raw), why: "invalid" });
   }
-  return { events, torn: null };
+  return { events, torn };
 }

@@ -47,7 +47,7 @@ export function recordDecision(deps: RuntimeDeps, active: ActiveRun, turn: Model
       s.counters.elapsed_ms = active.elapsedMs();
       if (d.kind === "plan") s.last_plan = d.text;
     });
-    if (d.kind === "plan") deps.trace.append(active.runId, { type: "plan_recorded", payload: { text: d.text } });
+    if (d.kind === "plan") deps.trace.append(active.runId, { type: "plan_recorded", payload: { text: d.text }, content: { kind: "model_text", text: d.text } });
     if (d.kind === "tool") {
       deps.trace.append(active.runId, {
         type: "tool_proposed",

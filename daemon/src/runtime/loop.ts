@@ -36,7 +36,7 @@ export async function driveRun(deps: RuntimeDeps, active: ActiveRun): Promise<vo
       }
       const decision = recordDecision(deps, active, turn);
       if (decision.kind === "plan") continue;
-      if (decision.kind === "final") return await verifyAndFinish(deps, active);
+      if (decision.kind === "final") return await verifyAndFinish(deps, active, decision.text);
 
       const step = await toolStep(deps, active, decision.call, run.state.last_plan);
       if (step === "awaiting_approval") return;

@@ -33,6 +33,8 @@ export function observe(
         ...traceFigures(testFigures(tool, result)),
         ...traceExtra,
       },
+      // the trace file's line carries what the model is shown; the event row keeps only the figures
+      content: { kind: "observation", tool, result },
     });
   });
   return "continue";

@@ -1,11 +1,13 @@
-import type { ExhaustedBudget, PendingActionView, RunView } from "../contracts/run-view.js";
+import fs from "node:fs";
+import { CHANGED_FILES_SHOWN, type ExhaustedBudget, type PendingActionView, type RunView } from "../contracts/run-view.js";
 import { type Budgets, taskImageFamily } from "../contracts/task-spec.js";
 import type { Counters, StopFacts } from "../store/records.js";
 import type { Ledger } from "../store/ledger.js";
 import { PreparedCommand } from "../contracts/tool-call.js";
+import { traceFilePath } from "../trace/trace-file.js";
 
 /** The API's view of a run, read from the ledger alone (so it is the same after a restart). */
-export function runView(ledger: Ledger, runId: string, liveElapsedMs?: number): RunView {
+export function runView(ledger: Ledger, runId: string, liveElapsedMs?: number, stateDir?: string): RunView {
   const run = ledger.getRun(runId);
   const s = run.state;
   let pending: PendingActionView | null = null;
@@ -46,7 +48,30 @@ export function runView(ledger: Ledger, runId: string, liveElapsedMs?: number): 
     exhausted_budget: run.status === "budget_exhausted" ? exhaustedBudget(s.stop, counters, run.record.budgets) : null,
     last_seq: ledger.lastSeq(runId),
     ...(run.record.adhoc && { task_spec: run.record.task }),
+    changed_files: changedFiles(ledger, runId),
+    ...traceFileOf(stateDir, runId),
   };
+}
+
+/**
+ * The paths the run changed vs its baseline: the daemon is the only writer of
+ * a run's workspace (code runs on a copy in a sandbox), so these are the paths
+ * of its writes that reached the disk. Read from the ledger, like the rest of
+ * the view: cheap on every poll, the same after a restart.
+ */
+function changedFiles(ledger: Ledger, runId: string): NonNullable<RunView["changed_files"]> {
+  const written = new Set<string>();
+  for (const a of ledger.listActions(runId)) {
+    if (a.record.tool === "run_command" || a.record.path === "") continue;
+    if (a.status === "written" || a.status === "receipted") written.add(a.record.path);
+  }
+  const paths = [...written].sort();
+  return { paths: paths.slice(0, CHANGED_FILES_SHOWN), count: paths.length };
+}
+
+function traceFileOf(stateDir: string | undefined, runId: string): { trace_file?: string } {
+  const file = stateDir === undefined ? null : traceFilePath(stateDir, runId);
+  return file !== null && fs.existsSync(file) ? { trace_file: file } : {};
 }
 
 /** Which budget stopped the run, so the user learns which one to raise and by how much. */

@@ -42,6 +42,7 @@ import type { RunRecord } from "../store/records.js";
 import type { ToolContext } from "../tools/context.js";
 import { exportJsonl } from "../trace/export.js";
 import { Trace } from "../trace/trace.js";
+import { readTraceFile, TraceFileWriter } from "../trace/trace-file.js";
 import { approveAction, pendingAction, rejectAction } from "./approval-flow.js";
 import { exhaustedBefore } from "./budgets.js";
 import { checkCreateInput, initialState, materializeWorkspace } from "./create-run.js";
@@ -84,7 +85,8 @@ export class RunServiceImpl implements RunService {
     const logger = options.logger ?? pino({ level: "silent" });
     this.deps = {
       ledger,
-      trace: new Trace(ledger, () => clock.now()),
+      // every run also leaves <state>/traces/<run_id>.jsonl, written as it goes
+      trace: new Trace(ledger, () => clock.now(), new TraceFileWriter({ stateDir: this.stateDir, ledger, log: logger })),
       tools: { ...defaultToolPort(), ...(options.tools ?? {}) },
       verifier: options.verifier ?? defaultVerifier(logger),
       clock,
@@ -327,6 +329,11 @@ export class RunServiceImpl implements RunService {
     return exportJsonl(this.deps.trace.since(runId, 0), { workspace: run.record.workspace, controlDir: run.record.control_dir, stateDir: this.stateDir });
   }
 
+  async traceFile(runId: string): Promise<string> {
+    this.deps.ledger.getRun(runId); // an unknown run is run_not_found, not a missing file
+    return readTraceFile(this.stateDir, runId);
+  }
+
   async diff(runId: string): Promise<string> {
     return this.deps.tools.diff(this.toolCtx(this.deps.ledger.getRun(runId).record));
   }
@@ -344,6 +351,7 @@ export class RunServiceImpl implements RunService {
     this.deps.trace.wakeAll();
     // let woken long-polls read their last events before the ledger closes
     await new Promise((resolve) => setImmediate(resolve));
+    this.deps.trace.closeFiles();
     if (this.ownsLedger) this.deps.ledger.close();
   }
 
@@ -358,7 +366,7 @@ export class RunServiceImpl implements RunService {
   // ---- internals -------------------------------------------------------------
 
   private view(runId: string): RunView {
-    return runView(this.deps.ledger, runId, this.drivers.get(runId)?.elapsedMs());
+    return runView(this.deps.ledger, runId, this.drivers.get(runId)?.elapsedMs(), this.stateDir);
   }
 
   private refuseWhenStopping(): void {

@@ -46,6 +46,8 @@ export interface RunService {
   events(runId: string, sinceSeq: number, waitMs: number): Promise<TraceEvent[]>;
   /** canonical JSONL export: no secrets, no host absolute paths, no wall-clock noise */
   traceJsonl(runId: string): string;
+  /** the run's `<state>/traces/<run_id>.jsonl` as it is on disk (bounded; not_found when there is none) */
+  traceFile(runId: string): Promise<string>;
   diff(runId: string): Promise<string>;
   /** marks in-flight runs interrupted-and-resumable; called once at daemon start */
   recoverAtStartup(): Promise<void>;

@@ -11,7 +11,7 @@ import { interruptRun, stopRun } from "./stop.js";
  * `verifying` first, so a crash from here on resumes into the Verifier and
  * never back into the model; the Verifier gets a FRESH sandbox (executor.run).
  */
-export async function verifyAndFinish(deps: RuntimeDeps, active: ActiveRun): Promise<void> {
+export async function verifyAndFinish(deps: RuntimeDeps, active: ActiveRun, finalText?: string): Promise<void> {
   const run = deps.ledger.getRun(active.runId);
   const resumed = run.status === "verifying" || run.state.interrupted_from === "verifying";
   deps.ledger.tx(() => {
@@ -21,7 +21,13 @@ export async function verifyAndFinish(deps: RuntimeDeps, active: ActiveRun): Pro
         s.counters.elapsed_ms = active.elapsedMs();
       },
     });
-    if (!resumed) deps.trace.append(active.runId, { type: "verification_started", payload: {} });
+    // a final decision has no event of its own: its text rides on this one's trace-file line (the event types stay as they are)
+    if (!resumed)
+      deps.trace.append(active.runId, {
+        type: "verification_started",
+        payload: {},
+        ...(finalText !== undefined && { content: { kind: "model_text" as const, text: finalText } }),
+      });
   });
   await active.closeSession();
   deps.crash("during_verifying");

@@ -60,6 +60,8 @@ export class Ledger {
   readonly db: Database.Database;
   /** the live credentials the daemon holds, scrubbed from every row along with the secret shapes (redact/) */
   private readonly known: () => KnownSecrets;
+  /** one list per open tx() level: what afterCommit() queued in it */
+  private readonly commitFrames: Array<Array<() => void>> = [];
 
   constructor(file: string, now: () => number = Date.now, knownSecrets: () => KnownSecrets = () => []) {
     this.known = knownSecrets;
@@ -78,7 +80,35 @@ export class Ledger {
 
   /** Several rows that must move together. Nested calls join the outer transaction. */
   tx<T>(fn: () => T): T {
-    return this.db.transaction(fn)();
+    // callbacks registered inside run after the OUTERMOST commit; a rolled-back (inner) tx drops its own
+    const frame: Array<() => void> = [];
+    this.commitFrames.push(frame);
+    let out: T;
+    try {
+      out = this.db.transaction(fn)();
+    } finally {
+      this.commitFrames.pop();
+    }
+    const parent = this.commitFrames[this.commitFrames.length - 1];
+    if (parent) parent.push(...frame);
+    else for (const cb of frame) cb();
+    return out;
+  }
+
+  /**
+   * Runs `cb` once what was written so far is committed: at once outside tx(),
+   * after the outermost commit inside it, never when it rolls back. `cb` must
+   * not throw (it runs after the commit, where nothing can be undone).
+   */
+  afterCommit(cb: () => void): void {
+    const frame = this.commitFrames[this.commitFrames.length - 1];
+    if (frame) frame.push(cb);
+    else cb();
+  }
+
+  /** The live credentials the rows are scrubbed of, for a sink that must redact exactly as the ledger does. */
+  knownSecrets(): KnownSecrets {
+    return this.known();
   }
 
   // runs ---------------------------------------------------------------

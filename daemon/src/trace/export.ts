@@ -19,6 +19,16 @@ export interface PathPlaceholders {
 }
 
 export function exportJsonl(events: TraceEvent[], paths: PathPlaceholders): string {
+  const canonical = canonicalEvent(paths);
+  return events.map((e) => JSON.stringify(canonical(e)) + "\n").join("");
+}
+
+/**
+ * One event as the export prints it (the trace file's lines start from this
+ * too, so the two can never disagree): host paths as placeholders, wall-clock
+ * figures dropped, the payload through the current rule set again.
+ */
+export function canonicalEvent(paths: PathPlaceholders): (e: TraceEvent) => TraceEvent {
   // longest first, so a workspace inside the state dir becomes <workspace>, not <state>/...
   const subs = (
     [
@@ -39,7 +49,5 @@ export function exportJsonl(events: TraceEvent[], paths: PathPlaceholders): stri
     }
     return v;
   };
-  return events
-    .map((e) => JSON.stringify({ seq: e.seq, type: e.type, call_id: e.call_id, action_id: e.action_id, payload: clean(redactDeep(e.payload)) }) + "\n")
-    .join("");
+  return (e) => ({ seq: e.seq, type: e.type, call_id: e.call_id, action_id: e.action_id, payload: clean(redactDeep(e.payload)) as Record<string, unknown> });
 }

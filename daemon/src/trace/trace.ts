@@ -1,18 +1,23 @@
 import type { EventType } from "../contracts/run.js";
 import type { TraceEvent } from "../runtime/service.js";
 import type { Ledger } from "../store/ledger.js";
+import type { TraceContentInput, TraceFileWriter } from "./trace-file.js";
 
 export interface EventInput {
   type: EventType;
   call_id?: string | null;
   action_id?: string | null;
   payload?: Record<string, unknown>;
+  /** the step's model text or observation: for the trace file only, the ledger ignores it */
+  content?: TraceContentInput;
 }
 
 /**
  * The append-only event log of every run. Events go into the ledger (redacted,
  * with the next seq) in the caller's transaction; waiters for a run are woken
- * after the append so long-polls see events as they happen.
+ * after the append so long-polls see events as they happen. With a trace file,
+ * each event's line is written once its transaction commits (never for one that
+ * rolls back).
  */
 export class Trace {
   private readonly waiters = new Map<string, Set<() => void>>();
@@ -20,10 +25,14 @@ export class Trace {
   constructor(
     private readonly ledger: Ledger,
     private readonly now: () => number,
+    private readonly file: TraceFileWriter | null = null,
   ) {}
 
   append(runId: string, e: EventInput): number {
-    const seq = this.ledger.appendEvent(runId, e, this.now());
+    const { content, ...event } = e;
+    const seq = this.ledger.appendEvent(runId, event, this.now());
+    const file = this.file;
+    if (file) this.ledger.afterCommit(() => file.write(runId, seq, content));
     const set = this.waiters.get(runId);
     if (set)
       queueMicrotask(() => {
@@ -58,5 +67,10 @@ export class Trace {
   /** Wake every waiter (shutdown). */
   wakeAll(): void {
     for (const set of this.waiters.values()) for (const wake of set) wake();
+  }
+
+  /** Release the trace files' descriptors (shutdown). */
+  closeFiles(): void {
+    this.file?.closeAll();
   }
 }
