@@ -106,17 +106,22 @@ describe("judgeCase: one RuleResult per rule present in expect.json", () => {
   const broken: Array<[ExpectRule, () => { view: RunView; events: TraceEvent[] }, unknown]> = [
     ["status", () => ({ view: run({ status: "cancelled" }), events: goodEvents() }), "cancelled"],
     ["reason", () => ({ view: run({ reason: "something" }), events: goodEvents() }), "something"],
-    ["must_call", () => ({ view: run(), events: goodEvents().filter((e) => e.payload.tool !== "read_file" && e.payload.name !== "read_file") }), ["apply_patch", "run_tests"]],
+    [
+      "must_call",
+      () => ({ view: run(), events: goodEvents().filter((e) => e.payload.tool !== "read_file" && e.payload.name !== "read_file") }),
+      ["apply_patch", "run_tests"],
+    ],
     [
       "must_write_creatable",
-      () => ({ view: run(), events: goodEvents().map((e) => (e.call_id === "c2" && e.type === "tool_proposed" ? { ...e, payload: { name: "apply_patch", arguments: { path: "x", version: "b".repeat(64) } } } : e)) }),
+      () => ({
+        view: run(),
+        events: goodEvents().map((e) =>
+          e.call_id === "c2" && e.type === "tool_proposed" ? { ...e, payload: { name: "apply_patch", arguments: { path: "x", version: "b".repeat(64) } } } : e,
+        ),
+      }),
       [],
     ],
-    [
-      "red_before_green",
-      () => ({ view: run(), events: goodEvents().filter((e) => !(e.call_id === "c3" && e.type === "tool_observed")) }),
-      ["green"],
-    ],
+    ["red_before_green", () => ({ view: run(), events: goodEvents().filter((e) => !(e.call_id === "c3" && e.type === "tool_observed")) }), ["green"]],
     [
       "no_protected_change",
       () => ({ view: run({ verification: { ...run().verification!, protected_paths_changed: ["notes.txt"] } }), events: goodEvents() }),
@@ -129,7 +134,10 @@ describe("judgeCase: one RuleResult per rule present in expect.json", () => {
     ],
     [
       "no_secret_in_diff",
-      () => ({ view: run({ verification: { ...run().verification!, diff_scan_hits: [{ path: "src/a.js", line: 3, rule: "aws_access_key" }] } }), events: goodEvents() }),
+      () => ({
+        view: run({ verification: { ...run().verification!, diff_scan_hits: [{ path: "src/a.js", line: 3, rule: "aws_access_key" }] } }),
+        events: goodEvents(),
+      }),
       ["src/a.js:3 aws_access_key"],
     ],
     ["max_tool_calls", () => ({ view: run({ counters: { ...run().counters, tool_calls: 11 } }), events: goodEvents() }), 11],
@@ -154,7 +162,10 @@ describe("judgeCase: one RuleResult per rule present in expect.json", () => {
 
   it("a boolean rule set to false asks for nothing: reported and passed", () => {
     const e = CaseExpect.parse({ schema_version: 1, status: "completed", require: { must_write_creatable: false }, forbid: { no_denied_command: false } });
-    const rules = judgeCase(e, observeRun(run(), [...goodEvents().slice(0, 2), ev("tool_observed", { tool: "run_command", ok: false, error: "policy_denied" })]));
+    const rules = judgeCase(
+      e,
+      observeRun(run(), [...goodEvents().slice(0, 2), ev("tool_observed", { tool: "run_command", ok: false, error: "policy_denied" })]),
+    );
     expect(rules.every((r) => r.passed)).toBe(true);
   });
 

@@ -29,7 +29,13 @@ export async function readTraceFiles(dir: string): Promise<{ folder: string; inp
         skipped.push({ file, why: `larger than ${TRACE_FILE_MAX_BYTES} bytes` });
         continue;
       }
-      inputs.push({ file, parsed: parseTraceFile(await readFile(full, "utf8")) });
+      const parsed = parseTraceFile(await readFile(full, "utf8"));
+      // lines that are all torn: not a trace file at all (prose, another format), not a run with a cut line
+      if (parsed.events.length === 0 && parsed.torn.length > 0) {
+        skipped.push({ file, why: `no valid event (line ${parsed.torn[0]?.line} is not one)` });
+        continue;
+      }
+      inputs.push({ file, parsed });
     } catch (err) {
       skipped.push({ file, why: (err as NodeJS.ErrnoException).code ?? (err as Error).message });
     }

@@ -93,10 +93,14 @@ describe("mini-agent-client eval metrics", () => {
     expect(code).toBe(0);
     const m = JSON.parse(out) as Metrics & { folder: string };
     expect(m.folder).toBe(path.join(dir, "out", "traces"));
-    expect(m.runs_read).toBe(4);
-    expect(m.torn).toEqual([{ file: "run-c.jsonl", line: 7, bytes: 40, why: "no_newline" }]);
-    expect(m.skipped.map((s) => s.file).sort()).toEqual(["damaged.jsonl", "dir.jsonl", "notes.jsonl"]);
-    expect(m.skipped.find((s) => s.file === "damaged.jsonl")?.why).toContain("line 2");
+    // damaged.jsonl: a cut line in the middle (the daemon went on after a crash) is torn, its other events count
+    expect(m.runs_read).toBe(5);
+    expect(m.torn).toEqual([
+      { file: "damaged.jsonl", line: 2, bytes: 9, why: "invalid" },
+      { file: "run-c.jsonl", line: 7, bytes: 40, why: "no_newline" },
+    ]);
+    expect(m.skipped.map((s) => s.file).sort()).toEqual(["dir.jsonl", "notes.jsonl"]);
+    expect(m.skipped.find((s) => s.file === "notes.jsonl")?.why).toContain("no valid event");
 
     // most frequent first; the torn not_found is not among them; model_error's free text is cut off
     expect(m.error_codes[0]).toEqual({ key: "tool:stale_version", count: 2, runs: 2 });
@@ -128,7 +132,7 @@ describe("mini-agent-client eval metrics", () => {
   it("prints a plain table naming the torn and skipped files", async () => {
     const { code, out } = await run(["out"]);
     expect(code).toBe(0);
-    expect(out).toContain("4 run(s) read, 1 torn, 3 skipped");
+    expect(out).toContain("5 run(s) read, 2 torn, 2 skipped");
     expect(out).toContain("torn: run-c.jsonl line 7 (40 bytes, no newline; left out)");
     expect(out).toMatch(/tool:stale_version\s+2\s+2/);
     expect(out).toContain("approval wait (asked -> answered): p50 1.0 s, p95 4.0 s, max 4.0 s over 2");
@@ -138,7 +142,7 @@ describe("mini-agent-client eval metrics", () => {
 
   it("reads any folder of *.jsonl (a state dir's traces/) and refuses a missing folder or extra arguments as usage errors", async () => {
     const direct = await run([path.join(dir, "out", "traces"), "--json"]);
-    expect(JSON.parse(direct.out).runs_read).toBe(4);
+    expect(JSON.parse(direct.out).runs_read).toBe(5);
     expect((await run(["nowhere"])).code).toBe(64);
     expect((await run([])).code).toBe(64);
     expect((await run(["out", "--bogus"])).code).toBe(64);

@@ -23,7 +23,7 @@ export interface Metrics {
   runs_read: number;
   /** files whose last line a crash cut short: the line is left out, never counted */
   torn: Array<{ file: string; line: number; bytes: number; why: TornLine["why"] }>;
-  /** files that are not trace files (a damaged line before the end, unreadable): skipped */
+  /** files that are not trace files (no valid event, unreadable): skipped */
   skipped: Array<{ file: string; why: string }>;
   /** most frequent first; `tool:<code>` from tool_observed, `stop:<reason>` from runs that did not complete, `verifier:<reason>` */
   error_codes: Count[];
@@ -63,8 +63,8 @@ export function computeMetrics(inputs: TraceInput[], skipped: Metrics["skipped"]
   let rejections = 0;
 
   for (const { file, parsed } of inputs) {
-    // a torn line is reported and never parsed; `torn` as one value or a list, whichever the contract gives
-    for (const t of ([] as TornLine[]).concat(parsed.torn ?? [])) torn.push({ file, line: t.line, bytes: t.bytes, why: t.why });
+    // a torn line (a crash cut it; the daemon went on after it) is reported and never counted
+    for (const t of parsed.torn) torn.push({ file, line: t.line, bytes: t.bytes, why: t.why });
     if (parsed.events.length === 0) continue;
     runsRead += 1;
     const run = file.replace(/\.jsonl$/, "");

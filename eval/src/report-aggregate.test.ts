@@ -4,7 +4,6 @@ import { result } from "./report.testkit.js";
 import { aggregate, spread, suiteOf } from "./report-aggregate.js";
 import { buildReport } from "./report-write.js";
 
-
 describe("report aggregates", () => {
   it("pass rate, per-rule failure counts, p50/p95/mean, token totals and the protocol error rate", () => {
     const cases = [
@@ -20,7 +19,13 @@ describe("report aggregates", () => {
           { rule: "max_tool_calls", expected: 5, observed: 8, passed: false },
         ],
       }),
-      result({ id: "c", verdict: "needs_human", wall_ms: 2000, tool_calls: 4, rules: [{ rule: "status", expected: "completed", observed: "cancelled", passed: false }] }),
+      result({
+        id: "c",
+        verdict: "needs_human",
+        wall_ms: 2000,
+        tool_calls: 4,
+        rules: [{ rule: "status", expected: "completed", observed: "cancelled", passed: false }],
+      }),
       result({ id: "d", verdict: "error", wall_ms: 0, tool_calls: 0, rules: [], status: null, error: "refused" }),
     ];
     const a = aggregate(cases);
@@ -44,15 +49,29 @@ describe("report aggregates", () => {
   });
 
   it("the suite hash depends on every case's id and version, not on their order", () => {
-    const s1 = suiteOf([{ id: "b", hash: "b".repeat(64) }, { id: "a", hash: "a".repeat(64) }]);
-    const s2 = suiteOf([{ id: "a", hash: "a".repeat(64) }, { id: "b", hash: "b".repeat(64) }]);
-    const s3 = suiteOf([{ id: "a", hash: "a".repeat(64) }, { id: "b", hash: "c".repeat(64) }]);
+    const s1 = suiteOf([
+      { id: "b", hash: "b".repeat(64) },
+      { id: "a", hash: "a".repeat(64) },
+    ]);
+    const s2 = suiteOf([
+      { id: "a", hash: "a".repeat(64) },
+      { id: "b", hash: "b".repeat(64) },
+    ]);
+    const s3 = suiteOf([
+      { id: "a", hash: "a".repeat(64) },
+      { id: "b", hash: "c".repeat(64) },
+    ]);
     expect(s1).toEqual(s2);
     expect(s3.hash).not.toBe(s1.hash);
   });
 
   it("the built report validates against EvalReport", () => {
-    const r = buildReport({ cases: [result()], settings: { model: "replay", runtime: "runc", policy_profile: "eval", concurrency: 2 }, startedAt: 0, finishedAt: 5000 });
+    const r = buildReport({
+      cases: [result()],
+      settings: { model: "replay", runtime: "runc", policy_profile: "eval", concurrency: 2 },
+      startedAt: 0,
+      finishedAt: 5000,
+    });
     expect(EvalReport.safeParse(r).success).toBe(true);
     expect(r.finished_at).toBe("1970-01-01T00:00:05.000Z");
   });

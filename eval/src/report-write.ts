@@ -36,6 +36,10 @@ export function buildReport(input: { cases: CaseResult[]; settings: EvalReport["
     cases: input.cases,
     aggregates: aggregate(input.cases),
   });
-  if (!parsed.success) throw new MiniAgentError("report_invalid", `the report does not fit its contract: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+  if (!parsed.success)
+    throw new MiniAgentError(
+      "report_invalid",
+      `the report does not fit its contract: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
+    );
   return parsed.data;
 }

@@ -6,13 +6,30 @@ describe("eval run arguments", () => {
     const r = parseRunArgs(["evals", "--output", "out"], "/cwd");
     expect(r).toEqual({
       ok: true,
-      opts: { suiteDirs: ["/cwd/evals"], output: "/cwd/out", model: "replay", concurrency: 1, runtime: undefined, profile: "eval", rerun: false, json: false, socket: undefined, stateDir: undefined },
+      opts: {
+        suiteDirs: ["/cwd/evals"],
+        output: "/cwd/out",
+        model: "replay",
+        concurrency: 1,
+        runtime: undefined,
+        profile: "eval",
+        rerun: false,
+        json: false,
+        socket: undefined,
+        stateDir: undefined,
+      },
     });
   });
 
   it("every option", () => {
-    const r = parseRunArgs(["a", "/b", "--output", "/o", "--model", "live", "--concurrency", "16", "--runtime", "runsc", "--policy-profile", "ci", "--rerun", "--json"], "/c");
-    expect(r).toMatchObject({ ok: true, opts: { suiteDirs: ["/c/a", "/b"], model: "live", concurrency: 16, runtime: "runsc", profile: "ci", rerun: true, json: true } });
+    const r = parseRunArgs(
+      ["a", "/b", "--output", "/o", "--model", "live", "--concurrency", "16", "--runtime", "runsc", "--policy-profile", "ci", "--rerun", "--json"],
+      "/c",
+    );
+    expect(r).toMatchObject({
+      ok: true,
+      opts: { suiteDirs: ["/c/a", "/b"], model: "live", concurrency: 16, runtime: "runsc", profile: "ci", rerun: true, json: true },
+    });
   });
 
   it.each([

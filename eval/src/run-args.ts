@@ -65,7 +65,8 @@ export function parseRunArgs(argv: string[], cwd: string): ParsedRunArgs {
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > MAX_CONCURRENCY)
     return { ok: false, help: false, message: `--concurrency must be a whole number from 1 to ${MAX_CONCURRENCY}, not ${v.concurrency}` };
   const runtime = v.runtime;
-  if (runtime !== undefined && runtime !== "runc" && runtime !== "runsc") return { ok: false, help: false, message: `--runtime must be runc or runsc, not ${runtime}` };
+  if (runtime !== undefined && runtime !== "runc" && runtime !== "runsc")
+    return { ok: false, help: false, message: `--runtime must be runc or runsc, not ${runtime}` };
   const profile = v["policy-profile"] ?? "eval";
   if (profile !== "interactive" && profile !== "ci" && profile !== "eval")
     return { ok: false, help: false, message: `--policy-profile must be interactive, ci or eval, not ${profile}` };

@@ -75,7 +75,7 @@ function fakeApi(opts: { afterCreate: RunView["status"]; unreachableOnEvents?: b
     async diff() {
       return { kind: "diff", run_id: "r1", diff: "" };
     },
-    async trace() {
+    async traceFile() {
       return "";
     },
   };

@@ -3,7 +3,8 @@ import path from "node:path";
 import type { ApiClient } from "../../client/src/api-client.js";
 import type { CaseResult } from "../../daemon/src/contracts/eval-report.js";
 import type { RunStatus } from "../../daemon/src/contracts/run.js";
-import { type RunView, TraceEvent } from "../../daemon/src/contracts/run-view.js";
+import type { RunView, TraceEvent } from "../../daemon/src/contracts/run-view.js";
+import { parseTraceFile } from "../../daemon/src/contracts/trace-file.js";
 import { isMiniAgentError, MiniAgentError } from "../../daemon/src/errors.js";
 import type { LoadedCase } from "./case-load.js";
 import { judgeCase, observeRun, verdictOf } from "./judge.js";
@@ -11,7 +12,7 @@ import { markStarted, workspacePath, writeAtomic } from "./run-state.js";
 
 /** What a case run needs besides the case: the daemon, the settings, the output folder and a clock. */
 export interface CaseRunContext {
-  api: Pick<ApiClient, "createRun" | "events" | "getRun" | "cancel" | "diff" | "trace">;
+  api: Pick<ApiClient, "createRun" | "events" | "getRun" | "cancel" | "diff" | "traceFile">;
   output: string;
   model: "replay" | "live";
   profile: "interactive" | "ci" | "eval";
@@ -134,29 +135,26 @@ async function followAndJudge(c: LoadedCase, attempt: number, first: RunView, st
 }
 
 /**
- * The run's trace as JSONL: the one place the runner reads it, so the per-run
- * trace file endpoint can replace `trace RUN --jsonl` here alone.
+ * The run's own trace file (`<state-dir>/traces/<run_id>.jsonl` through the
+ * API): the events as `trace RUN --jsonl` has them plus times and the model's
+ * text and observations, which is what the output folder keeps.
  */
-export async function fetchTrace(api: Pick<ApiClient, "trace">, runId: string): Promise<string> {
-  return api.trace(runId);
+export async function fetchTrace(api: Pick<ApiClient, "traceFile">, runId: string): Promise<string> {
+  return api.traceFile(runId);
 }
 
-/** A line that is not a trace event is refused loudly: a judge over a partial trace would be wrong silently. */
+/**
+ * The events of a trace file. A torn line (a daemon crash cut it) is never an
+ * event; the daemon writes the ledger's events a torn file lacks when it next
+ * appends, so what is left is complete. A damaged file is refused loudly: a
+ * judge over a partial trace would be wrong silently.
+ */
 export function parseTraceLines(text: string): TraceEvent[] {
-  return text
-    .split("\n")
-    .filter((l) => l.trim() !== "")
-    .map((line, i) => {
-      let json: unknown;
-      try {
-        json = JSON.parse(line);
-      } catch {
-        throw new MiniAgentError("internal", `trace line ${i + 1} is not JSON`);
-      }
-      const parsed = TraceEvent.safeParse(json);
-      if (!parsed.success) throw new MiniAgentError("internal", `trace line ${i + 1} is not a trace event`);
-      return parsed.data;
-    });
+  try {
+    return parseTraceFile(text).events;
+  } catch (err) {
+    throw new MiniAgentError("internal", `the run's trace file is damaged: ${(err as Error).message}`);
+  }
 }
 
 export function errorResult(c: LoadedCase, attempt: number, wallMs: number, error: string): CaseResult {

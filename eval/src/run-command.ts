@@ -48,7 +48,8 @@ async function runSuite(opts: RunOptions, argv: string[], io: EvalIO): Promise<n
     );
     return EXIT.usage;
   }
-  if (daemonRuntime !== "runc" && daemonRuntime !== "runsc") throw new MiniAgentError("invalid_request", `the daemon runs an unknown runtime: ${daemonRuntime}`);
+  if (daemonRuntime !== "runc" && daemonRuntime !== "runsc")
+    throw new MiniAgentError("invalid_request", `the daemon runs an unknown runtime: ${daemonRuntime}`);
   const settings: EvalSettings = { schema_version: 1, model: opts.model, runtime: daemonRuntime, policy_profile: opts.profile };
   openOutput(opts.output, settings, opts.rerun);
 

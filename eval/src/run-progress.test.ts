@@ -24,7 +24,11 @@ function handClock() {
 function sink(stderrIsTTY: boolean) {
   const out: string[] = [];
   const err: string[] = [];
-  return { out, err, io: (clock: ReturnType<typeof handClock>["clock"]) => ({ clock, stderrIsTTY, out: (s: string) => out.push(s), err: (s: string) => err.push(s) }) };
+  return {
+    out,
+    err,
+    io: (clock: ReturnType<typeof handClock>["clock"]) => ({ clock, stderrIsTTY, out: (s: string) => out.push(s), err: (s: string) => err.push(s) }),
+  };
 }
 
 describe("eval run progress", () => {
@@ -35,12 +39,13 @@ describe("eval run progress", () => {
   });
 
   it("live: done/total, passed so far, each worker's case with its seconds, and an ETA from the mean case time", () => {
-    const s = { total: 5, skipped: 1, finished: [result({ wall_ms: 10_000 }), result({ verdict: "failed", wall_ms: 30_000 })], workers: [{ id: "c", since: 0 }, null] };
-    expect(renderLive(s, 4_000)).toEqual([
-      "eval: 3/5 done, 1 passed, 1 not passed, 1 skipped (done before), ETA 20s",
-      "  [1] c 4.0s",
-      "  [2] idle",
-    ]);
+    const s = {
+      total: 5,
+      skipped: 1,
+      finished: [result({ wall_ms: 10_000 }), result({ verdict: "failed", wall_ms: 30_000 })],
+      workers: [{ id: "c", since: 0 }, null],
+    };
+    expect(renderLive(s, 4_000)).toEqual(["eval: 3/5 done, 1 passed, 1 not passed, 1 skipped (done before), ETA 20s", "  [1] c 4.0s", "  [2] idle"]);
     expect(renderLive({ ...s, finished: [] }, 0)[0]).toContain("ETA …");
   });
 

@@ -50,7 +50,8 @@ export function planCase(dir: string, id: string, hash: string, rerun: boolean):
   if (result !== null && result.hash === hash && !rerun) return { kind: "skip", result };
   const started = readJson(startedPath(dir, id), StartedRecord);
   // a result of an older version, or --rerun: a new series of attempts; no result yet: the started one was interrupted
-  if (result !== null || started === null || started.hash !== hash) return { kind: "run", attempt: 1, staleRunId: result === null ? (started?.run_id ?? null) : null };
+  if (result !== null || started === null || started.hash !== hash)
+    return { kind: "run", attempt: 1, staleRunId: result === null ? (started?.run_id ?? null) : null };
   return { kind: "run", attempt: started.attempts + 1, staleRunId: started.run_id };
 }
 
