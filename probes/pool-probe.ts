@@ -83,9 +83,7 @@ export async function observeHandOver(box: SandboxContainer, pooled: boolean): P
   // Under gVisor the engine asks `runsc ps` for the sandbox's own pids, then names them with the
   // HOST's ps, which shows the host's processes of those numbers: only the pids mean something there.
   const gvisor = info.HostConfig.Runtime === "runsc";
-  const processes = (top?.Processes ?? [])
-    .map((p) => (gvisor ? `pid ${p[pidAt] ?? "?"} (gVisor)` : ((cmdAt >= 0 ? p[cmdAt] : p[p.length - 1]) ?? "")))
-    .sort();
+  const processes = (top?.Processes ?? []).map((p) => (gvisor ? `pid ${p[pidAt] ?? "?"} (gVisor)` : ((cmdAt >= 0 ? p[cmdAt] : p[p.length - 1]) ?? ""))).sort();
   const workspace = await listTar((await box.container.getArchive({ path: IN_IMAGE.workspace })) as NodeJS.ReadableStream);
   let tmp: string[] | null = null;
   if (info.HostConfig.Runtime !== "runsc" && typeof info.State?.Pid === "number" && info.State.Pid > 0) {
@@ -133,7 +131,8 @@ export function pooledProbe(fresh: HandOver, pooled: HandOver): ProbeResult {
     empty(pooled);
   return {
     id: "pooled_indistinguishable",
-    property: "a sandbox from the pool is handed over exactly as a fresh one: same configuration, only the spawner running, nothing in /workspace or /tmp, same probe verdicts",
+    property:
+      "a sandbox from the pool is handed over exactly as a fresh one: same configuration, only the spawner running, nothing in /workspace or /tmp, same probe verdicts",
     expected: "served by the pool; no difference but the run labels; processes = init + spawner; /workspace and /tmp empty",
     observed: {
       served_by_pool: pooled.pooled,

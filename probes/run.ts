@@ -95,7 +95,14 @@ export async function runIsolationProbes(opts: ProbeOptions): Promise<IsolationR
       probes.push(
         fresh.handOver && pooled.handOver
           ? pooledProbe(fresh.handOver, pooled.handOver)
-          : { id: "pooled_indistinguishable", property: "a sandbox from the pool is handed over exactly as a fresh one", expected: "both hand-overs observed", observed: { fresh: fresh.handOver !== null, pooled: pooled.handOver !== null }, passed: false, does_not_prove: "anything: a hand-over was not observed" },
+          : {
+              id: "pooled_indistinguishable",
+              property: "a sandbox from the pool is handed over exactly as a fresh one",
+              expected: "both hand-overs observed",
+              observed: { fresh: fresh.handOver !== null, pooled: pooled.handOver !== null },
+              passed: false,
+              does_not_prove: "anything: a hand-over was not observed",
+            },
       );
     } finally {
       if (!opts.pool) await pool.drain();

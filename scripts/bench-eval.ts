@@ -52,7 +52,8 @@ function parseArgs(argv: string[]): Options {
 }
 
 const built = fs.existsSync(path.join(REPO, "dist/daemon/src/cli.js")) && fs.existsSync(path.join(REPO, "dist/client/src/cli.js"));
-const bin = (which: "daemon" | "client") => (built ? [path.join(REPO, `dist/${which}/src/cli.js`)] : ["--import", "tsx", path.join(REPO, `${which}/src/cli.ts`)]);
+const bin = (which: "daemon" | "client") =>
+  built ? [path.join(REPO, `dist/${which}/src/cli.js`)] : ["--import", "tsx", path.join(REPO, `${which}/src/cli.ts`)];
 const ENV = {
   PATH: process.env.PATH ?? "/usr/bin:/bin",
   HOME: process.env.HOME ?? "/root",
@@ -164,7 +165,8 @@ async function main(argv: string[]): Promise<number> {
       const wallMs = performance.now() - t0;
       sampling = false;
       await sampler;
-      if (!fs.existsSync(path.join(out, "eval-report.json"))) throw new Error(`eval run at concurrency ${concurrency} wrote no report (exit ${r.code}):\n${r.stderr}`);
+      if (!fs.existsSync(path.join(out, "eval-report.json")))
+        throw new Error(`eval run at concurrency ${concurrency} wrote no report (exit ${r.code}):\n${r.stderr}`);
       const report = EvalReport.parse(JSON.parse(fs.readFileSync(path.join(out, "eval-report.json"), "utf8")));
       rssPeakKb = Math.max(rssPeakKb, levelRssKb);
       const a = report.aggregates;
@@ -203,7 +205,15 @@ async function main(argv: string[]): Promise<number> {
         `c2/c1 throughput: ${ratio === null ? "n/a" : `${ratio.toFixed(2)}x`} (target >= 1.6x)`,
         `leftover containers after the daemon stopped: ${after} (target 0)`,
         "",
-        JSON.stringify({ suite, built, levels, vm_hwm_mb: hwmKb === null ? null : hwmKb / 1024, rss_peak_mb: rssPeakKb / 1024, c2_over_c1: ratio, leftovers_after_stop: after }),
+        JSON.stringify({
+          suite,
+          built,
+          levels,
+          vm_hwm_mb: hwmKb === null ? null : hwmKb / 1024,
+          rss_peak_mb: rssPeakKb / 1024,
+          c2_over_c1: ratio,
+          leftovers_after_stop: after,
+        }),
         "",
       ].join("\n"),
     );

@@ -49,9 +49,15 @@ function makeCase(suite: string, id: string, opts: { replay?: string; expect: Re
 
 function makeSuite(base: string): string {
   const suite = path.join(base, "suite");
-  const fixed = { require: { must_call: ["run_tests"], must_write_creatable: true, red_before_green: true }, forbid: { no_protected_change: true, no_denied_command: true } };
+  const fixed = {
+    require: { must_call: ["run_tests"], must_write_creatable: true, red_before_green: true },
+    forbid: { no_protected_change: true, no_denied_command: true },
+  };
   makeCase(suite, "canonical", { expect: { status: "completed", ...fixed, limits: { max_tool_calls: 20 } } });
-  makeCase(suite, "always-empty", { replay: "replays/always-empty.json", expect: { status: "failed", reason: "verification_failed", forbid: { no_protected_change: true } } });
+  makeCase(suite, "always-empty", {
+    replay: "replays/always-empty.json",
+    expect: { status: "failed", reason: "verification_failed", forbid: { no_protected_change: true } },
+  });
   makeCase(suite, "needs-human", { expect: { status: "completed", ...fixed }, workspacePolicy: { auto_edit_writable: false } });
   return suite;
 }
@@ -83,7 +89,10 @@ describe("eval run through the daemon, the client and Docker", () => {
     expect({ code: first.code, stderr: first.stderr }).toMatchObject({ code: 1, stderr: "" });
     const report = readReport(out);
     // the failed rules are in the message when a verdict is not as expected
-    expect(Object.fromEntries(report.cases.map((c) => [c.id, c.verdict])), JSON.stringify(report.cases.map((c) => [c.id, c.rules.filter((r) => !r.passed)]))).toEqual({ "always-empty": "passed", canonical: "passed", "needs-human": "needs_human" });
+    expect(
+      Object.fromEntries(report.cases.map((c) => [c.id, c.verdict])),
+      JSON.stringify(report.cases.map((c) => [c.id, c.rules.filter((r) => !r.passed)])),
+    ).toEqual({ "always-empty": "passed", canonical: "passed", "needs-human": "needs_human" });
     expect(report.settings).toEqual({ model: "replay", runtime: "runc", policy_profile: "eval", concurrency: 2 });
     expect(report.aggregates).toMatchObject({ cases: 3, passed: 2, needs_human: 1, rule_failures: { status: 1 } });
     const canonical = readResult(out, "canonical");
@@ -101,7 +110,10 @@ describe("eval run through the daemon, the client and Docker", () => {
     const runIds = report.cases.map((c) => c.run_id);
     const again = await runClient([...args, "--json"]);
     expect(again.code).toBe(1);
-    const lines = again.stdout.trim().split("\n").map((l) => JSON.parse(l) as { kind: string });
+    const lines = again.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { kind: string });
     // nothing ran: no case line, only the summary
     expect(lines.map((l) => l.kind)).toEqual(["summary"]);
     expect(readReport(out).cases.map((c) => c.run_id)).toEqual(runIds);

@@ -129,9 +129,7 @@ describe("the per-run trace file", () => {
     expect(resumed.code).toBe(3); // the receipt recovered, then the second write waits
     const after = parseTraceFile(fs.readFileSync(file, "utf8"));
     expect(after.torn).toEqual([{ line: fragmentLine, bytes: 41, why: "invalid" }]);
-    expect(after.events.map((e) => e.seq)).toEqual(
-      jsonlEvents(await runClient(["trace", runId, "--jsonl", "--socket", d.socketPath])).map((e) => e.seq),
-    );
+    expect(after.events.map((e) => e.seq)).toEqual(jsonlEvents(await runClient(["trace", runId, "--jsonl", "--socket", d.socketPath])).map((e) => e.seq));
     expect(after.events.some((e) => e.type === "run_resumed")).toBe(true);
 
     // a file that ends torn is printed as it is and named torn on stderr

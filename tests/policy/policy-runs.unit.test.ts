@@ -286,7 +286,10 @@ describe("the workspace's .mini-agent/policy.json only tightens", () => {
     const runs = service();
     const ws = workspaceWithRules(JSON.stringify({ auto_edit_writable: false }));
     const { run } = await start(runs, { ...taskSpecRun(ws), policyProfile: "eval" });
-    expect(run).toMatchObject({ status: "awaiting_approval", pending_action: { path: "tests/test_agent_nested.js", rule: "workspace:auto_edit_writable (off)" } });
+    expect(run).toMatchObject({
+      status: "awaiting_approval",
+      pending_action: { path: "tests/test_agent_nested.js", rule: "workspace:auto_edit_writable (off)" },
+    });
   });
 
   it("a file that tries to allow a denied command (curl) changes nothing: the run's policy still denies it", async () => {

@@ -186,7 +186,16 @@ describe("one redaction rule set, every sink", () => {
       model_messages: sent.map(leaks),
       tool_observations: leaks(JSON.stringify(observations)),
       run_reason: leaks(done.reason ?? ""),
-    }).toEqual({ log: [], ledger: [], trace_export: [], trace_file: [], live_record: [], model_messages: [[], [], [], [], []], tool_observations: [], run_reason: [] });
+    }).toEqual({
+      log: [],
+      ledger: [],
+      trace_export: [],
+      trace_file: [],
+      live_record: [],
+      model_messages: [[], [], [], [], []],
+      tool_observations: [],
+      run_reason: [],
+    });
 
     // and no file the daemon wrote holds one: ledger, its WAL, logs, records, control dirs. The
     // baseline's copy of the workspace is the user's own files as they were, not a record of ours

@@ -133,10 +133,17 @@ describe.each(runtimes)("sandbox pool on %s", (runtime) => {
       expect(seen[2]).toMatchObject({ pooled: true });
       expect(seen[2]!.box.id).toBe(member!.id);
       // what each box really was: its own limit
-      const memOf = async (id: string) => (await docker.getContainer(id).inspect().catch(() => null))?.HostConfig?.Memory;
+      const memOf = async (id: string) =>
+        (
+          await docker
+            .getContainer(id)
+            .inspect()
+            .catch(() => null)
+        )?.HostConfig?.Memory;
       await pool.whenFilled({ config: big.config, digest: env.digest, withControl: false });
       for (const c of await containersOf(instance)) {
-        const want = c.labels[POOL_LABEL] === poolKey({ config: big.config, digest: env.digest, withControl: false }) ? big.config.memoryBytes : small.config.memoryBytes;
+        const want =
+          c.labels[POOL_LABEL] === poolKey({ config: big.config, digest: env.digest, withControl: false }) ? big.config.memoryBytes : small.config.memoryBytes;
         expect(await memOf(c.id)).toBe(want);
       }
     } finally {

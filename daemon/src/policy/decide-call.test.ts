@@ -64,7 +64,14 @@ describe("decideCall: the task's rules first (their deny is final), then the run
     // ...never past the task's own writable globs
     ["apply_patch", patch("notes.txt"), policy({}, null, "eval"), "deny", "not_writable", "task:not_writable"],
     // ...nor past tools.write deny
-    ["apply_patch", patch("src/a.js"), policy({ profiles: { eval: { tools: { write: "deny" } } } }, null, "eval"), "deny", "policy_denied", "policy:eval:tools.write"],
+    [
+      "apply_patch",
+      patch("src/a.js"),
+      policy({ profiles: { eval: { tools: { write: "deny" } } } }, null, "eval"),
+      "deny",
+      "policy_denied",
+      "policy:eval:tools.write",
+    ],
     // a workspace file can switch it off...
     ["apply_patch", patch("src/a.js"), policy({}, { auto_edit_writable: false }, "eval"), "ask", "approval_required", "workspace:auto_edit_writable (off)"],
     // ...and never on

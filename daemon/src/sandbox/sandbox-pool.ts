@@ -70,7 +70,8 @@ export class SandboxPool {
   private closed = false;
 
   constructor(opts: SandboxPoolOptions) {
-    if (!Number.isInteger(opts.size) || opts.size < 0) throw new MiniAgentError("invalid_fields", `sandbox pool size must be a whole number >= 0, got ${opts.size}`);
+    if (!Number.isInteger(opts.size) || opts.size < 0)
+      throw new MiniAgentError("invalid_fields", `sandbox pool size must be a whole number >= 0, got ${opts.size}`);
     this.size = opts.size;
     this.maxKeys = opts.maxKeys ?? DEFAULT_MAX_KEYS;
     this.docker = opts.docker;
@@ -181,7 +182,15 @@ export class SandboxPool {
       while (!this.closed && !slot.evicted && slot.ready.length < this.size) {
         let box: SandboxContainer;
         try {
-          box = await SandboxContainer.startLabelled(this.docker, slot.req.config, slot.req.digest, "pool", poolLabels(slot.key, slot.req.config.instance), slot.req.withControl, this.log);
+          box = await SandboxContainer.startLabelled(
+            this.docker,
+            slot.req.config,
+            slot.req.digest,
+            "pool",
+            poolLabels(slot.key, slot.req.config.instance),
+            slot.req.withControl,
+            this.log,
+          );
         } catch (err) {
           this.log.warn({ err, pool: slot.key }, "pooled sandbox could not be made; runs make their own meanwhile");
           return;

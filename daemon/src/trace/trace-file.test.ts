@@ -22,8 +22,13 @@ const BEARER = "Authorization: Bearer abcdefghijklmnop1234567890";
 function setup(opts: { contentCapBytes?: number; stateDir?: string } = {}) {
   const stateDir = opts.stateDir ?? fs.mkdtempSync(path.join(os.tmpdir(), "mini-agent-tracefile-"));
   if (!opts.stateDir) dirs.push(stateDir);
-  const ledger = new Ledger(path.join(stateDir, "ledger.sqlite"), () => 5, () => [CANARY]);
-  if (!ledger.findRun("run_1")) insertTestRun(ledger, { record: { workspace: path.join(stateDir, "ws"), control_dir: path.join(stateDir, "control", "run_1") } });
+  const ledger = new Ledger(
+    path.join(stateDir, "ledger.sqlite"),
+    () => 5,
+    () => [CANARY],
+  );
+  if (!ledger.findRun("run_1"))
+    insertTestRun(ledger, { record: { workspace: path.join(stateDir, "ws"), control_dir: path.join(stateDir, "control", "run_1") } });
   const warnings: Array<Record<string, unknown>> = [];
   const log = { warn: (obj: Record<string, unknown>) => void warnings.push(obj) };
   const writer = new TraceFileWriter({ stateDir, ledger, log, ...(opts.contentCapBytes !== undefined && { contentCapBytes: opts.contentCapBytes }) });
@@ -115,7 +120,11 @@ describe("trace file writer", () => {
       type: "tool_observed",
       call_id: "call_1",
       payload: { tool: "read_file", ok: true },
-      content: { kind: "observation", tool: "read_file", result: result({ text: `-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----\n${secretText}` }) },
+      content: {
+        kind: "observation",
+        tool: "read_file",
+        result: result({ text: `-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----\n${secretText}` }),
+      },
     });
     const text = t.read();
     expect(parseTraceFile(text).events).toHaveLength(2);

@@ -132,8 +132,7 @@ export class TraceFileWriter {
   private contentOf(c: TraceContentInput): TraceFileContent {
     const known = this.opts.ledger.knownSecrets();
     // redacted exactly as the ledger stores the message the model is then shown (redactDeep over the result)
-    const text =
-      c.kind === "model_text" ? redactText(c.text, known) : observationText(redactDeep(c.result, known) as ToolResult, c.tool);
+    const text = c.kind === "model_text" ? redactText(c.text, known) : observationText(redactDeep(c.result, known) as ToolResult, c.tool);
     return { kind: c.kind, ...capUtf8(text, this.opts.contentCapBytes ?? TRACE_FILE_DEFAULTS.contentCapBytes) };
   }
 }
@@ -217,17 +216,25 @@ export async function readTraceFile(stateDir: string, runId: string, maxBytes: n
   try {
     handle = await fs.promises.open(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
   } catch (err) {
-    throw new MiniAgentError("not_found", `run ${runId} has no trace file (its file could not be written, see the daemon log); \`trace ${runId} --jsonl\` exports its events from the ledger`, {
-      cause: err,
-      details: { run_id: runId },
-    });
+    throw new MiniAgentError(
+      "not_found",
+      `run ${runId} has no trace file (its file could not be written, see the daemon log); \`trace ${runId} --jsonl\` exports its events from the ledger`,
+      {
+        cause: err,
+        details: { run_id: runId },
+      },
+    );
   }
   try {
     const size = (await handle.stat()).size;
     if (size > maxBytes) {
-      throw new MiniAgentError("payload_too_large", `the trace file of ${runId} is ${size} bytes, over the ${maxBytes} this endpoint serves; read ${file} on the daemon's host`, {
-        details: { run_id: runId, bytes: size, max_bytes: maxBytes, path: file },
-      });
+      throw new MiniAgentError(
+        "payload_too_large",
+        `the trace file of ${runId} is ${size} bytes, over the ${maxBytes} this endpoint serves; read ${file} on the daemon's host`,
+        {
+          details: { run_id: runId, bytes: size, max_bytes: maxBytes, path: file },
+        },
+      );
     }
     const buf = Buffer.alloc(size);
     const { bytesRead } = await handle.read(buf, 0, size, 0);
