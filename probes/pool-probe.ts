@@ -74,16 +74,29 @@ async function listTar(stream: NodeJS.ReadableStream): Promise<string[]> {
   return names.filter((n) => n.replace(/\/$/, "") !== "workspace").sort();
 }
 
-/** Reads a sandbox as it is handed over (see HandOver); no code runs in it for this. */
-export async function observeHandOver(box: SandboxContainer, pooled: boolean): Promise<Omit<HandOver, "verdicts">> {
-  const info = await box.inspect();
+const HANDOVER_SETTLE_MS = 5_000;
+
+async function processesOf(box: SandboxContainer, gvisor: boolean): Promise<string[]> {
   const top = (await box.container.top({ ps_args: "-o pid,args" }).catch(() => null)) as { Titles?: string[]; Processes?: string[][] } | null;
   const cmdAt = top?.Titles?.findIndex((t) => t === "COMMAND" || t === "CMD" || t === "ARGS") ?? -1;
   const pidAt = top?.Titles?.indexOf("PID") ?? -1;
+  return (top?.Processes ?? []).map((p) => (gvisor ? `pid ${p[pidAt] ?? "?"} (gVisor)` : ((cmdAt >= 0 ? p[cmdAt] : p[p.length - 1]) ?? ""))).sort();
+}
+
+/** Reads a sandbox as it is handed over (see HandOver); no code runs in it for this. */
+export async function observeHandOver(box: SandboxContainer, pooled: boolean): Promise<Omit<HandOver, "verdicts">> {
+  const info = await box.inspect();
   // Under gVisor the engine asks `runsc ps` for the sandbox's own pids, then names them with the
   // HOST's ps, which shows the host's processes of those numbers: only the pids mean something there.
   const gvisor = info.HostConfig.Runtime === "runsc";
-  const processes = (top?.Processes ?? []).map((p) => (gvisor ? `pid ${p[pidAt] ?? "?"} (gVisor)` : ((cmdAt >= 0 ? p[cmdAt] : p[p.length - 1]) ?? ""))).sort();
+  // A just-started sandbox may not show its spawner yet (gVisor starts it visibly later): read the
+  // list until it holds init and the spawner, or for at most HANDOVER_SETTLE_MS, so a fresh sandbox
+  // caught mid-start is not reported as a difference. A sandbox with MORE processes is never waited on.
+  let processes: string[] = [];
+  for (const started = Date.now(); ; await new Promise((r) => setTimeout(r, 100))) {
+    processes = await processesOf(box, gvisor);
+    if (processes.length >= 2 || Date.now() - started > HANDOVER_SETTLE_MS) break;
+  }
   const workspace = await listTar((await box.container.getArchive({ path: IN_IMAGE.workspace })) as NodeJS.ReadableStream);
   let tmp: string[] | null = null;
   if (info.HostConfig.Runtime !== "runsc" && typeof info.State?.Pid === "number" && info.State.Pid > 0) {
