@@ -5,7 +5,7 @@ import path from "node:path";
 import { instanceIdFor, resolveStateDir, statePath } from "../daemon/src/config/state-dir.js";
 import { EvalReport } from "../daemon/src/contracts/eval-report.js";
 import { createDockerClient } from "../daemon/src/sandbox/docker-client.js";
-import { INSTANCE_LABEL, labelFilter } from "../daemon/src/sandbox/labels.js";
+import { INSTANCE_LABEL, labelFilter, POOL_PURPOSE, PURPOSE_LABEL } from "../daemon/src/sandbox/labels.js";
 import type { ImageFamily } from "../sandbox-image/definitions.js";
 import { pinFamilyImage } from "../sandbox-image/pin-image.js";
 
@@ -17,7 +17,7 @@ import { pinFamilyImage } from "../sandbox-image/pin-image.js";
  * output folder each), and prints per level: cases per minute, p50/p95 case
  * time, the daemon's peak RSS (VmRSS sampled from /proc, VmHWM at the end),
  * the sandbox containers alive at peak (by the daemon's instance label) and
- * the leftovers after the level (must be 0); then c2/c1 throughput.
+ * the leftovers after the level (must be 0; the pool's idle members are counted apart); then c2/c1 throughput.
  * Targets (reported, not asserted): c2 >= 1.6x c1, RSS < 200 MB, 0 leftovers.
  *
  * Suite: --suite, else `evals/` when it exists, else one case per built-in
@@ -126,6 +126,7 @@ interface Level {
   rss_peak_mb: number;
   containers_peak: number;
   leftovers: number;
+  pool_idle: number;
   exit_code: number;
 }
 
@@ -180,8 +181,9 @@ async function main(argv: string[]): Promise<number> {
         p95_s: a.wall_ms.p95 / 1000,
         rss_peak_mb: levelRssKb / 1024,
         containers_peak: containersPeak,
-        // every case's sandboxes are removed before its run reports an end
-        leftovers: (await docker.listContainers(mine)).length,
+        // every case's sandboxes are removed before its run reports an end; the daemon's sandbox pool
+        // keeps idle, never-used members while it runs (drained when it stops): counted apart
+        ...(await afterLevel(docker.listContainers(mine))),
         exit_code: r.code,
       });
     }
@@ -196,10 +198,10 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(
       [
         `bench:eval  suite ${suite} (${levels[0]?.cases ?? 0} cases), ${os.cpus().length} cores, bins from ${built ? "dist/" : "tsx (not built)"}`,
-        "conc  cases  passed  wall s  cases/min  p50 s  p95 s  RSS peak MB  containers peak  leftovers",
+        "conc  cases  passed  wall s  cases/min  p50 s  p95 s  RSS peak MB  containers peak  leftovers  pool idle",
         ...levels.map(
           (l) =>
-            `${String(l.concurrency).padStart(4)}  ${String(l.cases).padStart(5)}  ${String(l.passed).padStart(6)}  ${f(l.wall_s, 6)}  ${f(l.cases_per_min, 9, 2)}  ${f(l.p50_s, 5)}  ${f(l.p95_s, 5)}  ${f(l.rss_peak_mb, 11)}  ${String(l.containers_peak).padStart(15)}  ${String(l.leftovers).padStart(9)}`,
+            `${String(l.concurrency).padStart(4)}  ${String(l.cases).padStart(5)}  ${String(l.passed).padStart(6)}  ${f(l.wall_s, 6)}  ${f(l.cases_per_min, 9, 2)}  ${f(l.p50_s, 5)}  ${f(l.p95_s, 5)}  ${f(l.rss_peak_mb, 11)}  ${String(l.containers_peak).padStart(15)}  ${String(l.leftovers).padStart(9)}  ${String(l.pool_idle).padStart(9)}`,
         ),
         `daemon VmHWM at the end: ${hwmKb === null ? "unknown" : `${(hwmKb / 1024).toFixed(1)} MB`} (target < 200 MB)`,
         `c2/c1 throughput: ${ratio === null ? "n/a" : `${ratio.toFixed(2)}x`} (target >= 1.6x)`,
@@ -222,6 +224,13 @@ async function main(argv: string[]): Promise<number> {
     if (stop) await stop().catch(() => undefined);
     fs.rmSync(root, { recursive: true, force: true });
   }
+}
+
+/** containers of this daemon after a level: leftovers of runs, and the pool's idle members */
+async function afterLevel(list: Promise<Array<{ Labels: Record<string, string> }>>): Promise<{ leftovers: number; pool_idle: number }> {
+  const all = await list;
+  const pool = all.filter((c) => c.Labels[PURPOSE_LABEL] === POOL_PURPOSE).length;
+  return { leftovers: all.length - pool, pool_idle: pool };
 }
 
 main(process.argv.slice(2)).then(
