@@ -1,4 +1,5 @@
 import type { ParsedTraceFile, TornLine, TraceFileLine } from "../../daemon/src/contracts/trace-file.js";
+import { nearestRank } from "./report-aggregate.js";
 
 /**
  * Operational metrics over a set of run trace files (issue 13, "the seed's
@@ -116,7 +117,7 @@ export function computeMetrics(inputs: TraceInput[], skipped: Metrics["skipped"]
     torn,
     skipped,
     error_codes: errors.sorted(),
-    approvals: { ...approvals, wait_ms: spread(waits) },
+    approvals: { ...approvals, wait_ms: waitSpread(waits) },
     truncation: { ...truncation, rate: truncation.observations === 0 ? 0 : truncation.truncated / truncation.observations },
     verifier: { rejections, reasons: verifierReasons.sorted() },
     uncertain,
@@ -158,9 +159,9 @@ class Tally {
   }
 }
 
-function spread(xs: number[]): Metrics["approvals"]["wait_ms"] {
+/** approval waits: the same nearest-rank quantiles as the report's aggregates, plus count and max */
+function waitSpread(xs: number[]): Metrics["approvals"]["wait_ms"] {
   if (xs.length === 0) return null;
   const s = [...xs].sort((a, b) => a - b);
-  const at = (q: number) => s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))] as number;
-  return { count: s.length, p50: at(0.5), p95: at(0.95), max: s[s.length - 1] as number };
+  return { count: s.length, p50: nearestRank(s, 0.5), p95: nearestRank(s, 0.95), max: s[s.length - 1] as number };
 }

@@ -30,12 +30,16 @@ export function aggregate(cases: CaseResult[]): EvalAggregates {
   };
 }
 
-/** p50/p95 by nearest rank (a value that occurred, never an interpolation), and the mean; zeros when empty. */
+/** The value at quantile q of ascending `sorted` by nearest rank: a value that occurred, never an interpolation. */
+export function nearestRank(sorted: readonly number[], q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] as number;
+}
+
+/** p50/p95 by nearest rank, and the mean; zeros when empty. */
 export function spread(values: number[]): { p50: number; p95: number; mean: number } {
   if (values.length === 0) return { p50: 0, p95: 0, mean: 0 };
   const s = [...values].sort((a, b) => a - b);
-  const rank = (p: number) => s[Math.min(s.length - 1, Math.max(0, Math.ceil(p * s.length) - 1))]!;
-  return { p50: rank(0.5), p95: rank(0.95), mean: sum(s) / s.length };
+  return { p50: nearestRank(s, 0.5), p95: nearestRank(s, 0.95), mean: sum(s) / s.length };
 }
 
 function sum(xs: number[]): number {

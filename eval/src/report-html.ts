@@ -1,10 +1,10 @@
-import { randomBytes } from "node:crypto";
-import { open, rename, rm, writeFile } from "node:fs/promises";
+import { open } from "node:fs/promises";
 import path from "node:path";
 import type { CaseResult, EvalReport } from "../../daemon/src/contracts/eval-report.js";
 import { caseChart, histogram, seconds, VERDICT_COLOR } from "./report-html-charts.js";
 import { escapeHtml as e, jsonText } from "./report-html-escape.js";
 import { readEvalReport } from "./report-read.js";
+import { writeAtomic } from "./run-state.js";
 
 /**
  * eval-report.html: one self-contained page. No script, and a CSP that forbids
@@ -157,13 +157,8 @@ export async function writeReportHtml(outputDir: string, caps = { perDiff: DIFF_
   }
   const html = renderReportHtml(report, { diff: (rel) => diffs.get(rel) ?? null });
   const target = path.join(outputDir, "eval-report.html");
-  const tmp = `${target}.${randomBytes(6).toString("hex")}.tmp`;
-  try {
-    await writeFile(tmp, html, { mode: 0o644 });
-    await rename(tmp, target);
-  } finally {
-    await rm(tmp, { force: true });
-  }
+  // a page to open and share: readable by others, unlike the run's own records
+  writeAtomic(target, html, 0o644);
   return target;
 }
 

@@ -69,10 +69,15 @@ export function dropCaseResult(dir: string, id: string): void {
   fs.rmSync(casePath(dir, id), { force: true });
 }
 
-export function writeAtomic(file: string, text: string): void {
+/** Writes `file` whole or not at all (temp beside it, then rename); a failed write leaves no temp behind. */
+export function writeAtomic(file: string, text: string, mode = 0o600): void {
   const tmp = `${file}.${process.pid}.tmp`;
-  fs.writeFileSync(tmp, text, { mode: 0o600 });
-  fs.renameSync(tmp, file);
+  try {
+    fs.writeFileSync(tmp, text, { mode });
+    fs.renameSync(tmp, file);
+  } finally {
+    fs.rmSync(tmp, { force: true });
+  }
 }
 
 export function workspacePath(dir: string, id: string, attempt: number): string {
