@@ -52,13 +52,15 @@ export const COMMANDS = {
       "image-family": { type: "string" },
       "print-task": { type: "boolean" },
       "policy-profile": { type: "string" },
+      orchestrator: { type: "string" },
       ...BUDGET_OPTIONS,
     },
     summary:
       "run --fixture DIR --workspace NEWDIR | run --workspace DIR --task-spec FILE [--control DIR]\n" +
       '      | run --workspace DIR --goal TEXT [--test "CMD ARG..."] [--writable GLOB]... [--protect GLOB]... [--print-task]\n' +
       "      [--image-family node|python|go] [--model replay|live] [--replay FILE] [--trust-replay-file]\n" +
-      "      [--backend container|trusted_local] [--sandbox-include GLOB ...] [--policy-profile interactive|ci|eval]",
+      "      [--backend container|trusted_local] [--sandbox-include GLOB ...] [--policy-profile interactive|ci|eval]\n" +
+      "      [--orchestrator manual|langgraph|agents-sdk]",
     details:
       "Creates a run and follows it. --fixture copies DIR/repo into NEWDIR (which must not exist) and uses the\n" +
       "fixture's task.json, control/ and replay.json. Default model: replay; default backend: container.\n" +
@@ -79,6 +81,9 @@ export const COMMANDS = {
       "(logged and traced; read_file still refuses them; links, special files and .git never go in).\n" +
       "--policy-profile picks a profile of the daemon's policy (default: its default_profile, else interactive);\n" +
       "`mini-agent-client policy show` prints what a run gets.\n" +
+      "--orchestrator picks who takes the turns: manual (default; mini-agent's own loop), langgraph (a LangGraph.js\n" +
+      "state graph) or agents-sdk (the OpenAI Agents SDK's Runner). Tools, policy, approvals, the ledger, the sandbox\n" +
+      "and the Verifier are the same for all three; status, trace, approve, resume, cancel and exit codes too.\n" +
       BUDGET_HELP,
   },
   status: {

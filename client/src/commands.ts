@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { Backend, IMAGE_FAMILIES, Runtime, SandboxInclude } from "../../daemon/src/contracts/sandbox.js";
 import { MiniAgentError } from "../../daemon/src/errors.js";
+import { OrchestratorName } from "../../daemon/src/contracts/run.js";
 import type { ApiClient } from "./api-client.js";
 import { BUDGET_FLAGS, type CommandName, type ParsedCommand } from "./args.js";
 import { EXIT, exitForStatus, type ExitCode } from "./exit-codes.js";
@@ -127,6 +128,7 @@ const run: Handler = async (cmd, ctx) => {
   const budgets = budgetsFrom(cmd);
   const sandboxInclude = sandboxIncludeFrom(cmd);
   const policyProfile = await policyProfileFrom(cmd);
+  const orchestrator = orchestratorFrom(cmd);
   if (adhoc) {
     // drafted first: bad input is refused (exit 64) and the dirty-worktree warning shown before anything starts
     const draft = await ctx.api.draftTask({ workspace, ...adhoc, ...(imageFamily !== undefined && { image_family: imageFamily }) });
@@ -151,10 +153,21 @@ const run: Handler = async (cmd, ctx) => {
     ...(budgets !== undefined && { budgets }),
     ...(sandboxInclude.length > 0 && { sandbox_include: sandboxInclude }),
     ...(policyProfile !== undefined && { policy_profile: policyProfile }),
+    ...(orchestrator !== undefined && { orchestrator }),
   });
-  if (!ctx.json) ctx.out(`run ${created.run.run_id} started (model ${model}, backend ${backend.data}, workspace ${workspace})\n`);
+  const by = orchestrator !== undefined ? `, orchestrator ${orchestrator}` : "";
+  if (!ctx.json) ctx.out(`run ${created.run.run_id} started (model ${model}, backend ${backend.data}${by}, workspace ${workspace})\n`);
   return followRun(ctx.api, created.run, 0, ctx, { json: ctx.json, commandPrefix: ctx.commandPrefix, interactive: true });
 };
+
+/** --orchestrator, checked against the names before anything is sent (exit 64 for an unknown one) */
+function orchestratorFrom(cmd: ParsedCommand): OrchestratorName | undefined {
+  const given = opt(cmd, "orchestrator");
+  if (given === undefined) return undefined;
+  const known = OrchestratorName.safeParse(given);
+  if (!known.success) throw new UsageError(`--orchestrator: use one of ${OrchestratorName.options.join(", ")} (got '${given}')`);
+  return known.data;
+}
 
 /** --policy-profile, checked against the profile names before anything is sent (exit 64 for an unknown one) */
 async function policyProfileFrom(cmd: ParsedCommand): Promise<"interactive" | "ci" | "eval" | undefined> {

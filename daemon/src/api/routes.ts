@@ -94,6 +94,7 @@ export const ROUTES: Route[] = [
       ...(r.sandbox_include.length > 0 && { sandboxInclude: r.sandbox_include }),
       ...(r.image_family !== undefined && !draft && { imageFamily: r.image_family }),
       ...(r.policy_profile !== undefined && { policyProfile: r.policy_profile }),
+      ...(r.orchestrator !== undefined && { orchestrator: r.orchestrator }),
       ...(draft && { taskSpec: draft.task, adhoc: { testSource: draft.test_source, dirtyFiles: draft.dirty_files } }),
     };
     return { json: { kind: "run", run: await ctx.deps.runService.createRun(input) }, status: 201 };

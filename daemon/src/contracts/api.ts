@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { Id } from "./common.js";
 import { ProfileName } from "./policy.js";
+import { OrchestratorName } from "./run.js";
 import { Backend, Runtime, SandboxInclude } from "./sandbox.js";
 import { Budgets, TaskSpec } from "./task-spec.js";
 import { ImageFamily } from "./test-report.js";
@@ -64,6 +65,8 @@ export const CreateRunRequest = z
     sandbox_include: z._default(SandboxInclude, []),
     /** `--policy-profile`: which of the policy's profiles the run gets (default: the policy file's default_profile) */
     policy_profile: ProfileName.optional(),
+    /** `--orchestrator`: who takes the run's turns and saves its pauses (default manual) */
+    orchestrator: z.optional(OrchestratorName),
   })
   .refine((r) => [r.fixture_dir, r.task_spec, r.adhoc].filter((x) => x !== undefined).length === 1, {
     message: "give exactly one of fixture_dir, task_spec or adhoc",

@@ -1,5 +1,5 @@
 import * as z from "zod/mini";
-import { EventType, RunStatus } from "./run.js";
+import { EventType, OrchestratorName, RunStatus } from "./run.js";
 import { Backend, SandboxLimit } from "./sandbox.js";
 
 /**
@@ -125,6 +125,8 @@ export const RunView = z.object({
   backend: Backend,
   /** the sandbox image family the run's code runs in (the task's image_family; node when the task names none) */
   image_family: z.optional(z.string()),
+  /** who takes the run's turns (`--orchestrator`; manual for runs made before orchestrators) */
+  orchestrator: z.optional(OrchestratorName),
   counters: z.object({
     model_turns: z.number(),
     tool_calls: z.number(),

@@ -33,6 +33,15 @@ export type RunStatus = z.infer<typeof RunStatus>;
  *   interrupted       -> running / verifying (resumed into the phase it left), cancelled
  * A status with no way out is terminal.
  */
+/**
+ * Who takes the turns of a run and saves its pauses (`--orchestrator`): mini-agent's own loop,
+ * a LangGraph.js state graph, or the OpenAI Agents SDK's Runner. Tools, policy, approvals, the
+ * ledger, the sandbox and the Verifier are the same for all three (daemon/src/orchestrators/).
+ */
+export const OrchestratorName = z.enum(["manual", "langgraph", "agents-sdk"]);
+export type OrchestratorName = z.infer<typeof OrchestratorName>;
+export const DEFAULT_ORCHESTRATOR = "manual" satisfies OrchestratorName;
+
 export const INITIAL_RUN_STATUS = "running" satisfies RunStatus;
 
 export const RUN_TRANSITIONS: Readonly<Record<RunStatus, readonly RunStatus[]>> = {

@@ -45,6 +45,7 @@ export async function approveAction(
   ctx: ToolContext,
   key: Uint8Array,
   by: ApprovedBy = "user",
+  opts: { deferWrite?: boolean } = {},
 ): Promise<void> {
   // a command has its own binding and policy re-check (runtime/command-approval.ts); only a person approves one
   if (row.record.tool === "run_command") return approveCommand(deps, runId, row, ctx, key);
@@ -94,6 +95,8 @@ export async function approveAction(
     deps.trace.append(runId, { type: "approval_recorded", call_id: row.record.call_id, action_id: actionId, payload: { decision: "approved", by: byText } });
     handBack(`approved ${actionId}`);
   });
+  // an orchestrator with its own execution step carries the write out there, through the same ledger (runtime/steps.ts finishPending)
+  if (opts.deferWrite) return;
   await executeApprovedWrite(deps, runId, deps.ledger.findAction(runId, actionId)!, ctx);
 }
 

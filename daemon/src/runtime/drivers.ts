@@ -8,9 +8,9 @@ import { ActiveRun } from "./active-run.js";
 import type { RuntimeDeps } from "./deps.js";
 import { toolContextOf } from "./tool-context.js";
 import { markInterrupted } from "./lifecycle.js";
-import { driveRun } from "./loop.js";
 import type { ExecutorFactory } from "./ports.js";
-import { verifyAndFinish } from "./verify-step.js";
+import { DEFAULT_ORCHESTRATOR } from "../contracts/run.js";
+import type { Orchestrators } from "../orchestrators/registry.js";
 
 interface Driving {
   active: ActiveRun;
@@ -27,6 +27,7 @@ export class Drivers {
   constructor(
     private readonly deps: RuntimeDeps,
     private readonly executorFactory: ExecutorFactory,
+    private readonly orchestrators: Orchestrators,
   ) {}
 
   get(runId: string): ActiveRun | undefined {
@@ -59,8 +60,15 @@ export class Drivers {
         markInterrupted(deps, runId, phase, `model unavailable (${isMiniAgentError(err) ? err.code : "internal"}); resume when fixed`, { err });
         return;
       }
-      if (mode === "verify") await verifyAndFinish(deps, active);
-      else await driveRun(deps, active);
+      const name = run.record.orchestrator ?? DEFAULT_ORCHESTRATOR;
+      let orchestrator: Awaited<ReturnType<Orchestrators["get"]>>;
+      try {
+        orchestrator = await this.orchestrators.get(name);
+      } catch (err) {
+        markInterrupted(deps, runId, phase, `orchestrator ${name} unavailable (${isMiniAgentError(err) ? err.code : "internal"}); resume when fixed`, { err });
+        return;
+      }
+      await orchestrator.drive(deps, active, mode);
     })()
       .catch((err) => deps.logger.error({ runId, err }, "run driver failed"))
       .finally(() => {

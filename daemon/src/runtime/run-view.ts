@@ -1,3 +1,4 @@
+import { DEFAULT_ORCHESTRATOR } from "../contracts/run.js";
 import fs from "node:fs";
 import { CHANGED_FILES_SHOWN, type ExhaustedBudget, type PendingActionView, type RunView } from "../contracts/run-view.js";
 import { type Budgets, taskImageFamily } from "../contracts/task-spec.js";
@@ -40,6 +41,7 @@ export function runView(ledger: Ledger, runId: string, liveElapsedMs?: number, s
     model: run.record.model,
     backend: run.record.backend,
     image_family: taskImageFamily(run.record.task),
+    orchestrator: run.record.orchestrator ?? DEFAULT_ORCHESTRATOR,
     counters,
     last_tool: s.last_tool,
     tests: s.tests,

@@ -27,7 +27,8 @@ import path from "node:path";
 import { pino } from "pino";
 import { statePath } from "../config/state-dir.js";
 import { prepareProjectContext } from "../context/stored-context.js";
-import { TERMINAL_STATUSES } from "../contracts/run.js";
+import { DEFAULT_ORCHESTRATOR, TERMINAL_STATUSES } from "../contracts/run.js";
+import { Orchestrators } from "../orchestrators/registry.js";
 import { Budgets, taskImageFamily } from "../contracts/task-spec.js";
 import { describeZodError } from "../contracts/common.js";
 import { isMiniAgentError, MiniAgentError } from "../errors.js";
@@ -70,6 +71,7 @@ export class RunServiceImpl implements RunService {
   private readonly stateDir: string;
   private readonly ownsLedger: boolean;
   private readonly drivers: Drivers;
+  private readonly orchestrators: Orchestrators;
   /** workspaces being claimed by a createRun in progress, and runs with a decision in progress */
   private readonly claims = new Set<string>();
   private readonly busyRuns = new Map<string, Promise<void>>();
@@ -96,7 +98,8 @@ export class RunServiceImpl implements RunService {
       stateDir: this.stateDir,
       approvalKey: () => this.key(),
     };
-    this.drivers = new Drivers(this.deps, options.executorFactory);
+    this.orchestrators = new Orchestrators({ stateDir: this.stateDir });
+    this.drivers = new Drivers(this.deps, options.executorFactory, this.orchestrators);
     if (options.approvalKey) this.keyPromise = Promise.resolve(options.approvalKey);
   }
 
@@ -128,6 +131,8 @@ export class RunServiceImpl implements RunService {
         : null;
       // each may refuse (backend unavailable, image missing, live gate closed): before anything exists
       await this.options.executorFactory(input.backend, taskImageFamily(checked.task)).preflight();
+      // loaded before anything exists: a framework that cannot load refuses the run, and the trace names what ran
+      const orchestrator = await this.orchestrators.get(input.orchestrator ?? DEFAULT_ORCHESTRATOR);
       // the replay was parsed by checkCreateInput; its cursor is read from the ledger at each turn
       const model: Model = checked.replay
         ? new ReplayModel(checked.replay.file, () => this.deps.ledger.getRun(runId).replay_cursor)
@@ -163,6 +168,7 @@ export class RunServiceImpl implements RunService {
         ...(checked.sandboxInclude.length > 0 && { sandbox_include: checked.sandboxInclude }),
         ...(input.adhoc && { adhoc: { test_source: input.adhoc.testSource, dirty_files: input.adhoc.dirtyFiles } }),
         policy: checked.policy.effective,
+        orchestrator: orchestrator.name,
       };
       await this.deps.tools.captureBaseline(this.toolCtx(record));
       // built once for every run, replay and live alike; kept in the control dir so a resume tells the model the same bytes
@@ -182,6 +188,8 @@ export class RunServiceImpl implements RunService {
             budgets: checked.budgets,
             // resolved once, here; the run keeps it (a later edit of a policy file never changes it)
             policy: checked.policy.trace,
+            // who takes the turns, and the exact package that did
+            orchestrator: { name: orchestrator.name, package: orchestrator.package.name, version: orchestrator.package.version },
             // the opt-in is part of what the run was started with; which paths it let in is traced as sandbox_include
             ...(checked.sandboxInclude.length > 0 && { sandbox_include: checked.sandboxInclude }),
             // an ad-hoc task was drafted by the daemon, not written by the user: the trace keeps what it was
@@ -224,8 +232,9 @@ export class RunServiceImpl implements RunService {
       const run = this.deps.ledger.getRun(runId);
       checkBinding(this.deps.ledger, runId, this.stateDir);
       const key = await this.key();
+      const orchestrator = await this.orchestrators.get(run.record.orchestrator ?? DEFAULT_ORCHESTRATOR);
       try {
-        await approveAction(this.deps, runId, row, this.toolCtx(run.record), key);
+        await approveAction(this.deps, runId, row, this.toolCtx(run.record), key, "user", { deferWrite: !orchestrator.writesOnApprove });
       } catch (err) {
         const now = this.deps.ledger.getRun(runId);
         const told = isMiniAgentError(err, "approval_stale") || isMiniAgentError(err, "policy_denied");
@@ -352,6 +361,7 @@ export class RunServiceImpl implements RunService {
     // let woken long-polls read their last events before the ledger closes
     await new Promise((resolve) => setImmediate(resolve));
     this.deps.trace.closeFiles();
+    await this.orchestrators.closeAll();
     if (this.ownsLedger) this.deps.ledger.close();
   }
 

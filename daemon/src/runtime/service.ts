@@ -1,5 +1,6 @@
 import type { RunView, TraceEvent } from "../contracts/run-view.js";
 import type { ProfileName } from "../contracts/policy.js";
+import type { OrchestratorName } from "../contracts/run.js";
 import type { Backend } from "../contracts/sandbox.js";
 import type { Budgets, TaskSpec } from "../contracts/task-spec.js";
 
@@ -29,6 +30,8 @@ export interface CreateRunInput {
   adhoc?: { testSource: string; dirtyFiles: string[] };
   /** `--policy-profile`: which profile of the daemon's policy the run gets (default: the file's default_profile) */
   policyProfile?: ProfileName;
+  /** `--orchestrator`: who takes the turns (default manual); the services are the same for all */
+  orchestrator?: OrchestratorName;
 }
 
 /** The run view and its parts are defined once, as schemas, in contracts/run-view.ts. */

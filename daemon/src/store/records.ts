@@ -2,7 +2,7 @@ import { z } from "zod";
 import { FileVersion, Id, SCHEMA_VERSION, describeZodError } from "../contracts/common.js";
 import { Decision } from "../contracts/decision.js";
 import { EffectivePolicy } from "../contracts/policy.js";
-import { RunStatus } from "../contracts/run.js";
+import { OrchestratorName, RunStatus } from "../contracts/run.js";
 import { BudgetName, VerificationEvidence } from "../contracts/run-view.js";
 import { Backend, SandboxInclude } from "../contracts/sandbox.js";
 import { Budgets, TaskSpec } from "../contracts/task-spec.js";
@@ -34,6 +34,8 @@ export const RunRecord = z.strictObject({
   adhoc: z.optional(z.strictObject({ test_source: z.string(), dirty_files: z.array(z.string()) })),
   /** the policy resolved at creation (daemon file + profile + workspace tightening); absent in runs made before policies: the built-in `interactive` */
   policy: z.optional(EffectivePolicy),
+  /** `--orchestrator`: who takes the turns (absent in runs made before orchestrators: manual) */
+  orchestrator: z.optional(OrchestratorName),
 });
 export type RunRecord = z.infer<typeof RunRecord>;
 
