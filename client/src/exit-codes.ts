@@ -10,6 +10,9 @@ import type { ErrorCode } from "../../daemon/src/errors.js";
  *   4 cancelled
  *   5 budget exhausted
  *  64 usage error
+ * `mini-agent-client gate` answers with its own three outcomes (GATE_EXIT below):
+ *   0 allow, 10 review, 11 block, 12 refused (an invalid report or rules file,
+ *   or reports of different suites / case versions), 64 usage error
  */
 export const EXIT = {
   ok: 0,
@@ -21,6 +24,9 @@ export const EXIT = {
   usage: 64,
 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+/** The release gate's decisions as exit codes: distinct from a run's, so a CI step can tell review from block. */
+export const GATE_EXIT = { allow: 0, review: 10, block: 11, refused: 12, usage: EXIT.usage } as const;
 
 /** Exit code for a run that stopped (or is still moving: 0, the query itself succeeded). */
 export function exitForStatus(status: RunStatus): ExitCode {

@@ -27,7 +27,8 @@ export interface GateResult {
 }
 
 /** exit codes of `mini-agent-client gate` (README "Release gate") */
-export const GATE_EXIT = { allow: 0, review: 10, block: 11, refused: 12, usage: 64 } as const;
+// the exit codes live in the client's one table
+export { GATE_EXIT } from "../../client/src/exit-codes.js";
 
 /**
  * Refuses two reports that are not of the same suite: another case set, or
