@@ -20,6 +20,7 @@ const workers = Number(process.env.MINI_AGENT_TEST_WORKERS ?? Math.max(3, os.ava
 // cached on earlier runs, but a fresh clone has none. A renamed file only loses its place.
 const LONG_FIRST = [
   "tests/experiments/offline-report.test.ts",
+  "tests/e2e/eval-gate.test.ts",
   "tests/sandbox/families.test.ts",
   "tests/e2e/run-flow.test.ts",
   "tests/sandbox/adversarial.test.ts",
