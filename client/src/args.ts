@@ -44,6 +44,7 @@ export const COMMANDS = {
       replay: { type: "string" },
       "trust-replay-file": { type: "boolean" },
       backend: { type: "string" },
+      runtime: { type: "string" },
       "sandbox-include": { type: "string", multiple: true },
       goal: { type: "string" },
       test: { type: "string" },
@@ -59,11 +60,16 @@ export const COMMANDS = {
       "run --fixture DIR --workspace NEWDIR | run --workspace DIR --task-spec FILE [--control DIR]\n" +
       '      | run --workspace DIR --goal TEXT [--test "CMD ARG..."] [--writable GLOB]... [--protect GLOB]... [--print-task]\n' +
       "      [--image-family node|python|go] [--model replay|live] [--replay FILE] [--trust-replay-file]\n" +
-      "      [--backend container|trusted_local] [--sandbox-include GLOB ...] [--policy-profile interactive|ci|eval]\n" +
+      "      [--backend container|trusted_local] [--runtime runc|runsc] [--sandbox-include GLOB ...]\n" +
+      "      [--policy-profile interactive|ci|eval]\n" +
       "      [--orchestrator manual|langgraph|agents-sdk]",
     details:
       "Creates a run and follows it. --fixture copies DIR/repo into NEWDIR (which must not exist) and uses the\n" +
       "fixture's task.json, control/ and replay.json. Default model: replay; default backend: container.\n" +
+      "--runtime runc|runsc picks the OCI runtime of the run's sandboxes (warm session, Verifier, acceptance; kept for\n" +
+      "  resume); default: the daemon's. Not with --backend trusted_local (host processes have none). A runtime the\n" +
+      "  engine does not have is refused before anything is created (exit 2); a live run needs a passing isolation\n" +
+      "  report for that runtime (`mini-agent-client probe --runtime R [--family F]`).\n" +
       "--goal works on your own folder IN PLACE (usually a git checkout): the daemon drafts the task from it.\n" +
       "  The test command is detected (package.json scripts.test, pyproject.toml/pytest.ini/setup.cfg/tests/**/test_*.py,\n" +
       '  go.mod, a Makefile test: target) unless --test "CMD ARG..." names it (split like shell words, never run by a\n' +

@@ -129,6 +129,7 @@ const run: Handler = async (cmd, ctx) => {
   const sandboxInclude = sandboxIncludeFrom(cmd);
   const policyProfile = await policyProfileFrom(cmd);
   const orchestrator = orchestratorFrom(cmd);
+  const runtime = runtimeFrom(cmd, backend.data);
   if (adhoc) {
     // drafted first: bad input is refused (exit 64) and the dirty-worktree warning shown before anything starts
     const draft = await ctx.api.draftTask({ workspace, ...adhoc, ...(imageFamily !== undefined && { image_family: imageFamily }) });
@@ -143,6 +144,7 @@ const run: Handler = async (cmd, ctx) => {
     workspace,
     model,
     backend: backend.data,
+    ...(runtime !== undefined && { runtime }),
     trust_replay_file: flag(cmd, "trust-replay-file"),
     ...(adhoc !== undefined && { adhoc }),
     ...(imageFamily !== undefined && { image_family: imageFamily }),
@@ -156,9 +158,21 @@ const run: Handler = async (cmd, ctx) => {
     ...(orchestrator !== undefined && { orchestrator }),
   });
   const by = orchestrator !== undefined ? `, orchestrator ${orchestrator}` : "";
-  if (!ctx.json) ctx.out(`run ${created.run.run_id} started (model ${model}, backend ${backend.data}${by}, workspace ${workspace})\n`);
+  const under = runtime !== undefined ? `, runtime ${runtime}` : "";
+  if (!ctx.json) ctx.out(`run ${created.run.run_id} started (model ${model}, backend ${backend.data}${under}${by}, workspace ${workspace})\n`);
   return followRun(ctx.api, created.run, 0, ctx, { json: ctx.json, commandPrefix: ctx.commandPrefix, interactive: true });
 };
+
+/** --runtime, checked before anything is sent (exit 64): a known OCI runtime, and only for the container backend */
+function runtimeFrom(cmd: ParsedCommand, backend: Backend): Runtime | undefined {
+  const given = opt(cmd, "runtime");
+  if (given === undefined) return undefined;
+  const known = Runtime.safeParse(given);
+  if (!known.success) throw new UsageError(`--runtime: use runc or runsc (got '${given}')`);
+  // refused, not ignored: a run recorded as runsc whose tests ran as host processes would mislead
+  if (backend === "trusted_local") throw new UsageError("--runtime picks the container backend's OCI runtime; --backend trusted_local runs host processes and has none");
+  return known.data;
+}
 
 /** --orchestrator, checked against the names before anything is sent (exit 64 for an unknown one) */
 function orchestratorFrom(cmd: ParsedCommand): OrchestratorName | undefined {

@@ -209,6 +209,31 @@ describe("mini-agent-client flow", () => {
     },
   );
 
+  it("regression: run had no per-run runtime; run --runtime runsc sends it with the create-run request", async () => {
+    const sent: unknown[] = [];
+    const create = script.svc.createRun;
+    script.svc.createRun = async (input) => (sent.push(input.runtime), create(input));
+    const t = io({ tty: false });
+    expect(await main(["run", "--fixture", "fx", "--workspace", "ws", "--runtime", "runsc", "--socket", socket], t.value)).toBe(3);
+    expect(sent).toEqual(["runsc"]);
+    expect(t.out()).toContain("backend container, runtime runsc");
+  });
+
+  it.each([
+    [["--runtime", "kata"], "--runtime: use runc or runsc"],
+    [["--runtime", "runsc", "--backend", "trusted_local"], "trusted_local runs host processes and has none"],
+  ])("run %j is a usage error (64) and nothing is sent", async (extra, message) => {
+    const sent: unknown[] = [];
+    script.svc.createRun = async (input) => {
+      sent.push(input);
+      throw new Error("must not be called");
+    };
+    const t = io({ tty: false });
+    expect(await main(["run", "--fixture", "fx", "--workspace", "ws", ...extra, "--socket", socket], t.value)).toBe(64);
+    expect(t.err()).toContain(message);
+    expect(sent).toEqual([]);
+  });
+
   it("health exits 2 while isolation is not verified, and says how to refresh it", async () => {
     const t = io({ tty: false });
     expect(await main(["health", "--socket", socket], t.value)).toBe(2);

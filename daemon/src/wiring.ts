@@ -4,7 +4,7 @@ import { runIsolationProbes } from "../../probes/run.js";
 import type { IsolationService, LiveGate } from "./api/ports.js";
 import { instanceIdFor, statePath } from "./config/state-dir.js";
 import type { HealthBody } from "./contracts/api.js";
-import { type Backend, IMAGE_FAMILIES } from "./contracts/sandbox.js";
+import { type Backend, IMAGE_FAMILIES, type Runtime } from "./contracts/sandbox.js";
 import type { ImageFamily } from "./contracts/test-report.js";
 import { MiniAgentError } from "./errors.js";
 import { checkLiveGate } from "./gate/live-gate.js";
@@ -39,20 +39,22 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
   const lockPath = statePath(config.stateDir, "imageLock");
   const instance = instanceIdFor(config.stateDir);
   // one set of sandbox overrides: the executor, the gate and each family's config are made from it
-  const sandboxOverrides = (imageFamily?: string) => ({ runtime: config.runtime, instance, ...(imageFamily ? { imageFamily } : {}) });
+  const sandboxOverrides = (imageFamily?: string, runtime?: Runtime) => ({ runtime: runtime ?? config.runtime, instance, ...(imageFamily ? { imageFamily } : {}) });
   const sandbox = resolveSandboxConfig(sandboxOverrides());
   // one pool for every family's executor: its key keeps their sandboxes apart; drained in close()
   const pool = new SandboxPool({ docker, size: config.sandboxPool, log: log.child({ part: "sandbox-pool" }) });
   const sandboxLog = log.child({ part: "sandbox" });
   const container = new DockerExecutor({ lockPath, config: sandboxOverrides(), docker, pool, log: sandboxLog });
-  // one executor per image family, made on first use and kept: a run's warm session, Verifier
-  // and acceptance all use its task's family, with the same runtime and instance as every other
-  const containers = new Map<ImageFamily, DockerExecutor>([[sandbox.imageFamily as ImageFamily, container]]);
-  const containerFor = (family: ImageFamily): DockerExecutor => {
-    let executor = containers.get(family);
+  // one executor per (image family, runtime), made on first use and kept: a run's warm session, Verifier
+  // and acceptance all use its task's family and its own runtime (`--runtime`, else the daemon's), so each
+  // has its own HostConfig and pool key; its preflight refuses a runtime the engine does not have
+  const executorKey = (family: string, runtime: Runtime) => `${family}/${runtime}`;
+  const containers = new Map<string, DockerExecutor>([[executorKey(sandbox.imageFamily, sandbox.runtime), container]]);
+  const containerFor = (family: ImageFamily, runtime: Runtime = config.runtime): DockerExecutor => {
+    let executor = containers.get(executorKey(family, runtime));
     if (!executor) {
-      executor = new DockerExecutor({ lockPath, config: sandboxOverrides(family), docker, pool, log: sandboxLog });
-      containers.set(family, executor);
+      executor = new DockerExecutor({ lockPath, config: sandboxOverrides(family, runtime), docker, pool, log: sandboxLog });
+      containers.set(executorKey(family, runtime), executor);
     }
     return executor;
   };
@@ -60,22 +62,23 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
   const facts = sandboxIsolationFacts({
     docker,
     sandbox,
-    sandboxFor: (family) => resolveSandboxConfig(sandboxOverrides(family)),
+    sandboxFor: (family, runtime) => resolveSandboxConfig(sandboxOverrides(family, runtime)),
     lockPath,
     readReport: (key) => readIsolationReportSummary(config.stateDir, key),
   });
   const liveGate: LiveGate = {
-    async check({ backend, family }) {
-      const v = await checkLiveGate({ backend, facts, ...(family !== undefined ? { family } : {}) });
+    async check({ backend, family, runtime }) {
+      const v = await checkLiveGate({ backend, facts, ...(family !== undefined ? { family } : {}), ...(runtime !== undefined ? { runtime } : {}) });
       return v.ok
         ? { ok: true, generated_at: v.report_generated_at }
         : { ok: false, code: v.code, reason: v.reason, message: v.message, refresh_command: v.refresh_command };
     },
   };
 
-  // trusted_local runs host processes (built-in replays only; the runtime and the gate refuse it otherwise)
+  // trusted_local runs host processes (built-in replays only; the runtime and the gate refuse it otherwise);
+  // it has no OCI runtime, so createRun refuses `--runtime` with it
   const local = new LocalExecutor({ config: { runtime: config.runtime } });
-  const executorFactory = (backend: Backend, family: ImageFamily): Executor => (backend === "container" ? containerFor(family) : local);
+  const executorFactory = (backend: Backend, family: ImageFamily, runtime?: Runtime): Executor => (backend === "container" ? containerFor(family, runtime) : local);
 
   // Every live run leaves a redacted record in <state>/live-runs when it stops (issue 6).
   const recorder = createLiveRunRecorder({

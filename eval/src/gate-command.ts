@@ -85,5 +85,6 @@ export function renderGate(result: GateResult): string {
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] as string).length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] as number))).join("  ");
   const base = result.baseline ? `baseline: ${result.baseline.cases} case(s)` : "no baseline";
-  return [`report: ${result.report.cases} case(s); ${base}`, line(head), ...rows.map(line), `decision: ${result.decision}`, ""].join("\n");
+  const differ = result.settings_differ.length > 0 ? [`settings differ from the baseline: ${result.settings_differ.join(", ")}`] : [];
+  return [`report: ${result.report.cases} case(s); ${base}`, ...differ, line(head), ...rows.map(line), `decision: ${result.decision}`, ""].join("\n");
 }

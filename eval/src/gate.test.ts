@@ -177,6 +177,17 @@ describe("mini-agent-client gate", () => {
     ).toEqual(["completed_case_fails", "pass_rate_down"]);
   });
 
+  it("reports of different runtimes are comparable: the gate judges them and prints the settings that differ", async () => {
+    const base = good();
+    await writeReportFolder(path.join(dir, "runc"), base);
+    await writeReportFolder(path.join(dir, "runsc"), makeReport(base.cases, { settings: { ...base.settings, runtime: "runsc" } }));
+    const r = await run(["--report", "runsc/eval-report.json", "--baseline", "runc/eval-report.json"]);
+    expect(r.code, r.out + r.err).toBe(0);
+    expect(r.out).toContain("settings differ from the baseline: runtime runc -> runsc\n");
+    const same = await run(["--report", "runc/eval-report.json", "--baseline", "runc/eval-report.json", "--json"]);
+    expect((JSON.parse(same.out) as GateResult).settings_differ).toEqual([]);
+  });
+
   it("a refused gate exits 12 with the code and message, never 0/10/11 and no stack", async () => {
     await writeFile(path.join(dir, "broken.json"), JSON.stringify({ ...good(), surprise: 1 }));
     await writeFile(path.join(dir, "rules.json"), JSON.stringify({ schema_version: 1, rules: { nope: {} } }));

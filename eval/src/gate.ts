@@ -24,6 +24,13 @@ export interface GateResult {
   rules: GateRuleResult[];
   report: { suite_hash: string; cases: number };
   baseline: { suite_hash: string; cases: number } | null;
+  /**
+   * Settings in which the report differs from its baseline (model, runtime, policy profile,
+   * concurrency), as `runtime runc -> runsc`. They do not make reports incomparable: the same
+   * cases at the same versions were asked, and the difference (e.g. gVisor's slower syscalls
+   * in wall time) is the very thing a release compares. Printed so nobody misses it.
+   */
+  settings_differ: string[];
 }
 
 /** exit codes of `mini-agent-client gate` (README "Release gate") */
@@ -75,7 +82,13 @@ export function gate(report: EvalReport, baseline: EvalReport | null, rules: Gat
     rules: results,
     report: { suite_hash: report.suite.hash, cases: report.cases.length },
     baseline: baseline && { suite_hash: baseline.suite.hash, cases: baseline.cases.length },
+    settings_differ: baseline ? settingsDiffer(baseline, report) : [],
   };
+}
+
+function settingsDiffer(baseline: EvalReport, report: EvalReport): string[] {
+  const keys = ["model", "runtime", "policy_profile", "concurrency"] as const;
+  return keys.filter((k) => baseline.settings[k] !== report.settings[k]).map((k) => `${k} ${baseline.settings[k]} -> ${report.settings[k]}`);
 }
 
 /** A rule that found a problem gets the outcome the rules give it; one turned off reports `off` but still shows what it saw. */

@@ -8,7 +8,7 @@ export const RUN_USAGE = `usage: mini-agent-client eval run SUITE_DIR... --outpu
   --output DIR   where traces/, diffs/, cases/ and eval-report.json go; running again resumes
   --model        replay (default): each case's replay.json; live: the daemon's live model
   --concurrency  cases run at once, 1..16 (default 1)
-  --runtime      the container runtime (default: the daemon's)
+  --runtime      the OCI runtime of every case's sandboxes, asked per run (default: the daemon's)
   --policy-profile  the policy profile every run gets (default eval)
   --rerun        run every case again, even those with a result
   --json         one JSON line per finished case on stdout, then a summary line`;

@@ -52,9 +52,11 @@ function view(status: RunView["status"]): RunView {
 
 function fakeApi(opts: { afterCreate: RunView["status"]; unreachableOnEvents?: boolean }) {
   const calls: string[] = [];
+  const bodies: Array<Record<string, unknown>> = [];
   const api: CaseRunContext["api"] = {
     async createRun(body) {
       calls.push(`create ${String(body.workspace)}`);
+      bodies.push(body as Record<string, unknown>);
       fs.mkdirSync(String(body.workspace), { recursive: true });
       return { kind: "run", run: view("running") };
     },
@@ -79,21 +81,32 @@ function fakeApi(opts: { afterCreate: RunView["status"]; unreachableOnEvents?: b
       return "";
     },
   };
-  return { api, calls };
+  return { api, calls, bodies };
 }
 
 describe("runCase", () => {
   it("regression: a run that stops for a person's answer is cancelled at once and is needs_human, never left waiting", async () => {
     const { api, calls } = fakeApi({ afterCreate: "awaiting_approval" });
-    const r = await runCase(theCase, 1, { api, output: out, model: "replay", profile: "eval", now: () => 0 });
+    const r = await runCase(theCase, 1, { api, output: out, model: "replay", profile: "eval", daemonRuntime: "runc", now: () => 0 });
     expect(r).toMatchObject({ verdict: "needs_human", status: "cancelled", attempts: 1 });
     expect(calls.filter((c) => c === "cancel")).toHaveLength(1);
     expect(fs.existsSync(path.join(out, "workspaces", "c1.1"))).toBe(false);
   }, 5_000);
 
+  it("regression: --runtime was only checked against the daemon's; now every case's createRun asks for it and the result names it", async () => {
+    const { api, bodies } = fakeApi({ afterCreate: "completed" });
+    const asked = await runCase(theCase, 1, { api, output: out, model: "replay", profile: "eval", runtime: "runsc", daemonRuntime: "runc", now: () => 0 });
+    expect(bodies.at(-1)).toMatchObject({ backend: "container", runtime: "runsc" });
+    // the fake daemon's view names no runtime (as an older daemon): the daemon's own is what the case ran under
+    expect(asked.runtime).toBe("runc");
+    const plain = await runCase(theCase, 2, { api, output: out, model: "replay", profile: "eval", daemonRuntime: "runc", now: () => 0 });
+    expect(bodies.at(-1)).not.toHaveProperty("runtime");
+    expect(plain.runtime).toBe("runc");
+  });
+
   it("a daemon gone mid-case interrupts the case: no result, the started record keeps the run id to cancel on resume", async () => {
     const { api } = fakeApi({ afterCreate: "running", unreachableOnEvents: true });
-    await expect(runCase(theCase, 2, { api, output: out, model: "replay", profile: "eval", now: () => 0 })).rejects.toBeInstanceOf(CaseInterrupted);
+    await expect(runCase(theCase, 2, { api, output: out, model: "replay", profile: "eval", daemonRuntime: "runc", now: () => 0 })).rejects.toBeInstanceOf(CaseInterrupted);
     expect(JSON.parse(fs.readFileSync(path.join(out, "started", "c1.json"), "utf8"))).toEqual({ attempts: 2, run_id: "r1", hash: "a".repeat(64) });
     expect(fs.existsSync(path.join(out, "cases", "c1.json"))).toBe(false);
     expect(fs.existsSync(path.join(out, "workspaces", "c1.2"))).toBe(false);

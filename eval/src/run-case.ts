@@ -4,6 +4,7 @@ import type { ApiClient } from "../../client/src/api-client.js";
 import type { CaseResult } from "../../daemon/src/contracts/eval-report.js";
 import type { RunStatus } from "../../daemon/src/contracts/run.js";
 import type { RunView, TraceEvent } from "../../daemon/src/contracts/run-view.js";
+import type { Runtime } from "../../daemon/src/contracts/sandbox.js";
 import { parseTraceFile } from "../../daemon/src/contracts/trace-file.js";
 import { isMiniAgentError, MiniAgentError } from "../../daemon/src/errors.js";
 import type { LoadedCase } from "./case-load.js";
@@ -16,6 +17,10 @@ export interface CaseRunContext {
   output: string;
   model: "replay" | "live";
   profile: "interactive" | "ci" | "eval";
+  /** `--runtime`: passed to every case's createRun; absent: the daemon's runtime */
+  runtime?: Runtime;
+  /** the daemon's own runtime: what a case ran under when the run names none */
+  daemonRuntime: Runtime;
   now(): number;
   /** told the run id once the daemon accepted the case (the progress display shows it) */
   onStarted?(id: string, runId: string): void;
@@ -61,6 +66,7 @@ export async function runCase(c: LoadedCase, attempt: number, ctx: CaseRunContex
           model: ctx.model,
           backend: "container",
           policy_profile: ctx.profile,
+          ...(ctx.runtime !== undefined && { runtime: ctx.runtime }),
         })
       ).run;
     } catch (err) {
@@ -119,6 +125,7 @@ async function followAndJudge(c: LoadedCase, attempt: number, first: RunView, st
     reason: view.reason,
     rules,
     run_id: runId,
+    runtime: view.runtime ?? ctx.daemonRuntime,
     tool_calls: o.tool_calls,
     turns: o.turns,
     tokens: o.tokens,

@@ -41,16 +41,11 @@ async function runSuite(opts: RunOptions, argv: string[], io: EvalIO): Promise<n
   const api = new ApiClient({ socketPath: target.socketPath, stateDir: target.stateDir, explicitSocket: target.explicitSocket });
   const health = await api.health();
   const daemonRuntime = health.engine.runtime;
-  // one daemon runs one runtime: a per-run runtime is not in the daemon's API, so a mismatch is refused, never ignored
-  if (opts.runtime !== undefined && opts.runtime !== daemonRuntime) {
-    io.err(
-      `mini-agent-client eval run: --runtime ${opts.runtime} does not fit the daemon, which runs ${daemonRuntime}; start a daemon with --runtime ${opts.runtime} (its own --state-dir) and point --state-dir/--socket at it, or drop --runtime\n`,
-    );
-    return EXIT.usage;
-  }
   if (daemonRuntime !== "runc" && daemonRuntime !== "runsc")
     throw new MiniAgentError("invalid_request", `the daemon runs an unknown runtime: ${daemonRuntime}`);
-  const settings: EvalSettings = { schema_version: 1, model: opts.model, runtime: daemonRuntime, policy_profile: opts.profile };
+  // --runtime is a per-run choice: every case's createRun asks for it (the daemon refuses one the engine lacks)
+  const runtime = opts.runtime ?? daemonRuntime;
+  const settings: EvalSettings = { schema_version: 1, model: opts.model, runtime, policy_profile: opts.profile };
   openOutput(opts.output, settings, opts.rerun);
 
   const results = new Map<string, CaseResult>();
@@ -70,7 +65,15 @@ async function runSuite(opts: RunOptions, argv: string[], io: EvalIO): Promise<n
   const startedAt = Date.now();
   const workers = Math.min(opts.concurrency, Math.max(1, queue.length));
   const progress = createProgress(io, { json: opts.json, total: cases.length, skipped: results.size, workers });
-  const ctx: CaseRunContext = { api, output: opts.output, model: opts.model, profile: opts.profile, now: () => io.clock.now() };
+  const ctx: CaseRunContext = {
+    api,
+    output: opts.output,
+    model: opts.model,
+    profile: opts.profile,
+    ...(opts.runtime !== undefined && { runtime: opts.runtime }),
+    daemonRuntime,
+    now: () => io.clock.now(),
+  };
   let halted: CaseInterrupted | null = null;
   const work = async (worker: number) => {
     for (let next = queue.shift(); next !== undefined && halted === null; next = queue.shift()) {
@@ -110,7 +113,7 @@ async function runSuite(opts: RunOptions, argv: string[], io: EvalIO): Promise<n
   const report = await finishReport({
     output: opts.output,
     cases: cases.map((c) => results.get(c.id)!),
-    settings: { model: opts.model, runtime: daemonRuntime, policy_profile: opts.profile, concurrency: opts.concurrency },
+    settings: { model: opts.model, runtime, policy_profile: opts.profile, concurrency: opts.concurrency },
     startedAt,
     finishedAt: Date.now(),
   });

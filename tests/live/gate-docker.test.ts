@@ -93,4 +93,38 @@ describe("live gate on the real engine", () => {
     report = { passed: false, generated_at: new Date(now - 60_000).toISOString(), failed_probe_ids: ["mount.rootfs_readonly"] };
     await refuseThroughFactory(facts, "probe_failed:mount.rootfs_readonly");
   });
+
+  it("regression: a passing runc report unlocked a live run that asked for runsc; the gate keys the report by family AND runtime", async () => {
+    const lockPath = path.join(dir, "sandbox-image.lock.json");
+    await pinTestImage(lockPath, "node", docker);
+    const passed: IsolationReportSummary = { passed: true, generated_at: new Date().toISOString(), failed_probe_ids: [] };
+    // the report store has a passing report for the runc key only (as after `probe` on a runc daemon)
+    const proven = new Set<string>(["runc"]);
+    const seen: IsolationKey[] = [];
+    const overrides = (family?: string, runtime?: "runc" | "runsc") => ({ runtime: runtime ?? "runc", ...(family ? { imageFamily: family } : {}) });
+    const facts = sandboxIsolationFacts({
+      docker,
+      sandbox: resolveSandboxConfig(overrides()),
+      sandboxFor: (family, runtime) => resolveSandboxConfig(overrides(family, runtime)),
+      lockPath,
+      readReport: async (key) => {
+        seen.push(key);
+        return proven.has(key.runtime) ? passed : null;
+      },
+    });
+    const config = resolveLiveModelConfig({ MINI_AGENT_BASE_URL: server.baseUrl, MINI_AGENT_MODEL: "fake-model" });
+    const factory = createLiveModelFactory({ facts, config, credentials });
+    const req = { runId: "r", task: { forbidden: [] }, backend: "container" as const, imageFamily: "node", runtime: "runsc" as const };
+    await expect(factory(req)).rejects.toMatchObject({ code: "isolation_unverified", details: { reason: "report_stale" } });
+    expect(seen.at(-1)).toMatchObject({ image_family: "node", runtime: "runsc" });
+    // the two runtimes' HostConfigs differ, so their reports never stand in for each other
+    const runcKey = await facts.currentKey("node");
+    expect(runcKey.ok && runcKey.key.runtime).toBe("runc");
+    expect(runcKey.ok && runcKey.key.host_config_hash).not.toBe(seen.at(-1)!.host_config_hash);
+    expect(credentials.reads).toBe(0);
+    expect(server.requests).toHaveLength(0);
+    // once runsc is proven too, the same request passes
+    proven.add("runsc");
+    expect(await checkLiveGate({ backend: "container", facts, family: "node", runtime: "runsc" })).toMatchObject({ ok: true, key: { runtime: "runsc" } });
+  });
 });

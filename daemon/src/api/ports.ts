@@ -30,7 +30,7 @@ export type GateVerdict =
  */
 export interface LiveGate {
   /** `family`: the run's image family when the request names it (a task spec); absent: the configured one */
-  check(input: { backend: Backend; family?: ImageFamily }): Promise<GateVerdict>;
+  check(input: { backend: Backend; family?: ImageFamily; runtime?: Runtime }): Promise<GateVerdict>;
 }
 
 /** Drafts an ad-hoc task from the user's folder (adhoc/); throws typed refusals, prepares nothing. */

@@ -72,7 +72,8 @@ export const ROUTES: Route[] = [
         r.image_family !== undefined
           ? requireImageFamily(r.image_family)
           : (draft?.task.image_family ?? r.task_spec?.image_family ?? (r.fixture_dir !== undefined ? fixtureImageFamily(r.fixture_dir) : undefined));
-      const verdict = await ctx.deps.liveGate.check({ backend: r.backend, ...(family !== undefined && { family }) });
+      // keyed by family AND runtime: a report proven under runc says nothing about a runsc sandbox
+      const verdict = await ctx.deps.liveGate.check({ backend: r.backend, ...(family !== undefined && { family }), ...(r.runtime !== undefined && { runtime: r.runtime }) });
       if (!verdict.ok) {
         const why = verdict.message ? `: ${verdict.message}` : "";
         throw apiError("isolation_unverified", `live model refused: isolation unverified (${verdict.reason})${why}; refresh with: ${verdict.refresh_command}`, {
@@ -86,6 +87,7 @@ export const ROUTES: Route[] = [
       model: r.model,
       trustReplayFile: r.trust_replay_file,
       backend: r.backend,
+      ...(r.runtime !== undefined && { runtime: r.runtime }),
       ...(r.fixture_dir !== undefined && { fixtureDir: r.fixture_dir }),
       ...(r.task_spec !== undefined && { taskSpec: r.task_spec }),
       ...(r.control_dir !== undefined && { controlDir: r.control_dir }),

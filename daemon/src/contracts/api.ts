@@ -60,6 +60,8 @@ export const CreateRunRequest = z
     replay_path: AbsPath.optional(),
     trust_replay_file: z.boolean().default(false),
     backend: z._default(Backend, "container"),
+    /** `--runtime`: the OCI runtime of the run's sandboxes (default: the daemon's); refused with trusted_local */
+    runtime: z.optional(Runtime),
     budgets: Budgets.partial().optional(),
     /** forbidden paths the run's sandboxes may still see (`--sandbox-include`); read_file keeps refusing them */
     sandbox_include: z._default(SandboxInclude, []),

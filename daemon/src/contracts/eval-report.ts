@@ -41,6 +41,8 @@ export const CaseResult = z.strictObject({
   reason: z.string().nullable(),
   rules: z.array(RuleResult),
   run_id: z.string().nullable(),
+  /** the OCI runtime the case's sandboxes ran under (absent when it never got a run, and in reports made before per-run runtimes) */
+  runtime: z.optional(z.enum(["runc", "runsc"])),
   tool_calls: Count,
   turns: Count,
   tokens: z.strictObject({ prompt: Count, completion: Count }),
@@ -89,6 +91,7 @@ export const EvalReport = z.strictObject({
   suite: z.strictObject({ cases: z.array(z.strictObject({ id: z.string(), hash: Sha256Hex })), hash: Sha256Hex }),
   settings: z.strictObject({
     model: z.enum(["replay", "live"]),
+    /** `--runtime`, else the daemon's: every case ran under it (each case names its own too) */
     runtime: z.enum(["runc", "runsc"]),
     policy_profile: z.string(),
     concurrency: z.int().min(1),

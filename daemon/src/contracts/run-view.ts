@@ -1,6 +1,6 @@
 import * as z from "zod/mini";
 import { EventType, OrchestratorName, RunStatus } from "./run.js";
-import { Backend, SandboxLimit } from "./sandbox.js";
+import { Backend, Runtime, SandboxLimit } from "./sandbox.js";
 
 /**
  * What the daemon tells anyone about a run: the one definition. The daemon
@@ -123,6 +123,8 @@ export const RunView = z.object({
   workspace: z.string(),
   model: z.enum(["replay", "live"]),
   backend: Backend,
+  /** the OCI runtime the run asked for (`--runtime`); absent: the daemon's configured one */
+  runtime: z.optional(Runtime),
   /** the sandbox image family the run's code runs in (the task's image_family; node when the task names none) */
   image_family: z.optional(z.string()),
   /** who takes the run's turns (`--orchestrator`; manual for runs made before orchestrators) */

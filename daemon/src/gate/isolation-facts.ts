@@ -29,9 +29,10 @@ export interface IsolationReportSummary {
 export interface IsolationFacts {
   /**
    * engine reachable? pinned image of this family present? then the current key of that
-   * family (its own HostConfig hash). No family: the configured one. Cheap: no container is run.
+   * family (its own HostConfig hash). No family: the configured one. `runtime`: the run's own
+   * (`--runtime`), whose HostConfig and report differ; absent: the configured one. Cheap: no container is run.
    */
-  currentKey(family?: string): Promise<CurrentKeyResult>;
+  currentKey(family?: string, runtime?: Runtime): Promise<CurrentKeyResult>;
   /** the most recent report for exactly this key, or null when there is none */
   latestReport(key: IsolationKey): Promise<IsolationReportSummary | null>;
 }

@@ -1,4 +1,4 @@
-import type { Backend } from "../contracts/sandbox.js";
+import type { Backend, Runtime } from "../contracts/sandbox.js";
 import { MiniAgentError } from "../errors.js";
 import type { IsolationFacts, IsolationKey } from "./isolation-facts.js";
 
@@ -40,6 +40,8 @@ export interface LiveGateInput {
   facts: IsolationFacts;
   /** the image family the run's sandbox uses; absent: the configured family */
   family?: string;
+  /** the run's OCI runtime (`--runtime`); absent: the configured one. Reports are per runtime too */
+  runtime?: Runtime;
   maxReportAgeMs?: number;
   /** epoch milliseconds; injected so staleness is testable without waiting */
   clock?: () => number;
@@ -58,7 +60,7 @@ export async function checkLiveGate(input: LiveGateInput): Promise<LiveGateResul
 
   let current;
   try {
-    current = await input.facts.currentKey(input.family);
+    current = await input.facts.currentKey(input.family, input.runtime);
   } catch {
     // fail closed: a fact we cannot establish is a fact that does not hold
     return refuse("runtime_unavailable", "the container engine could not be queried");
@@ -68,6 +70,10 @@ export async function checkLiveGate(input: LiveGateInput): Promise<LiveGateResul
   if (input.family !== undefined && current.key.image_family !== input.family) {
     return refuse("image_missing", `the sandbox facts describe family ${current.key.image_family}, not ${input.family}`);
   }
+  // fail closed: a report proven under another runtime says nothing about this run's sandbox
+  if (input.runtime !== undefined && current.key.runtime !== input.runtime) {
+    return refuse("runtime_unavailable", `the sandbox facts describe runtime ${current.key.runtime}, not ${input.runtime}`);
+  }
 
   let report;
   try {
@@ -76,7 +82,10 @@ export async function checkLiveGate(input: LiveGateInput): Promise<LiveGateResul
     return refuse("report_stale", "the isolation report for the current sandbox could not be read");
   }
   if (report === null) {
-    return refuse("report_stale", `no isolation report exists for the current ${current.key.image_family} image, sandbox config, engine and runtime`);
+    return refuse(
+      "report_stale",
+      `no isolation report exists for the current ${current.key.image_family} image, sandbox config, engine and runtime (${current.key.runtime})`,
+    );
   }
   if (!report.passed) {
     const failed = report.failed_probe_ids[0] ?? "unknown";

@@ -4,7 +4,7 @@ import { loadProjectContext } from "../context/stored-context.js";
 import type { CredentialSource } from "../credentials/credential-source.js";
 import type { LiveModelConfig } from "../models/live/config.js";
 import { LiveModel, type LiveModelOptions } from "../models/live/live-model.js";
-import type { Backend } from "../contracts/sandbox.js";
+import type { Backend, Runtime } from "../contracts/sandbox.js";
 import type { TaskSpec } from "../contracts/task-spec.js";
 import type { LiveRunRecorder } from "../live-record/recorder.js";
 import type { IsolationFacts } from "./isolation-facts.js";
@@ -17,6 +17,8 @@ export interface LiveModelRequest {
   backend: Backend;
   /** the image family of the run's sandbox; absent: the configured one (runs choose a family in later work) */
   imageFamily?: string;
+  /** the run's OCI runtime (`--runtime`); absent: the configured one */
+  runtime?: Runtime;
 }
 
 export interface LiveModelFactoryDeps {
@@ -56,6 +58,7 @@ export function createLiveModelFactory(deps: LiveModelFactoryDeps): (req: LiveMo
       backend: req.backend,
       facts: deps.facts,
       ...(req.imageFamily !== undefined ? { family: req.imageFamily } : {}),
+      ...(req.runtime !== undefined ? { runtime: req.runtime } : {}),
       ...(deps.maxReportAgeMs !== undefined ? { maxReportAgeMs: deps.maxReportAgeMs } : {}),
       ...(deps.clock ? { clock: deps.clock } : {}),
     });

@@ -1,5 +1,6 @@
 import type Docker from "dockerode";
 import { isMiniAgentError } from "../errors.js";
+import type { Runtime } from "../contracts/sandbox.js";
 import type { SandboxConfig } from "../sandbox/config.js";
 import { isolationKeyFor } from "../../../probes/report-store.js";
 import { resolvePinnedImage } from "../sandbox/image-pin.js";
@@ -14,7 +15,7 @@ export interface SandboxFactsOptions {
    * makes it (the same overrides plus `imageFamily`), so its HostConfig hash is the one
    * its probes ran with. Absent: only the configured family has a sandbox.
    */
-  sandboxFor?: (family: string) => SandboxConfig;
+  sandboxFor?: (family: string, runtime?: Runtime) => SandboxConfig;
   /** statePath(stateDir, "imageLock") */
   lockPath: string;
   /** the probes' report store: the latest report (passing or not) stored for exactly this key */
@@ -29,12 +30,14 @@ export interface SandboxFactsOptions {
  */
 export function sandboxIsolationFacts(opts: SandboxFactsOptions): IsolationFacts {
   return {
-    async currentKey(family?: string): Promise<CurrentKeyResult> {
+    async currentKey(family?: string, runtime?: Runtime): Promise<CurrentKeyResult> {
       let sandbox = opts.sandbox;
-      if (family !== undefined && family !== opts.sandbox.imageFamily) {
-        if (!opts.sandboxFor) return { ok: false, reason: "image_missing", detail: `no sandbox is configured for the image family ${family}` };
+      const otherRuntime = runtime !== undefined && runtime !== opts.sandbox.runtime;
+      if ((family !== undefined && family !== opts.sandbox.imageFamily) || otherRuntime) {
+        const name = family ?? opts.sandbox.imageFamily;
+        if (!opts.sandboxFor) return { ok: false, reason: "image_missing", detail: `no sandbox is configured for the image family ${name}` };
         try {
-          sandbox = opts.sandboxFor(family);
+          sandbox = opts.sandboxFor(name, runtime);
         } catch (err) {
           return { ok: false, reason: "image_missing", detail: isMiniAgentError(err) ? err.message : `no sandbox for the image family ${family}` };
         }

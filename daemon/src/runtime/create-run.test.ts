@@ -30,3 +30,29 @@ describe("checkCreateInput: --image-family on a fixture or task-spec run", () =>
     expect(fs.existsSync(ws)).toBe(false);
   });
 });
+
+describe("checkCreateInput: --runtime", () => {
+  const base = { model: "replay" as const, trustReplayFile: false, fixtureDir: LINKCHECK };
+  const workspace = () => path.join(os.tmpdir(), `ma-runtime-${process.pid}-${Math.random().toString(36).slice(2)}`);
+  const codeOf = (f: () => unknown) => {
+    try {
+      f();
+      return null;
+    } catch (err) {
+      return isMiniAgentError(err) ? `${err.code}: ${err.message}` : "other";
+    }
+  };
+
+  it("is accepted on the container backend", () => {
+    expect(codeOf(() => checkCreateInput({ ...base, backend: "container", runtime: "runsc", workspace: workspace() }, FIXTURES))).toBeNull();
+  });
+
+  it("is refused with trusted_local (host processes have no OCI runtime), and an unknown one is refused, before a workspace exists", () => {
+    const ws = workspace();
+    expect(codeOf(() => checkCreateInput({ ...base, backend: "trusted_local", runtime: "runsc", workspace: ws }, FIXTURES))).toMatch(/^invalid_request: .*trusted_local/);
+    expect(codeOf(() => checkCreateInput({ ...base, backend: "container", runtime: "kata" as never, workspace: ws }, FIXTURES))).toMatch(
+      /^invalid_request: unknown runtime "kata"; use runc or runsc/,
+    );
+    expect(fs.existsSync(ws)).toBe(false);
+  });
+});

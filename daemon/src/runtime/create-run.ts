@@ -3,7 +3,7 @@ import path from "node:path";
 import { describeZodError } from "../contracts/common.js";
 import type { ReplayFile } from "../contracts/decision.js";
 import type { EffectivePolicy } from "../contracts/policy.js";
-import { SandboxInclude } from "../contracts/sandbox.js";
+import { Runtime, SandboxInclude } from "../contracts/sandbox.js";
 import { Budgets, TaskSpec } from "../contracts/task-spec.js";
 import type { ImageFamily } from "../contracts/test-report.js";
 import { requireImageFamily } from "../sandbox/families.js";
@@ -73,6 +73,11 @@ export function checkCreateInput(input: CreateRunInput, builtinFixturesDir: stri
   if ((input.fixtureDir === undefined) === (input.taskSpec === undefined)) throw bad("give exactly one of fixtureDir or taskSpec");
   if (input.model === "live" && input.backend === "trusted_local") {
     throw new MiniAgentError("backend_not_isolated", "a live model never runs on the trusted_local backend; use the container backend");
+  }
+  if (input.runtime !== undefined) {
+    // refused rather than ignored: host processes have no OCI runtime, and a run recorded as "runsc" that ran on the host would lie
+    if (input.backend === "trusted_local") throw bad("--runtime chooses the container backend's OCI runtime; trusted_local runs host processes and has none");
+    if (!Runtime.safeParse(input.runtime).success) throw bad(`unknown runtime ${JSON.stringify(input.runtime)}; use runc or runsc`);
   }
 
   let task: TaskSpec;

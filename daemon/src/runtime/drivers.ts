@@ -43,7 +43,8 @@ export class Drivers {
     let executor: Executor;
     try {
       // the family is part of the stored task, so a resumed or recovered run gets the same image
-      executor = this.executorFactory(run.record.backend, taskImageFamily(run.record.task));
+      // and so is the runtime (absent: the daemon's), so the Verifier's fresh sandbox uses it too
+      executor = this.executorFactory(run.record.backend, taskImageFamily(run.record.task), run.record.runtime);
     } catch (err) {
       markInterrupted(deps, runId, phase, `sandbox unavailable (${isMiniAgentError(err) ? err.code : "internal"}); resume when fixed`, { err });
       return;

@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { EffectivePolicy } from "../contracts/policy.js";
-import type { Backend } from "../contracts/sandbox.js";
+import type { Backend, Runtime } from "../contracts/sandbox.js";
 import type { TaskSpec } from "../contracts/task-spec.js";
 import type { ImageFamily } from "../contracts/test-report.js";
 import type { PreparedAction, ToolResult } from "../contracts/tool-call.js";
@@ -77,6 +77,8 @@ export interface LiveModelRequest {
   backend: Backend;
   /** the run's image family: the live gate needs a passing isolation report for exactly this family */
   imageFamily: ImageFamily;
+  /** the run's OCI runtime (`--runtime`): the live gate needs a report for it; absent: the daemon's */
+  runtime?: Runtime;
 }
 
 /** Builds a live model; may refuse (isolation_unverified, backend_not_isolated) before anything is created. */
@@ -86,8 +88,10 @@ export type ModelFactory = (req: LiveModelRequest) => Model | Promise<Model>;
  * The executor of a backend for one image family (the task's `image_family`, node when
  * absent). The container backend gives each family its own executor, made once and reused,
  * so the warm session, the Verifier and acceptance of a run all use the family's image.
+ * `runtime` is the run's own OCI runtime (`--runtime`; absent: the daemon's): one executor
+ * per (family, runtime), each with its own HostConfig and pool key. trusted_local has none.
  */
-export type ExecutorFactory = (backend: Backend, imageFamily: ImageFamily) => Executor;
+export type ExecutorFactory = (backend: Backend, imageFamily: ImageFamily, runtime?: Runtime) => Executor;
 
 export const CRASH_POINTS = ["after_intent", "after_write_before_receipt", "during_verifying"] as const;
 export type CrashPoint = (typeof CRASH_POINTS)[number];

@@ -40,6 +40,7 @@ export function runView(ledger: Ledger, runId: string, liveElapsedMs?: number, s
     workspace: run.record.workspace,
     model: run.record.model,
     backend: run.record.backend,
+    ...(run.record.runtime !== undefined && { runtime: run.record.runtime }),
     image_family: taskImageFamily(run.record.task),
     orchestrator: run.record.orchestrator ?? DEFAULT_ORCHESTRATOR,
     counters,

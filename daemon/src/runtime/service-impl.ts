@@ -3,7 +3,7 @@
  *
  *   const runs = createRunService({
  *     stateDir,                        // required: ledger, control dirs and approval key live here
- *     executorFactory: (backend, family) => backend === "container" ? dockerExecutorOf(family) : localExecutor,  // required
+ *     executorFactory: (backend, family, runtime) => backend === "container" ? dockerExecutorOf(family, runtime) : localExecutor,  // required
  *     modelFactory,                    // optional: builds live models (may refuse); without it live runs are refused
  *     logger,                          // optional pino logger (default: silent)
  *     clock,                           // optional { now(): number } (default: Date.now)
@@ -130,13 +130,13 @@ export class RunServiceImpl implements RunService {
           })
         : null;
       // each may refuse (backend unavailable, image missing, live gate closed): before anything exists
-      await this.options.executorFactory(input.backend, taskImageFamily(checked.task)).preflight();
+      await this.options.executorFactory(input.backend, taskImageFamily(checked.task), input.runtime).preflight();
       // loaded before anything exists: a framework that cannot load refuses the run, and the trace names what ran
       const orchestrator = await this.orchestrators.get(input.orchestrator ?? DEFAULT_ORCHESTRATOR);
       // the replay was parsed by checkCreateInput; its cursor is read from the ledger at each turn
       const model: Model = checked.replay
         ? new ReplayModel(checked.replay.file, () => this.deps.ledger.getRun(runId).replay_cursor)
-        : await this.liveModel(runId, checked.task, input.backend);
+        : await this.liveModel(runId, checked.task, input.backend, input.runtime);
       if (checked.fixtureDir) {
         await materializeWorkspace(checked.fixtureDir, ws);
         createdWorkspace = true;
@@ -162,6 +162,7 @@ export class RunServiceImpl implements RunService {
         fixture_dir: checked.fixtureDir,
         model: input.model,
         backend: input.backend,
+        ...(input.runtime !== undefined && { runtime: input.runtime }),
         replay_path: checked.replay?.path ?? null,
         replay_trusted: checked.replay?.trusted ?? false,
         budgets: checked.budgets,
@@ -183,6 +184,8 @@ export class RunServiceImpl implements RunService {
             task: checked.task.name,
             model: input.model,
             backend: input.backend,
+            // the run's own OCI runtime; absent: the daemon's
+            ...(input.runtime !== undefined && { runtime: input.runtime }),
             image_family: taskImageFamily(checked.task),
             replay_trusted: record.replay_trusted,
             budgets: checked.budgets,
@@ -200,7 +203,7 @@ export class RunServiceImpl implements RunService {
       });
       inserted = true;
       this.deps.logger.info(
-        { runId, backend: input.backend, model: input.model, ...(checked.sandboxInclude.length > 0 && { sandbox_include: checked.sandboxInclude }) },
+        { runId, backend: input.backend, ...(input.runtime !== undefined && { runtime: input.runtime }), model: input.model, ...(checked.sandboxInclude.length > 0 && { sandbox_include: checked.sandboxInclude }) },
         "run created",
       );
       this.drivers.start(runId, "model", model);
@@ -279,7 +282,7 @@ export class RunServiceImpl implements RunService {
       if (out) throw new MiniAgentError("budget_exhausted", `the ${out} budget is still used up; resume with a larger ${out}`, { details: { exhausted: out } });
     }
     // the sandbox the run goes on in must be there, as at create: refused, the run stays as it is
-    await this.options.executorFactory(run.record.backend, taskImageFamily(run.record.task)).preflight();
+    await this.options.executorFactory(run.record.backend, taskImageFamily(run.record.task), run.record.runtime).preflight();
     return this.decide(runId, async () => {
       const model = this.modelFor(runId, run.record);
       this.deps.ledger.tx(() => {
@@ -419,12 +422,12 @@ export class RunServiceImpl implements RunService {
   }
 
   private modelFor(runId: string, record: RunRecord): Model | Promise<Model> {
-    return record.model === "replay" ? this.replayModel(runId, record) : this.liveModel(runId, record.task, record.backend);
+    return record.model === "replay" ? this.replayModel(runId, record) : this.liveModel(runId, record.task, record.backend, record.runtime);
   }
 
-  private async liveModel(runId: string, task: RunRecord["task"], backend: RunRecord["backend"]): Promise<Model> {
+  private async liveModel(runId: string, task: RunRecord["task"], backend: RunRecord["backend"], runtime?: RunRecord["runtime"]): Promise<Model> {
     if (!this.options.modelFactory) throw new MiniAgentError("invalid_request", "live models are not configured in this daemon");
-    return this.options.modelFactory({ runId, task, backend, imageFamily: taskImageFamily(task) });
+    return this.options.modelFactory({ runId, task, backend, imageFamily: taskImageFamily(task), ...(runtime !== undefined && { runtime }) });
   }
 }
 

@@ -1,7 +1,7 @@
 import type { RunView, TraceEvent } from "../contracts/run-view.js";
 import type { ProfileName } from "../contracts/policy.js";
 import type { OrchestratorName } from "../contracts/run.js";
-import type { Backend } from "../contracts/sandbox.js";
+import type { Backend, Runtime } from "../contracts/sandbox.js";
 import type { Budgets, TaskSpec } from "../contracts/task-spec.js";
 
 /**
@@ -21,6 +21,8 @@ export interface CreateRunInput {
   replayPath?: string;
   trustReplayFile: boolean;
   backend: Backend;
+  /** `--runtime`: the OCI runtime of the run's sandboxes (absent: the daemon's); refused with trusted_local */
+  runtime?: Runtime;
   budgets?: Partial<Budgets>;
   /** globs of forbidden paths the run's sandboxes may still see (`--sandbox-include`); read_file still refuses them */
   sandboxInclude?: string[];

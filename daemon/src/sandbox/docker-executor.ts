@@ -91,7 +91,7 @@ export class DockerExecutor implements Executor {
     if (!(this.config.runtime in runtimes)) {
       throw new MiniAgentError(
         "runtime_unavailable",
-        `the OCI runtime ${this.config.runtime} is not registered with the Docker engine; \`npm run docker:ensure\` registers runsc where it is installed, or start the daemon with --runtime runc`,
+        `the OCI runtime ${this.config.runtime} is not registered with the Docker engine; \`npm run docker:ensure\` registers runsc where it is installed, or choose runc (\`run --runtime runc\`, or the daemon's --runtime runc)`,
       );
     }
     const digest = await this.pinnedDigest();

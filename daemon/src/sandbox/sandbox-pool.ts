@@ -25,8 +25,8 @@ export interface SandboxPoolOptions {
   log?: Logger;
 }
 
-/** a handful of families x (with/without /control) is what a daemon uses; more means an old image digest */
-const DEFAULT_MAX_KEYS = 4;
+/** a handful of families x runtimes (`--runtime`) x (with/without /control) is what a daemon uses; more means an old image digest */
+const DEFAULT_MAX_KEYS = 8;
 
 /**
  * The pool key: a hash of everything that shapes the container (the full create

@@ -4,7 +4,7 @@ import { Decision } from "../contracts/decision.js";
 import { EffectivePolicy } from "../contracts/policy.js";
 import { OrchestratorName, RunStatus } from "../contracts/run.js";
 import { BudgetName, VerificationEvidence } from "../contracts/run-view.js";
-import { Backend, SandboxInclude } from "../contracts/sandbox.js";
+import { Backend, Runtime, SandboxInclude } from "../contracts/sandbox.js";
 import { Budgets, TaskSpec } from "../contracts/task-spec.js";
 import { ToolResult } from "../contracts/tool-call.js";
 import { MiniAgentError } from "../errors.js";
@@ -25,6 +25,8 @@ export const RunRecord = z.strictObject({
   fixture_dir: z.string().nullable(),
   model: z.enum(["replay", "live"]),
   backend: Backend,
+  /** `--runtime`: the OCI runtime of the run's sandboxes (absent: the daemon's configured one, as for runs made before it) */
+  runtime: z.optional(Runtime),
   replay_path: z.string().nullable(),
   replay_trusted: z.boolean(),
   budgets: Budgets,
