@@ -7,7 +7,7 @@ import type { DriveMode, Orchestrator, OrchestratorOptions } from "../orchestrat
 import { packageVersion } from "../versions.js";
 import { Checkpoints, checkpointFile } from "./checkpoints.js";
 import { buildGraph } from "./graph.js";
-import { withoutTracing } from "./no-tracing.js";
+import { noTracingCallbacks } from "./no-tracing.js";
 import { startOf } from "./reenter.js";
 import { recursionLimitFor, type ApprovalPause } from "./routes.js";
 
@@ -46,6 +46,8 @@ export function langgraphOrchestrator(options: OrchestratorOptions): Orchestrato
         signal: active.signal,
         // each step's checkpoint is on disk before the next step starts: a kill loses at most the step in progress
         durability: "sync" as const,
+        // no LangSmith tracer, whatever the environment says (no-tracing.ts)
+        callbacks: noTracingCallbacks(),
       };
       const snapshot = await graph.getState(config);
       const waiting = snapshot.tasks
@@ -59,8 +61,9 @@ export function langgraphOrchestrator(options: OrchestratorOptions): Orchestrato
         actionStatus: waiting ? (deps.ledger.findAction(runId, waiting.action_id)?.status ?? null) : null,
       });
       deps.logger.info({ runId, start: start.kind, ...(start.kind === "resume" ? start.value : { entry: start.entry }) }, "langgraph drive");
-      await withoutTracing(() =>
-        graph.invoke(start.kind === "resume" ? new Command({ resume: start.value }) : { entry: start.entry, next: "enter", action_id: null, decided: null }, config),
+      await graph.invoke(
+        start.kind === "resume" ? new Command({ resume: start.value }) : { entry: start.entry, next: "enter", action_id: null, decided: null },
+        config,
       );
     } catch (err) {
       // a step that already stopped the run (a cancel seen by the Verifier) leaves nothing for failRun to do
