@@ -60,6 +60,10 @@ function drives(l: Lived): unknown[] {
   return l.logs.filter((r) => r.msg === "langgraph drive").map((r) => r.start);
 }
 
+function entries(l: Lived): unknown[] {
+  return l.logs.filter((r) => r.msg === "langgraph drive").map((r) => r.entry ?? r.decision);
+}
+
 /** What the ledger holds, read by the test itself (a separate connection, as another process would). */
 function ledgerFacts(stateDir: string, runId: string) {
   const db = new Database(path.join(stateDir, "ledger.sqlite"), { readonly: true });
@@ -166,5 +170,21 @@ describe("langgraph re-entry across real processes: a SIGKILL between interrupt(
     expect(facts.writes).toEqual([ONE_WRITE, ONE_WRITE]);
     expect(facts.receipts).toEqual(["write", "recovered"]);
     expect(d.view?.counters.writes).toBe(2);
+  });
+
+  it("killed while verifying: the resumed drive goes straight to the Verifier node, never back to the model", async () => {
+    const { stateDir, runId, first } = await firstPause();
+    const b = await live(stateDir, ["approve", runId, first.action_id]);
+    const killed = await live(stateDir, ["approve", runId, b.view!.pending_action!.action_id], "during_verifying");
+    expect(killed.signal).toBe("SIGKILL");
+    const before = ledgerFacts(stateDir, runId).types;
+    expect(before.at(-1)).toBe("verification_started");
+
+    const d = await live(stateDir, ["resume", runId]);
+    expect(d.view?.status, d.view?.reason ?? "").toBe("completed");
+    expect(entries(d)).toEqual(["verify"]);
+    const after = ledgerFacts(stateDir, runId).types.slice(before.length);
+    expect(after).toEqual(["run_stopped", "run_resumed", "verification_passed", "run_stopped"]);
+    expect(ledgerFacts(stateDir, runId).writes).toEqual([ONE_WRITE, ONE_WRITE]);
   });
 });

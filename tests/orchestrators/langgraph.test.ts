@@ -99,6 +99,71 @@ describe("the langgraph orchestrator drives fixtures/linkcheck on the container 
     expect(types(lg.events)).toEqual(types(manual.events));
     expect(fs.readFileSync(path.join(lg.workspace, "src/linkcheck.js"), "utf8")).toBe(fs.readFileSync(path.join(manual.workspace, "src/linkcheck.js"), "utf8"));
   });
+
+  it("a cancel while the graph is driving stops it promptly and the run ends cancelled, with nothing after its stop", async () => {
+    const stateDir = path.join(root, `state-${++n}`);
+    const runs = service(stateDir, executor);
+    try {
+      const created = await runs.createRun({
+        workspace: path.join(root, `ws-${n}`),
+        fixtureDir: LINKCHECK,
+        model: "replay",
+        trustReplayFile: false,
+        backend: "container",
+        orchestrator: "langgraph",
+      });
+      runIds.push(created.run_id);
+      const first = expectStatus(await runs.settled(created.run_id), "awaiting_approval");
+      await runs.approve(created.run_id, first.pending_action!.action_id);
+      // approve only records the decision: the write, the next model turns and the next proposal are the graph's drive, now under way
+      const cancelled = await runs.cancel(created.run_id);
+      expect(cancelled.status).toBe("cancelled");
+      const view = await runs.settled(created.run_id);
+      expect(view.status).toBe("cancelled");
+      const events = await runs.events(created.run_id, 0, 0);
+      expect(events.filter((e) => e.type === "run_stopped")).toHaveLength(1);
+      expect(events.at(-1)?.type).toBe("run_stopped");
+      // the approved write is never cut in half: it was carried out once or not at all
+      expect(count(events, "action_written")).toBeLessThanOrEqual(1);
+      expect(countCheckpoints(stateDir, created.run_id)).toBe(0);
+    } finally {
+      await runs.shutdown();
+    }
+  });
+
+  it("checkpoints of a run cancelled while awaiting approval (no drive to delete them) are swept by the next daemon's first drive", async () => {
+    const stateDir = path.join(root, `state-${++n}`);
+    let runs = service(stateDir, executor);
+    const ids: string[] = [];
+    for (const w of ["a", "b"]) {
+      const created = await runs.createRun({
+        workspace: path.join(root, `ws-${n}${w}`),
+        fixtureDir: LINKCHECK,
+        model: "replay",
+        trustReplayFile: false,
+        backend: "container",
+        orchestrator: "langgraph",
+      });
+      runIds.push(created.run_id);
+      ids.push(created.run_id);
+      expectStatus(await runs.settled(created.run_id), "awaiting_approval");
+    }
+    await runs.cancel(ids[0]!);
+    expect(countCheckpoints(stateDir, ids[0]!)).toBeGreaterThan(0);
+    await runs.shutdown();
+
+    runs = service(stateDir, executor);
+    try {
+      await runs.recoverAtStartup();
+      const pending = runs.getRun(ids[1]!).pending_action!;
+      await runs.approve(ids[1]!, pending.action_id);
+      await runs.settled(ids[1]!);
+      expect(countCheckpoints(stateDir, ids[0]!)).toBe(0);
+      await runs.cancel(ids[1]!);
+    } finally {
+      await runs.shutdown();
+    }
+  });
 });
 
 function count(events: TraceEvent[], type: TraceEvent["type"]): number {
