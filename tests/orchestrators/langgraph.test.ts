@@ -131,6 +131,44 @@ describe("the langgraph orchestrator drives fixtures/linkcheck on the container 
     }
   });
 
+  it("a cancel while the Verifier runs returns after the Verifier's step has ended: one stop, no sandbox left (regression: the aborted graph call returned before its step, whose container outlived the cancel)", async () => {
+    const stateDir = path.join(root, `state-${++n}`);
+    const runs = service(stateDir, executor);
+    try {
+      const created = await runs.createRun({
+        workspace: path.join(root, `ws-${n}`),
+        fixtureDir: LINKCHECK,
+        model: "replay",
+        trustReplayFile: false,
+        backend: "container",
+        orchestrator: "langgraph",
+      });
+      const runId = created.run_id;
+      runIds.push(runId);
+      let view = expectStatus(await runs.settled(runId), "awaiting_approval");
+      await runs.approve(runId, view.pending_action!.action_id);
+      view = expectStatus(await runs.settled(runId), "awaiting_approval");
+      const seq = (await runs.events(runId, 0, 0)).at(-1)!.seq;
+      await runs.approve(runId, view.pending_action!.action_id);
+      // the graph's verify node is running the candidate tests in a sandbox
+      for (let since = seq; ; ) {
+        const next = await runs.events(runId, since, 30_000);
+        if (next.some((e) => e.type === "verification_started")) break;
+        if (next.some((e) => e.type === "run_stopped")) throw new Error("the run stopped before the Verifier started");
+        since = next.at(-1)?.seq ?? since;
+      }
+      expect((await runs.cancel(runId)).status).toBe("cancelled");
+      // the drive is over when cancel returns: the Verifier's own step has ended and removed its sandbox
+      expect(await leftovers([runId])).toEqual([]);
+      const events = await runs.events(runId, 0, 0);
+      expect(events.filter((e) => e.type === "run_stopped")).toHaveLength(1);
+      expect(events.at(-1)?.type).toBe("run_stopped");
+      expect(runs.getRun(runId).status).toBe("cancelled");
+    } finally {
+      await runs.shutdown();
+    }
+  });
+
   it("checkpoints of a run cancelled while awaiting approval (no drive to delete them) are swept by the next daemon's first drive", async () => {
     const stateDir = path.join(root, `state-${++n}`);
     let runs = service(stateDir, executor);

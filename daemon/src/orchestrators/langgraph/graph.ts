@@ -17,8 +17,19 @@ export const RouteState = Annotation.Root({
 type S = typeof RouteState.State;
 type U = typeof RouteState.Update;
 
-/** What a node needs of the drive in progress: found by thread id (= run id), never stored in a checkpoint. */
-export type DriveLookup = (runId: string) => { deps: RuntimeDeps; active: ActiveRun };
+/**
+ * What a node needs of the drive in progress: found by thread id (= run id),
+ * never stored in a checkpoint. `track` registers a host step in progress:
+ * LangGraph rejects a call the moment its signal aborts, while the step (a
+ * write, a sandbox run, the Verifier) is still finishing; the drive waits for
+ * it before it says the run stopped.
+ */
+export interface DriveContext {
+  deps: RuntimeDeps;
+  active: ActiveRun;
+  track<T>(step: Promise<T>): Promise<T>;
+}
+export type DriveLookup = (runId: string) => DriveContext;
 
 function runIdOf(config: LangGraphRunnableConfig): string {
   const id = config.configurable?.thread_id;
@@ -71,6 +82,13 @@ export function buildGraph(lookup: DriveLookup, checkpointer: BaseCheckpointSave
     const runId = runIdOf(config);
     return { runId, ...lookup(runId) };
   };
+  /** an async node: its host step is tracked for the drive (DriveContext.track) */
+  const step =
+    (fn: (s: S, c: ReturnType<typeof at>) => Promise<U>) =>
+    (s: S, config: LangGraphRunnableConfig): Promise<U> => {
+      const c = at(config);
+      return c.track(fn(s, c));
+    };
   return new StateGraph(RouteState)
     .addNode("enter", (s: S, config): U => {
       const { deps, runId } = at(config);
@@ -79,43 +97,49 @@ export function buildGraph(lookup: DriveLookup, checkpointer: BaseCheckpointSave
       // whatever the checkpoint said, what the ledger left pending is carried out first (finishPending is safe when nothing is)
       return route.next === "decide" ? { next: "execute" } : route;
     })
-    .addNode("decide", async (_s: S, config): Promise<U> => {
-      const { deps, active } = at(config);
-      const decision = await nextDecision(deps, active);
-      if (!decision) return { next: END };
-      if (decision.kind === "tool") return { next: "propose" };
-      if (decision.kind === "final") return { next: "verify" };
-      return { next: "observe" };
-    })
-    .addNode("propose", async (_s: S, config): Promise<U> => {
-      const { deps, active, runId } = at(config);
-      // the call the decision recorded: the ledger's, not a copy in the graph state
-      const call = danglingCall(deps, runId);
-      if (!call) return { next: "observe" };
-      return after(deps, runId, await proposeCall(deps, active, call));
-    })
+    .addNode(
+      "decide",
+      step(async (_s, { deps, active }) => {
+        const decision = await nextDecision(deps, active);
+        if (!decision) return { next: END };
+        if (decision.kind === "tool") return { next: "propose" };
+        if (decision.kind === "final") return { next: "verify" };
+        return { next: "observe" };
+      }),
+    )
+    .addNode(
+      "propose",
+      step(async (_s, { deps, active, runId }) => {
+        // the call the decision recorded: the ledger's, not a copy in the graph state
+        const call = danglingCall(deps, runId);
+        if (!call) return { next: "observe" };
+        return after(deps, runId, await proposeCall(deps, active, call));
+      }),
+    )
     .addNode("approval", (s: S): U => {
       // ONLY the pause and its resume value: this node runs again from its start on resume
       const pause: ApprovalPause = { action_id: s.action_id ?? "" };
       const resumed = interrupt<ApprovalPause, ApprovalResume>(pause);
       return { next: "execute", decided: resumed.decision };
     })
-    .addNode("execute", async (_s: S, config): Promise<U> => {
-      const { deps, active, runId } = at(config);
-      return after(deps, runId, await finishPending(deps, active));
-    })
+    .addNode(
+      "execute",
+      step(async (_s, { deps, active, runId }) => after(deps, runId, await finishPending(deps, active))),
+    )
     .addNode("observe", (_s: S, config): U => {
       // what the model sees next is in the ledger already (tool_observed, messages); only the edge is picked here
       const { deps, runId } = at(config);
       return fromLedger(deps, runId);
     })
-    .addNode("verify", async (_s: S, config): Promise<U> => {
-      const { deps, active, runId } = at(config);
-      const last = deps.ledger.listMessages(runId).at(-1);
-      const finalText = last?.role === "assistant" && last.decision.kind === "final" ? last.decision.text : undefined;
-      await verifyAndFinish(deps, active, finalText);
-      return { next: END };
-    })
+    .addNode(
+      "verify",
+      step(async (_s, { deps, active, runId }) => {
+        const last = deps.ledger.listMessages(runId).at(-1);
+        const finalText = last?.role === "assistant" && last.decision.kind === "final" ? last.decision.text : undefined;
+        await verifyAndFinish(deps, active, finalText);
+        return { next: END };
+      }),
+    )
     .addEdge(START, "enter")
     .addConditionalEdges("enter", (s: S) => s.next, ["execute", "verify", "approval", END])
     .addConditionalEdges("decide", (s: S) => s.next, ["propose", "observe", "verify", END])

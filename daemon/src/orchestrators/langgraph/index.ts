@@ -1,12 +1,13 @@
 import { Command } from "@langchain/langgraph";
 import { TERMINAL_STATUSES } from "../../contracts/run.js";
+import { MiniAgentError } from "../../errors.js";
 import type { ActiveRun } from "../../runtime/active-run.js";
 import type { RuntimeDeps } from "../../runtime/deps.js";
 import { failRun } from "../../runtime/steps.js";
 import type { DriveMode, Orchestrator, OrchestratorOptions } from "../orchestrator.js";
 import { packageVersion } from "../versions.js";
 import { Checkpoints, checkpointFile } from "./checkpoints.js";
-import { buildGraph } from "./graph.js";
+import { buildGraph, type DriveContext } from "./graph.js";
 import { noTracingCallbacks } from "./no-tracing.js";
 import { startOf } from "./reenter.js";
 import { recursionLimitFor, type ApprovalPause } from "./routes.js";
@@ -23,17 +24,29 @@ export { checkpointFile };
  */
 export function langgraphOrchestrator(options: OrchestratorOptions): Orchestrator {
   const checkpoints = new Checkpoints(checkpointFile(options.stateDir));
-  const drives = new Map<string, { deps: RuntimeDeps; active: ActiveRun }>();
+  const drives = new Map<string, DriveContext>();
   const graph = buildGraph((runId) => {
     const d = drives.get(runId);
-    if (!d) throw new Error(`no drive in progress for ${runId}`);
+    if (!d) throw new MiniAgentError("internal", `no langgraph drive in progress for ${runId}`);
     return d;
   }, checkpoints.saver);
   let swept = false;
 
   async function drive(deps: RuntimeDeps, active: ActiveRun, mode: DriveMode): Promise<void> {
     const runId = active.runId;
-    drives.set(runId, { deps, active });
+    const inFlight = new Set<Promise<unknown>>();
+    drives.set(runId, {
+      deps,
+      active,
+      track(p) {
+        inFlight.add(p);
+        void p.then(
+          () => inFlight.delete(p),
+          () => inFlight.delete(p),
+        );
+        return p;
+      },
+    });
     try {
       if (!swept) {
         swept = true;
@@ -66,6 +79,8 @@ export function langgraphOrchestrator(options: OrchestratorOptions): Orchestrato
         config,
       );
     } catch (err) {
+      // an aborted graph call returns before its step does: the step sees the same signal and ends, then the run's stop is decided
+      await Promise.allSettled([...inFlight]);
       // a step that already stopped the run (a cancel seen by the Verifier) leaves nothing for failRun to do
       const status = deps.ledger.getRun(runId).status;
       if (status === "running" || status === "verifying") await failRun(deps, active, err);
