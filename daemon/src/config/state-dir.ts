@@ -32,6 +32,8 @@ export const STATE_FILES = {
   approvalKey: "approval.key",
   /** the default `--policy` file; absent = the built-in policy */
   policy: "policy.json",
+  /** each orchestrator's saved pauses, one folder per orchestrator (orchestrators/) */
+  orchestrators: "orchestrators",
 } as const;
 
 export function statePath(stateDir: string, name: keyof typeof STATE_FILES): string {
