@@ -6,7 +6,9 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { OrchestratorName } from "../../daemon/src/contracts/run.js";
 import type { DockerExecutor } from "../../daemon/src/sandbox/docker-executor.js";
-import type { RunServiceImpl } from "../../daemon/src/runtime/service-impl.js";
+import { MiniAgentError } from "../../daemon/src/errors.js";
+import type { Model } from "../../daemon/src/models/model.js";
+import type { RunServiceImpl, RunServiceOptions } from "../../daemon/src/runtime/service-impl.js";
 import type { RunView, TraceEvent } from "../../daemon/src/runtime/service.js";
 import { containerExecutor, leftovers, LINKCHECK, service, tempDir } from "../runtime/harness.js";
 
@@ -45,7 +47,10 @@ describe("agents-sdk orchestrator against the manual loop (same replay, same hos
     fs.rmSync(root, { recursive: true, force: true });
   });
 
-  async function drive(orchestrator: OrchestratorName, opts: { replay?: string; budgets?: Record<string, number> } = {}): Promise<Outcome> {
+  async function drive(
+    orchestrator: OrchestratorName,
+    opts: { replay?: string; budgets?: Record<string, number>; model?: (runs: () => RunServiceImpl) => RunServiceOptions["modelFactory"]; during?: (svc: RunServiceImpl, runId: string) => Promise<void> } = {},
+  ): Promise<Outcome> {
     const stateDir = path.join(root, `state-${++n}`);
     const log: string[] = [];
     const sink = new Writable({
@@ -54,12 +59,13 @@ describe("agents-sdk orchestrator against the manual loop (same replay, same hos
         cb();
       },
     });
-    const svc = service(stateDir, executor, { logger: pino({ level: "info" }, sink) });
+    let svc!: RunServiceImpl;
+    svc = service(stateDir, executor, { logger: pino({ level: "info" }, sink), ...(opts.model && { modelFactory: opts.model(() => svc) }) });
     services.push(svc);
     const created = await svc.createRun({
       workspace: path.join(root, `ws-${n}`),
       fixtureDir: LINKCHECK,
-      model: "replay",
+      model: opts.model ? "live" : "replay",
       replayPath: opts.replay ? path.join(LINKCHECK, opts.replay) : undefined,
       trustReplayFile: false,
       backend: "container",
@@ -67,6 +73,7 @@ describe("agents-sdk orchestrator against the manual loop (same replay, same hos
       ...(opts.budgets && { budgets: opts.budgets }),
     });
     runIds.push(created.run_id);
+    await opts.during?.(svc, created.run_id);
     let view = await svc.settled(created.run_id);
     let approvals = 0;
     while (view.status === "awaiting_approval" && view.pending_action && approvals < 5) {
@@ -139,6 +146,42 @@ describe("agents-sdk orchestrator against the manual loop (same replay, same hos
   it("a model_turns budget stops the run budget_exhausted through the shared steps, as in the manual loop (not MaxTurnsExceeded, not a crash)", async () => {
     const [manual, sdk] = await Promise.all([drive("manual", { budgets: { model_turns: 3 } }), drive("agents-sdk", { budgets: { model_turns: 3 } })]);
     expect({ status: sdk.view.status, reason: sdk.view.reason }).toEqual({ status: "budget_exhausted", reason: "budget_exhausted:model_turns" });
+    expect(shape(sdk)).toEqual(shape(manual));
+  });
+
+  it("a cancel while the Runner waits in our Model ends the run cancelled with one run_stopped, as in the manual loop", async () => {
+    const hanging = (): RunServiceOptions["modelFactory"] => {
+      const model: Model = {
+        name: "hanging",
+        decide: (_view, signal) =>
+          new Promise((_resolve, reject) => signal.addEventListener("abort", () => reject(new MiniAgentError("cancelled", "aborted")), { once: true })),
+      };
+      return () => model;
+    };
+    const cancelWhenAsked = async (svc: RunServiceImpl, runId: string) => {
+      while (!(await svc.events(runId, 0, 0)).some((e) => e.type === "model_requested")) await new Promise((r) => setTimeout(r, 50));
+      await svc.cancel(runId);
+    };
+    const [manual, sdk] = await Promise.all([
+      drive("manual", { model: hanging, during: cancelWhenAsked }),
+      drive("agents-sdk", { model: hanging, during: cancelWhenAsked }),
+    ]);
+    expect({ status: sdk.view.status, reason: sdk.view.reason }).toEqual({ status: "cancelled", reason: "cancelled" });
+    expect(count(sdk.events, "run_stopped")).toBe(1);
+    expect(shape(sdk)).toEqual(shape(manual));
+  });
+
+  it("a model failure is the host's to retry: a non-transient one fails the run after one request, never re-asked by the SDK", async () => {
+    const failing = (): RunServiceOptions["modelFactory"] => () => ({
+      name: "failing",
+      decide: async () => {
+        throw new MiniAgentError("model_error", "provider returned 400", { details: { transient: false } });
+      },
+    });
+    const [manual, sdk] = await Promise.all([drive("manual", { model: failing }), drive("agents-sdk", { model: failing })]);
+    expect(sdk.view.status).toBe("failed");
+    expect(sdk.view.reason).toBe(manual.view.reason);
+    expect(count(sdk.events, "model_requested")).toBe(1);
     expect(shape(sdk)).toEqual(shape(manual));
   });
 });
