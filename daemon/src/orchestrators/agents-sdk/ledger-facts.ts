@@ -18,12 +18,13 @@ export function recordedCall(deps: RuntimeDeps, runId: string, callId: string): 
   throw new MiniAgentError("internal", `the ledger of run ${runId} has no recorded call ${callId}`);
 }
 
-/** The observation recorded for the call, if any. */
+/** The observation recorded for the call's latest proposal, if any (a model may use a call id twice; an older answer is not this one's). */
 export function answerOf(deps: RuntimeDeps, runId: string, callId: string): ToolResult | null {
   const messages = deps.ledger.listMessages(runId);
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i]!;
     if (m.role === "tool" && m.result.call_id === callId) return m.result;
+    if (m.role === "assistant" && m.decision.kind === "tool" && m.decision.call.call_id === callId) return null;
   }
   return null;
 }

@@ -1,3 +1,4 @@
+import { TERMINAL_STATUSES } from "../../contracts/run.js";
 import { MiniAgentError } from "../../errors.js";
 import type { ActiveRun } from "../../runtime/active-run.js";
 import type { RuntimeDeps } from "../../runtime/deps.js";
@@ -57,8 +58,14 @@ export async function driveWithSdk(states: SavedRunStates, sdkVersion: string, d
     if (active.signal.aborted) throw new MiniAgentError("cancelled", "cancelled between the Runner's steps");
     if (result.interruptions.length > 0) {
       // the run is already awaiting_approval in the ledger (proposeCall); the state only says where the SDK paused
-      await states.save({ schema_version: 1, run_id: runId, sdk_version: sdkVersion, state: result.state.toString() });
-      deps.logger.info({ runId, orchestrator: "agents-sdk" }, "Runner paused for approval; RunState saved");
+      try {
+        await states.save({ schema_version: 1, run_id: runId, sdk_version: sdkVersion, state: result.state.toString() });
+        deps.logger.info({ runId, orchestrator: "agents-sdk" }, "Runner paused for approval; RunState saved");
+      } catch (err) {
+        // not fatal: without a saved state the next drive starts a fresh Runner from the ledger
+        await states.remove(runId).catch(() => undefined);
+        deps.logger.warn({ runId, err }, "could not save the RunState at the approval pause; the next drive starts from the ledger");
+      }
       return;
     }
     await states.remove(runId);
@@ -67,6 +74,17 @@ export async function driveWithSdk(states: SavedRunStates, sdkVersion: string, d
     await verifyAndFinish(deps, active, typeof result.finalOutput === "string" ? result.finalOutput : "");
   } catch (err) {
     await failRun(deps, active, err);
+  } finally {
+    await forgetWhenEnded(states, deps, runId);
+  }
+}
+
+/** A run that has ended is never driven again: its saved pause goes with it. Must not throw (the drive's last step). */
+async function forgetWhenEnded(states: SavedRunStates, deps: RuntimeDeps, runId: string): Promise<void> {
+  try {
+    if (TERMINAL_STATUSES.includes(deps.ledger.getRun(runId).status)) await states.remove(runId);
+  } catch (err) {
+    deps.logger.warn({ runId, err }, "could not remove the saved RunState of an ended run");
   }
 }
 
