@@ -2,6 +2,7 @@ import type { Decision } from "../../contracts/decision.js";
 import type { ToolCall } from "../../contracts/tool-call.js";
 import { MiniAgentError } from "../../errors.js";
 import { nextDecision, proposeCall } from "../../runtime/steps.js";
+import { sdkCallId } from "./ledger-facts.js";
 import { halt, type DriveScope } from "./scope.js";
 import { type Model, type ModelResponse, Usage } from "./sdk.js";
 
@@ -13,7 +14,8 @@ import { type Model, type ModelResponse, Usage } from "./sdk.js";
  *
  * One SDK turn is one call here, and it returns the first decision the SDK can
  * act on:
- *   tool  -> a function_call item with the call's own id, name and arguments;
+ *   tool  -> a function_call item with the call's own id, name and arguments
+ *            (a reused id is made unique for the SDK: ledger-facts.ts sdkCallId);
  *   final -> an assistant message: the SDK's final_output, which is NOT done
  *            (the drive hands it to the host Verifier);
  *   plan  -> recorded by nextDecision and nothing else: an assistant message
@@ -45,7 +47,7 @@ export function hostModel(scope: DriveScope, offered: ReadonlySet<string>): Mode
             inputTokens: after.prompt_tokens - before.prompt_tokens,
             outputTokens: after.completion_tokens - before.completion_tokens,
           }),
-          output: [decision.kind === "tool" ? functionCall(decision.call) : assistantMessage(decision.text)],
+          output: [decision.kind === "tool" ? functionCall(decision.call, sdkCallId(deps, active.runId, decision.call.call_id)) : assistantMessage(decision.text)],
         };
       }
     },
@@ -56,8 +58,8 @@ export function hostModel(scope: DriveScope, offered: ReadonlySet<string>): Mode
   };
 }
 
-function functionCall(call: ToolCall) {
-  return { type: "function_call" as const, callId: call.call_id, name: call.name, arguments: JSON.stringify(call.arguments), status: "completed" as const };
+function functionCall(call: ToolCall, callId: string) {
+  return { type: "function_call" as const, callId, name: call.name, arguments: JSON.stringify(call.arguments), status: "completed" as const };
 }
 
 function assistantMessage(text: string) {

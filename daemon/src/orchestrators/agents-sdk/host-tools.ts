@@ -2,7 +2,7 @@ import type { Backend } from "../../contracts/sandbox.js";
 import { finishPending, proposeCall } from "../../runtime/steps.js";
 import { stopIfDue } from "../../runtime/stop.js";
 import { toolDescriptions } from "../../tools/descriptions.js";
-import { actionOf, answerOf, recordedCall } from "./ledger-facts.js";
+import { actionOf, answerOf, ledgerCallId, recordedCall } from "./ledger-facts.js";
 import { halt, type DriveScope } from "./scope.js";
 import { type FunctionTool, tool } from "./sdk.js";
 
@@ -38,8 +38,8 @@ export function hostTools(scope: DriveScope, backend: Backend): FunctionTool[] {
       strict: false,
       // a thrown HostHalt must unwind the Runner, not become a tool message
       errorFunction: null,
-      needsApproval: (_ctx, _input, callId) => needsPerson(scope, callId ?? ""),
-      execute: (_input, _ctx, details) => carryOut(scope, details?.toolCall?.callId ?? ""),
+      needsApproval: (_ctx, _input, callId) => needsPerson(scope, ledgerCallId(callId ?? "")),
+      execute: (_input, _ctx, details) => carryOut(scope, ledgerCallId(details?.toolCall?.callId ?? "")),
     }) as FunctionTool,
   );
 }

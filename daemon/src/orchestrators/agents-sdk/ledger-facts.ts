@@ -44,3 +44,20 @@ export function lastCallId(deps: RuntimeDeps, runId: string): string | null {
   }
   return null;
 }
+
+/**
+ * The id the SDK knows a call by. The call's own id, except for a model that
+ * reuses an id within a run: the SDK pairs calls and outputs by id and would
+ * take the old output for the new call, so the repeat gets `<id>~<n>` (`~`
+ * cannot occur in an id, contracts/common.ts). Tools map it back with
+ * ledgerCallId.
+ */
+export function sdkCallId(deps: RuntimeDeps, runId: string, callId: string): string {
+  const uses = deps.ledger.listMessages(runId).filter((m) => m.role === "assistant" && m.decision.kind === "tool" && m.decision.call.call_id === callId).length;
+  return uses > 1 ? `${callId}~${uses}` : callId;
+}
+
+export function ledgerCallId(sdkId: string): string {
+  const cut = sdkId.indexOf("~");
+  return cut === -1 ? sdkId : sdkId.slice(0, cut);
+}

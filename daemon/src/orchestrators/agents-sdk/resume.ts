@@ -1,7 +1,7 @@
 import { checkApproval } from "../../policy/approvals.js";
 import type { ActionRow } from "../../store/ledger.js";
 import { recordNoWrite } from "../../runtime/write-action.js";
-import { actionOf, answerOf, lastCallId } from "./ledger-facts.js";
+import { actionOf, answerOf, lastCallId, ledgerCallId } from "./ledger-facts.js";
 import type { DriveScope } from "./scope.js";
 import type { Agent, RunState, RunToolApprovalItem } from "./sdk.js";
 
@@ -20,7 +20,7 @@ export async function applyLedgerDecisions(scope: DriveScope, state: RunState<un
   const interruptions = state.getInterruptions();
   if (interruptions.length !== 1) return `the saved state has ${interruptions.length} pending approvals, the ledger one at most`;
   const item = interruptions[0] as RunToolApprovalItem;
-  const callId = item.rawItem.type === "function_call" ? item.rawItem.callId : null;
+  const callId = item.rawItem.type === "function_call" ? ledgerCallId(item.rawItem.callId) : null;
   if (!callId) return "the saved state pauses on something other than a function call";
   const verdict = await verdictFor(scope, callId);
   if (verdict.kind === "disagree") return verdict.why;
