@@ -32,7 +32,7 @@ export const STATE_FILES = {
   approvalKey: "approval.key",
   /** the default `--policy` file; absent = the built-in policy */
   policy: "policy.json",
-  /** one saved-pause file per framework orchestrator (orchestrators/), e.g. langgraph.sqlite */
+  /** what orchestrators save of their pauses (orchestrators/): langgraph.sqlite, agents-sdk/<run_id>.json */
   orchestrators: "orchestrators",
 } as const;
 
