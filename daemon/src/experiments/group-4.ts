@@ -22,6 +22,7 @@ export const group4: GroupDefinition = {
     {
       id: "context_under_budget",
       title: "the model view of a finished canonical run, rebuilt from the ledger under an 1800-byte budget",
+      runsWithoutEngine: true,
       expected: {
         within_budget: true,
         goal_kept: true,
@@ -63,6 +64,7 @@ export const group4: GroupDefinition = {
     {
       id: "path_escape_denied",
       title: "read_file ../outside.txt is refused at the workspace edge",
+      runsWithoutEngine: true,
       expected: { code: "path_denied", outside_content_in_trace: false, writes: 0 },
       criterion: "the call's observation has code path_denied, the content of the file next to the workspace appears nowhere in the trace, nothing was written",
       does_not_prove: "that every escape (symlinks, hard links, device names) is refused; the workspace tests cover those one by one",
@@ -82,6 +84,7 @@ export const group4: GroupDefinition = {
     {
       id: "cancel_and_timeout",
       title: "cancel arrives while the deadline has also passed: both facts kept, primary status cancelled",
+      runsWithoutEngine: true,
       expected: { status: "cancelled", cancelled: true, deadline_passed: true },
       criterion:
         "during a tool call the (injected) clock passes total_seconds and the user cancels; the run stops with status cancelled and the run_stopped event records cancelled=true together with the exhausted deadline",
@@ -110,7 +113,7 @@ export const group4: GroupDefinition = {
             fixtureDir: path.join(ctx.repoRoot, "fixtures", "linkcheck"),
             model: "replay",
             trustReplayFile: false,
-            backend: "container",
+            backend: ctx.backend,
           });
           runId = created.run_id;
           // the replay's first decision is a plan; the read_file call comes right after

@@ -6,6 +6,7 @@ import { MiniAgentError } from "../errors.js";
 import { findHostPath, stableStringify } from "./canonical.js";
 import { parseArgs } from "./cli.js";
 import { prepareOutputDir } from "./output-dir.js";
+import { writeReport } from "./report.js";
 import { runGroup, scratchDirIn } from "./runner.js";
 import type { GroupDefinition, Scenario } from "./types.js";
 
@@ -83,6 +84,43 @@ describe("runGroup", () => {
       deps(),
     );
     expect(out.scenarios[0]!.passed).toBe(true);
+  });
+});
+
+describe("backend per scenario", () => {
+  const withEngine = () => ({ ...base(), engine: { ...base().engine, available: true, reason: null } });
+  const seen = (id: string, runsWithoutEngine?: boolean) => scenario({ id, runsWithoutEngine, expected: null, run: async (ctx) => ctx.backend, check: () => true });
+
+  it("without an engine only a scenario that claims no isolation moves to trusted_local, and says so", async () => {
+    const out = await runGroup(group(seen("local", true), seen("container")), base(), deps());
+    expect(out.scenarios.map((s) => [s.id, s.observed, s.backend])).toEqual([
+      ["local", "trusted_local", "trusted_local"],
+      ["container", "container", undefined],
+    ]);
+    expect(out.backends).toEqual({ local: "trusted_local", container: "container" });
+    expect(out.unavailable).toEqual(["container"]);
+  });
+
+  it("regression: with an engine every scenario stays on the container and carries no backend field (canonical bytes unchanged)", async () => {
+    const out = await runGroup(group(seen("local", true), seen("container")), withEngine(), deps());
+    expect(out.scenarios.map((s) => [s.observed, "backend" in s])).toEqual([
+      ["container", false],
+      ["container", false],
+    ]);
+    expect(out.unavailable).toEqual([]);
+  });
+
+  it("a failure of a scenario that ran is a measured failure; one that found no engine only makes the report unavailable", async () => {
+    const env = { canonical: {}, volatile: {} };
+    const failing = scenario({ id: "ran", runsWithoutEngine: true, run: async () => ({ ok: false }) });
+    const dirA = path.join(tmp, "a");
+    const dirB = path.join(tmp, "b");
+    await fs.mkdir(dirA);
+    await fs.mkdir(dirB);
+    const a = await writeReport(dirA, [await runGroup(group(failing, seen("needs")), base(), deps())], env);
+    expect([a.measuredFailure, a.unavailable]).toEqual([true, true]);
+    const b = await writeReport(dirB, [await runGroup(group(scenario({ id: "ran", runsWithoutEngine: true }), scenario({ id: "needs" })), base(), deps())], env);
+    expect([b.passed, b.measuredFailure, b.unavailable]).toEqual([true, false, true]);
   });
 });
 
