@@ -67,6 +67,24 @@ describe("npm run experiments with no reachable engine", () => {
     expect(canonical.environment.backend).toBe("container");
   });
 
+  it("regression: context_under_budget records the compaction numbers, not only booleans, and the same bytes on a second run", () => {
+    const again = path.join(tmp, "g4-again");
+    expect(report(["--group", "4", "--output", again]).code).toBe(2);
+    const ctxOf = (dir: string) =>
+      JSON.parse(fs.readFileSync(path.join(dir, "group-4.json"), "utf8")).scenarios.find((s: Scenario) => s.id === "context_under_budget").observed;
+    const o = ctxOf(again);
+    expect(o.budget_bytes).toBe(1800);
+    expect(o.view_bytes).toBeGreaterThan(0);
+    expect(o.view_bytes).toBeLessThanOrEqual(1800);
+    // compaction had something to do: the full history does not fit
+    expect(o.uncompacted_bytes).toBeGreaterThan(1800);
+    expect(o.groups.dropped).toBeGreaterThan(0);
+    expect(o.dropped_call_ids).toContain("call_03_red");
+    expect(o.pinned).toEqual({ last_failure_call_id: "call_03_red", last_failure_kept: false });
+    expect(typeof o.summary_level).toBe("number");
+    expect(fs.readFileSync(path.join(again, "offline-canonical.json"), "utf8")).toBe(fs.readFileSync(path.join(tmp, "g4", "offline-canonical.json"), "utf8"));
+  });
+
   it("groups that need the container keep reporting runtime_unavailable without an engine (exit 2)", () => {
     const out = path.join(tmp, "g2");
     const r = report(["--group", "2", "--output", out]);
