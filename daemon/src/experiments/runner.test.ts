@@ -157,12 +157,13 @@ describe("prepareOutputDir", () => {
 describe("parseArgs", () => {
   it("maps --group N to group-N and all to every group", () => {
     expect(parseArgs(["--group", "3", "--output", "o"])).toMatchObject({ groups: ["group-3"], output: "o", replace: false });
-    expect(parseArgs(["--output", "o", "--replace"])).toMatchObject({ groups: ["group-1", "group-2", "group-3", "group-4"], replace: true });
+    expect(parseArgs(["--output", "o", "--replace"])).toMatchObject({ groups: ["group-1", "group-2", "group-3", "group-4", "group-5"], replace: true });
   });
 
   it("fails loudly on unknown options, unknown groups and a missing --output", () => {
     expect(parseArgs(["--output", "o", "--fast"])).toHaveProperty("error");
     expect(parseArgs(["--group", "9", "--output", "o"])).toHaveProperty("error");
+    expect(parseArgs(["--group", "5", "--output", "o"])).toMatchObject({ groups: ["group-5"] });
     expect(parseArgs(["--group", "1"])).toHaveProperty("error");
   });
 });
