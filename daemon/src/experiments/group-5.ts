@@ -7,6 +7,8 @@ import { isMiniAgentError } from "../errors.js";
 import { miniAgentVersion, packageVersion } from "../orchestrators/versions.js";
 import type { RunServiceImpl } from "../runtime/service-impl.js";
 import type { TraceEvent } from "../runtime/service.js";
+import { createDockerClient } from "../sandbox/docker-client.js";
+import { reapLeftovers } from "../sandbox/reaper.js";
 import { countEvents, diffPaths, fileHash, runReplay, startService, withService, type ReplayRunOutcome } from "./harness.js";
 import type { ExperimentContext, GroupDefinition, Json, Scenario } from "./types.js";
 
@@ -188,6 +190,8 @@ export function reentryScenario(name: OrchestratorName): Scenario {
         return { child: a.outcome, error: isMiniAgentError(err) ? err.code : "unexpected" };
       } finally {
         await svc.shutdown();
+        // whatever the killed process had open in the engine (an adapter may hold a session at its pause) is this run's to remove: nothing else reaps a report's runs
+        await reapLeftovers(createDockerClient(ctx.dockerEnv), { runId: a.runId }).catch(() => undefined);
       }
     },
   };
