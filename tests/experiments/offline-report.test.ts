@@ -41,10 +41,10 @@ describe("npm run experiments", () => {
     expect(a.stdout).toContain(`offline-canonical.json sha256 ${ha}`);
 
     const files = fs.readdirSync(path.join(tmp, "a")).sort();
-    expect(files).toEqual(["environment.json", "group-1.json", "group-2.json", "group-3.json", "group-4.json", "offline-canonical.json"]);
+    expect(files).toEqual(["environment.json", "group-1.json", "group-2.json", "group-3.json", "group-4.json", "group-5.json", "offline-canonical.json"]);
     const canonical = JSON.parse(fs.readFileSync(path.join(tmp, "a", "offline-canonical.json"), "utf8"));
     expect(canonical.passed).toBe(true);
-    expect(canonical.groups.map((g: { scenarios: unknown[] }) => g.scenarios.length)).toEqual([3, 6, 3, 4]);
+    expect(canonical.groups.map((g: { scenarios: unknown[] }) => g.scenarios.length)).toEqual([3, 6, 3, 4, 5]);
     for (const g of canonical.groups) {
       for (const s of g.scenarios) expect(Object.keys(s).sort()).toEqual(["criterion", "does_not_prove", "expected", "id", "observed", "passed", "title"]);
     }
@@ -91,7 +91,7 @@ describe("npm run experiments", () => {
   });
 
   it("rejects unknown options with a usage error", () => {
-    const r = report(["--group", "5", "--output", path.join(tmp, "x")]);
+    const r = report(["--group", "6", "--output", path.join(tmp, "x")]);
     expect(r.code).toBe(64);
     expect(fs.existsSync(path.join(tmp, "x"))).toBe(false);
   });

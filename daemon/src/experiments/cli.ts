@@ -11,10 +11,12 @@ import { writeReport } from "./report.js";
 import { runGroup, scratchDirIn, type GroupOutcome } from "./runner.js";
 
 /**
- * `npm run experiments -- --group all|1|2|3|4 --output DIR [--replace] [--runtime runc|runsc]`
- * Exit codes, set in one place: 0 every scenario passed; 1 a scenario failed;
- * 2 no sandbox engine is reachable (the report says available=false rather than
- * pretending); 64 bad usage or an output dir that exists without --replace.
+ * `npm run experiments -- --group all|1|2|3|4|5 --output DIR [--replace] [--runtime runc|runsc]`
+ * Exit codes, set in one place: 0 every scenario passed; 1 a scenario that ran
+ * failed; 2 nothing that ran failed, but no sandbox engine is reachable, so the
+ * scenarios that need the container were not run (the report says
+ * available=false rather than pretending; those that claim no isolation ran on
+ * trusted_local); 64 bad usage or an output dir that exists without --replace.
  */
 export const EXIT = { ok: 0, failed: 1, unavailable: 2, usage: 64 } as const;
 
@@ -39,14 +41,14 @@ export function parseArgs(argv: string[]): CliOptions | { error: string } {
       const r = argv[++i];
       if (r !== "runc" && r !== "runsc") return { error: `unknown --runtime ${r}; use runc or runsc` };
       runtime = r;
-    } else return { error: `unknown option ${a}; use --group all|1|2|3|4, --output DIR, --replace, --runtime runc|runsc` };
+    } else return { error: `unknown option ${a}; use --group all|1|2|3|4|5, --output DIR, --replace, --runtime runc|runsc` };
   }
   if (!output) return { error: "--output DIR is required" };
   const all = Object.keys(GROUPS) as Array<keyof typeof GROUPS>;
   let groups: Array<keyof typeof GROUPS>;
   if (group === "all") groups = all;
-  else if ((["1", "2", "3", "4"] as const).includes(group as "1")) groups = [`group-${group}` as keyof typeof GROUPS];
-  else return { error: `unknown --group ${group}; use all, 1, 2, 3 or 4` };
+  else if ((["1", "2", "3", "4", "5"] as const).includes(group as "1")) groups = [`group-${group}` as keyof typeof GROUPS];
+  else return { error: `unknown --group ${group}; use all, 1, 2, 3, 4 or 5` };
   return { groups, output, replace, runtime };
 }
 
@@ -84,7 +86,11 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   const scratchRoot = await fs.mkdtemp(path.join(os.tmpdir(), "mini-agent-experiments-"));
   try {
     const engine = await setUpEngine(path.join(scratchRoot, "engine"), io.env, opts.runtime);
-    if (!engine.facts.available) io.stderr(`no sandbox engine: ${engine.facts.reason}; container scenarios will report available=false`);
+    if (!engine.facts.available) {
+      io.stderr(
+        `no sandbox engine: ${engine.facts.reason}; scenarios that need the container will report available=false, those that claim no isolation run on trusted_local`,
+      );
+    }
     const env = await collectEnvironment({
       repoRoot: io.repoRoot,
       nodeVersion: io.nodeVersion,
@@ -115,12 +121,15 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       });
       io.stdout(`${id}: ${outcome.passed ? "passed" : "FAILED"} (${outcome.scenarios.filter((s) => s.passed).length}/${outcome.scenarios.length})`);
       for (const s of outcome.scenarios) if (!s.passed) io.stdout(`  - ${s.id}: expected ${JSON.stringify(s.expected)} observed ${JSON.stringify(s.observed)}`);
+      const local = Object.keys(outcome.backends).filter((id) => outcome.backends[id] === "trusted_local");
+      if (local.length > 0) io.stdout(`  on trusted_local (no engine): ${local.join(", ")}`);
       outcomes.push(outcome);
     }
     const written = await writeReport(outDir, outcomes, env);
     io.stdout(`wrote ${written.files.join(", ")} to ${outDir}`);
     io.stdout(`offline-canonical.json sha256 ${written.canonicalSha256}`);
-    if (!engine.facts.available) return EXIT.unavailable;
+    if (written.measuredFailure) return EXIT.failed;
+    if (written.unavailable) return EXIT.unavailable;
     return written.passed ? EXIT.ok : EXIT.failed;
   } finally {
     await fs.rm(scratchRoot, { recursive: true, force: true }).catch(() => undefined);

@@ -3,9 +3,11 @@ import path from "node:path";
 import { pino } from "pino";
 import { computeManifest } from "../workspace/manifest.js";
 import { sha256Hex } from "../workspace/hash.js";
+import type { OrchestratorName } from "../contracts/run.js";
 import type { ImageFamily } from "../contracts/test-report.js";
 import { MiniAgentError } from "../errors.js";
 import type { Executor } from "../sandbox/executor.js";
+import { LocalExecutor } from "../sandbox/local-executor.js";
 import { createRunService, type RunServiceImpl, type RunServiceOptions } from "../runtime/service-impl.js";
 import type { RunView, TraceEvent } from "../runtime/service.js";
 import type { ExperimentContext } from "./types.js";
@@ -29,12 +31,19 @@ export function startService(
   /** executors of other image families, made before the service (ctx.familyExecutor) */
   families: Partial<Record<ImageFamily, Executor>> = {},
 ): RunServiceImpl {
+  // host processes only for a scenario the runner moved there (no engine, no isolation claimed); their copies live in its scratch
+  const local = ctx.backend === "trusted_local" ? new LocalExecutor({ tmpRoot: ctx.scratch }) : null;
   const executor = ctx.executor;
-  if (executor === null) throw new MiniAgentError("runtime_unavailable", "no sandbox engine is reachable");
+  if (executor === null && local === null) throw new MiniAgentError("runtime_unavailable", "no sandbox engine is reachable");
   return createRunService({
     stateDir: path.join(ctx.scratch, stateName),
     executorFactory: (backend, family) => {
-      if (backend !== "container") throw new MiniAgentError("backend_not_isolated", "the offline report runs on the container backend only");
+      if (backend !== ctx.backend) throw new MiniAgentError("backend_not_isolated", `this scenario runs on the ${ctx.backend} backend only`);
+      if (local !== null) {
+        if (family !== "node") throw new MiniAgentError("image_missing", `the report runs only node fixtures on trusted_local, not ${family}`);
+        return local;
+      }
+      if (executor === null) throw new MiniAgentError("runtime_unavailable", "no sandbox engine is reachable");
       if (family === "node") return executor;
       const other = families[family];
       if (!other) throw new MiniAgentError("image_missing", `the report has no ${family} executor for this scenario`);
@@ -69,6 +78,8 @@ export interface ReplayRunOptions {
   /** approve every write the run proposes (the operator's decision, one action at a time) */
   approve?: boolean;
   maxApprovals?: number;
+  /** who takes the run's turns (default: the service's default, manual) */
+  orchestrator?: OrchestratorName;
 }
 
 export interface ReplayRunOutcome {
@@ -87,8 +98,10 @@ export async function runReplay(svc: RunServiceImpl, ctx: ExperimentContext, opt
     fixtureDir: fixture,
     model: "replay",
     replayPath: opts.replay ? path.join(fixture, opts.replay) : undefined,
-    trustReplayFile: false,
-    backend: "container",
+    // on trusted_local only the report's own replays, shipped beside the fixture, are run; the report states that it trusts them
+    trustReplayFile: ctx.backend === "trusted_local",
+    backend: ctx.backend,
+    ...(opts.orchestrator !== undefined && { orchestrator: opts.orchestrator }),
   });
   const runId = created.run_id;
   let view = await svc.settled(runId);

@@ -18,6 +18,10 @@ export const REPORT_SCHEMA_VERSION = 1;
 export interface WrittenReport {
   canonicalSha256: string;
   passed: boolean;
+  /** a scenario failed that ran (not merely one that needed the container and found no engine) */
+  measuredFailure: boolean;
+  /** some scenario needed the container and no engine was reachable */
+  unavailable: boolean;
   files: string[];
 }
 
@@ -34,7 +38,7 @@ export async function writeReport(dir: string, outcomes: GroupOutcome[], env: En
       title: o.title,
       passed: o.passed,
       scenarios: o.scenarios,
-      non_canonical: { duration_ms: o.duration_ms, environment: env },
+      non_canonical: { duration_ms: o.duration_ms, backends: o.backends, environment: env },
     });
   }
   await write("environment.json", { schema_version: REPORT_SCHEMA_VERSION, ...env });
@@ -49,5 +53,7 @@ export async function writeReport(dir: string, outcomes: GroupOutcome[], env: En
   const text = stableStringify(canonical);
   await fs.writeFile(path.join(dir, CANONICAL_FILE), text);
   files.push(CANONICAL_FILE);
-  return { canonicalSha256: sha256Hex(text), passed, files };
+  const measuredFailure = outcomes.some((o) => o.scenarios.some((s) => !s.passed && !o.unavailable.includes(s.id)));
+  const unavailable = outcomes.some((o) => o.unavailable.length > 0);
+  return { canonicalSha256: sha256Hex(text), passed, measuredFailure, unavailable, files };
 }

@@ -6,6 +6,7 @@ import { MiniAgentError } from "../errors.js";
 import { findHostPath, stableStringify } from "./canonical.js";
 import { parseArgs } from "./cli.js";
 import { prepareOutputDir } from "./output-dir.js";
+import { writeReport } from "./report.js";
 import { runGroup, scratchDirIn } from "./runner.js";
 import type { GroupDefinition, Scenario } from "./types.js";
 
@@ -86,6 +87,43 @@ describe("runGroup", () => {
   });
 });
 
+describe("backend per scenario", () => {
+  const withEngine = () => ({ ...base(), engine: { ...base().engine, available: true, reason: null } });
+  const seen = (id: string, runsWithoutEngine?: boolean) => scenario({ id, runsWithoutEngine, expected: null, run: async (ctx) => ctx.backend, check: () => true });
+
+  it("without an engine only a scenario that claims no isolation moves to trusted_local, and says so", async () => {
+    const out = await runGroup(group(seen("local", true), seen("container")), base(), deps());
+    expect(out.scenarios.map((s) => [s.id, s.observed, s.backend])).toEqual([
+      ["local", "trusted_local", "trusted_local"],
+      ["container", "container", undefined],
+    ]);
+    expect(out.backends).toEqual({ local: "trusted_local", container: "container" });
+    expect(out.unavailable).toEqual(["container"]);
+  });
+
+  it("regression: with an engine every scenario stays on the container and carries no backend field (canonical bytes unchanged)", async () => {
+    const out = await runGroup(group(seen("local", true), seen("container")), withEngine(), deps());
+    expect(out.scenarios.map((s) => [s.observed, "backend" in s])).toEqual([
+      ["container", false],
+      ["container", false],
+    ]);
+    expect(out.unavailable).toEqual([]);
+  });
+
+  it("a failure of a scenario that ran is a measured failure; one that found no engine only makes the report unavailable", async () => {
+    const env = { canonical: {}, volatile: {} };
+    const failing = scenario({ id: "ran", runsWithoutEngine: true, run: async () => ({ ok: false }) });
+    const dirA = path.join(tmp, "a");
+    const dirB = path.join(tmp, "b");
+    await fs.mkdir(dirA);
+    await fs.mkdir(dirB);
+    const a = await writeReport(dirA, [await runGroup(group(failing, seen("needs")), base(), deps())], env);
+    expect([a.measuredFailure, a.unavailable]).toEqual([true, true]);
+    const b = await writeReport(dirB, [await runGroup(group(scenario({ id: "ran", runsWithoutEngine: true }), scenario({ id: "needs" })), base(), deps())], env);
+    expect([b.passed, b.measuredFailure, b.unavailable]).toEqual([true, false, true]);
+  });
+});
+
 describe("canonical output", () => {
   it("sorts keys at every depth and ends with a newline, whatever the insertion order", () => {
     expect(stableStringify({ b: 1, a: { d: 2, c: [{ z: 1, y: 2 }] } })).toBe(stableStringify({ a: { c: [{ y: 2, z: 1 }], d: 2 }, b: 1 }));
@@ -119,12 +157,13 @@ describe("prepareOutputDir", () => {
 describe("parseArgs", () => {
   it("maps --group N to group-N and all to every group", () => {
     expect(parseArgs(["--group", "3", "--output", "o"])).toMatchObject({ groups: ["group-3"], output: "o", replace: false });
-    expect(parseArgs(["--output", "o", "--replace"])).toMatchObject({ groups: ["group-1", "group-2", "group-3", "group-4"], replace: true });
+    expect(parseArgs(["--output", "o", "--replace"])).toMatchObject({ groups: ["group-1", "group-2", "group-3", "group-4", "group-5"], replace: true });
   });
 
   it("fails loudly on unknown options, unknown groups and a missing --output", () => {
     expect(parseArgs(["--output", "o", "--fast"])).toHaveProperty("error");
     expect(parseArgs(["--group", "9", "--output", "o"])).toHaveProperty("error");
+    expect(parseArgs(["--group", "5", "--output", "o"])).toMatchObject({ groups: ["group-5"] });
     expect(parseArgs(["--group", "1"])).toHaveProperty("error");
   });
 });

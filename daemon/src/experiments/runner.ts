@@ -11,6 +11,10 @@ export interface GroupOutcome {
   scenarios: ScenarioResult[];
   /** wall-clock per scenario: recorded in the group file, never in the canonical file */
   duration_ms: Record<string, number>;
+  /** the backend each scenario ran on (group file only; the canonical scenario names it only when it is not the container) */
+  backends: Record<string, ExperimentContext["backend"]>;
+  /** scenarios that needed the container and found no engine: not run, so neither passed nor a measured failure */
+  unavailable: string[];
 }
 
 export interface RunnerDeps {
@@ -26,16 +30,22 @@ function observationOf(err: unknown): Json {
   return { error: isMiniAgentError(err) ? err.code : err instanceof Error ? err.name : "unknown" };
 }
 
-export async function runGroup(group: GroupDefinition, base: Omit<ExperimentContext, "scratch">, deps: RunnerDeps): Promise<GroupOutcome> {
+export async function runGroup(group: GroupDefinition, base: Omit<ExperimentContext, "scratch" | "backend">, deps: RunnerDeps): Promise<GroupOutcome> {
   const scenarios: ScenarioResult[] = [];
   const duration_ms: Record<string, number> = {};
+  const backends: GroupOutcome["backends"] = {};
+  const unavailable: string[] = [];
   for (const s of group.scenarios) {
     const scratch = await deps.scratchDir(`${group.id}-${s.id}`);
+    // with an engine every scenario uses the container, as before; without one only those that claim no isolation move to the host
+    const backend = base.engine.available || !s.runsWithoutEngine ? "container" : "trusted_local";
+    backends[s.id] = backend;
+    if (!base.engine.available && backend === "container") unavailable.push(s.id);
     const t0 = deps.now();
     let observed: Json;
     try {
       // a JSON round trip: what is written is exactly what is compared
-      observed = JSON.parse(JSON.stringify((await s.run({ ...base, scratch })) ?? null)) as Json;
+      observed = JSON.parse(JSON.stringify((await s.run({ ...base, scratch, backend })) ?? null)) as Json;
     } catch (err) {
       deps.onError?.(`${group.id}/${s.id}`, err);
       observed = observationOf(err);
@@ -50,9 +60,18 @@ export async function runGroup(group: GroupDefinition, base: Omit<ExperimentCont
     const leaked = findHostPath(observed);
     if (leaked !== null) observed = { error: "host_path_in_observation" };
     const passed = s.check ? s.check(observed, s.expected) : sameJson(observed, s.expected);
-    scenarios.push({ id: s.id, title: s.title, expected: s.expected, observed, criterion: s.criterion, passed, does_not_prove: s.does_not_prove });
+    scenarios.push({
+      id: s.id,
+      title: s.title,
+      expected: s.expected,
+      observed,
+      criterion: s.criterion,
+      passed,
+      does_not_prove: s.does_not_prove,
+      ...(backend !== "container" && { backend }),
+    });
   }
-  return { group: group.id, title: group.title, passed: scenarios.every((s) => s.passed), scenarios, duration_ms };
+  return { group: group.id, title: group.title, passed: scenarios.every((s) => s.passed), scenarios, duration_ms, backends, unavailable };
 }
 
 export function scratchDirIn(root: string): (id: string) => Promise<string> {

@@ -16,6 +16,13 @@ export interface ScenarioResult {
   criterion: string;
   passed: boolean;
   does_not_prove: string;
+  /**
+   * Present only when the scenario ran on another backend than the report's own
+   * (the container, environment.backend): with no engine, a scenario that claims
+   * nothing about isolation runs on trusted_local. Absent otherwise, so the
+   * canonical bytes of a report with an engine are what they were before.
+   */
+  backend?: "trusted_local";
 }
 
 export interface Scenario {
@@ -28,10 +35,17 @@ export interface Scenario {
   run(ctx: ExperimentContext): Promise<unknown>;
   /** default: observed deep-equals expected (canonical JSON) */
   check?(observed: Json, expected: Json): boolean;
+  /**
+   * true: the scenario claims nothing about isolation, so with no reachable
+   * engine it runs on the trusted_local backend (host processes, the built-in
+   * replays only) instead of reporting runtime_unavailable. Default false: the
+   * scenario needs the container.
+   */
+  runsWithoutEngine?: boolean;
 }
 
 export interface GroupDefinition {
-  id: "group-1" | "group-2" | "group-3" | "group-4";
+  id: "group-1" | "group-2" | "group-3" | "group-4" | "group-5";
   title: string;
   scenarios: Scenario[];
 }
@@ -48,6 +62,8 @@ export interface EngineFacts {
 export interface ExperimentContext {
   /** a fresh temp dir per scenario; removed afterwards */
   scratch: string;
+  /** the backend this scenario's runs use: the container, or trusted_local when no engine is reachable and the scenario allows it */
+  backend: "container" | "trusted_local";
   /** repository root (fixtures/ lives here) */
   repoRoot: string;
   /** the container executor; null when no engine is reachable */
