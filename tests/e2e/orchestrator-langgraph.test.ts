@@ -111,6 +111,13 @@ describe("mini-agent-client run --orchestrator langgraph through a spawned daemo
       version: packageVersion("@langchain/langgraph"),
     });
     expect(fs.readFileSync(path.join(ws, "src/linkcheck.js"), "utf8")).toContain("path.dirname(docAbs)");
+    // each new daemon resumed the graph's paused approval node from the checkpoint the killed one left
+    const drives = fs
+      .readFileSync(path.join(stateDir, "logs", "daemon.log"), "utf8")
+      .split("\n")
+      .filter((l) => l.includes('"langgraph drive"'))
+      .map((l) => (JSON.parse(l) as { start: string }).start);
+    expect(drives).toEqual(["fresh", "resume", "resume"]);
     const trace = await runClient(["trace", runId, "--jsonl", "--socket", d.socketPath]);
     expect(trace.code).toBe(0);
     expect(trace.stdout).toContain('"langgraph"');

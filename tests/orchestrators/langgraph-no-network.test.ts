@@ -3,6 +3,8 @@ import http from "node:http";
 import net from "node:net";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
+import { Writable } from "node:stream";
+import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { containerExecutor, leftovers, LINKCHECK, service, tempDir } from "../runtime/harness.js";
 
@@ -66,7 +68,14 @@ describe("a langgraph run makes no network request, even with LangSmith tracing 
   it("completes fixtures/linkcheck with two approvals and the counting endpoint sees no request", async () => {
     const stateDir = path.join(root, "state");
     const executor = await containerExecutor(stateDir);
-    const runs = service(stateDir, executor);
+    const logs: Array<Record<string, unknown>> = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        logs.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
+        done();
+      },
+    });
+    const runs = service(stateDir, executor, { logger: pino({ level: "info" }, sink) });
     try {
       const created = await runs.createRun({
         workspace: path.join(root, "ws"),
@@ -84,6 +93,8 @@ describe("a langgraph run makes no network request, even with LangSmith tracing 
       }
       expect(view.status, view.reason ?? "").toBe("completed");
       expect(view.counters.writes).toBe(2);
+      // both decisions went through the graph's pause and resume (the path the tracing switches would have traced)
+      expect(logs.filter((l) => l.msg === "langgraph drive").map((l) => l.start)).toEqual(["fresh", "resume", "resume"]);
     } finally {
       await runs.shutdown();
     }

@@ -84,7 +84,11 @@ export function langgraphOrchestrator(options: OrchestratorOptions): Orchestrato
       // a step that already stopped the run (a cancel seen by the Verifier) leaves nothing for failRun to do
       const status = deps.ledger.getRun(runId).status;
       if (status === "running" || status === "verifying") await failRun(deps, active, err);
-      else await active.closeSession();
+      else {
+        // the ledger already holds the stop or the pause; the graph's error is kept in the log, not swallowed
+        deps.logger.warn({ runId, status, err }, "langgraph call failed after the run stopped or paused");
+        await active.closeSession();
+      }
     } finally {
       drives.delete(runId);
       await forgetEnded(deps, runId);

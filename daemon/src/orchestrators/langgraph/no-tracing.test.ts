@@ -1,6 +1,6 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { Annotation, END, MemorySaver, START, StateGraph } from "@langchain/langgraph";
+import { Annotation, Command, END, interrupt, MemorySaver, START, StateGraph } from "@langchain/langgraph";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { noTracingCallbacks } from "./no-tracing.js";
 
@@ -39,18 +39,25 @@ describe("no LangSmith request from a graph call, whatever the environment says"
     await new Promise((r) => server.close(r));
   });
 
+  /** one step, then a pause (interrupt() needs the call's config from core's AsyncLocalStorage), then the resume value added */
   function graph() {
     const S = Annotation.Root({ n: Annotation<number> });
     return new StateGraph(S)
       .addNode("step", (s) => ({ n: s.n + 1 }))
+      .addNode("pause", (s) => ({ n: s.n + interrupt<string, number>("how much?") }))
       .addEdge(START, "step")
-      .addEdge("step", END)
+      .addEdge("step", "pause")
+      .addEdge("pause", END)
       .compile({ checkpointer: new MemorySaver() });
   }
 
   it("with the tracing variables set, a call with our callbacks sends nothing, while the same call without them does (the control)", async () => {
-    const guarded = await graph().invoke({ n: 1 }, { configurable: { thread_id: "a" }, runName: "guarded-graph", callbacks: noTracingCallbacks() });
-    expect(guarded.n).toBe(2);
+    const g = graph();
+    const config = { configurable: { thread_id: "a" }, runName: "guarded-graph", callbacks: noTracingCallbacks() };
+    await g.invoke({ n: 1 }, config);
+    // the pause works under our handler (regression: given no run tree, interrupt() failed "outside the context of a graph")
+    expect((await g.getState(config)).tasks.flatMap((t) => t.interrupts).map((i) => i.value)).toEqual(["how much?"]);
+    expect((await g.invoke(new Command({ resume: 40 }), config)).n).toBe(42);
     // the control: the same graph without our handler is traced to the (local, counting) endpoint
     await graph().invoke({ n: 1 }, { configurable: { thread_id: "b" }, runName: "control-graph" });
     for (let i = 0; i < 200 && !bodies.some((b) => b.includes("control-graph")); i++) await new Promise((r) => setTimeout(r, 50));

@@ -10,16 +10,24 @@ import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
  * "langchain_tracer" is present yet (callbacks/manager.ts `_configureSync`),
  * and nested calls inherit the handlers of the graph call. Every graph call
  * gets this handler under that name; it records and sends nothing.
- * (A run tree with tracing off in AsyncLocalStorage is not enough: the graph's
- * stream replaces the store.) tests/orchestrators/langgraph-no-network.test.ts
- * proves it with the variables set and a counting endpoint.
+ *
+ * Core also asks a handler of that name for the run tree each nested call
+ * runs under (singletons/async_local_storage `runWithConfig`), and that tree
+ * carries the call's config, which interrupt() reads: so the handler gives a
+ * tree with tracing off, as core makes itself when no tracer is active (given
+ * nothing, interrupt() fails "outside the context of a graph"). Nested calls
+ * see `tracingEnabled: false` and add no tracer either. (A tracing-off tree
+ * around the graph call alone is not enough: the graph's stream replaces it.)
+ * Tested with the variables set, a counting endpoint and an interrupt/resume
+ * (no-tracing.test.ts, tests/orchestrators/langgraph-no-network.test.ts).
  */
 class NoTracing extends BaseCallbackHandler {
   name = "langchain_tracer";
-  // what core calls on a handler of that name; nothing to update, no run tree to give
+  // what core calls on a handler of that name; nothing to update
   updateFromRunTree(): void {}
-  getRunTreeWithTracingConfig(): undefined {
-    return undefined;
+  getRunTreeWithTracingConfig(): { name: string; tracingEnabled: false; extra: Record<string, unknown> } {
+    // a new one each time: core writes the call's config into `extra`
+    return { name: "mini-agent", tracingEnabled: false, extra: {} };
   }
 }
 
