@@ -170,7 +170,8 @@ function runtimeFrom(cmd: ParsedCommand, backend: Backend): Runtime | undefined 
   const known = Runtime.safeParse(given);
   if (!known.success) throw new UsageError(`--runtime: use runc or runsc (got '${given}')`);
   // refused, not ignored: a run recorded as runsc whose tests ran as host processes would mislead
-  if (backend === "trusted_local") throw new UsageError("--runtime picks the container backend's OCI runtime; --backend trusted_local runs host processes and has none");
+  if (backend === "trusted_local")
+    throw new UsageError("--runtime picks the container backend's OCI runtime; --backend trusted_local runs host processes and has none");
   return known.data;
 }
 

@@ -39,7 +39,11 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
   const lockPath = statePath(config.stateDir, "imageLock");
   const instance = instanceIdFor(config.stateDir);
   // one set of sandbox overrides: the executor, the gate and each family's config are made from it
-  const sandboxOverrides = (imageFamily?: string, runtime?: Runtime) => ({ runtime: runtime ?? config.runtime, instance, ...(imageFamily ? { imageFamily } : {}) });
+  const sandboxOverrides = (imageFamily?: string, runtime?: Runtime) => ({
+    runtime: runtime ?? config.runtime,
+    instance,
+    ...(imageFamily ? { imageFamily } : {}),
+  });
   const sandbox = resolveSandboxConfig(sandboxOverrides());
   // one pool for every family's executor: its key keeps their sandboxes apart; drained in close()
   const pool = new SandboxPool({ docker, size: config.sandboxPool, log: log.child({ part: "sandbox-pool" }) });
@@ -78,7 +82,8 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
   // trusted_local runs host processes (built-in replays only; the runtime and the gate refuse it otherwise);
   // it has no OCI runtime, so createRun refuses `--runtime` with it
   const local = new LocalExecutor({ config: { runtime: config.runtime } });
-  const executorFactory = (backend: Backend, family: ImageFamily, runtime?: Runtime): Executor => (backend === "container" ? containerFor(family, runtime) : local);
+  const executorFactory = (backend: Backend, family: ImageFamily, runtime?: Runtime): Executor =>
+    backend === "container" ? containerFor(family, runtime) : local;
 
   // Every live run leaves a redacted record in <state>/live-runs when it stops (issue 6).
   const recorder = createLiveRunRecorder({

@@ -106,7 +106,9 @@ describe("runCase", () => {
 
   it("a daemon gone mid-case interrupts the case: no result, the started record keeps the run id to cancel on resume", async () => {
     const { api } = fakeApi({ afterCreate: "running", unreachableOnEvents: true });
-    await expect(runCase(theCase, 2, { api, output: out, model: "replay", profile: "eval", daemonRuntime: "runc", now: () => 0 })).rejects.toBeInstanceOf(CaseInterrupted);
+    await expect(runCase(theCase, 2, { api, output: out, model: "replay", profile: "eval", daemonRuntime: "runc", now: () => 0 })).rejects.toBeInstanceOf(
+      CaseInterrupted,
+    );
     expect(JSON.parse(fs.readFileSync(path.join(out, "started", "c1.json"), "utf8"))).toEqual({ attempts: 2, run_id: "r1", hash: "a".repeat(64) });
     expect(fs.existsSync(path.join(out, "cases", "c1.json"))).toBe(false);
     expect(fs.existsSync(path.join(out, "workspaces", "c1.2"))).toBe(false);

@@ -38,7 +38,9 @@ const IDS = [
 ];
 
 describe("npm run experiments -- --group 5", () => {
-  it("writes group-5.json with one scenario per orchestrator plus re-entry and final_output; manual completes; two runs give the same canonical bytes", { timeout: 3_000_000 }, () => {
+  it("writes group-5.json with one scenario per orchestrator plus re-entry and final_output; manual completes; two runs give the same canonical bytes", {
+    timeout: 3_000_000,
+  }, () => {
     const a = report(["--group", "5", "--output", path.join(tmp, "a")]);
     // a scenario that cannot run (an orchestrator that does not load) is a failed scenario, never a crashed report
     expect([0, 1]).toContain(a.code);
@@ -71,7 +73,9 @@ describe("npm run experiments -- --group 5", () => {
     expect(fs.readFileSync(path.join(tmp, "b", "offline-canonical.json"), "utf8")).toBe(fs.readFileSync(path.join(tmp, "a", "offline-canonical.json"), "utf8"));
   });
 
-  it("the re-entry scenario's real SIGKILL at the approval pause and its final_output scenario hold under the manual orchestrator", { timeout: 1_200_000 }, async () => {
+  it("the re-entry scenario's real SIGKILL at the approval pause and its final_output scenario hold under the manual orchestrator", {
+    timeout: 1_200_000,
+  }, async () => {
     const engine = await setUpEngine(path.join(tmp, "engine"), process.env, "runc");
     expect(engine.facts.available).toBe(true);
     const errors: string[] = [];

@@ -63,7 +63,12 @@ describe("npm run experiments with no reachable engine", () => {
     // the canonical file says the same, so its hash is not the hash of a report with an engine
     const canonical = JSON.parse(fs.readFileSync(path.join(out, "offline-canonical.json"), "utf8"));
     const scenarios: Scenario[] = canonical.groups[0].scenarios;
-    expect(scenarios.filter((s) => s.backend === "trusted_local").map((s) => s.id).sort()).toEqual(LOCAL);
+    expect(
+      scenarios
+        .filter((s) => s.backend === "trusted_local")
+        .map((s) => s.id)
+        .sort(),
+    ).toEqual(LOCAL);
     expect(canonical.environment.backend).toBe("container");
   });
 

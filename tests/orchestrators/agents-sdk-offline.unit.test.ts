@@ -67,7 +67,10 @@ describe("agents-sdk orchestrator makes no network request", () => {
       // the SDK turns tracing off by itself under NODE_ENV=test (vitest sets it): the run must not depend on that
       delete env.NODE_ENV;
       delete env.OPENAI_AGENTS_DISABLE_TRACING;
-      const child = spawn(process.execPath, ["--import", "tsx", DRIVER, stateDir, "complete", path.join(root, "ws")], { env, stdio: ["ignore", "pipe", "pipe"] });
+      const child = spawn(process.execPath, ["--import", "tsx", DRIVER, stateDir, "complete", path.join(root, "ws")], {
+        env,
+        stdio: ["ignore", "pipe", "pipe"],
+      });
       let out = "";
       let err = "";
       child.stdout.on("data", (d: Buffer) => (out += d.toString()));
@@ -85,7 +88,12 @@ describe("agents-sdk orchestrator makes no network request", () => {
         expect({ file, canary: fs.readFileSync(file).includes(CANARY) }).toEqual({ file, canary: false });
       }
       // the SDK really ran it (paused twice, resumed its RunState twice)
-      expect(fs.readFileSync(log, "utf8").split("\n").filter((l) => l.includes('"resumed":"saved_run_state"'))).toHaveLength(2);
+      expect(
+        fs
+          .readFileSync(log, "utf8")
+          .split("\n")
+          .filter((l) => l.includes('"resumed":"saved_run_state"')),
+      ).toHaveLength(2);
     } finally {
       await new Promise<void>((r) => server.close(() => r()));
     }

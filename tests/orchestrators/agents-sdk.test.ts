@@ -19,7 +19,8 @@ import { containerExecutor, leftovers, LINKCHECK, service, tempDir } from "../ru
  * container backend and a real SQLite ledger.
  */
 process.env.TESTCONTAINERS_RYUK_DISABLED = "true";
-const SDK_VERSION = (JSON.parse(fs.readFileSync(path.join(LINKCHECK, "../../node_modules/@openai/agents/package.json"), "utf8")) as { version: string }).version;
+const SDK_VERSION = (JSON.parse(fs.readFileSync(path.join(LINKCHECK, "../../node_modules/@openai/agents/package.json"), "utf8")) as { version: string })
+  .version;
 
 interface Outcome {
   view: RunView;
@@ -49,7 +50,12 @@ describe("agents-sdk orchestrator against the manual loop (same replay, same hos
 
   async function drive(
     orchestrator: OrchestratorName,
-    opts: { replay?: string; budgets?: Record<string, number>; model?: (runs: () => RunServiceImpl) => RunServiceOptions["modelFactory"]; during?: (svc: RunServiceImpl, runId: string) => Promise<void> } = {},
+    opts: {
+      replay?: string;
+      budgets?: Record<string, number>;
+      model?: (runs: () => RunServiceImpl) => RunServiceOptions["modelFactory"];
+      during?: (svc: RunServiceImpl, runId: string) => Promise<void>;
+    } = {},
   ): Promise<Outcome> {
     const stateDir = path.join(root, `state-${++n}`);
     const log: string[] = [];
@@ -83,9 +89,9 @@ describe("agents-sdk orchestrator against the manual loop (same replay, same hos
     }
     const events = await svc.events(created.run_id, 0, 0);
     const db = new Database(path.join(stateDir, "ledger.sqlite"), { readonly: true });
-    const observations = (db.prepare("SELECT record FROM messages WHERE run_id = ? AND role = 'tool' ORDER BY idx").all(created.run_id) as Array<{ record: string }>).map(
-      (r) => JSON.parse(r.record) as unknown,
-    );
+    const observations = (
+      db.prepare("SELECT record FROM messages WHERE run_id = ? AND role = 'tool' ORDER BY idx").all(created.run_id) as Array<{ record: string }>
+    ).map((r) => JSON.parse(r.record) as unknown);
     db.close();
     return { view, approvals, events, observations, log };
   }

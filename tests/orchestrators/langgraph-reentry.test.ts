@@ -68,7 +68,10 @@ function entries(l: Lived): unknown[] {
 function ledgerFacts(stateDir: string, runId: string) {
   const db = new Database(path.join(stateDir, "ledger.sqlite"), { readonly: true });
   try {
-    const events = db.prepare("SELECT type, action_id FROM events WHERE run_id = ? ORDER BY seq").all(runId) as Array<{ type: string; action_id: string | null }>;
+    const events = db.prepare("SELECT type, action_id FROM events WHERE run_id = ? ORDER BY seq").all(runId) as Array<{
+      type: string;
+      action_id: string | null;
+    }>;
     const actions = db.prepare("SELECT action_id, status, receipt FROM actions WHERE run_id = ? ORDER BY rowid").all(runId) as Array<{
       action_id: string;
       status: string;

@@ -94,7 +94,9 @@ describe("the langgraph orchestrator drives fixtures/linkcheck on the container 
     const manual = await drive("manual");
     const lg = await drive("langgraph");
     expect([lg.view.status, lg.view.counters.writes, lg.approvals]).toEqual([manual.view.status, manual.view.counters.writes, manual.approvals]);
-    expect(lg.actions.map((a) => [a.record.path, a.status, a.receipt?.source])).toEqual(manual.actions.map((a) => [a.record.path, a.status, a.receipt?.source]));
+    expect(lg.actions.map((a) => [a.record.path, a.status, a.receipt?.source])).toEqual(
+      manual.actions.map((a) => [a.record.path, a.status, a.receipt?.source]),
+    );
     expect(lg.view.counters).toMatchObject({ ...manual.view.counters, elapsed_ms: lg.view.counters.elapsed_ms });
     expect(types(lg.events)).toEqual(types(manual.events));
     expect(fs.readFileSync(path.join(lg.workspace, "src/linkcheck.js"), "utf8")).toBe(fs.readFileSync(path.join(manual.workspace, "src/linkcheck.js"), "utf8"));

@@ -73,7 +73,11 @@ export const ROUTES: Route[] = [
           ? requireImageFamily(r.image_family)
           : (draft?.task.image_family ?? r.task_spec?.image_family ?? (r.fixture_dir !== undefined ? fixtureImageFamily(r.fixture_dir) : undefined));
       // keyed by family AND runtime: a report proven under runc says nothing about a runsc sandbox
-      const verdict = await ctx.deps.liveGate.check({ backend: r.backend, ...(family !== undefined && { family }), ...(r.runtime !== undefined && { runtime: r.runtime }) });
+      const verdict = await ctx.deps.liveGate.check({
+        backend: r.backend,
+        ...(family !== undefined && { family }),
+        ...(r.runtime !== undefined && { runtime: r.runtime }),
+      });
       if (!verdict.ok) {
         const why = verdict.message ? `: ${verdict.message}` : "";
         throw apiError("isolation_unverified", `live model refused: isolation unverified (${verdict.reason})${why}; refresh with: ${verdict.refresh_command}`, {

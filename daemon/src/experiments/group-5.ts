@@ -34,7 +34,9 @@ function installedVersion(name: OrchestratorName): string {
 
 /** Who the trace says took the turns (run_created), and the run's own view of it. */
 function orchestratorOf(out: ReplayRunOutcome): Json {
-  const created = out.events.find((e) => e.type === "run_created")?.payload.orchestrator as { name?: unknown; package?: unknown; version?: unknown } | undefined;
+  const created = out.events.find((e) => e.type === "run_created")?.payload.orchestrator as
+    | { name?: unknown; package?: unknown; version?: unknown }
+    | undefined;
   return {
     name: out.view.orchestrator ?? null,
     package: typeof created?.package === "string" ? created.package : null,
@@ -154,8 +156,7 @@ export function reentryScenario(name: OrchestratorName): Scenario {
       writes: 2,
       status: "completed",
     },
-    criterion:
-      `child process A creates the run with orchestrator=${name} and is SIGKILLed once the run waits for its first approval (the graph's interrupt saved in its SQLite checkpoint, nothing shut down); a new RunService on the same state dir (what a restarted daemon builds) recovers at startup, approves that action and drives on, approving the second write too. For the first action there is exactly 1 action_intent, 1 action_written and 1 action_receipt, the file has the approved after-hash, and the run completes with 2 writes`,
+    criterion: `child process A creates the run with orchestrator=${name} and is SIGKILLed once the run waits for its first approval (the graph's interrupt saved in its SQLite checkpoint, nothing shut down); a new RunService on the same state dir (what a restarted daemon builds) recovers at startup, approves that action and drives on, approving the second write too. For the first action there is exactly 1 action_intent, 1 action_written and 1 action_receipt, the file has the approved after-hash, and the run completes with 2 writes`,
     does_not_prove:
       "durability across power loss, a kill at other points of the graph (inside the execution node, between write and receipt: the three-state check of group 3 covers the ledger there, not the graph), or that LangGraph features mini-agent does not use re-enter safely",
     async run(ctx) {
@@ -210,8 +211,7 @@ export function finalOutputScenario(name: OrchestratorName): Scenario {
       verification_failed: 1,
       reason_is_verifiers: true,
     },
-    criterion:
-      `fixtures/linkcheck/replays/final-without-work.json under orchestrator=${name}: the replay's only decision is a final answer, which the Runner takes as its final_output; the run is then verified by the host (1 verification_started, 1 verification_failed, no verification_passed), nothing was written, and the run's status is failed with exactly the reason the Verifier recorded (a runner that threw would end failed by failRun with no verification at all)`,
+    criterion: `fixtures/linkcheck/replays/final-without-work.json under orchestrator=${name}: the replay's only decision is a final answer, which the Runner takes as its final_output; the run is then verified by the host (1 verification_started, 1 verification_failed, no verification_passed), nothing was written, and the run's status is failed with exactly the reason the Verifier recorded (a runner that threw would end failed by failRun with no verification at all)`,
     does_not_prove:
       "how the SDK treats final outputs of other shapes (structured output types, handoffs); only that a normal end of the Runner is a request the Verifier may refuse",
     async run(ctx) {

@@ -89,7 +89,8 @@ describe("runGroup", () => {
 
 describe("backend per scenario", () => {
   const withEngine = () => ({ ...base(), engine: { ...base().engine, available: true, reason: null } });
-  const seen = (id: string, runsWithoutEngine?: boolean) => scenario({ id, runsWithoutEngine, expected: null, run: async (ctx) => ctx.backend, check: () => true });
+  const seen = (id: string, runsWithoutEngine?: boolean) =>
+    scenario({ id, runsWithoutEngine, expected: null, run: async (ctx) => ctx.backend, check: () => true });
 
   it("without an engine only a scenario that claims no isolation moves to trusted_local, and says so", async () => {
     const out = await runGroup(group(seen("local", true), seen("container")), base(), deps());
@@ -119,7 +120,11 @@ describe("backend per scenario", () => {
     await fs.mkdir(dirB);
     const a = await writeReport(dirA, [await runGroup(group(failing, seen("needs")), base(), deps())], env);
     expect([a.measuredFailure, a.unavailable]).toEqual([true, true]);
-    const b = await writeReport(dirB, [await runGroup(group(scenario({ id: "ran", runsWithoutEngine: true }), scenario({ id: "needs" })), base(), deps())], env);
+    const b = await writeReport(
+      dirB,
+      [await runGroup(group(scenario({ id: "ran", runsWithoutEngine: true }), scenario({ id: "needs" })), base(), deps())],
+      env,
+    );
     expect([b.passed, b.measuredFailure, b.unavailable]).toEqual([true, false, true]);
   });
 });

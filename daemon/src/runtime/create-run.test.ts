@@ -49,7 +49,9 @@ describe("checkCreateInput: --runtime", () => {
 
   it("is refused with trusted_local (host processes have no OCI runtime), and an unknown one is refused, before a workspace exists", () => {
     const ws = workspace();
-    expect(codeOf(() => checkCreateInput({ ...base, backend: "trusted_local", runtime: "runsc", workspace: ws }, FIXTURES))).toMatch(/^invalid_request: .*trusted_local/);
+    expect(codeOf(() => checkCreateInput({ ...base, backend: "trusted_local", runtime: "runsc", workspace: ws }, FIXTURES))).toMatch(
+      /^invalid_request: .*trusted_local/,
+    );
     expect(codeOf(() => checkCreateInput({ ...base, backend: "container", runtime: "kata" as never, workspace: ws }, FIXTURES))).toMatch(
       /^invalid_request: unknown runtime "kata"; use runc or runsc/,
     );

@@ -203,7 +203,13 @@ export class RunServiceImpl implements RunService {
       });
       inserted = true;
       this.deps.logger.info(
-        { runId, backend: input.backend, ...(input.runtime !== undefined && { runtime: input.runtime }), model: input.model, ...(checked.sandboxInclude.length > 0 && { sandbox_include: checked.sandboxInclude }) },
+        {
+          runId,
+          backend: input.backend,
+          ...(input.runtime !== undefined && { runtime: input.runtime }),
+          model: input.model,
+          ...(checked.sandboxInclude.length > 0 && { sandbox_include: checked.sandboxInclude }),
+        },
         "run created",
       );
       this.drivers.start(runId, "model", model);

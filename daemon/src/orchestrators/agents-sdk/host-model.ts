@@ -47,11 +47,14 @@ export function hostModel(scope: DriveScope, offered: ReadonlySet<string>): Mode
             inputTokens: after.prompt_tokens - before.prompt_tokens,
             outputTokens: after.completion_tokens - before.completion_tokens,
           }),
-          output: [decision.kind === "tool" ? functionCall(decision.call, sdkCallId(deps, active.runId, decision.call.call_id)) : assistantMessage(decision.text)],
+          output: [
+            decision.kind === "tool" ? functionCall(decision.call, sdkCallId(deps, active.runId, decision.call.call_id)) : assistantMessage(decision.text),
+          ],
         };
       }
     },
     // The Runner is only ever run without streaming (runner.ts); a streamed turn would be a second path to keep equal.
+    // biome-ignore lint/correctness/useYield: it only refuses; a generator is what the SDK's Model interface asks for
     async *getStreamedResponse() {
       throw new MiniAgentError("internal", "the agents-sdk orchestrator does not stream model turns");
     },

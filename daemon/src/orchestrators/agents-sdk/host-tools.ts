@@ -30,17 +30,18 @@ import { type FunctionTool, tool } from "./sdk.js";
  * parsed arguments are not used.
  */
 export function hostTools(scope: DriveScope, backend: Backend): FunctionTool[] {
-  return toolDescriptions({ backend }).map(({ function: d }) =>
-    tool({
-      name: d.name,
-      description: d.description,
-      parameters: d.parameters as never,
-      strict: false,
-      // a thrown HostHalt must unwind the Runner, not become a tool message
-      errorFunction: null,
-      needsApproval: (_ctx, _input, callId) => needsPerson(scope, ledgerCallId(callId ?? "")),
-      execute: (_input, _ctx, details) => carryOut(scope, ledgerCallId(details?.toolCall?.callId ?? "")),
-    }) as FunctionTool,
+  return toolDescriptions({ backend }).map(
+    ({ function: d }) =>
+      tool({
+        name: d.name,
+        description: d.description,
+        parameters: d.parameters as never,
+        strict: false,
+        // a thrown HostHalt must unwind the Runner, not become a tool message
+        errorFunction: null,
+        needsApproval: (_ctx, _input, callId) => needsPerson(scope, ledgerCallId(callId ?? "")),
+        execute: (_input, _ctx, details) => carryOut(scope, ledgerCallId(details?.toolCall?.callId ?? "")),
+      }) as FunctionTool,
   );
 }
 

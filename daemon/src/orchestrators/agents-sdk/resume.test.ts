@@ -34,7 +34,14 @@ async function approvedButNotWritten() {
   const svc = createRunService({ stateDir: path.join(root, "state"), executorFactory: () => new LocalExecutor(), logger: pino({ level: "silent" }) });
   services.push(svc);
   const ws = path.join(root, "ws");
-  const created = await svc.createRun({ workspace: ws, fixtureDir: LINKCHECK, model: "replay", trustReplayFile: false, backend: "trusted_local", orchestrator: "agents-sdk" });
+  const created = await svc.createRun({
+    workspace: ws,
+    fixtureDir: LINKCHECK,
+    model: "replay",
+    trustReplayFile: false,
+    backend: "trusted_local",
+    orchestrator: "agents-sdk",
+  });
   const view = await svc.settled(created.run_id);
   expect(view.status).toBe("awaiting_approval");
   // the service's own deps: the same ledger, tools and key the approve call uses
@@ -65,7 +72,10 @@ describe("agents-sdk resume: the ledger's decision, re-checked, is what the save
     const last = deps.ledger.listMessages(runId).at(-1)!;
     expect(last).toMatchObject({ role: "tool", result: { call_id: row.record.call_id, ok: false, error: { code: "approval_stale" } } });
     expect(verdict).toEqual({ kind: "reject", message: (last as { result: { error: { message: string } } }).result.error.message });
-    const stale = deps.ledger.listEvents(runId).filter((e) => e.type === "approval_recorded").map((e) => e.payload);
+    const stale = deps.ledger
+      .listEvents(runId)
+      .filter((e) => e.type === "approval_recorded")
+      .map((e) => e.payload);
     expect(stale.at(-1)).toMatchObject({ decision: "stale" });
     expect(fs.existsSync(path.join(ws, row.record.path))).toBe(false);
   });

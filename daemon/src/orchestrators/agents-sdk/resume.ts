@@ -46,7 +46,9 @@ export async function verdictFor(scope: DriveScope, callId: string): Promise<Led
       return { kind: "approve" };
     case "approved":
     case "intent":
-      return (await approvalHolds(scope, row)) ? { kind: "approve" } : { kind: "reject", message: answerOf(deps, active.runId, callId)?.error?.message ?? "stale" };
+      return (await approvalHolds(scope, row))
+        ? { kind: "approve" }
+        : { kind: "reject", message: answerOf(deps, active.runId, callId)?.error?.message ?? "stale" };
   }
 }
 

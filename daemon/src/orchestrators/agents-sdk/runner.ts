@@ -114,7 +114,10 @@ async function startingPoint(states: SavedRunStates, sdkVersion: string, scope: 
       deps.logger.info({ runId, why: disagreement }, "saved RunState disagrees with the ledger; starting from the ledger");
     }
   } else if (loaded.kind !== "absent") {
-    deps.logger.warn({ runId, why: loaded.kind === "invalid" ? loaded.why : "written by another SDK release" }, "saved RunState not used; starting from the ledger");
+    deps.logger.warn(
+      { runId, why: loaded.kind === "invalid" ? loaded.why : "written by another SDK release" },
+      "saved RunState not used; starting from the ledger",
+    );
   }
   await states.remove(runId);
   const outcome = await finishPending(deps, active);

@@ -34,8 +34,9 @@ describe("no LangSmith request from a graph call, whatever the environment says"
     });
   });
   afterAll(async () => {
-    for (const k of TRACING_ENV) if (saved[k] === undefined) delete process.env[k];
-    else process.env[k] = saved[k];
+    for (const k of TRACING_ENV)
+      if (saved[k] === undefined) delete process.env[k];
+      else process.env[k] = saved[k];
     await new Promise((r) => server.close(r));
   });
 
