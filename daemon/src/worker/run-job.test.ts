@@ -36,7 +36,7 @@ function deps(verdict = "passed"): JobDeps {
       diff: no,
       traceFile: no,
     },
-    stateDir,
+    workDir: stateDir,
     identity: async () => ({ hostname: "h", worker_id: "w", engine_version: "20.10", runtime: "runc", image_digest: null, isolation_report_sha256: null }),
     familyVerdict: async () => ({ verdict, reason: verdict === "passed" ? null : "older than 24h" }),
     cancelled: async () => false,
@@ -75,7 +75,7 @@ describe("a fleet job on the worker", () => {
     const j = await job();
     expect(await refusal(runJob({ ...j, tar_sha256: "0".repeat(64) }, 1, deps()))).toBe("case_payload_mismatch");
     expect(created).toBe(0);
-    expect(fs.readdirSync(path.join(stateDir, "fleet"))).toEqual([]);
+    expect(fs.readdirSync(stateDir)).toEqual([]);
   });
 
   it("refuses a case whose unpacked version is not the job's case_hash", async () => {

@@ -14,7 +14,8 @@ import { isMiniAgentError, MiniAgentError } from "../errors.js";
 /** What a job needs from the worker around it; each is a side effect a test can replace. */
 export interface JobDeps {
   api: Pick<ApiClient, "createRun" | "events" | "getRun" | "cancel" | "diff" | "traceFile">;
-  stateDir: string;
+  /** where each attempt's case and workspace go: outside the daemon's state dir (the daemon refuses a case inside it) */
+  workDir: string;
   /** this worker's facts now (from its daemon's health and isolation report) */
   identity(): Promise<WorkerIdentity>;
   /** the isolation verdict of a family on THIS machine, as the daemon's health gives it */
@@ -49,7 +50,7 @@ export async function runJob(raw: unknown, attempt: number, deps: JobDeps): Prom
   const job = parsed.data;
   const worker = await deps.identity();
   const started = deps.now();
-  const dir = path.join(deps.stateDir, "fleet", `${job.case_id}.${attempt}.${randomBytes(4).toString("hex")}`);
+  const dir = path.join(deps.workDir, `${job.case_id}.${attempt}.${randomBytes(4).toString("hex")}`);
   fs.mkdirSync(path.dirname(dir), { recursive: true, mode: 0o700 });
   try {
     const caseDir = path.join(dir, "case", job.case_id);

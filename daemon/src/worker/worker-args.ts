@@ -1,6 +1,7 @@
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
+import { instanceIdFor } from "../config/state-dir.js";
 import { IMAGE_FAMILIES } from "../contracts/sandbox.js";
 import type { ImageFamily } from "../contracts/test-report.js";
 
@@ -11,6 +12,8 @@ export const WORKER_USAGE = `usage: mini-agent-worker --queue URL --state-dir DI
   --concurrency N    cases run at once, 1..16 (default 1)
   --families LIST    the image families this worker takes cases of (default: all)
   --runtime          the container runtime of this worker's sandboxes (default runc)
+  --work-dir DIR     where each case is unpacked and run, outside the state dir
+                     (default: TMPDIR/mini-agent-worker-<id of the state dir>)
   --worker-id ID     names this worker in results (default: HOSTNAME-PID)
   --lock-duration-ms how long a job's lock lasts without renewal (default 30000); a worker that dies
                      loses its case to another worker once the lock has run out and a stall check runs
@@ -26,6 +29,7 @@ export interface WorkerOptions {
   families: ImageFamily[];
   runtime: "runc" | "runsc";
   workerId: string;
+  workDir: string;
   lockDurationMs: number;
   stalledIntervalMs: number;
 }
@@ -53,6 +57,7 @@ export function parseWorkerArgs(argv: string[], cwd: string, pid: number): Parse
         families: { type: "string" },
         runtime: { type: "string" },
         "worker-id": { type: "string" },
+        "work-dir": { type: "string" },
         "lock-duration-ms": { type: "string" },
         "stalled-interval-ms": { type: "string" },
         help: { type: "boolean", short: "h" },
@@ -89,6 +94,7 @@ export function parseWorkerArgs(argv: string[], cwd: string, pid: number): Parse
       families: [...new Set(families)] as ImageFamily[],
       runtime,
       workerId,
+      workDir: v["work-dir"] ? path.resolve(cwd, v["work-dir"]) : path.join(os.tmpdir(), `mini-agent-worker-${instanceIdFor(path.resolve(cwd, v["state-dir"]))}`),
       lockDurationMs: lock,
       stalledIntervalMs: stalled,
     },

@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import { parseQueueUrl, type QueueTarget } from "../../../eval/src/fleet/queue-url.js";
 import { isMiniAgentError } from "../errors.js";
 import { main as daemonMain, type MainDeps, type ReadyInfo } from "../main.js";
@@ -65,6 +66,10 @@ export async function workerMain(argv: string[], deps: WorkerMainDeps): Promise<
     deps.err(`mini-agent-worker: its daemon did not start (exit ${started}); nothing was taken from the queue`);
     return started === 64 ? WORKER_EXIT.usage : WORKER_EXIT.failure;
   }
+
+  // what a killed worker left of its cases (its daemon holds the state dir's lock now, so no other worker uses this folder)
+  fs.rmSync(opts.workDir, { recursive: true, force: true });
+  fs.mkdirSync(opts.workDir, { recursive: true, mode: 0o700 });
 
   let stopRequested!: (s: string) => void;
   const stop = new Promise<string>((resolve) => (stopRequested = resolve));

@@ -62,7 +62,7 @@ export async function startWorker(opts: WorkerOptions, deps: WorkerDeps): Promis
   };
   const jobDeps = {
     api,
-    stateDir: deps.stateDir,
+    workDir: opts.workDir,
     identity,
     familyVerdict,
     cancelled: async (suiteRun: string) => (await redis.exists(cancelKey(suiteRun))) === 1,
