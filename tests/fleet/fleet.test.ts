@@ -7,9 +7,9 @@ import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
 import { AttemptLog } from "../../daemon/src/contracts/fleet.js";
 import { queueName } from "../../eval/src/fleet/queue-names.js";
 import { connectionOptions, parseQueueUrl } from "../../eval/src/fleet/queue-url.js";
-import { REPO, runClient, tempDir } from "../e2e/harness.js";
+import { tempDir } from "../e2e/harness.js";
 import { pinTestImage } from "../kit/sandbox-image.js";
-import { containersOf, monitorRedis, type RedisHandle, startRedis, startWorker, type WorkerHandle, workerStateDir } from "./fleet-kit.js";
+import { containersOf, monitorRedis, REPO, runClient, type RedisHandle, startRedis, startWorker, type WorkerHandle, workerStateDir } from "../../scripts/fleet-kit.js";
 
 /**
  * Eval fleets end to end (issue 15): Redis from scripts/redis-ensure.sh on
@@ -20,7 +20,8 @@ import { containersOf, monitorRedis, type RedisHandle, startRedis, startWorker, 
 const docker = createDockerClient(process.env);
 const CANARY = "sk-fleet-canary-7f3a9c0d2e";
 const SHIPPED = path.join(REPO, "evals");
-const FAST = ["--lock-duration-ms", "4000", "--stalled-interval-ms", "2000"];
+// small enough that the hand-over takes seconds, large enough that a busy shared machine still renews a live worker's lock (every lockDuration/2)
+const FAST = ["--lock-duration-ms", "10000", "--stalled-interval-ms", "5000"];
 let base: string;
 let redis: RedisHandle;
 let imageLock: string;
@@ -86,15 +87,15 @@ describe("eval run --queue on two workers", () => {
 
     const res = await client;
     monitor.stop();
-    expect({ code: res.code, stderr: res.stderr }).toEqual({ code: 0, stderr: "" });
     const report = readReport(out);
+    expect(
+      report.cases.filter((c) => c.verdict !== "passed").map((c) => [c.id, c.verdict, c.attempts, c.error, c.workers?.map((w) => w.worker_id)]),
+      "cases that did not pass",
+    ).toEqual([]);
+    expect({ code: res.code, stderr: res.stderr }).toEqual({ code: 0, stderr: "" });
     const ids = fs.readdirSync(SHIPPED).filter((d) => fs.existsSync(path.join(SHIPPED, d, "expect.json")));
     // every case once, all passed
     expect(report.cases.map((c) => c.id)).toEqual([...ids].sort());
-    expect(
-      report.cases.filter((c) => c.verdict !== "passed").map((c) => [c.id, c.verdict, c.error]),
-      "cases that did not pass",
-    ).toEqual([]);
     const k = report.cases.find((c) => c.id === killed)!;
     expect(k.attempts).toBe(2);
     expect(k.workers?.map((w) => w.worker_id)).toEqual(["worker-a", "worker-b"]);

@@ -3,18 +3,39 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { instanceIdFor } from "../../daemon/src/config/state-dir.js";
-import type { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
-import { INSTANCE_LABEL, labelFilter } from "../../daemon/src/sandbox/labels.js";
-import { cleanEnv, REPO } from "../e2e/harness.js";
+import { instanceIdFor } from "../daemon/src/config/state-dir.js";
+import type { createDockerClient } from "../daemon/src/sandbox/docker-client.js";
+import { INSTANCE_LABEL, labelFilter } from "../daemon/src/sandbox/labels.js";
 
 /**
  * Real processes for eval fleets: a Redis from scripts/redis-ensure.sh on a
  * free 127.0.0.1 port with a fresh password, and mini-agent-worker processes
- * spawned as users start them. Used by tests/fleet and scripts/bench-fleet.ts.
+ * spawned as users start them (from source through tsx). Used by tests/fleet
+ * and scripts/bench-fleet.ts; it lives here, not under tests/, so the bench
+ * (compiled with the scripts) pulls no test file into dist/.
  */
 const run = promisify(execFile);
+export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+
+/** an environment without the caller's credentials or state settings (the canary is added on purpose by the caller) */
+export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const k of ["PATH", "HOME", "LANG", "TZ", "DOCKER_HOST", "TMPDIR"]) if (process.env[k] !== undefined) env[k] = process.env[k];
+  return { ...env, NO_COLOR: "1", ...extra };
+}
+
+/** The client as a user runs it: its exit code and output. */
+export async function runClient(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  const proc = spawn(process.execPath, ["--import", "tsx", path.join(REPO, "client/src/cli.ts"), ...args], { cwd: REPO, env: cleanEnv(env), stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  proc.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+  proc.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+  const code = await new Promise<number>((resolve) => proc.on("exit", (c) => resolve(c ?? -1)));
+  return { code, stdout, stderr };
+}
 
 export async function freePort(): Promise<number> {
   const srv = net.createServer();
