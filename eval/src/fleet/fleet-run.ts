@@ -21,7 +21,7 @@ import { connectionOptions, parseQueueUrl } from "./queue-url.js";
 import { redisOf } from "./redis-like.js";
 import { pingQueue } from "./queue-ping.js";
 
-/** How often the runner looks at its jobs; each look is one HGETALL and one state check per unfinished case. */
+/** How often the runner looks at its jobs; each look is one state check (a short script) per unfinished case. */
 export const FLEET_POLL_MS = 500;
 /** The progress display's rows: the cases running now, at most this many shown. */
 const MAX_ROWS = 16;
@@ -158,13 +158,13 @@ export async function runFleetSuite(opts: RunOptions & { queue: string }, io: Ev
     /** null while the case is queued or running; its result once the job ended. */
     async function look(p: Pending): Promise<CaseResult | null> {
       const q = queueOf(p.family);
-      const job = await Job.fromId<FleetJob, unknown>(q, p.jobId);
-      if (job === undefined) {
+      // the state alone while the case is queued or running: the job hash (with the case's tar) is read once, at the end
+      const state = await q.getJobState(p.jobId);
+      if (state === "unknown") {
         // gone: Redis lost it (a restart without persistence) or someone removed it; this runner holds the payload, so it adds it again
         await add(p);
         return null;
       }
-      const state = await job.getState();
       if (state === "active" && p.row === null) {
         const free = rows.indexOf(null);
         if (free >= 0) {
@@ -174,6 +174,8 @@ export async function runFleetSuite(opts: RunOptions & { queue: string }, io: Ev
         }
       }
       if (state !== "completed" && state !== "failed") return null;
+      const job = await Job.fromId<FleetJob, unknown>(q, p.jobId);
+      if (job === undefined) return null;
       const workers = await attemptsOf(q, p.jobId);
       const attempts = Math.max(1, job.attemptsStarted, workers.length);
       if (state === "failed") {
