@@ -4,7 +4,7 @@ import { ApiClient } from "../../../client/src/api-client.js";
 import { connectionOptions, type QueueTarget } from "../../../eval/src/fleet/queue-url.js";
 import { cancelKey, queueName } from "../../../eval/src/fleet/queue-names.js";
 import { pingQueue } from "../../../eval/src/fleet/queue-ping.js";
-import { redisOf } from "../../../eval/src/fleet/redis-like.js";
+import { closeAll, redisOf } from "../../../eval/src/fleet/redis-like.js";
 import type { WorkerIdentity } from "../contracts/eval-report.js";
 import type { AttemptLog, FleetResult } from "../contracts/fleet.js";
 import { canonicalJson, sha256Hex } from "../workspace/hash.js";
@@ -40,8 +40,13 @@ export async function startWorker(opts: WorkerOptions, deps: WorkerDeps): Promis
   // one plain queue handle for the cancel key and the start-up ping
   const control = new Queue(queueName(opts.runtime, opts.families[0]!), { connection });
   control.on("error", (err) => deps.onError(`queue: ${err.message}`));
+  try {
+    await pingQueue(redisOf(control), deps.queue.display);
+  } catch (err) {
+    await closeAll([control]);
+    throw err;
+  }
   const redis = await redisOf(control);
-  await pingQueue(redis, deps.queue.display);
 
   const identity = async (): Promise<WorkerIdentity> => {
     const h = await api.health();
@@ -98,7 +103,7 @@ export async function startWorker(opts: WorkerOptions, deps: WorkerDeps): Promis
     identity,
     async close() {
       await Promise.allSettled(workers.map((w) => w.close(true)));
-      await control.close().catch(() => undefined);
+      await closeAll([control]);
     },
   };
 }

@@ -10,7 +10,7 @@ import { readSuiteRun } from "./fleet-state.js";
 import { CANCEL_KEY_TTL_S, queueName } from "./queue-names.js";
 import { pingQueue } from "./queue-ping.js";
 import { connectionOptions, parseQueueUrl } from "./queue-url.js";
-import { redisOf } from "./redis-like.js";
+import { closeAll, redisOf } from "./redis-like.js";
 
 export const CANCEL_USAGE = `usage: mini-agent-client eval cancel --queue URL --output DIR
   Cancels the eval run on the fleet whose output folder is DIR: its queued cases are removed,
@@ -43,13 +43,13 @@ export const cancelCommand: EvalCommand = {
     const queues = (["runc", "runsc"] as const).flatMap((rt) => IMAGE_FAMILIES.map((f) => new Queue(queueName(rt, f), { connection })));
     for (const q of queues) q.on("error", () => undefined);
     try {
+      await pingQueue(redisOf(queues[0]!), target.display);
       const redis = await redisOf(queues[0]!);
-      await pingQueue(redis, target.display);
       const n = await cancelSuite(redis, queues, suiteRun, CANCEL_KEY_TTL_S);
       io.out(`cancelled: ${n.removed} queued cases removed, ${n.running} running ones told to stop\n`);
       return EXIT.ok;
     } finally {
-      await Promise.allSettled(queues.map((q) => q.close()));
+      await closeAll(queues);
     }
   },
 };

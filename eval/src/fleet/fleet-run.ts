@@ -18,7 +18,7 @@ import { cancelSuite } from "./fleet-cancel.js";
 import { openSuiteRun } from "./fleet-state.js";
 import { CANCEL_KEY_TTL_S, jobIdOf, queueName } from "./queue-names.js";
 import { connectionOptions, parseQueueUrl } from "./queue-url.js";
-import { redisOf } from "./redis-like.js";
+import { closeAll, redisOf } from "./redis-like.js";
 import { pingQueue } from "./queue-ping.js";
 
 /** How often the runner looks at its jobs; each look is one state check (a short script) per unfinished case. */
@@ -68,7 +68,7 @@ export async function runFleetSuite(opts: RunOptions & { queue: string }, io: Ev
     return q;
   };
   try {
-    await pingQueue(await redisOf(queueOf("node")), target.display);
+    await pingQueue(redisOf(queueOf("node")), target.display);
     const settings: EvalSettings = { schema_version: 1, model: opts.model, runtime, policy_profile: opts.profile };
     openOutput(opts.output, settings, opts.rerun);
     const suiteRun = openSuiteRun(opts.output, opts.rerun, target.display);
@@ -197,7 +197,7 @@ export async function runFleetSuite(opts: RunOptions & { queue: string }, io: Ev
       };
     }
   } finally {
-    await Promise.allSettled([...queues.values()].map((q) => q.close()));
+    await closeAll([...queues.values()]);
   }
 }
 

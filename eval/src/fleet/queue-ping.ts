@@ -8,11 +8,16 @@ const PING_TIMEOUT_MS = 10_000;
  * forever by design (a Redis restart mid-suite must not end anything); this is
  * the one place that says "nobody is there" at start.
  */
-export async function pingQueue(client: { ping(): Promise<string> }, display: string, timeoutMs = PING_TIMEOUT_MS): Promise<void> {
+export async function pingQueue(
+  client: Promise<{ ping(): Promise<string> }> | { ping(): Promise<string> },
+  display: string,
+  timeoutMs = PING_TIMEOUT_MS,
+): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
-      client.ping(),
+      // BullMQ's handle resolves only once connected: the wait for it is inside the timeout too
+      Promise.resolve(client).then((c) => c.ping()),
       new Promise((_, reject) => {
         timer = setTimeout(() => reject(new Error("no answer")), timeoutMs);
       }),
