@@ -13,7 +13,7 @@ export async function cancelSuite(redis: RedisLike, queues: Queue[], suiteRun: s
   await redis.set(cancelKey(suiteRun), "1", "EX", ttlS);
   let removed = 0;
   let running = 0;
-  const mine = (id: string | undefined) => id !== undefined && id.startsWith(`${suiteRun}-`);
+  const mine = (id: string | undefined) => id?.startsWith(`${suiteRun}-`) === true;
   for (const q of queues) {
     for (const job of await q.getJobs(["waiting", "delayed", "prioritized", "paused"])) {
       if (!mine(job.id)) continue;
