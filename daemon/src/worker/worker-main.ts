@@ -101,5 +101,6 @@ export async function workerMain(argv: string[], deps: WorkerMainDeps): Promise<
   off();
   await worker.close();
   const code = await stopTheDaemon();
+  fs.rmSync(opts.workDir, { recursive: true, force: true });
   return code === 0 ? WORKER_EXIT.ok : WORKER_EXIT.failure;
 }
