@@ -81,6 +81,15 @@ export const ERROR_CODES = [
   "reports_incomparable",
   /** a gate rules file that is not valid */
   "gate_rules_invalid",
+  // eval fleets (eval/src/fleet, daemon/src/worker): the queue URL, the case payload, the queue itself
+  /** a --queue URL that is not redis://[:PASSWORD@]HOST:PORT/DB or rediss://... (the message never holds the password) */
+  "queue_url_invalid",
+  /** Redis did not answer (down, wrong password, wrong port) */
+  "queue_unreachable",
+  /** a case folder packed for the queue is over the size cap */
+  "case_payload_too_large",
+  /** a job's case payload does not match its SHA-256 (or the case inside is not the case named) */
+  "case_payload_mismatch",
   // anything else
   "internal",
 ] as const;

@@ -12,12 +12,14 @@ const SUBCOMMANDS: Record<string, () => Promise<EvalCommand>> = {
   capture: async () => (await import("./capture-command.js")).captureCommand,
   run: async () => (await import("./run-command.js")).runCommand,
   metrics: async () => (await import("./metrics-command.js")).metricsCommand,
+  cancel: async () => (await import("./fleet/cancel-command.js")).cancelCommand,
 };
 
 const EVAL_USAGE = `usage: mini-agent-client eval capture RUN --out DIR
        mini-agent-client eval run SUITE_DIR... --output DIR [--model replay|live] [--concurrency N]
-                                  [--runtime runc|runsc] [--policy-profile eval] [--rerun] [--json]
+                                  [--runtime runc|runsc] [--policy-profile eval] [--rerun] [--json] [--queue URL]
        mini-agent-client eval metrics DIR [--json]
+       mini-agent-client eval cancel --queue URL --output DIR
 mini-agent-client eval SUB --help shows more.`;
 
 /**

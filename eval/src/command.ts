@@ -10,6 +10,8 @@ export interface EvalIO {
   clock: Clock;
   out(s: string): void;
   err(s: string): void;
+  /** registers a Ctrl-C handler (returns the unregister); absent: the process's SIGINT */
+  onInterrupt?(handler: () => void): () => void;
 }
 
 /**

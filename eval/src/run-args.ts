@@ -3,7 +3,7 @@ import { parseArgs } from "node:util";
 
 export const RUN_USAGE = `usage: mini-agent-client eval run SUITE_DIR... --output DIR [--model replay|live] [--concurrency N]
                                [--runtime runc|runsc] [--policy-profile eval] [--rerun] [--json]
-                               [--socket PATH] [--state-dir DIR]
+                               [--socket PATH] [--state-dir DIR] [--queue URL]
   SUITE_DIR      a case folder (it has expect.json) or a folder of case folders
   --output DIR   where traces/, diffs/, cases/ and eval-report.json go; running again resumes
   --model        replay (default): each case's replay.json; live: the daemon's live model
@@ -11,7 +11,10 @@ export const RUN_USAGE = `usage: mini-agent-client eval run SUITE_DIR... --outpu
   --runtime      the OCI runtime of every case's sandboxes, asked per run (default: the daemon's)
   --policy-profile  the policy profile every run gets (default eval)
   --rerun        run every case again, even those with a result
-  --json         one JSON line per finished case on stdout, then a summary line`;
+  --json         one JSON line per finished case on stdout, then a summary line
+  --queue URL    run the cases on an eval fleet: one job per case on redis://[:PASSWORD@]HOST:PORT/DB
+                 (rediss:// for TLS), taken by mini-agent-worker processes; no local daemon is used
+                 (--concurrency is then the workers' business)`;
 
 export const MAX_CONCURRENCY = 16;
 
@@ -27,6 +30,8 @@ export interface RunOptions {
   json: boolean;
   socket: string | undefined;
   stateDir: string | undefined;
+  /** an eval fleet's queue URL (eval/src/fleet); absent: the local daemon */
+  queue: string | undefined;
 }
 
 export type ParsedRunArgs = { ok: true; opts: RunOptions } | { ok: false; help: boolean; message: string };
@@ -49,6 +54,7 @@ export function parseRunArgs(argv: string[], cwd: string): ParsedRunArgs {
         json: { type: "boolean" },
         socket: { type: "string" },
         "state-dir": { type: "string" },
+        queue: { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -83,6 +89,7 @@ export function parseRunArgs(argv: string[], cwd: string): ParsedRunArgs {
       json: v.json === true,
       socket: v.socket,
       stateDir: v["state-dir"],
+      queue: v.queue,
     },
   };
 }

@@ -31,9 +31,22 @@ export const runCommand: EvalCommand = {
       io.err(`mini-agent-client eval run: ${parsed.message}\n\n${RUN_USAGE}\n`);
       return EXIT.usage;
     }
-    return runSuite(parsed.opts, argv, io);
+    const opts = parsed.opts;
+    if (opts.queue !== undefined) {
+      // the fleet's code (BullMQ, ioredis) is loaded only for a run on a queue
+      const fleet = await import("./fleet/fleet-run.js");
+      fleet.assertQueueOptions(opts);
+      return fleet.runFleetSuite({ ...opts, queue: opts.queue }, io, { onInterrupt: io.onInterrupt ?? onSigint });
+    }
+    return runSuite(opts, argv, io);
   },
 };
+
+/** Ctrl-C, when the IO names no interrupt of its own (the client's process). */
+function onSigint(handler: () => void): () => void {
+  process.on("SIGINT", handler);
+  return () => process.off("SIGINT", handler);
+}
 
 async function runSuite(opts: RunOptions, argv: string[], io: EvalIO): Promise<number> {
   const { cases } = await loadSuite(opts.suiteDirs);

@@ -29,6 +29,18 @@ export type CaseVerdict = z.infer<typeof CaseVerdict>;
 
 const Count = z.int().min(0);
 
+/** Who ran a case of an eval fleet, with what (contracts/fleet.ts): one per attempt that reached a worker. */
+export const WorkerIdentity = z.strictObject({
+  hostname: z.string().max(255),
+  worker_id: z.string().max(128),
+  engine_version: z.string().nullable(),
+  runtime: z.string(),
+  image_digest: z.string().nullable(),
+  /** sha256 of the worker's latest isolation report as its daemon serves it; null: none */
+  isolation_report_sha256: Sha256Hex.nullable(),
+});
+export type WorkerIdentity = z.infer<typeof WorkerIdentity>;
+
 export const CaseResult = z.strictObject({
   /** the case folder's name */
   id: z.string().min(1).max(128),
@@ -61,6 +73,12 @@ export const CaseResult = z.strictObject({
   trace_file: z.string().nullable(),
   diff_file: z.string().nullable(),
   error: z.string().max(4096).nullable(),
+  /**
+   * An eval fleet's run (`eval run --queue`): every worker that started the
+   * case, in order (a worker that died mid-case is listed before the one that
+   * finished it). Absent on a local run.
+   */
+  workers: z.array(WorkerIdentity).optional(),
 });
 export type CaseResult = z.infer<typeof CaseResult>;
 

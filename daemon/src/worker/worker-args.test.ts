@@ -1,0 +1,34 @@
+import { describe, expect, it } from "vitest";
+import { parseWorkerArgs } from "./worker-args.js";
+
+const base = ["--queue", "redis://:pw@127.0.0.1:6390/0", "--state-dir", "w1"];
+
+describe("mini-agent-worker arguments", () => {
+  it("defaults: every family, runc, concurrency 1, HOSTNAME-PID id, BullMQ's 30 s lock and stall check", () => {
+    const p = parseWorkerArgs(base, "/srv", 42);
+    expect(p.kind).toBe("ok");
+    if (p.kind !== "ok") return;
+    expect(p.opts).toMatchObject({ stateDir: "/srv/w1", families: ["node", "python", "go"], runtime: "runc", concurrency: 1, lockDurationMs: 30000, stalledIntervalMs: 30000 });
+    expect(p.opts.workerId).toMatch(/-42$/);
+  });
+
+  it("takes a family list and short lock/stall times (the tests' SIGKILL hand-over)", () => {
+    const p = parseWorkerArgs([...base, "--families", "python,go", "--lock-duration-ms", "4000", "--stalled-interval-ms", "2000", "--concurrency", "2"], "/", 1);
+    expect(p).toMatchObject({ kind: "ok", opts: { families: ["python", "go"], lockDurationMs: 4000, stalledIntervalMs: 2000, concurrency: 2 } });
+  });
+
+  it.each([
+    [["--state-dir", "w"], "--queue URL is required"],
+    [["--queue", "redis://h:1/0"], "--state-dir DIR is required"],
+    [[...base, "--families", "node,rust"], "unknown: rust"],
+    [[...base, "--concurrency", "0"], "--concurrency must be"],
+    [[...base, "--runtime", "kata"], "--runtime must be runc or runsc"],
+    [[...base, "--lock-duration-ms", "5"], "--lock-duration-ms must be"],
+    [[...base, "--worker-id", "a b"], "--worker-id takes"],
+    [[...base, "--bogus"], "Unknown option '--bogus'"],
+  ])("refuses %j as a usage error naming the problem", (argv, why) => {
+    const p = parseWorkerArgs(argv, "/", 1);
+    expect(p.kind).toBe("usage_error");
+    if (p.kind === "usage_error") expect(p.message).toContain(why);
+  });
+});

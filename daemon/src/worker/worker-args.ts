@@ -1,0 +1,102 @@
+import os from "node:os";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { instanceIdFor } from "../config/state-dir.js";
+import { IMAGE_FAMILIES } from "../contracts/sandbox.js";
+import type { ImageFamily } from "../contracts/test-report.js";
+
+export const WORKER_USAGE = `usage: mini-agent-worker --queue URL --state-dir DIR [--concurrency N] [--families node,python,go]
+                         [--runtime runc|runsc] [--worker-id ID] [--lock-duration-ms MS] [--stalled-interval-ms MS]
+  --queue URL        redis://[:PASSWORD@]HOST:PORT/DB or rediss://... (TLS); the password is never printed
+  --state-dir DIR    this worker's own daemon state: ledger, image lock, credentials, isolation reports
+  --concurrency N    cases run at once, 1..16 (default 1)
+  --families LIST    the image families this worker takes cases of (default: all)
+  --runtime          the container runtime of this worker's sandboxes (default runc)
+  --work-dir DIR     where each case is unpacked and run, outside the state dir
+                     (default: TMPDIR/mini-agent-worker-<id of the state dir>)
+  --worker-id ID     names this worker in results (default: HOSTNAME-PID)
+  --lock-duration-ms how long a job's lock lasts without renewal (default 30000); a worker that dies
+                     loses its case to another worker once the lock has run out and a stall check runs
+  --stalled-interval-ms how often workers look for such cases (default 30000)
+Exit codes: 0 stopped by SIGTERM/SIGINT, 1 failure, 64 usage, 69 the queue or the daemon was unavailable.`;
+
+export const WORKER_DEFAULTS = { concurrency: 1, lockDurationMs: 30_000, stalledIntervalMs: 30_000, maxConcurrency: 16 } as const;
+
+export interface WorkerOptions {
+  queue: string;
+  stateDir: string;
+  concurrency: number;
+  families: ImageFamily[];
+  runtime: "runc" | "runsc";
+  workerId: string;
+  workDir: string;
+  lockDurationMs: number;
+  stalledIntervalMs: number;
+}
+
+export type ParsedWorkerArgs = { kind: "ok"; opts: WorkerOptions } | { kind: "help" } | { kind: "usage_error"; message: string };
+
+const ms = (name: string, v: string | undefined, dflt: number): number | string => {
+  if (v === undefined) return dflt;
+  const n = Number(v);
+  return Number.isInteger(n) && n >= 100 && n <= 3_600_000 ? n : `${name} must be a whole number of milliseconds from 100 to 3600000, not ${v}`;
+};
+
+/** Strict: an unknown option or a bad value is a usage error that starts nothing. */
+export function parseWorkerArgs(argv: string[], cwd: string, pid: number): ParsedWorkerArgs {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        queue: { type: "string" },
+        "state-dir": { type: "string" },
+        concurrency: { type: "string" },
+        families: { type: "string" },
+        runtime: { type: "string" },
+        "worker-id": { type: "string" },
+        "work-dir": { type: "string" },
+        "lock-duration-ms": { type: "string" },
+        "stalled-interval-ms": { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+    });
+  } catch (err) {
+    return { kind: "usage_error", message: (err as Error).message };
+  }
+  const v = parsed.values;
+  if (v.help) return { kind: "help" };
+  if (!v.queue) return { kind: "usage_error", message: "--queue URL is required" };
+  if (!v["state-dir"]) return { kind: "usage_error", message: "--state-dir DIR is required (each worker keeps its own)" };
+  const concurrency = v.concurrency === undefined ? WORKER_DEFAULTS.concurrency : Number(v.concurrency);
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > WORKER_DEFAULTS.maxConcurrency)
+    return { kind: "usage_error", message: `--concurrency must be a whole number from 1 to ${WORKER_DEFAULTS.maxConcurrency}, not ${v.concurrency}` };
+  const families = (v.families ?? IMAGE_FAMILIES.join(",")).split(",").map((f) => f.trim());
+  const unknown = families.filter((f) => !(IMAGE_FAMILIES as readonly string[]).includes(f));
+  if (unknown.length > 0 || families.length === 0)
+    return { kind: "usage_error", message: `--families takes a list of ${IMAGE_FAMILIES.join(", ")}; unknown: ${unknown.join(", ") || "(empty)"}` };
+  const runtime = v.runtime ?? "runc";
+  if (runtime !== "runc" && runtime !== "runsc") return { kind: "usage_error", message: `--runtime must be runc or runsc, not ${runtime}` };
+  const workerId = v["worker-id"] ?? `${os.hostname()}-${pid}`;
+  if (!/^[A-Za-z0-9._-]{1,128}$/.test(workerId)) return { kind: "usage_error", message: "--worker-id takes 1..128 of A-Z a-z 0-9 . _ -" };
+  const lock = ms("--lock-duration-ms", v["lock-duration-ms"], WORKER_DEFAULTS.lockDurationMs);
+  if (typeof lock === "string") return { kind: "usage_error", message: lock };
+  const stalled = ms("--stalled-interval-ms", v["stalled-interval-ms"], WORKER_DEFAULTS.stalledIntervalMs);
+  if (typeof stalled === "string") return { kind: "usage_error", message: stalled };
+  return {
+    kind: "ok",
+    opts: {
+      queue: v.queue,
+      stateDir: path.resolve(cwd, v["state-dir"]),
+      concurrency,
+      families: [...new Set(families)] as ImageFamily[],
+      runtime,
+      workerId,
+      workDir: v["work-dir"] ? path.resolve(cwd, v["work-dir"]) : path.join(os.tmpdir(), `mini-agent-worker-${instanceIdFor(path.resolve(cwd, v["state-dir"]))}`),
+      lockDurationMs: lock,
+      stalledIntervalMs: stalled,
+    },
+  };
+}

@@ -1,0 +1,106 @@
+import fs from "node:fs";
+import { parseQueueUrl, type QueueTarget } from "../../../eval/src/fleet/queue-url.js";
+import { isMiniAgentError } from "../errors.js";
+import { main as daemonMain, type MainDeps, type ReadyInfo } from "../main.js";
+import { parseWorkerArgs, WORKER_USAGE } from "./worker-args.js";
+import { startWorker } from "./worker.js";
+
+/** Exit codes of mini-agent-worker, set in this one place (documented in --help). */
+export const WORKER_EXIT = { ok: 0, failure: 1, usage: 64, unavailable: 69 } as const;
+
+export interface WorkerMainDeps extends Pick<MainDeps, "env" | "cwd" | "pid" | "version" | "createServices"> {
+  out(line: string): void;
+  err(line: string): void;
+  now(): number;
+  /** registers the stop trigger (SIGTERM/SIGINT for the real process); returns an unregister function */
+  onShutdownSignal(handler: (signal: string) => void): () => void;
+}
+
+/**
+ * mini-agent-worker: a daemon of its own (its state dir, lock, ledger,
+ * credentials, isolation reports; the same wiring as mini-agent-daemon) plus
+ * the queue side. A bin of its own rather than a daemon flag: the daemon's
+ * grammar and lifecycle stay what they are, and a worker can never be
+ * reached through a socket someone else started.
+ */
+export async function workerMain(argv: string[], deps: WorkerMainDeps): Promise<number> {
+  const parsed = parseWorkerArgs(argv, deps.cwd, deps.pid);
+  if (parsed.kind === "help") {
+    deps.out(WORKER_USAGE);
+    return WORKER_EXIT.ok;
+  }
+  if (parsed.kind === "usage_error") {
+    deps.err(`mini-agent-worker: ${parsed.message}\n\n${WORKER_USAGE}`);
+    return WORKER_EXIT.usage;
+  }
+  const opts = parsed.opts;
+  let queue: QueueTarget;
+  try {
+    queue = parseQueueUrl(opts.queue);
+  } catch (err) {
+    deps.err(`mini-agent-worker: ${isMiniAgentError(err) ? `${err.code}: ${err.message}` : "bad --queue"}`);
+    return WORKER_EXIT.usage;
+  }
+
+  let stopDaemon: ((signal: string) => void) | null = null;
+  let onReady!: (info: ReadyInfo) => void;
+  const ready = new Promise<ReadyInfo>((resolve) => (onReady = resolve));
+  const daemonDone = daemonMain(["--state-dir", opts.stateDir, "--runtime", opts.runtime], {
+    env: deps.env,
+    cwd: deps.cwd,
+    pid: deps.pid,
+    version: deps.version,
+    out: (line) => deps.err(line),
+    err: (line) => deps.err(line),
+    createServices: deps.createServices,
+    onShutdownSignal: (handler) => {
+      stopDaemon = handler;
+      return () => {
+        stopDaemon = null;
+      };
+    },
+    onReady,
+  });
+  const started = await Promise.race([ready, daemonDone]);
+  if (typeof started === "number") {
+    deps.err(`mini-agent-worker: its daemon did not start (exit ${started}); nothing was taken from the queue`);
+    return started === 64 ? WORKER_EXIT.usage : WORKER_EXIT.failure;
+  }
+
+  // what a killed worker left of its cases (its daemon holds the state dir's lock now, so no other worker uses this folder)
+  fs.rmSync(opts.workDir, { recursive: true, force: true });
+  fs.mkdirSync(opts.workDir, { recursive: true, mode: 0o700 });
+
+  let stopRequested!: (s: string) => void;
+  const stop = new Promise<string>((resolve) => (stopRequested = resolve));
+  const off = deps.onShutdownSignal((s) => stopRequested(s));
+  const stopTheDaemon = async () => {
+    (stopDaemon as ((s: string) => void) | null)?.("SIGTERM");
+    return daemonDone;
+  };
+  let worker;
+  try {
+    worker = await startWorker(opts, {
+      socketPath: started.socketPath,
+      stateDir: opts.stateDir,
+      queue,
+      now: deps.now,
+      onError: (m) => deps.err(`mini-agent-worker: ${m}`),
+    });
+  } catch (err) {
+    off();
+    deps.err(`mini-agent-worker: ${isMiniAgentError(err) ? `${err.code}: ${err.message}` : `start-up failed: ${(err as Error)?.message}`}`);
+    await stopTheDaemon();
+    return isMiniAgentError(err, "queue_unreachable") ? WORKER_EXIT.unavailable : WORKER_EXIT.failure;
+  }
+  const id = await worker.identity();
+  deps.out(
+    `mini-agent-worker ready worker=${id.worker_id} pid=${deps.pid} queue=${queue.display} runtime=${opts.runtime} families=${opts.families.join(",")} concurrency=${opts.concurrency}`,
+  );
+  await stop;
+  off();
+  await worker.close();
+  const code = await stopTheDaemon();
+  fs.rmSync(opts.workDir, { recursive: true, force: true });
+  return code === 0 ? WORKER_EXIT.ok : WORKER_EXIT.failure;
+}

@@ -1,0 +1,55 @@
+import { parseArgs } from "node:util";
+import path from "node:path";
+import { Queue } from "bullmq";
+import { EXIT } from "../../../client/src/exit-codes.js";
+import { IMAGE_FAMILIES } from "../../../daemon/src/contracts/sandbox.js";
+import { MiniAgentError } from "../../../daemon/src/errors.js";
+import type { EvalCommand } from "../command.js";
+import { cancelSuite } from "./fleet-cancel.js";
+import { readSuiteRun } from "./fleet-state.js";
+import { CANCEL_KEY_TTL_S, queueName } from "./queue-names.js";
+import { pingQueue } from "./queue-ping.js";
+import { connectionOptions, parseQueueUrl } from "./queue-url.js";
+import { closeAll, redisOf } from "./redis-like.js";
+
+export const CANCEL_USAGE = `usage: mini-agent-client eval cancel --queue URL --output DIR
+  Cancels the eval run on the fleet whose output folder is DIR: its queued cases are removed,
+  the workers running its cases cancel their runs (no sandbox is left). Results already
+  written stay; \`eval run\` with the same arguments resumes it later.`;
+
+/** `eval cancel --queue URL --output DIR`: what Ctrl-C on `eval run --queue` does, from another terminal. */
+export const cancelCommand: EvalCommand = {
+  async main(argv, io) {
+    let v;
+    try {
+      v = parseArgs({ args: argv, strict: true, allowPositionals: false, options: { queue: { type: "string" }, output: { type: "string" }, help: { type: "boolean", short: "h" } } }).values;
+    } catch (err) {
+      io.err(`mini-agent-client eval cancel: ${(err as Error).message}\n\n${CANCEL_USAGE}\n`);
+      return EXIT.usage;
+    }
+    if (v.help) {
+      io.out(`${CANCEL_USAGE}\n`);
+      return EXIT.ok;
+    }
+    if (!v.queue || !v.output) {
+      io.err(`mini-agent-client eval cancel: --queue URL and --output DIR are required\n\n${CANCEL_USAGE}\n`);
+      return EXIT.usage;
+    }
+    const target = parseQueueUrl(v.queue);
+    const output = path.resolve(io.cwd, v.output);
+    const suiteRun = readSuiteRun(output);
+    if (suiteRun === null) throw new MiniAgentError("invalid_request", `${output} holds no eval run on a queue (no fleet.json); nothing was cancelled`);
+    const connection = connectionOptions(target);
+    const queues = (["runc", "runsc"] as const).flatMap((rt) => IMAGE_FAMILIES.map((f) => new Queue(queueName(rt, f), { connection })));
+    for (const q of queues) q.on("error", () => undefined);
+    try {
+      await pingQueue(redisOf(queues[0]!), target.display);
+      const redis = await redisOf(queues[0]!);
+      const n = await cancelSuite(redis, queues, suiteRun, CANCEL_KEY_TTL_S);
+      io.out(`cancelled: ${n.removed} queued cases removed, ${n.running} running ones told to stop\n`);
+      return EXIT.ok;
+    } finally {
+      await closeAll(queues);
+    }
+  },
+};

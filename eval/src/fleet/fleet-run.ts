@@ -1,0 +1,222 @@
+import path from "node:path";
+import { Job, Queue } from "bullmq";
+import { EXIT } from "../../../client/src/exit-codes.js";
+import type { CaseResult, WorkerIdentity } from "../../../daemon/src/contracts/eval-report.js";
+import { AttemptLog, type FleetJob, FleetResult } from "../../../daemon/src/contracts/fleet.js";
+import { taskImageFamily } from "../../../daemon/src/contracts/task-spec.js";
+import type { ImageFamily } from "../../../daemon/src/contracts/test-report.js";
+import { MiniAgentError } from "../../../daemon/src/errors.js";
+import { type LoadedCase, loadSuite } from "../case-load.js";
+import type { EvalIO } from "../command.js";
+import { finishReport, REPORT_FILE } from "../report-write.js";
+import type { RunOptions } from "../run-args.js";
+import { errorResult } from "../run-case.js";
+import { createProgress } from "../run-progress.js";
+import { dropCaseResult, type EvalSettings, openOutput, planCase, writeAtomic, writeCaseResult } from "../run-state.js";
+import { packCase } from "./case-payload.js";
+import { cancelSuite } from "./fleet-cancel.js";
+import { openSuiteRun } from "./fleet-state.js";
+import { CANCEL_KEY_TTL_S, jobIdOf, queueName } from "./queue-names.js";
+import { connectionOptions, parseQueueUrl } from "./queue-url.js";
+import { closeAll, redisOf } from "./redis-like.js";
+import { pingQueue } from "./queue-ping.js";
+
+/** How often the runner looks at its jobs; each look is one state check (a short script) per unfinished case. */
+export const FLEET_POLL_MS = 500;
+/** The progress display's rows: the cases running now, at most this many shown. */
+const MAX_ROWS = 16;
+
+export interface FleetRunDeps {
+  /** registers the Ctrl-C handler; returns an unregister function */
+  onInterrupt(handler: () => void): () => void;
+}
+
+interface Pending {
+  c: LoadedCase;
+  family: ImageFamily;
+  jobId: string;
+  data: FleetJob;
+  row: number | null;
+}
+
+/**
+ * `eval run SUITE... --queue URL --output DIR`: one BullMQ job per case,
+ * taken by mini-agent-worker processes; this process only enqueues, watches
+ * and writes the same output folder, progress display and report as a local
+ * run (run-state.ts, run-progress.ts, report-write.ts). Resumable the same
+ * way: done cases are skipped, and an unfinished case's job is found again by
+ * its id (fleet.json) instead of being added twice.
+ */
+export async function runFleetSuite(opts: RunOptions & { queue: string }, io: EvalIO, deps: FleetRunDeps): Promise<number> {
+  const target = parseQueueUrl(opts.queue);
+  const { cases } = await loadSuite(opts.suiteDirs);
+  const runtime = opts.runtime ?? "runc";
+  // every case packed before anything is written or enqueued: an oversized case changes nothing
+  const payloads = new Map<string, Awaited<ReturnType<typeof packCase>>>();
+  for (const c of cases) payloads.set(c.id, await packCase(c.dir));
+
+  const connection = connectionOptions(target);
+  const queues = new Map<ImageFamily, Queue>();
+  const queueOf = (f: ImageFamily) => {
+    let q = queues.get(f);
+    if (q === undefined) {
+      q = new Queue(queueName(runtime, f), { connection });
+      // ioredis reconnects by itself (a Redis restart); the error events are that, not a failure of the run
+      q.on("error", () => undefined);
+      queues.set(f, q);
+    }
+    return q;
+  };
+  try {
+    await pingQueue(redisOf(queueOf("node")), target.display);
+    const settings: EvalSettings = { schema_version: 1, model: opts.model, runtime, policy_profile: opts.profile };
+    openOutput(opts.output, settings, opts.rerun);
+    const suiteRun = openSuiteRun(opts.output, opts.rerun, target.display);
+
+    const results = new Map<string, CaseResult>();
+    const pending: Pending[] = [];
+    for (const c of cases) {
+      const plan = planCase(opts.output, c.id, c.hash, opts.rerun);
+      if (plan.kind === "skip") {
+        results.set(c.id, plan.result);
+        continue;
+      }
+      dropCaseResult(opts.output, c.id);
+      const p = payloads.get(c.id)!;
+      const family = taskImageFamily(c.task);
+      const data: FleetJob = {
+        schema_version: 1,
+        suite_run: suiteRun,
+        case_id: c.id,
+        case_hash: c.hash,
+        family,
+        model: opts.model,
+        profile: opts.profile,
+        tar_base64: p.tar.toString("base64"),
+        tar_sha256: p.sha256,
+      };
+      pending.push({ c, family, jobId: jobIdOf(suiteRun, c.id, c.hash), data, row: null });
+    }
+    const add = (p: Pending) => queueOf(p.family).add("case", p.data, { jobId: p.jobId, attempts: 1, removeOnComplete: false, removeOnFail: false });
+    // a job with this id already there (a resumed run) is left as it is: BullMQ adds nothing for a known id
+    for (const p of pending) await add(p);
+
+    const startedAt = Date.now();
+    const progress = createProgress(io, { json: opts.json, total: cases.length, skipped: results.size, workers: Math.max(1, Math.min(MAX_ROWS, pending.length)) });
+    const rows: Array<string | null> = Array.from({ length: Math.max(1, Math.min(MAX_ROWS, pending.length)) }, () => null);
+    let cancelled = false;
+    const off = deps.onInterrupt(() => {
+      cancelled = true;
+    });
+    try {
+      while (pending.length > 0 && !cancelled) {
+        for (const p of [...pending]) {
+          const done = await look(p);
+          if (done === null) continue;
+          writeCaseResult(opts.output, done);
+          results.set(p.c.id, done);
+          if (p.row !== null) rows[p.row] = null;
+          progress.finished(p.row ?? 0, done);
+          pending.splice(pending.indexOf(p), 1);
+          await queueOf(p.family)
+            .remove(p.jobId)
+            .catch(() => undefined);
+        }
+        if (pending.length > 0 && !cancelled) await new Promise((r) => setTimeout(r, FLEET_POLL_MS));
+      }
+    } finally {
+      off();
+      progress.close();
+    }
+
+    if (cancelled) {
+      const redis = await redisOf(queueOf("node"));
+      const n = await cancelSuite(redis, [...queues.values()], suiteRun, CANCEL_KEY_TTL_S);
+      io.err(
+        `mini-agent-client eval run: cancelled; ${n.removed} queued cases removed, ${n.running} running ones told to stop; ${results.size}/${cases.length} cases done (results in ${opts.output}/cases). Running the same command again resumes.\n`,
+      );
+      return EXIT.cancelled;
+    }
+
+    const workerIds = new Set([...results.values()].flatMap((r) => (r.workers ?? []).map((w) => `${w.hostname}/${w.worker_id}`)));
+    const report = await finishReport({
+      output: opts.output,
+      cases: cases.map((c) => results.get(c.id)!),
+      settings: { model: opts.model, runtime, policy_profile: opts.profile, concurrency: Math.max(1, workerIds.size) },
+      startedAt,
+      finishedAt: Date.now(),
+    });
+    const a = report.aggregates;
+    const where = `${opts.output}/${REPORT_FILE}`;
+    if (opts.json) io.out(`${JSON.stringify({ kind: "summary", report: where, aggregates: a })}\n`);
+    else
+      io.out(
+        `${a.passed}/${a.cases} passed (${a.failed} failed, ${a.needs_human} need a human, ${a.errors} errors) on ${workerIds.size} worker(s); p50 ${(a.wall_ms.p50 / 1000).toFixed(1)}s p95 ${(a.wall_ms.p95 / 1000).toFixed(1)}s per case; report: ${where}\n`,
+      );
+    return a.passed === a.cases ? EXIT.ok : EXIT.failed;
+
+    /** null while the case is queued or running; its result once the job ended. */
+    async function look(p: Pending): Promise<CaseResult | null> {
+      const q = queueOf(p.family);
+      // the state alone while the case is queued or running: the job hash (with the case's tar) is read once, at the end
+      const state = await q.getJobState(p.jobId);
+      if (state === "unknown") {
+        // gone: Redis lost it (a restart without persistence) or someone removed it; this runner holds the payload, so it adds it again
+        await add(p);
+        return null;
+      }
+      if (state === "active" && p.row === null) {
+        const free = rows.indexOf(null);
+        if (free >= 0) {
+          rows[free] = p.c.id;
+          p.row = free;
+          progress.started(free, p.c.id);
+        }
+      }
+      if (state !== "completed" && state !== "failed") return null;
+      const job = await Job.fromId<FleetJob, unknown>(q, p.jobId);
+      if (job === undefined) return null;
+      const workers = await attemptsOf(q, p.jobId);
+      const attempts = Math.max(1, job.attemptsStarted, workers.length);
+      if (state === "failed") {
+        const wall = job.finishedOn && job.processedOn ? job.finishedOn - job.processedOn : 0;
+        return { ...errorResult(p.c, attempts, wall, `the fleet gave up on the case: ${job.failedReason ?? "no reason given"}`), workers };
+      }
+      const parsed = FleetResult.safeParse(job.returnvalue);
+      if (!parsed.success || parsed.data.result.id !== p.c.id || parsed.data.result.hash !== p.c.hash)
+        return { ...errorResult(p.c, attempts, 0, "the worker's result does not fit the contract or names another case"), workers };
+      const r = parsed.data;
+      if (r.result.trace_file !== null) writeAtomic(path.join(opts.output, "traces", `${p.c.id}.jsonl`), r.trace);
+      if (r.result.diff_file !== null) writeAtomic(path.join(opts.output, "diffs", `${p.c.id}.diff`), r.diff);
+      return {
+        ...r.result,
+        trace_file: r.result.trace_file === null ? null : `traces/${p.c.id}.jsonl`,
+        diff_file: r.result.diff_file === null ? null : `diffs/${p.c.id}.diff`,
+        attempts,
+        workers: workers.length > 0 ? workers : [r.worker],
+      };
+    }
+  } finally {
+    await closeAll([...queues.values()]);
+  }
+}
+
+/** Every worker that started the job, in order, from the job's log lines (run-job.ts writes one per attempt). */
+async function attemptsOf(q: Queue, jobId: string): Promise<WorkerIdentity[]> {
+  const { logs } = await q.getJobLogs(jobId, 0, 100, true);
+  const out: Array<{ attempt: number; worker: WorkerIdentity }> = [];
+  for (const line of logs) {
+    try {
+      const parsed = AttemptLog.safeParse(JSON.parse(line));
+      if (parsed.success) out.push(parsed.data);
+    } catch {
+      // a log line that is not ours is not a worker
+    }
+  }
+  return out.sort((a, b) => a.attempt - b.attempt).map((a) => a.worker);
+}
+
+export function assertQueueOptions(opts: RunOptions): void {
+  if (opts.socket !== undefined || opts.stateDir !== undefined)
+    throw new MiniAgentError("invalid_request", "--queue runs the cases on the fleet's workers: --socket and --state-dir name a local daemon and do not fit with it");
+}

@@ -1,0 +1,31 @@
+import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { z } from "zod";
+import { writeAtomic } from "../run-state.js";
+
+/**
+ * The output folder's note of which eval run on the queue it is (fleet.json):
+ * a resumed `eval run --queue` finds its jobs again by this id instead of
+ * adding them twice; `--rerun` starts a new one; `eval cancel` reads it to
+ * reach exactly this run's jobs.
+ */
+const FleetFile = z.strictObject({ schema_version: z.literal(1), suite_run: z.string().regex(/^[0-9a-f]{32}$/), queue: z.string() });
+export const FLEET_FILE = "fleet.json";
+
+export function readSuiteRun(output: string): string | null {
+  try {
+    const parsed = FleetFile.safeParse(JSON.parse(fs.readFileSync(path.join(output, FLEET_FILE), "utf8")));
+    return parsed.success ? parsed.data.suite_run : null;
+  } catch {
+    return null;
+  }
+}
+
+/** `queueDisplay` is the redacted URL: the file may be shared with the report, never the password. */
+export function openSuiteRun(output: string, rerun: boolean, queueDisplay: string): string {
+  const before = rerun ? null : readSuiteRun(output);
+  const id = before ?? randomBytes(16).toString("hex");
+  writeAtomic(path.join(output, FLEET_FILE), `${JSON.stringify({ schema_version: 1, suite_run: id, queue: queueDisplay })}\n`);
+  return id;
+}

@@ -1,0 +1,22 @@
+import type { ImageFamily } from "../../../daemon/src/contracts/test-report.js";
+
+/**
+ * The names both sides of a fleet agree on. One queue per (runtime, family):
+ * a worker subscribes only to the queues of its own runtime and of the
+ * families it serves (`--families`), so a case is never taken by a machine
+ * that does not run its sandbox; BullMQ needs no routing of its own.
+ */
+export function queueName(runtime: "runc" | "runsc", family: ImageFamily): string {
+  return `mini-agent-eval-${runtime}-${family}`;
+}
+
+/** Set by `eval cancel` / Ctrl-C: workers running a case of this eval run cancel its run. Expires on its own. */
+export function cancelKey(suiteRun: string): string {
+  return `mini-agent-eval:cancel:${suiteRun}`;
+}
+export const CANCEL_KEY_TTL_S = 24 * 60 * 60;
+
+/** One job per case and eval run: adding it again (a resumed run) finds the same job instead of a second one. */
+export function jobIdOf(suiteRun: string, caseId: string, caseHash: string): string {
+  return `${suiteRun}-${caseId}-${caseHash.slice(0, 16)}`;
+}
