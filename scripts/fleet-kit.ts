@@ -28,7 +28,11 @@ export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
 
 /** The client as a user runs it: its exit code and output. */
 export async function runClient(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  const proc = spawn(process.execPath, ["--import", "tsx", path.join(REPO, "client/src/cli.ts"), ...args], { cwd: REPO, env: cleanEnv(env), stdio: ["ignore", "pipe", "pipe"] });
+  const proc = spawn(process.execPath, ["--import", "tsx", path.join(REPO, "client/src/cli.ts"), ...args], {
+    cwd: REPO,
+    env: cleanEnv(env),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let stdout = "";
   let stderr = "";
   proc.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
@@ -64,7 +68,12 @@ export async function startRedis(dir: string): Promise<RedisHandle> {
   await run("bash", [path.join(REPO, "scripts/redis-ensure.sh"), String(port), dir], { env: { ...cleanEnv(), REDIS_PASSWORD: password }, timeout: 600_000 });
   const pid = () => Number(fs.readFileSync(path.join(dir, "redis.pid"), "utf8").trim());
   const cli = async (args: string[]) =>
-    (await run("redis-cli", ["-h", "127.0.0.1", "-p", String(port), ...args], { env: { ...cleanEnv(), REDISCLI_AUTH: password }, maxBuffer: 256 * 1024 * 1024 })).stdout;
+    (
+      await run("redis-cli", ["-h", "127.0.0.1", "-p", String(port), ...args], {
+        env: { ...cleanEnv(), REDISCLI_AUTH: password },
+        maxBuffer: 256 * 1024 * 1024,
+      })
+    ).stdout;
   return {
     port,
     password,
@@ -126,7 +135,18 @@ export async function startWorker(opts: {
   env?: Record<string, string>;
   readyTimeoutMs?: number;
 }): Promise<WorkerHandle> {
-  const args = ["--import", "tsx", path.join(REPO, "daemon/src/worker/cli.ts"), "--queue", opts.queue, "--state-dir", opts.stateDir, "--worker-id", opts.id, ...(opts.args ?? [])];
+  const args = [
+    "--import",
+    "tsx",
+    path.join(REPO, "daemon/src/worker/cli.ts"),
+    "--queue",
+    opts.queue,
+    "--state-dir",
+    opts.stateDir,
+    "--worker-id",
+    opts.id,
+    ...(opts.args ?? []),
+  ];
   const proc = spawn(process.execPath, args, { cwd: REPO, env: cleanEnv(opts.env), stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   let err = "";

@@ -5,12 +5,33 @@
 # record). Used by the fleet tests and by users on one machine.
 #
 #   REDIS_PASSWORD=... bash scripts/redis-ensure.sh PORT DIR
+#   bash scripts/redis-ensure.sh --install-only
 #
 # Prints the queue URL without the password (redis://127.0.0.1:PORT/0) and the
 # pid; the pid is in DIR/redis.pid. Stop it with: kill "$(cat DIR/redis.pid)".
 # Workers on other machines need a Redis they can reach: see docs/scale-out.md
 # (a TLS listener, rediss://), never this loopback one opened up.
 set -euo pipefail
+install_redis() {
+  if ! command -v redis-server >/dev/null 2>&1; then
+    if [ "$(id -u)" -ne 0 ]; then echo "redis-ensure: redis-server is missing; run as root to install it, or: sudo apt-get install redis-server" >&2; exit 69; fi
+    # the package's own service would start on the default port: keep it from starting at install
+    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d.mini-agent
+    had_policy=0; [ -e /usr/sbin/policy-rc.d ] && had_policy=1
+    [ "$had_policy" = 0 ] && cp /usr/sbin/policy-rc.d.mini-agent /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server >/dev/null
+    [ "$had_policy" = 0 ] && rm -f /usr/sbin/policy-rc.d
+    rm -f /usr/sbin/policy-rc.d.mini-agent
+  fi
+}
+
+# --install-only: make sure redis-server is there (npm test does this before the tests), start nothing
+if [ "${1:-}" = "--install-only" ]; then
+  install_redis
+  exit 0
+fi
+
 port="${1:?usage: REDIS_PASSWORD=... redis-ensure.sh PORT DIR}"
 dir="${2:?usage: REDIS_PASSWORD=... redis-ensure.sh PORT DIR}"
 : "${REDIS_PASSWORD:?set REDIS_PASSWORD (Redis refuses clients without it)}"
@@ -18,17 +39,7 @@ if ! [[ "$port" =~ ^[0-9]+$ ]] || (( port < 1 || port > 65535 )); then
   echo "redis-ensure: PORT must be 1..65535, not $port" >&2; exit 64
 fi
 
-if ! command -v redis-server >/dev/null 2>&1; then
-  if [ "$(id -u)" -ne 0 ]; then echo "redis-ensure: redis-server is missing; run as root to install it, or: sudo apt-get install redis-server" >&2; exit 69; fi
-  # the package's own service would start on the default port: keep it from starting at install
-  printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d.mini-agent
-  had_policy=0; [ -e /usr/sbin/policy-rc.d ] && had_policy=1
-  [ "$had_policy" = 0 ] && cp /usr/sbin/policy-rc.d.mini-agent /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
-  DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server >/dev/null
-  [ "$had_policy" = 0 ] && rm -f /usr/sbin/policy-rc.d
-  rm -f /usr/sbin/policy-rc.d.mini-agent
-fi
+install_redis
 
 mkdir -p "$dir"
 chmod 700 "$dir"

@@ -11,6 +11,8 @@ bash scripts/docker-ensure.sh
 bash scripts/deps-ensure.sh
 # the HTML eval report is tested in a real headless chromium (tests/kit/cdp.ts)
 bash scripts/chromium-ensure.sh
+# eval fleets are tested against a real Redis on 127.0.0.1 (tests/fleet/; each test starts its own)
+bash scripts/redis-ensure.sh --install-only
 npm run --silent build
 # the spawned daemon and client tests start the bins just built, as users run them (tests/e2e/harness.ts)
 export MINI_AGENT_TEST_BINS=dist

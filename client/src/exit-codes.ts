@@ -60,7 +60,14 @@ const UNAVAILABLE: readonly ErrorCode[] = [
 ];
 
 /** bad command-line input the daemon found (an ad-hoc run's folder, test command, globs, image family) */
-const USAGE: readonly ErrorCode[] = ["invalid_workspace", "invalid_test_command", "test_command_not_found", "invalid_glob", "unknown_image_family", "queue_url_invalid"];
+const USAGE: readonly ErrorCode[] = [
+  "invalid_workspace",
+  "invalid_test_command",
+  "test_command_not_found",
+  "invalid_glob",
+  "unknown_image_family",
+  "queue_url_invalid",
+];
 
 export function exitForError(code: ErrorCode): ExitCode {
   if (USAGE.includes(code)) return EXIT.usage;

@@ -9,7 +9,17 @@ import { queueName } from "../../eval/src/fleet/queue-names.js";
 import { connectionOptions, parseQueueUrl } from "../../eval/src/fleet/queue-url.js";
 import { tempDir } from "../e2e/harness.js";
 import { pinTestImage } from "../kit/sandbox-image.js";
-import { containersOf, monitorRedis, REPO, runClient, type RedisHandle, startRedis, startWorker, type WorkerHandle, workerStateDir } from "../../scripts/fleet-kit.js";
+import {
+  containersOf,
+  monitorRedis,
+  REPO,
+  runClient,
+  type RedisHandle,
+  startRedis,
+  startWorker,
+  type WorkerHandle,
+  workerStateDir,
+} from "../../scripts/fleet-kit.js";
 
 /**
  * Eval fleets end to end (issue 15): Redis from scripts/redis-ensure.sh on
@@ -57,7 +67,10 @@ async function activeCaseOn(workerId: string): Promise<string | null> {
     try {
       for (const job of await q.getJobs(["active"])) {
         const { logs } = await q.getJobLogs(job.id!, 0, 100, true);
-        const last = logs.map((l) => AttemptLog.safeParse(JSON.parse(l))).filter((p) => p.success).at(-1);
+        const last = logs
+          .map((l) => AttemptLog.safeParse(JSON.parse(l)))
+          .filter((p) => p.success)
+          .at(-1);
         if (last?.success && last.data.worker.worker_id === workerId) return job.data.case_id as string;
       }
     } finally {
@@ -105,7 +118,11 @@ describe("eval run --queue on two workers", () => {
     // worker-a may have held a case of another family at once (one BullMQ worker per family queue):
     // every case it held at the kill shows both workers; every other case ran once, on one worker
     for (const c of report.cases.filter((x) => x.id !== killed)) {
-      if (c.attempts === 2) expect(c.workers?.map((w) => w.worker_id), c.id).toEqual(["worker-a", "worker-b"]);
+      if (c.attempts === 2)
+        expect(
+          c.workers?.map((w) => w.worker_id),
+          c.id,
+        ).toEqual(["worker-a", "worker-b"]);
       else {
         expect(c.attempts, c.id).toBe(1);
         expect(c.workers, c.id).toHaveLength(1);
@@ -129,7 +146,14 @@ describe("eval run --queue on two workers", () => {
     const dump = await redis.cli(["--scan"]);
     for (const key of dump.split("\n").filter(Boolean)) {
       const type = (await redis.cli(["type", key])).trim();
-      const cmd = { string: ["get", key], hash: ["hgetall", key], list: ["lrange", key, "0", "-1"], set: ["smembers", key], zset: ["zrange", key, "0", "-1"], stream: ["xrange", key, "-", "+"] }[type];
+      const cmd = {
+        string: ["get", key],
+        hash: ["hgetall", key],
+        list: ["lrange", key, "0", "-1"],
+        set: ["smembers", key],
+        zset: ["zrange", key, "0", "-1"],
+        stream: ["xrange", key, "-", "+"],
+      }[type];
       if (cmd) expect(await redis.cli(cmd), key).not.toContain(CANARY);
     }
   }, 1_800_000);

@@ -37,6 +37,7 @@ function deps(verdict = "passed"): JobDeps {
       traceFile: no,
     },
     workDir: stateDir,
+    runtime: "runc",
     identity: async () => ({ hostname: "h", worker_id: "w", engine_version: "20.10", runtime: "runc", image_digest: null, isolation_report_sha256: null }),
     familyVerdict: async () => ({ verdict, reason: verdict === "passed" ? null : "older than 24h" }),
     cancelled: async () => false,

@@ -9,6 +9,7 @@ import { OUTPUT_DIRS } from "../../../eval/src/run-state.js";
 import { describeZodError } from "../contracts/common.js";
 import type { CaseResult, WorkerIdentity } from "../contracts/eval-report.js";
 import { FLEET_RESULT_LIMITS, FleetJob, type FleetResult } from "../contracts/fleet.js";
+import type { Runtime } from "../contracts/sandbox.js";
 import { isMiniAgentError, MiniAgentError } from "../errors.js";
 
 /** What a job needs from the worker around it; each is a side effect a test can replace. */
@@ -16,6 +17,8 @@ export interface JobDeps {
   api: Pick<ApiClient, "createRun" | "events" | "getRun" | "cancel" | "diff" | "traceFile">;
   /** where each attempt's case and workspace go: outside the daemon's state dir (the daemon refuses a case inside it) */
   workDir: string;
+  /** the OCI runtime of this worker's daemon: every case it takes runs under it (one queue per runtime) */
+  runtime: Runtime;
   /** this worker's facts now (from its daemon's health and isolation report) */
   identity(): Promise<WorkerIdentity>;
   /** the isolation verdict of a family on THIS machine, as the daemon's health gives it */
@@ -27,7 +30,10 @@ export interface JobDeps {
 
 /** A job that must not be retried: its payload is bad, so another worker would fail the same way. */
 export class JobRefused extends Error {
-  constructor(readonly code: string, message: string) {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -105,6 +111,8 @@ export async function runJob(raw: unknown, attempt: number, deps: JobDeps): Prom
         output,
         model: job.model,
         profile: job.profile,
+        // the worker's daemon runs every case under the worker's runtime (a queue per runtime)
+        daemonRuntime: deps.runtime,
         now: deps.now,
         onStarted: (_id, id) => {
           runId = id;

@@ -8,12 +8,23 @@ describe("mini-agent-worker arguments", () => {
     const p = parseWorkerArgs(base, "/srv", 42);
     expect(p.kind).toBe("ok");
     if (p.kind !== "ok") return;
-    expect(p.opts).toMatchObject({ stateDir: "/srv/w1", families: ["node", "python", "go"], runtime: "runc", concurrency: 1, lockDurationMs: 30000, stalledIntervalMs: 30000 });
+    expect(p.opts).toMatchObject({
+      stateDir: "/srv/w1",
+      families: ["node", "python", "go"],
+      runtime: "runc",
+      concurrency: 1,
+      lockDurationMs: 30000,
+      stalledIntervalMs: 30000,
+    });
     expect(p.opts.workerId).toMatch(/-42$/);
   });
 
   it("takes a family list and short lock/stall times (the tests' SIGKILL hand-over)", () => {
-    const p = parseWorkerArgs([...base, "--families", "python,go", "--lock-duration-ms", "4000", "--stalled-interval-ms", "2000", "--concurrency", "2"], "/", 1);
+    const p = parseWorkerArgs(
+      [...base, "--families", "python,go", "--lock-duration-ms", "4000", "--stalled-interval-ms", "2000", "--concurrency", "2"],
+      "/",
+      1,
+    );
     expect(p).toMatchObject({ kind: "ok", opts: { families: ["python", "go"], lockDurationMs: 4000, stalledIntervalMs: 2000, concurrency: 2 } });
   });
 

@@ -94,7 +94,9 @@ export function parseWorkerArgs(argv: string[], cwd: string, pid: number): Parse
       families: [...new Set(families)] as ImageFamily[],
       runtime,
       workerId,
-      workDir: v["work-dir"] ? path.resolve(cwd, v["work-dir"]) : path.join(os.tmpdir(), `mini-agent-worker-${instanceIdFor(path.resolve(cwd, v["state-dir"]))}`),
+      workDir: v["work-dir"]
+        ? path.resolve(cwd, v["work-dir"])
+        : path.join(os.tmpdir(), `mini-agent-worker-${instanceIdFor(path.resolve(cwd, v["state-dir"]))}`),
       lockDurationMs: lock,
       stalledIntervalMs: stalled,
     },

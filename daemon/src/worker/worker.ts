@@ -68,6 +68,7 @@ export async function startWorker(opts: WorkerOptions, deps: WorkerDeps): Promis
   const jobDeps = {
     api,
     workDir: opts.workDir,
+    runtime: opts.runtime,
     identity,
     familyVerdict,
     cancelled: async (suiteRun: string) => (await redis.exists(cancelKey(suiteRun))) === 1,

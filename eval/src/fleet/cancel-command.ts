@@ -22,7 +22,12 @@ export const cancelCommand: EvalCommand = {
   async main(argv, io) {
     let v;
     try {
-      v = parseArgs({ args: argv, strict: true, allowPositionals: false, options: { queue: { type: "string" }, output: { type: "string" }, help: { type: "boolean", short: "h" } } }).values;
+      v = parseArgs({
+        args: argv,
+        strict: true,
+        allowPositionals: false,
+        options: { queue: { type: "string" }, output: { type: "string" }, help: { type: "boolean", short: "h" } },
+      }).values;
     } catch (err) {
       io.err(`mini-agent-client eval cancel: ${(err as Error).message}\n\n${CANCEL_USAGE}\n`);
       return EXIT.usage;

@@ -85,8 +85,7 @@ const KNOWN_TOP = new Set<string>(Object.values(CASE_FILES));
  * that stay inside, only a case's top-level names.
  */
 export async function unpackCase(tar: Buffer, expectedSha256: string, into: string, maxBytes: number = PAYLOAD_DEFAULTS.maxBytes): Promise<void> {
-  if (tar.length > maxBytes)
-    throw new MiniAgentError("case_payload_too_large", `the job's case payload is ${tar.length} bytes; the cap is ${maxBytes}`);
+  if (tar.length > maxBytes) throw new MiniAgentError("case_payload_too_large", `the job's case payload is ${tar.length} bytes; the cap is ${maxBytes}`);
   const actual = sha256(tar);
   if (actual !== expectedSha256)
     throw new MiniAgentError("case_payload_mismatch", `the job's case payload has SHA-256 ${actual}, the job names ${expectedSha256}; it was not used`);
@@ -104,7 +103,8 @@ export async function unpackCase(tar: Buffer, expectedSha256: string, into: stri
       };
       const rel = header.name.replace(/\/$/, "");
       const target = path.resolve(root, rel);
-      if (rel === "" || path.isAbsolute(rel) || rel.split("/").includes("..") || !target.startsWith(`${root}${path.sep}`)) return fail("a path outside the case");
+      if (rel === "" || path.isAbsolute(rel) || rel.split("/").includes("..") || !target.startsWith(`${root}${path.sep}`))
+        return fail("a path outside the case");
       if (!KNOWN_TOP.has(rel.split("/")[0]!)) return fail("not a part of a case");
       if (header.type === "directory") {
         fs.mkdir(target, { recursive: true, mode: 0o755 }).then(() => {

@@ -18,7 +18,13 @@ export async function cancelSuite(redis: RedisLike, queues: Queue[], suiteRun: s
     for (const job of await q.getJobs(["waiting", "delayed", "prioritized", "paused"])) {
       if (!mine(job.id)) continue;
       // a job a worker took in the meantime is locked: removing it fails, and the cancel key stops it
-      if (await job.remove().then(() => true, () => false)) removed++;
+      if (
+        await job.remove().then(
+          () => true,
+          () => false,
+        )
+      )
+        removed++;
       else running++;
     }
     for (const job of await q.getJobs(["active"])) if (mine(job.id)) running++;

@@ -102,7 +102,12 @@ export async function runFleetSuite(opts: RunOptions & { queue: string }, io: Ev
     for (const p of pending) await add(p);
 
     const startedAt = Date.now();
-    const progress = createProgress(io, { json: opts.json, total: cases.length, skipped: results.size, workers: Math.max(1, Math.min(MAX_ROWS, pending.length)) });
+    const progress = createProgress(io, {
+      json: opts.json,
+      total: cases.length,
+      skipped: results.size,
+      workers: Math.max(1, Math.min(MAX_ROWS, pending.length)),
+    });
     const rows: Array<string | null> = Array.from({ length: Math.max(1, Math.min(MAX_ROWS, pending.length)) }, () => null);
     let cancelled = false;
     const off = deps.onInterrupt(() => {
@@ -218,5 +223,8 @@ async function attemptsOf(q: Queue, jobId: string): Promise<WorkerIdentity[]> {
 
 export function assertQueueOptions(opts: RunOptions): void {
   if (opts.socket !== undefined || opts.stateDir !== undefined)
-    throw new MiniAgentError("invalid_request", "--queue runs the cases on the fleet's workers: --socket and --state-dir name a local daemon and do not fit with it");
+    throw new MiniAgentError(
+      "invalid_request",
+      "--queue runs the cases on the fleet's workers: --socket and --state-dir name a local daemon and do not fit with it",
+    );
 }

@@ -26,7 +26,10 @@ export async function closeAll(handles: ReadonlyArray<{ close(): Promise<void>; 
     handles.map(async (h) => {
       let timer: NodeJS.Timeout | undefined;
       const closed = await Promise.race([
-        h.close().then(() => true, () => true),
+        h.close().then(
+          () => true,
+          () => true,
+        ),
         new Promise<boolean>((r) => {
           timer = setTimeout(() => r(false), CLOSE_WAIT_MS);
         }),
