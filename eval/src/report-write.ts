@@ -4,6 +4,7 @@ import { MiniAgentError } from "../../daemon/src/errors.js";
 import { aggregate, suiteOf } from "./report-aggregate.js";
 import { writeReportHtml } from "./report-html.js";
 import { writeAtomic } from "./run-state.js";
+import type { EvalIO } from "./command.js";
 
 export const REPORT_FILE = "eval-report.json";
 
@@ -42,4 +43,20 @@ export function buildReport(input: { cases: CaseResult[]; settings: EvalReport["
       `the report does not fit its contract: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
     );
   return parsed.data;
+}
+
+/**
+ * The last line of an eval run, local or on a fleet (`where` adds e.g. "on 2
+ * worker(s)"): a JSON summary with --json, else one line; exit 0 only when
+ * every case passed.
+ */
+export function reportSummary(io: EvalIO, json: boolean, output: string, report: EvalReport, where = ""): 0 | 1 {
+  const a = report.aggregates;
+  const file = `${output}/${REPORT_FILE}`;
+  if (json) io.out(`${JSON.stringify({ kind: "summary", report: file, aggregates: a })}\n`);
+  else
+    io.out(
+      `${a.passed}/${a.cases} passed (${a.failed} failed, ${a.needs_human} need a human, ${a.errors} errors)${where ? ` ${where}` : ""}; p50 ${(a.wall_ms.p50 / 1000).toFixed(1)}s p95 ${(a.wall_ms.p95 / 1000).toFixed(1)}s per case; report: ${file}\n`,
+    );
+  return a.passed === a.cases ? 0 : 1;
 }

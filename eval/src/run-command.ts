@@ -7,7 +7,7 @@ import { TERMINAL_STATUSES } from "../../daemon/src/contracts/run.js";
 import { isMiniAgentError, MiniAgentError } from "../../daemon/src/errors.js";
 import { type LoadedCase, loadSuite } from "./case-load.js";
 import type { EvalCommand, EvalIO } from "./command.js";
-import { finishReport, REPORT_FILE } from "./report-write.js";
+import { finishReport, reportSummary } from "./report-write.js";
 import { parseRunArgs, RUN_USAGE, type RunOptions } from "./run-args.js";
 import { CaseInterrupted, type CaseRunContext, errorResult, runCase } from "./run-case.js";
 import { createProgress } from "./run-progress.js";
@@ -130,14 +130,7 @@ async function runSuite(opts: RunOptions, argv: string[], io: EvalIO): Promise<n
     startedAt,
     finishedAt: Date.now(),
   });
-  const a = report.aggregates;
-  const where = `${opts.output}/${REPORT_FILE}`;
-  if (opts.json) io.out(`${JSON.stringify({ kind: "summary", report: where, aggregates: a })}\n`);
-  else
-    io.out(
-      `${a.passed}/${a.cases} passed (${a.failed} failed, ${a.needs_human} need a human, ${a.errors} errors); p50 ${(a.wall_ms.p50 / 1000).toFixed(1)}s p95 ${(a.wall_ms.p95 / 1000).toFixed(1)}s per case; report: ${where}\n`,
-    );
-  return a.passed === a.cases ? EXIT.ok : EXIT.failed;
+  return reportSummary(io, opts.json, opts.output, report) === 0 ? EXIT.ok : EXIT.failed;
 }
 
 /** A case interrupted in an earlier invocation: its run may still be live in the daemon; stop it before re-running the case. */

@@ -8,7 +8,7 @@ import type { ImageFamily } from "../../../daemon/src/contracts/test-report.js";
 import { MiniAgentError } from "../../../daemon/src/errors.js";
 import { type LoadedCase, loadSuite } from "../case-load.js";
 import type { EvalIO } from "../command.js";
-import { finishReport, REPORT_FILE } from "../report-write.js";
+import { finishReport, reportSummary } from "../report-write.js";
 import type { RunOptions } from "../run-args.js";
 import { errorResult } from "../run-case.js";
 import { createProgress } from "../run-progress.js";
@@ -151,14 +151,7 @@ export async function runFleetSuite(opts: RunOptions & { queue: string }, io: Ev
       startedAt,
       finishedAt: Date.now(),
     });
-    const a = report.aggregates;
-    const where = `${opts.output}/${REPORT_FILE}`;
-    if (opts.json) io.out(`${JSON.stringify({ kind: "summary", report: where, aggregates: a })}\n`);
-    else
-      io.out(
-        `${a.passed}/${a.cases} passed (${a.failed} failed, ${a.needs_human} need a human, ${a.errors} errors) on ${workerIds.size} worker(s); p50 ${(a.wall_ms.p50 / 1000).toFixed(1)}s p95 ${(a.wall_ms.p95 / 1000).toFixed(1)}s per case; report: ${where}\n`,
-      );
-    return a.passed === a.cases ? EXIT.ok : EXIT.failed;
+    return reportSummary(io, opts.json, opts.output, report, `on ${workerIds.size} worker(s)`) === 0 ? EXIT.ok : EXIT.failed;
 
     /** null while the case is queued or running; its result once the job ended. */
     async function look(p: Pending): Promise<CaseResult | null> {
