@@ -9,7 +9,8 @@ export const WORKER_USAGE = `usage: mini-agent-worker --queue URL --state-dir DI
                          [--runtime runc|runsc] [--worker-id ID] [--lock-duration-ms MS] [--stalled-interval-ms MS]
   --queue URL        redis://[:PASSWORD@]HOST:PORT/DB or rediss://... (TLS); the password is never printed
   --state-dir DIR    this worker's own daemon state: ledger, image lock, credentials, isolation reports
-  --concurrency N    cases run at once, 1..16 (default 1)
+  --concurrency N    cases run at once PER FAMILY QUEUE, 1..16 (default 1): a worker on node,python,go
+                     may run up to 3N cases at once
   --families LIST    the image families this worker takes cases of (default: all)
   --runtime          the container runtime of this worker's sandboxes (default runc)
   --work-dir DIR     where each case is unpacked and run, outside the state dir
