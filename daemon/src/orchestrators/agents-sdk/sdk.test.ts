@@ -41,3 +41,26 @@ describe("the Agents SDK as mini-agent loads it (sdk.ts)", () => {
     expect(probe(true).model).toMatch(/No default model provider/);
   });
 });
+
+describe("the daemon's process, with the Agents SDK loaded", () => {
+  it("regression: the SDK's trace provider hooked SIGTERM with process.exit, so a SIGTERMed daemon exited before draining its sandbox pool; none of its process hooks stay", () => {
+    const script = `
+      const events = ["SIGTERM", "SIGINT", "beforeExit", "unhandledRejection"];
+      const ours = () => {};
+      process.on("SIGTERM", ours); // the daemon's own handler, there before any run asks for the SDK
+      const count = () => Object.fromEntries(events.map((e) => [e, process.listeners(e).length]));
+      const before = count();
+      await import(${JSON.stringify(SDK)});
+      const { getGlobalTraceProvider } = await import("@openai/agents-core");
+      getGlobalTraceProvider();
+      process.stdout.write(JSON.stringify({ before, after: count(), oursKept: process.listeners("SIGTERM").includes(ours) }));
+    `;
+    const env = { ...process.env };
+    delete env.NODE_ENV;
+    const r = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { env, encoding: "utf8", timeout: 60_000 });
+    if (r.status !== 0) throw new Error(`probe failed: ${r.stderr}`);
+    const out = JSON.parse(r.stdout) as { before: Record<string, number>; after: Record<string, number>; oursKept: boolean };
+    expect(out.after).toEqual(out.before);
+    expect(out.oursKept).toBe(true);
+  });
+});

@@ -1,3 +1,5 @@
+// first: it notes the process listeners before the SDK adds its own (process-hooks.ts)
+import { removeAddedProcessListeners } from "./process-hooks.js";
 import { setTraceProcessors, setTracingDisabled } from "@openai/agents-core";
 
 /**
@@ -15,6 +17,8 @@ import { setTraceProcessors, setTracingDisabled } from "@openai/agents-core";
  */
 setTracingDisabled(true);
 setTraceProcessors([]);
+// the trace provider (made by the two calls above) hooks SIGTERM, SIGINT, beforeExit and unhandledRejection with process.exit: the daemon owns its process
+removeAddedProcessListeners();
 
 export { Agent, MaxTurnsExceededError, RunState, Runner, Usage, tool } from "@openai/agents-core";
 export type { FunctionTool, Model, ModelProvider, ModelRequest, ModelResponse, RunToolApprovalItem } from "@openai/agents-core";
