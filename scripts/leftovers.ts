@@ -4,7 +4,7 @@
  * so a test run that leaks a sandbox fails even if its assertions passed.
  */
 import Docker from "dockerode";
-import { labelFilter, OWNER_FILTER, TESTCONTAINERS_LABEL } from "../daemon/src/sandbox/labels.js";
+import { INSTANCE_LABEL, labelFilter, OWNER_FILTER, PURPOSE_LABEL, RUN_LABEL, TESTCONTAINERS_LABEL } from "../daemon/src/sandbox/labels.js";
 
 const LABELS = [OWNER_FILTER, labelFilter(TESTCONTAINERS_LABEL, "true")];
 
@@ -15,7 +15,9 @@ async function main(argv: string[]): Promise<number> {
   for (const label of LABELS) {
     const containers = await docker.listContainers({ all: true, filters: { label: [label] } });
     for (const c of containers) {
-      found.push(`container ${c.Id.slice(0, 12)} ${c.Image} ${c.State} (${label})`);
+      // purpose, run and instance say which run or daemon (and so which test) left it
+      const named = [PURPOSE_LABEL, RUN_LABEL, INSTANCE_LABEL].filter((k) => c.Labels?.[k]).map((k) => `${k}=${c.Labels[k]}`);
+      found.push(`container ${c.Id.slice(0, 12)} ${c.Image} ${c.State} (${[label, ...named].join(", ")})`);
       if (remove)
         await docker
           .getContainer(c.Id)
