@@ -57,14 +57,15 @@ export const COMMANDS = {
       ...BUDGET_OPTIONS,
     },
     summary:
-      "run --fixture DIR --workspace NEWDIR | run --workspace DIR --task-spec FILE [--control DIR]\n" +
+      "run --fixture DIR [--workspace NEWDIR] | run --workspace DIR --task-spec FILE [--control DIR]\n" +
       '      | run --workspace DIR --goal TEXT [--test "CMD ARG..."] [--writable GLOB]... [--protect GLOB]... [--print-task]\n' +
       "      [--image-family node|python|go] [--model replay|live] [--replay FILE] [--trust-replay-file]\n" +
       "      [--backend container|trusted_local] [--runtime runc|runsc] [--sandbox-include GLOB ...]\n" +
       "      [--policy-profile interactive|ci|eval]\n" +
       "      [--orchestrator manual|langgraph|agents-sdk]",
     details:
-      "Creates a run and follows it. --fixture copies DIR/repo into NEWDIR (which must not exist) and uses the\n" +
+      "Creates a run and follows it. --fixture copies DIR/repo into NEWDIR (which must not exist; without\n" +
+      "--workspace, a new folder under the temp dir, named when the run starts) and uses the\n" +
       "fixture's task.json, control/ and replay.json. Default model: replay; default backend: container.\n" +
       "--runtime runc|runsc picks the OCI runtime of the run's sandboxes (warm session, Verifier, acceptance; kept for\n" +
       "  resume); default: the daemon's. Not with --backend trusted_local (host processes have none). A runtime the\n" +

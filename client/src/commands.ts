@@ -1,4 +1,6 @@
+import crypto from "node:crypto";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { Backend, IMAGE_FAMILIES, Runtime, SandboxInclude } from "../../daemon/src/contracts/sandbox.js";
 import { MiniAgentError } from "../../daemon/src/errors.js";
@@ -111,7 +113,8 @@ function adhocFrom(cmd: ParsedCommand) {
 const run: Handler = async (cmd, ctx) => {
   const abs = (p: string | undefined) => (p === undefined ? undefined : path.resolve(ctx.cwd, p));
   const fixture = abs(opt(cmd, "fixture"));
-  const workspace = abs(opt(cmd, "workspace"));
+  // a fixture run copies repo/ into a NEW folder: without --workspace one is made beside the temp dir (named at start)
+  const workspace = abs(opt(cmd, "workspace")) ?? (fixture !== undefined ? freshWorkspaceFor(fixture) : undefined);
   const taskSpecFile = abs(opt(cmd, "task-spec"));
   if (!workspace) throw new UsageError("run needs --workspace DIR");
   const adhoc = adhocFrom(cmd);
@@ -173,6 +176,12 @@ function runtimeFrom(cmd: ParsedCommand, backend: Backend): Runtime | undefined 
   if (backend === "trusted_local")
     throw new UsageError("--runtime picks the container backend's OCI runtime; --backend trusted_local runs host processes and has none");
   return known.data;
+}
+
+/** A path under the temp dir that does not exist yet, for `run --fixture DIR` without --workspace (the daemon creates it). */
+function freshWorkspaceFor(fixture: string): string {
+  const name = path.basename(fixture).replace(/[^A-Za-z0-9._-]/g, "_") || "fixture";
+  return path.join(os.tmpdir(), `mini-agent-${name}-${crypto.randomBytes(4).toString("hex")}`);
 }
 
 /** --orchestrator, checked against the names before anything is sent (exit 64 for an unknown one) */

@@ -1,3 +1,5 @@
+import os from "node:os";
+import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startTestApi, type TestApi } from "../../daemon/src/api/server.testkit.js";
 import { MiniAgentError } from "../../daemon/src/errors.js";
@@ -217,6 +219,18 @@ describe("mini-agent-client flow", () => {
     expect(await main(["run", "--fixture", "fx", "--workspace", "ws", "--runtime", "runsc", "--socket", socket], t.value)).toBe(3);
     expect(sent).toEqual(["runsc"]);
     expect(t.out()).toContain("backend container, runtime runsc");
+  });
+
+  it("run --fixture DIR without --workspace copies the fixture into a new folder under the temp dir and names it", async () => {
+    const sent: string[] = [];
+    const create = script.svc.createRun;
+    script.svc.createRun = async (input) => (sent.push(input.workspace), create(input));
+    const t = io({ tty: false });
+    expect(await main(["run", "--fixture", "fx", "--socket", socket], t.value)).toBe(3);
+    expect(sent).toHaveLength(1);
+    expect(path.dirname(sent[0]!)).toBe(os.tmpdir());
+    expect(path.basename(sent[0]!)).toMatch(/^mini-agent-fx-[0-9a-f]{8}$/);
+    expect(t.out()).toContain(`workspace ${sent[0]}`);
   });
 
   it.each([
