@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { createRequire } from "node:module";
+import { miniAgentVersion } from "./config/version.js";
 import { main } from "./main.js";
 import { createDefaultServices } from "./wiring.js";
 
@@ -7,23 +7,11 @@ import { createDefaultServices } from "./wiring.js";
  * mini-agent-daemon: a tiny entry that hands the real process to main().
  * The exit code is set once, here, from main's return value.
  */
-const require = createRequire(import.meta.url);
-function packageVersion(): string {
-  for (const rel of ["../../package.json", "../../../package.json"]) {
-    try {
-      return (require(rel) as { version: string }).version;
-    } catch {
-      /* try the next layout (source vs dist) */
-    }
-  }
-  return "0.0.0";
-}
-
 const code = await main(process.argv.slice(2), {
   env: process.env,
   cwd: process.cwd(),
   pid: process.pid,
-  version: packageVersion(),
+  version: miniAgentVersion(),
   out: (line) => process.stdout.write(line + "\n"),
   err: (line) => process.stderr.write(line + "\n"),
   createServices: createDefaultServices,

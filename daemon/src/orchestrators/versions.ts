@@ -26,15 +26,3 @@ function versionAt(rel: string): string {
 export function packageVersion(name: string): string {
   return versionAt(path.join("node_modules", name, "package.json"));
 }
-
-export function miniAgentVersion(): string {
-  // the first package.json above this file that is ours (src and dist alike)
-  for (let dir = here; ; dir = path.dirname(dir)) {
-    const candidate = path.join(dir, "package.json");
-    if (fs.existsSync(candidate)) {
-      const pkg = JSON.parse(fs.readFileSync(candidate, "utf8")) as { name?: unknown; version?: unknown };
-      if (pkg.name === "mini-agent" && typeof pkg.version === "string") return pkg.version;
-    }
-    if (path.dirname(dir) === dir) return "unknown";
-  }
-}

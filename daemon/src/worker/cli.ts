@@ -1,26 +1,14 @@
 #!/usr/bin/env node
-import { createRequire } from "node:module";
+import { miniAgentVersion } from "../config/version.js";
 import { createDefaultServices } from "../wiring.js";
 import { workerMain } from "./worker-main.js";
 
 /** mini-agent-worker: a tiny entry that hands the real process to workerMain(); the exit code is set here, once. */
-const require = createRequire(import.meta.url);
-function packageVersion(): string {
-  for (const rel of ["../../../package.json", "../../../../package.json"]) {
-    try {
-      return (require(rel) as { version: string }).version;
-    } catch {
-      /* try the next layout (source vs dist) */
-    }
-  }
-  return "0.0.0";
-}
-
 const code = await workerMain(process.argv.slice(2), {
   env: process.env,
   cwd: process.cwd(),
   pid: process.pid,
-  version: packageVersion(),
+  version: miniAgentVersion(),
   now: () => performance.now(),
   out: (line) => process.stdout.write(`${line}\n`),
   err: (line) => process.stderr.write(`${line}\n`),
