@@ -3,7 +3,7 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { runClient, Started } from "./harness.js";
+import { runClient, Started, stateDirIn } from "./harness.js";
 import { TaskSpec } from "../../daemon/src/contracts/task-spec.js";
 import { pinTestImage } from "../kit/sandbox-image.js";
 
@@ -60,9 +60,7 @@ const git = (cwd: string, ...args: string[]) =>
 /** a state dir with the pinned image, a daemon on it, and a fresh git repository with the bug */
 async function setUp(opts: { source?: string } = {}) {
   const tmp = started.dir("ma-adhoc-");
-  const stateDir = path.join(tmp, "state");
-  fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 });
-  fs.copyFileSync(imageLock, path.join(stateDir, "sandbox-image.lock.json"));
+  const stateDir = stateDirIn(tmp, imageLock);
   const ws = path.join(tmp, "myproject");
   const files: Record<string, string> = {
     "package.json": JSON.stringify({ name: "myproject", type: "module", scripts: { test: "node --test tests/" } }, null, 2),

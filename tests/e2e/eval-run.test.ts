@@ -7,7 +7,7 @@ import { CaseResult, EvalReport } from "../../daemon/src/contracts/eval-report.j
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
 import { INSTANCE_LABEL, labelFilter } from "../../daemon/src/sandbox/labels.js";
 import { pinTestImage } from "../kit/sandbox-image.js";
-import { binArgs, cleanEnv, REPO, runClient, Started } from "./harness.js";
+import { binArgs, cleanEnv, REPO, runClient, Started, stateDirIn } from "./harness.js";
 
 /**
  * `eval run` end to end: a spawned daemon on the container backend (real
@@ -76,9 +76,7 @@ async function daemonIn(stateDir: string) {
 describe("eval run through the daemon, the client and Docker", () => {
   it("judges three cases at concurrency 2 (passed, expected failure, needs_human), skips them when run again, re-runs them with --rerun", async () => {
     const base = started.dir("ma-eval-");
-    const stateDir = path.join(base, "state");
-    fs.mkdirSync(stateDir, { mode: 0o700 });
-    fs.copyFileSync(imageLock, path.join(stateDir, "sandbox-image.lock.json"));
+    const stateDir = stateDirIn(base, imageLock);
     const suite = makeSuite(base);
     const out = path.join(base, "out");
     const d = await daemonIn(stateDir);
@@ -137,9 +135,7 @@ describe("eval run through the daemon, the client and Docker", () => {
 
   it("regression: a case interrupted by a daemon SIGKILL is re-run from a fresh workspace with attempts 2 and appears once", async () => {
     const base = started.dir("ma-eval-kill-");
-    const stateDir = path.join(base, "state");
-    fs.mkdirSync(stateDir, { mode: 0o700 });
-    fs.copyFileSync(imageLock, path.join(stateDir, "sandbox-image.lock.json"));
+    const stateDir = stateDirIn(base, imageLock);
     const suite = makeSuite(base);
     const out = path.join(base, "out");
     const d1 = await daemonIn(stateDir);

@@ -5,7 +5,7 @@ import type { RunView } from "../../daemon/src/contracts/run-view.js";
 import { readImageLock } from "../../daemon/src/sandbox/image-lock.js";
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
 import { pinTestImage } from "../kit/sandbox-image.js";
-import { REPO, runClient, Started, type DaemonHandle } from "./harness.js";
+import { REPO, runClient, Started, type DaemonHandle, stateDirIn } from "./harness.js";
 
 /**
  * The python and go fixtures end to end (issue 11): the real daemon and the real
@@ -39,9 +39,7 @@ afterAll(async () => {
 
 async function daemonWithImages(): Promise<{ d: DaemonHandle; root: string }> {
   const root = started.dir("ma-fam-");
-  const stateDir = path.join(root, "state");
-  fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 });
-  fs.copyFileSync(imageLock, path.join(stateDir, "sandbox-image.lock.json"));
+  const stateDir = stateDirIn(root, imageLock);
   return { d: await started.daemon({ stateDir }), root };
 }
 

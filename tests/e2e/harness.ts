@@ -116,6 +116,20 @@ async function reapPoolMembers(stateDir: string): Promise<void> {
   }
 }
 
+/** `<root>/state` (0700), already holding the test file's pinned sandbox image lock: a daemon started on it needs no image build. */
+export function stateDirIn(root: string, imageLock: string): string {
+  const stateDir = path.join(root, "state");
+  fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  fs.copyFileSync(imageLock, path.join(stateDir, "sandbox-image.lock.json"));
+  return stateDir;
+}
+
+/** The JSON document a `--json` client command printed (after any log lines before it). */
+export function printedJson(r: ClientResult): Record<string, unknown> {
+  const lines = r.stdout.trim().split("\n");
+  return JSON.parse(lines.slice(lines.findIndex((l) => l.startsWith("{"))).join("\n")) as Record<string, unknown>;
+}
+
 /** The temp dirs and daemons a test file made, so its hooks stop and remove exactly those. */
 export class Started {
   private readonly daemons: DaemonHandle[] = [];

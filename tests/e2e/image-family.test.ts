@@ -5,7 +5,7 @@ import type { HealthBody } from "../../daemon/src/contracts/api.js";
 import type { RunView } from "../../daemon/src/contracts/run-view.js";
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
 import { pinTestImage } from "../kit/sandbox-image.js";
-import { runClient, Started } from "./harness.js";
+import { runClient, Started, stateDirIn } from "./harness.js";
 
 /**
  * Regression: the daemon made ONE container executor, for the configured family, so a
@@ -61,9 +61,7 @@ afterAll(async () => {
 
 async function runWith(family?: "python") {
   const root = started.dir("ma-family-");
-  const stateDir = path.join(root, "state");
-  fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 });
-  fs.copyFileSync(imageLock, path.join(stateDir, "sandbox-image.lock.json"));
+  const stateDir = stateDirIn(root, imageLock);
   const d = await started.daemon({ stateDir });
   const ws = path.join(root, "ws");
   fs.mkdirSync(ws);

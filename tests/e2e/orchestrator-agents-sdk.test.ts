@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { labelFilter, RUN_LABEL } from "../../daemon/src/sandbox/labels.js";
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
 import { pinTestImage } from "../kit/sandbox-image.js";
-import { REPO, runClient, Started, type ClientResult } from "./harness.js";
+import { REPO, runClient, Started, stateDirIn, printedJson } from "./harness.js";
 
 /**
  * Issue 14's done-when for the OpenAI Agents SDK, through the real daemon and
@@ -19,21 +19,10 @@ const docker = createDockerClient(process.env);
 const started = new Started();
 let imageLock: string;
 
-function stateDirWithImage(): string {
-  const s = path.join(started.dir("ma-sdk-e2e-"), "state");
-  fs.mkdirSync(s, { recursive: true, mode: 0o700 });
-  fs.copyFileSync(imageLock, path.join(s, "sandbox-image.lock.json"));
-  return s;
-}
-
-function json(r: ClientResult): Record<string, unknown> {
-  const lines = r.stdout.trim().split("\n");
-  const start = lines.findIndex((l) => l.startsWith("{"));
-  return JSON.parse(lines.slice(start).join("\n")) as Record<string, unknown>;
-}
+const stateDirWithImage = (): string => stateDirIn(started.dir("ma-sdk-e2e-"), imageLock);
 
 async function status(socket: string, runId: string) {
-  return json(await runClient(["status", runId, "--json", "--socket", socket])) as {
+  return printedJson(await runClient(["status", runId, "--json", "--socket", socket])) as {
     status: string;
     reason: string | null;
     orchestrator?: string;

@@ -6,7 +6,7 @@ import { checkpointFile } from "../../daemon/src/orchestrators/langgraph/index.j
 import { packageVersion } from "../../daemon/src/orchestrators/versions.js";
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
 import { pinTestImage } from "../kit/sandbox-image.js";
-import { REPO, runClient, Started, type ClientResult } from "./harness.js";
+import { REPO, runClient, Started, stateDirIn, printedJson } from "./harness.js";
 
 /**
  * Issue 14's done-when for LangGraph, through the real daemon and client:
@@ -20,20 +20,10 @@ const docker = createDockerClient(process.env);
 const started = new Started();
 let imageLock: string;
 
-function stateDirWithImage(): string {
-  const s = path.join(started.dir("ma-lg-"), "state");
-  fs.mkdirSync(s, { recursive: true, mode: 0o700 });
-  fs.copyFileSync(imageLock, path.join(s, "sandbox-image.lock.json"));
-  return s;
-}
-
-function json(r: ClientResult): Record<string, unknown> {
-  const lines = r.stdout.trim().split("\n");
-  return JSON.parse(lines.slice(lines.findIndex((l) => l.startsWith("{"))).join("\n")) as Record<string, unknown>;
-}
+const stateDirWithImage = (): string => stateDirIn(started.dir("ma-lg-"), imageLock);
 
 async function status(socket: string, runId: string) {
-  return json(await runClient(["status", runId, "--json", "--socket", socket])) as {
+  return printedJson(await runClient(["status", runId, "--json", "--socket", socket])) as {
     status: string;
     reason: string | null;
     action_id: string | null;

@@ -7,7 +7,7 @@ import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
 import { OWNER_FILTER, RUN_LABEL } from "../../daemon/src/sandbox/labels.js";
 import { pinTestImage } from "../kit/sandbox-image.js";
 import { labelFilter } from "../../daemon/src/sandbox/labels.js";
-import { rawRequest, REPO, runClient, Started, type ClientResult } from "./harness.js";
+import { rawRequest, REPO, runClient, Started, type ClientResult, stateDirIn } from "./harness.js";
 
 /**
  * run_command end to end: the real daemon and client, the container backend
@@ -91,9 +91,7 @@ function toolMessage(stateDir: string, runId: string, callId: string): { ok: boo
 describe("run_command through the daemon, the client and Docker", () => {
   it("lists files, refuses a denied curl without creating a container, runs an allowed check, asks for an unlisted command, then completes verified", async () => {
     const base = started.dir("ma-cmd-");
-    const stateDir = path.join(base, "state");
-    fs.mkdirSync(stateDir, { mode: 0o700 });
-    fs.copyFileSync(imageLock, path.join(stateDir, "sandbox-image.lock.json"));
+    const stateDir = stateDirIn(base, imageLock);
     const d = await started.daemon({ stateDir });
     const socket = ["--socket", d.socketPath];
     const ws = path.join(base, "ws");
@@ -196,9 +194,7 @@ describe("run_command through the daemon, the client and Docker", () => {
 
   it("regression: a daemon SIGKILLed while an approved command runs neither drops the call nor mistakes it for a write; resume runs it again", async () => {
     const base = started.dir("ma-cmd-kill-");
-    const stateDir = path.join(base, "state");
-    fs.mkdirSync(stateDir, { mode: 0o700 });
-    fs.copyFileSync(imageLock, path.join(stateDir, "sandbox-image.lock.json"));
+    const stateDir = stateDirIn(base, imageLock);
     const replay = path.join(base, "replay.json");
     const slow = ["node", "-e", "setTimeout(() => console.log('slept'), 8000)"];
     const park = { path: "tests/test_agent_park.js", version: "absent", old: "", new: "x" };

@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ErrorBody } from "../../daemon/src/contracts/api.js";
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
 import { instanceIdFor } from "../../daemon/src/config/state-dir.js";
-import { allFiles, REPO, rawRequest, runClient, Started, type ClientResult, type DaemonHandle } from "./harness.js";
+import { allFiles, REPO, rawRequest, runClient, Started, type DaemonHandle, stateDirIn, printedJson } from "./harness.js";
 import { pinTestImage } from "../kit/sandbox-image.js";
 import { INSTANCE_LABEL, labelFilter, OWNER_FILTER, POOL_PURPOSE, PURPOSE_LABEL, RUN_LABEL, sandboxLabels } from "../../daemon/src/sandbox/labels.js";
 
@@ -24,26 +24,15 @@ const started = new Started();
 const dir = (prefix: string) => started.dir(prefix);
 
 /** a state dir that already knows the pinned sandbox image (built once for the file) */
-function stateDirWithImage(): string {
-  const s = path.join(dir("ma-flow-"), "state");
-  fs.mkdirSync(s, { recursive: true, mode: 0o700 });
-  fs.copyFileSync(imageLock, path.join(s, "sandbox-image.lock.json"));
-  return s;
-}
+const stateDirWithImage = (): string => stateDirIn(dir("ma-flow-"), imageLock);
 
 function daemon(stateDir: string, env: Record<string, string> = {}): Promise<DaemonHandle> {
   return started.daemon({ stateDir, env });
 }
 
-function json(r: ClientResult): Record<string, unknown> {
-  const lines = r.stdout.trim().split("\n");
-  const start = lines.findIndex((l) => l.startsWith("{"));
-  return JSON.parse(lines.slice(start).join("\n")) as Record<string, unknown>;
-}
-
 async function status(socket: string, runId: string) {
   const r = await runClient(["status", runId, "--json", "--socket", socket]);
-  return json(r) as { run_id: string; status: string; reason: string | null; action_id: string | null };
+  return printedJson(r) as { run_id: string; status: string; reason: string | null; action_id: string | null };
 }
 
 async function containersOf(runId: string) {

@@ -8,7 +8,7 @@ import type { RunView } from "../../daemon/src/contracts/run-view.js";
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
 import { INSTANCE_LABEL, labelFilter, PURPOSE_LABEL } from "../../daemon/src/sandbox/labels.js";
 import { pinTestImage } from "../kit/sandbox-image.js";
-import { rawRequest, REPO, runClient, Started } from "./harness.js";
+import { rawRequest, REPO, runClient, Started, stateDirIn } from "./harness.js";
 
 /**
  * Issue 13: the OCI runtime is a per-run choice. Through the real daemon (started
@@ -82,13 +82,6 @@ function watchRuntimes(stateDir: string) {
   };
 }
 
-function stateDirIn(root: string): string {
-  const stateDir = path.join(root, "state");
-  fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 });
-  fs.copyFileSync(imageLock, path.join(stateDir, "sandbox-image.lock.json"));
-  return stateDir;
-}
-
 async function statusOf(runId: string, socket: string): Promise<RunView> {
   const s = await runClient(["status", runId, "--json", "--socket", socket]);
   return JSON.parse(s.stdout.slice(s.stdout.indexOf("{"))) as RunView;
@@ -114,7 +107,7 @@ afterAll(async () => {
 describe("per-run --runtime on a runc daemon (real daemon, client and engine)", () => {
   it("regression: --runtime runsc was refused or ignored; the warm session and, after a daemon restart and resume, the Verifier run under runsc", async () => {
     const root = started.dir("ma-runtime-run-");
-    const stateDir = stateDirIn(root);
+    const stateDir = stateDirIn(root, imageLock);
     const ws = path.join(root, "ws");
     fs.mkdirSync(ws);
     fs.writeFileSync(path.join(ws, "README.md"), "a workspace\n");
@@ -165,7 +158,7 @@ describe("per-run --runtime on a runc daemon (real daemon, client and engine)", 
 
   it("eval run evals/linkcheck-canonical --runtime runsc on a runc daemon: the case runs under runsc, passes, and the report says so", async () => {
     const root = started.dir("ma-runtime-eval-");
-    const stateDir = stateDirIn(root);
+    const stateDir = stateDirIn(root, imageLock);
     const out = path.join(root, "out");
     const watch = watchRuntimes(stateDir);
     let seen: Array<{ runtime: string }> = [];
@@ -190,7 +183,7 @@ describe("per-run --runtime on a runc daemon (real daemon, client and engine)", 
 
   it("a runtime the daemon does not know, or one with trusted_local, is refused with 400 before anything is created", async () => {
     const root = started.dir("ma-runtime-refused-");
-    const stateDir = stateDirIn(root);
+    const stateDir = stateDirIn(root, imageLock);
     const d = await started.daemon({ stateDir });
     const fixture = path.join(REPO, "fixtures/linkcheck");
     for (const [ws, extra, says] of [

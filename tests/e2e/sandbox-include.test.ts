@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { runClient, Started } from "./harness.js";
+import { runClient, Started, stateDirIn } from "./harness.js";
 import { pinTestImage } from "../kit/sandbox-image.js";
 
 /**
@@ -62,9 +62,7 @@ afterAll(async () => {
 describe("run --sandbox-include through the daemon", () => {
   it("lets the named file into the sandbox only: logged and traced once, read_file still refuses it, .env and the keys stay out", async () => {
     const tmp = started.dir("ma-include-");
-    const stateDir = path.join(tmp, "state");
-    fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 });
-    fs.copyFileSync(imageLock, path.join(stateDir, "sandbox-image.lock.json"));
+    const stateDir = stateDirIn(tmp, imageLock);
     const ws = path.join(tmp, "ws");
     const files: Record<string, string> = {
       "package.json": JSON.stringify({ type: "module" }),

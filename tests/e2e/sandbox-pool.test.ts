@@ -6,7 +6,7 @@ import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
 import { INSTANCE_LABEL, labelFilter, OWNER_FILTER, POOL_PURPOSE, PURPOSE_LABEL } from "../../daemon/src/sandbox/labels.js";
 import { reapLeftovers } from "../../daemon/src/sandbox/reaper.js";
 import { pinTestImage } from "../kit/sandbox-image.js";
-import { allFiles, REPO, runClient, Started, type ClientResult } from "./harness.js";
+import { allFiles, REPO, runClient, Started, type ClientResult, stateDirIn } from "./harness.js";
 
 /**
  * The daemon's sandbox pool across its lifecycle, with the real daemon, client
@@ -33,9 +33,7 @@ afterAll(async () => {
 });
 
 function stateDirWithImage(): string {
-  const s = path.join(started.dir("ma-pool-"), "state");
-  fs.mkdirSync(s, { recursive: true, mode: 0o700 });
-  fs.copyFileSync(imageLock, path.join(s, "sandbox-image.lock.json"));
+  const s = stateDirIn(started.dir("ma-pool-"), imageLock);
   instances.push(instanceIdFor(s));
   return s;
 }

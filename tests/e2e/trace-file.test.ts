@@ -5,7 +5,7 @@ import { parseTraceFile, type TraceFileLine } from "../../daemon/src/contracts/t
 import { CRASH_ENV } from "../../daemon/src/runtime/crash.js";
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
 import { pinTestImage } from "../kit/sandbox-image.js";
-import { REPO, runClient, Started, type ClientResult } from "./harness.js";
+import { REPO, runClient, Started, type ClientResult, stateDirIn, printedJson } from "./harness.js";
 
 /**
  * The per-run trace file through the real daemon and client on the container
@@ -19,17 +19,7 @@ const docker = createDockerClient(process.env);
 const started = new Started();
 let imageLock: string;
 
-function stateDirWithImage(): string {
-  const s = path.join(started.dir("ma-tracefile-"), "state");
-  fs.mkdirSync(s, { recursive: true, mode: 0o700 });
-  fs.copyFileSync(imageLock, path.join(s, "sandbox-image.lock.json"));
-  return s;
-}
-
-function statusJson(r: ClientResult): Record<string, unknown> {
-  const lines = r.stdout.trim().split("\n");
-  return JSON.parse(lines.slice(lines.findIndex((l) => l.startsWith("{"))).join("\n")) as Record<string, unknown>;
-}
+const stateDirWithImage = (): string => stateDirIn(started.dir("ma-tracefile-"), imageLock);
 
 const withoutExtras = (e: TraceFileLine) => ({ seq: e.seq, type: e.type, call_id: e.call_id, action_id: e.action_id, payload: e.payload });
 const jsonlEvents = (r: ClientResult) =>
@@ -70,10 +60,10 @@ describe("the per-run trace file", () => {
     expect(during.torn).toEqual([]);
     expect(during.events.map(withoutExtras)).toEqual(jsonlEvents(await runClient(["trace", runId, "--jsonl", ...socket])));
 
-    let s = statusJson(await runClient(["status", runId, "--json", ...socket]));
+    let s = printedJson(await runClient(["status", runId, "--json", ...socket]));
     const a1 = await runClient(["approve", runId, String(s.action_id), ...socket]);
     expect(a1.code).toBe(3);
-    s = statusJson(await runClient(["status", runId, "--json", ...socket]));
+    s = printedJson(await runClient(["status", runId, "--json", ...socket]));
     const done = await runClient(["approve", runId, String(s.action_id), ...socket]);
     expect({ code: done.code, out: done.stdout + done.stderr }).toMatchObject({ code: 0 });
     // the existing summary line stays; the changed files and the trace file's path follow it
@@ -83,7 +73,7 @@ describe("the per-run trace file", () => {
     const status = await runClient(["status", runId, ...socket]);
     expect(status.stdout).toContain("changed files (2): src/linkcheck.js, tests/test_agent_nested.js");
     expect(status.stdout).toContain(`trace file: ${fs.realpathSync(file)}`);
-    const view = statusJson(await runClient(["status", runId, "--json", ...socket]));
+    const view = printedJson(await runClient(["status", runId, "--json", ...socket]));
     expect(view.changed_files).toEqual({ paths: ["src/linkcheck.js", "tests/test_agent_nested.js"], count: 2 });
     expect(view.trace_file).toBe(fs.realpathSync(file));
 
@@ -111,7 +101,7 @@ describe("the per-run trace file", () => {
     const first = await runClient(["run", "--fixture", FIXTURE, "--workspace", ws, "--socket", crashing.socketPath]);
     expect(first.code).toBe(3);
     const runId = /run (\S+) started/.exec(first.stdout)?.[1] ?? "";
-    const s = statusJson(await runClient(["status", runId, "--json", "--socket", crashing.socketPath]));
+    const s = printedJson(await runClient(["status", runId, "--json", "--socket", crashing.socketPath]));
     await runClient(["approve", runId, String(s.action_id), "--socket", crashing.socketPath]);
     expect(await crashing.exited).toBe("SIGKILL");
 
