@@ -17,7 +17,8 @@ import { packCase } from "./case-payload.js";
 import { cancelSuite } from "./fleet-cancel.js";
 import { openSuiteRun } from "./fleet-state.js";
 import { CANCEL_KEY_TTL_S, jobIdOf, queueName } from "./queue-names.js";
-import { connectionOptions, parseQueueUrl } from "./queue-url.js";
+import { resolveQueueTarget } from "./queue-password.js";
+import { connectionOptions } from "./queue-url.js";
 import { closeAll, redisOf } from "./redis-like.js";
 import { pingQueue } from "./queue-ping.js";
 
@@ -48,7 +49,7 @@ interface Pending {
  * its id (fleet.json) instead of being added twice.
  */
 export async function runFleetSuite(opts: RunOptions & { queue: string }, io: EvalIO, deps: FleetRunDeps): Promise<number> {
-  const target = parseQueueUrl(opts.queue);
+  const target = resolveQueueTarget(opts.queue, opts.queuePasswordFile);
   const { cases } = await loadSuite(opts.suiteDirs);
   const runtime = opts.runtime ?? "runc";
   // every case packed before anything is written or enqueued: an oversized case changes nothing
@@ -68,7 +69,7 @@ export async function runFleetSuite(opts: RunOptions & { queue: string }, io: Ev
     return q;
   };
   try {
-    await pingQueue(redisOf(queueOf("node")), target.display);
+    await pingQueue(redisOf(queueOf("node")), target.display, undefined, queueOf("node"));
     const settings: EvalSettings = { schema_version: 1, model: opts.model, runtime, policy_profile: opts.profile };
     openOutput(opts.output, settings, opts.rerun);
     const suiteRun = openSuiteRun(opts.output, opts.rerun, target.display);
