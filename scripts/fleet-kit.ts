@@ -182,7 +182,8 @@ export async function startWorker(opts: {
   };
   const deadline = Date.now() + (opts.readyTimeoutMs ?? 180_000);
   while (!/mini-agent-worker ready /.test(out)) {
-    if (proc.exitCode !== null || proc.signalCode !== null) throw new Error(`worker ${opts.id} exited before ready (exit ${proc.exitCode ?? proc.signalCode}):\n${out}\n${err}`);
+    if (proc.exitCode !== null || proc.signalCode !== null)
+      throw new Error(`worker ${opts.id} exited before ready (exit ${proc.exitCode ?? proc.signalCode}):\n${out}\n${err}`);
     if (Date.now() > deadline) {
       proc.kill("SIGKILL");
       throw new Error(`worker ${opts.id} not ready in time:\n${out}\n${err}`);

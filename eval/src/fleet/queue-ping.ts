@@ -57,7 +57,10 @@ export async function pingQueue(
         "queue_auth_failed",
         `Redis at ${display} refused the password (${/^NOAUTH/.test(String((err as Error).message)) ? "it requires one and none was given" : "wrong password"}); check --queue-password-file or the password in --queue`,
       );
-    throw new MiniAgentError("queue_unreachable", `no Redis answers at ${display} (no answer within ${timeoutMs / 1000} s); start one (scripts/redis-ensure.sh) or check --queue`);
+    throw new MiniAgentError(
+      "queue_unreachable",
+      `no Redis answers at ${display} (no answer within ${timeoutMs / 1000} s); start one (scripts/redis-ensure.sh) or check --queue`,
+    );
   } finally {
     clearTimeout(timer);
     if (onError) errors?.off("error", onError);
