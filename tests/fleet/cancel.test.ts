@@ -141,10 +141,14 @@ async function expectCancelledEverywhere(suiteRun: string, runsBefore: Map<strin
   for (const w of workers) {
     const api = apiOf(w);
     // the workers poll the cancel key each second; their daemons then stop the run and remove its sandboxes
-    const runs = await until(`${w.id}'s runs to end`, async () => {
-      const all = (await api.listRuns()).runs.filter((r) => !runsBefore.get(w.id)?.has(r.run_id));
-      return all.every((r) => ["completed", "failed", "cancelled", "budget_exhausted", "interrupted"].includes(r.status)) ? all : null;
-    }, 120_000);
+    const runs = await until(
+      `${w.id}'s runs to end`,
+      async () => {
+        const all = (await api.listRuns()).runs.filter((r) => !runsBefore.get(w.id)?.has(r.run_id));
+        return all.every((r) => ["completed", "failed", "cancelled", "budget_exhausted", "interrupted"].includes(r.status)) ? all : null;
+      },
+      120_000,
+    );
     // only the quick case may have completed; every slow one that started was cancelled
     for (const r of runs) if (r.status !== "cancelled") expect(r.status, `${w.id} ${r.run_id}`).toBe("completed");
     cancelledRuns += runs.filter((r) => r.status === "cancelled").length;
@@ -154,9 +158,7 @@ async function expectCancelledEverywhere(suiteRun: string, runsBefore: Map<strin
 }
 
 function runsNow(): Promise<Map<string, Set<string>>> {
-  return Promise.all(workers.map(async (w) => [w.id, new Set((await apiOf(w).listRuns()).runs.map((r) => r.run_id))] as const)).then(
-    (e) => new Map(e),
-  );
+  return Promise.all(workers.map(async (w) => [w.id, new Set((await apiOf(w).listRuns()).runs.map((r) => r.run_id))] as const)).then((e) => new Map(e));
 }
 
 /** The output folder after a cancel: the quick case's result is kept, no slow case has one, no report is written. */
@@ -190,10 +192,14 @@ describe("cancelling an eval run on the fleet", () => {
     const cancel = await runClient(["eval", "cancel", ...redis.queueArgs, "--output", out]);
     expect({ code: cancel.code, stderr: cancel.stderr }).toEqual({ code: 0, stderr: "" });
     expect(cancel.stdout).toMatch(/^cancelled: \d+ queued cases removed, \d+ running ones told to stop\n$/);
-    const res = await until("the runner to exit", async () => {
-      const r = await Promise.race([runner.done, sleep(1000).then(() => null)]);
-      return r;
-    }, 120_000).catch((err) => {
+    const res = await until(
+      "the runner to exit",
+      async () => {
+        const r = await Promise.race([runner.done, sleep(1000).then(() => null)]);
+        return r;
+      },
+      120_000,
+    ).catch((err) => {
       runner.proc.kill("SIGKILL");
       throw err;
     });
