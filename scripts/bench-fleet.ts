@@ -45,10 +45,10 @@ async function main(): Promise<number> {
       const workers: WorkerHandle[] = [];
       try {
         for (let i = 0; i < n; i++)
-          workers.push(await startWorker({ queue: redis.url, stateDir: workerStateDir(base, `l${n}-w${i}`, lock), id: `bench-l${n}-w${i}` }));
+          workers.push(await startWorker({ queue: redis.queueUrl, passwordFile: redis.passwordFile, stateDir: workerStateDir(base, `l${n}-w${i}`, lock), id: `bench-l${n}-w${i}` }));
         const out = path.join(base, `out-${n}`);
         const t0 = performance.now();
-        const res = await runClient(["eval", "run", opts.suite, "--output", out, "--queue", redis.url, "--json"]);
+        const res = await runClient(["eval", "run", opts.suite, "--output", out, ...redis.queueArgs, "--json"]);
         const wallS = (performance.now() - t0) / 1000;
         if (![0, 1].includes(res.code)) throw new Error(`eval run on ${n} worker(s) exited ${res.code}:\n${res.stderr}`);
         const r = EvalReport.parse(JSON.parse(fs.readFileSync(path.join(out, "eval-report.json"), "utf8")));

@@ -53,8 +53,14 @@ export interface RedisHandle {
   port: number;
   password: string;
   dir: string;
-  /** the URL with the password (what --queue takes) */
+  /** the URL with the password: for handles in the test's own process only, never a command line (it shows in ps) */
   url: string;
+  /** the URL without the password, for --queue beside --queue-password-file */
+  queueUrl: string;
+  /** a mode-600 file holding the password (what --queue-password-file takes) */
+  passwordFile: string;
+  /** `--queue URL --queue-password-file FILE`: how our own tests and the bench name the queue on a command line */
+  queueArgs: string[];
   pid(): number;
   stop(): Promise<void>;
   /** redis-cli with the password from the environment (never on its command line) */
@@ -66,6 +72,9 @@ export async function startRedis(dir: string): Promise<RedisHandle> {
   const password = randomBytes(18).toString("hex");
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   await run("bash", [path.join(REPO, "scripts/redis-ensure.sh"), String(port), dir], { env: { ...cleanEnv(), REDIS_PASSWORD: password }, timeout: 600_000 });
+  const passwordFile = path.join(dir, "queue-password");
+  fs.writeFileSync(passwordFile, `${password}\n`, { mode: 0o600 });
+  const queueUrl = `redis://127.0.0.1:${port}/0`;
   const pid = () => Number(fs.readFileSync(path.join(dir, "redis.pid"), "utf8").trim());
   const cli = async (args: string[]) =>
     (
@@ -79,6 +88,9 @@ export async function startRedis(dir: string): Promise<RedisHandle> {
     password,
     dir,
     url: `redis://:${password}@127.0.0.1:${port}/0`,
+    queueUrl,
+    passwordFile,
+    queueArgs: ["--queue", queueUrl, "--queue-password-file", passwordFile],
     pid,
     cli,
     async stop() {
@@ -129,6 +141,8 @@ export interface WorkerHandle {
 
 export async function startWorker(opts: {
   queue: string;
+  /** --queue-password-file: the password never on the worker's command line */
+  passwordFile?: string;
   stateDir: string;
   id: string;
   args?: string[];
@@ -141,6 +155,7 @@ export async function startWorker(opts: {
     path.join(REPO, "daemon/src/worker/cli.ts"),
     "--queue",
     opts.queue,
+    ...(opts.passwordFile === undefined ? [] : ["--queue-password-file", opts.passwordFile]),
     "--state-dir",
     opts.stateDir,
     "--worker-id",
@@ -167,7 +182,8 @@ export async function startWorker(opts: {
   };
   const deadline = Date.now() + (opts.readyTimeoutMs ?? 180_000);
   while (!/mini-agent-worker ready /.test(out)) {
-    if (proc.exitCode !== null || proc.signalCode !== null) throw new Error(`worker ${opts.id} exited before ready:\n${out}\n${err}`);
+    if (proc.exitCode !== null || proc.signalCode !== null)
+      throw new Error(`worker ${opts.id} exited before ready (exit ${proc.exitCode ?? proc.signalCode}):\n${out}\n${err}`);
     if (Date.now() > deadline) {
       proc.kill("SIGKILL");
       throw new Error(`worker ${opts.id} not ready in time:\n${out}\n${err}`);
@@ -188,4 +204,28 @@ export function workerStateDir(base: string, name: string, imageLock: string): s
   fs.mkdirSync(d, { recursive: true, mode: 0o700 });
   fs.copyFileSync(imageLock, path.join(d, "sandbox-image.lock.json"));
   return d;
+}
+
+export interface ClientHandle {
+  proc: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  done: Promise<{ code: number | string; stdout: string; stderr: string }>;
+}
+
+/** The client as a user starts it in a terminal, still running: the caller may signal it (Ctrl-C is SIGINT). */
+export function startClient(args: string[], env: Record<string, string> = {}): ClientHandle {
+  const proc = spawn(process.execPath, ["--import", "tsx", path.join(REPO, "client/src/cli.ts"), ...args], {
+    cwd: REPO,
+    env: cleanEnv(env),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  proc.stdout!.on("data", (d: Buffer) => (stdout += d.toString()));
+  proc.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
+  const done = new Promise<{ code: number | string; stdout: string; stderr: string }>((resolve) =>
+    proc.on("exit", (c, s) => resolve({ code: c ?? s ?? -1, stdout, stderr })),
+  );
+  return { proc, stdout: () => stdout, stderr: () => stderr, done };
 }

@@ -57,6 +57,7 @@ const UNAVAILABLE: readonly ErrorCode[] = [
   "image_digest_mismatch",
   "sandbox_error",
   "queue_unreachable",
+  "queue_auth_failed",
 ];
 
 /** bad command-line input the daemon found (an ad-hoc run's folder, test command, globs, image family) */
@@ -67,6 +68,7 @@ const USAGE: readonly ErrorCode[] = [
   "invalid_glob",
   "unknown_image_family",
   "queue_url_invalid",
+  "queue_password_file_invalid",
 ];
 
 export function exitForError(code: ErrorCode): ExitCode {

@@ -84,8 +84,12 @@ export const ERROR_CODES = [
   // eval fleets (eval/src/fleet, daemon/src/worker): the queue URL, the case payload, the queue itself
   /** a --queue URL that is not redis://[:PASSWORD@]HOST:PORT/DB or rediss://... (the message never holds the password) */
   "queue_url_invalid",
-  /** Redis did not answer (down, wrong password, wrong port) */
+  /** Redis did not answer (down, wrong host or port) */
   "queue_unreachable",
+  /** Redis answered and refused the password (WRONGPASS), or wants one and none was given (NOAUTH) */
+  "queue_auth_failed",
+  /** a --queue-password-file that cannot be used: unreadable, empty, or readable by group or others */
+  "queue_password_file_invalid",
   /** a case folder packed for the queue is over the size cap */
   "case_payload_too_large",
   /** a job's case payload does not match its SHA-256 (or the case inside is not the case named) */

@@ -18,8 +18,9 @@ const SUBCOMMANDS: Record<string, () => Promise<EvalCommand>> = {
 const EVAL_USAGE = `usage: mini-agent-client eval capture RUN --out DIR
        mini-agent-client eval run SUITE_DIR... --output DIR [--model replay|live] [--concurrency N]
                                   [--runtime runc|runsc] [--policy-profile eval] [--rerun] [--json] [--queue URL]
+                                  [--queue-password-file FILE]
        mini-agent-client eval metrics DIR [--json]
-       mini-agent-client eval cancel --queue URL --output DIR
+       mini-agent-client eval cancel --queue URL [--queue-password-file FILE] --output DIR
 mini-agent-client eval SUB --help shows more.`;
 
 /**

@@ -3,7 +3,7 @@ import { parseArgs } from "node:util";
 
 export const RUN_USAGE = `usage: mini-agent-client eval run SUITE_DIR... --output DIR [--model replay|live] [--concurrency N]
                                [--runtime runc|runsc] [--policy-profile eval] [--rerun] [--json]
-                               [--socket PATH] [--state-dir DIR] [--queue URL]
+                               [--socket PATH] [--state-dir DIR] [--queue URL [--queue-password-file FILE]]
   SUITE_DIR      a case folder (it has expect.json) or a folder of case folders
   --output DIR   where traces/, diffs/, cases/ and eval-report.json go; running again resumes
   --model        replay (default): each case's replay.json; live: the daemon's live model
@@ -14,7 +14,15 @@ export const RUN_USAGE = `usage: mini-agent-client eval run SUITE_DIR... --outpu
   --json         one JSON line per finished case on stdout, then a summary line
   --queue URL    run the cases on an eval fleet: one job per case on redis://[:PASSWORD@]HOST:PORT/DB
                  (rediss:// for TLS), taken by mini-agent-worker processes; no local daemon is used
-                 (--concurrency is then the workers' business)`;
+                 (--concurrency is then the workers' business). Ctrl-C cancels the run on the fleet: its
+                 queued cases are removed and its running ones cancelled on their workers (exit 4);
+                 running the same command again resumes it (cases with a result are kept, the rest
+                 run again); so does it after \`eval cancel\`
+  --queue-password-file FILE  the queue's password from FILE (its first line; the file must not be
+                 readable by group or others), with a --queue URL that holds none: a password
+                 in --queue is visible to every user of the machine in \`ps\`
+Exit codes: 0 every case passed, 1 a case did not pass, 2 the daemon or the queue is unreachable
+  or refused the password (queue_auth_failed), 4 cancelled (Ctrl-C or \`eval cancel\`), 64 usage`;
 
 export const MAX_CONCURRENCY = 16;
 
@@ -32,6 +40,8 @@ export interface RunOptions {
   stateDir: string | undefined;
   /** an eval fleet's queue URL (eval/src/fleet); absent: the local daemon */
   queue: string | undefined;
+  /** --queue-password-file, resolved against cwd; only with --queue */
+  queuePasswordFile: string | undefined;
 }
 
 export type ParsedRunArgs = { ok: true; opts: RunOptions } | { ok: false; help: boolean; message: string };
@@ -55,6 +65,7 @@ export function parseRunArgs(argv: string[], cwd: string): ParsedRunArgs {
         socket: { type: "string" },
         "state-dir": { type: "string" },
         queue: { type: "string" },
+        "queue-password-file": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -76,6 +87,8 @@ export function parseRunArgs(argv: string[], cwd: string): ParsedRunArgs {
   const profile = v["policy-profile"] ?? "eval";
   if (profile !== "interactive" && profile !== "ci" && profile !== "eval")
     return { ok: false, help: false, message: `--policy-profile must be interactive, ci or eval, not ${profile}` };
+  if (v["queue-password-file"] !== undefined && v.queue === undefined)
+    return { ok: false, help: false, message: "--queue-password-file FILE goes with --queue redis://HOST:PORT/DB" };
   return {
     ok: true,
     opts: {
@@ -90,6 +103,7 @@ export function parseRunArgs(argv: string[], cwd: string): ParsedRunArgs {
       socket: v.socket,
       stateDir: v["state-dir"],
       queue: v.queue,
+      queuePasswordFile: v["queue-password-file"] === undefined ? undefined : path.resolve(cwd, v["queue-password-file"]),
     },
   };
 }

@@ -52,7 +52,7 @@ afterAll(async () => {
 }, 120_000);
 
 async function worker(name: string, stateDir = workerStateDir(base, name, imageLock)): Promise<WorkerHandle> {
-  const w = await startWorker({ queue: redis.url, stateDir, id: name, args: FAST, env: { MINI_AGENT_API_KEY: CANARY } });
+  const w = await startWorker({ queue: redis.queueUrl, passwordFile: redis.passwordFile, stateDir, id: name, args: FAST, env: { MINI_AGENT_API_KEY: CANARY } });
   workers.push(w);
   return w;
 }
@@ -86,7 +86,7 @@ describe("eval run --queue on two workers", () => {
     const a = await worker("worker-a");
     const b = await worker("worker-b");
     const out = path.join(base, "out");
-    const client = runClient(["eval", "run", SHIPPED, "--output", out, "--queue", redis.url, "--json"]);
+    const client = runClient(["eval", "run", SHIPPED, "--output", out, ...redis.queueArgs, "--json"]);
 
     // kill worker-a while it holds a case
     let killed: string | null = null;
@@ -168,7 +168,7 @@ describe("eval run --queue on two workers", () => {
     for (const old of workers.splice(0)) await old.stop("SIGTERM");
     const w = await worker("worker-c");
     const out = path.join(base, "out-failing");
-    const res = await runClient(["eval", "run", suite, "--output", out, "--queue", redis.url]);
+    const res = await runClient(["eval", "run", suite, "--output", out, ...redis.queueArgs]);
     expect(res.code).toBe(1);
     const r = readReport(out).cases[0]!;
     expect(r).toMatchObject({ id: "wrong-expectation", verdict: "failed", attempts: 1, status: "completed" });

@@ -28,6 +28,11 @@ describe("mini-agent-worker arguments", () => {
     expect(p).toMatchObject({ kind: "ok", opts: { families: ["python", "go"], lockDurationMs: 4000, stalledIntervalMs: 2000, concurrency: 2 } });
   });
 
+  it("takes --queue-password-file, resolved against the working folder", () => {
+    const p = parseWorkerArgs(["--queue", "redis://127.0.0.1:6390/0", "--state-dir", "w1", "--queue-password-file", "pw"], "/srv", 1);
+    expect(p).toMatchObject({ kind: "ok", opts: { queue: "redis://127.0.0.1:6390/0", queuePasswordFile: "/srv/pw" } });
+  });
+
   it.each([
     [["--state-dir", "w"], "--queue URL is required"],
     [["--queue", "redis://h:1/0"], "--state-dir DIR is required"],

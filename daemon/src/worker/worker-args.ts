@@ -8,6 +8,9 @@ import type { ImageFamily } from "../contracts/test-report.js";
 export const WORKER_USAGE = `usage: mini-agent-worker --queue URL --state-dir DIR [--concurrency N] [--families node,python,go]
                          [--runtime runc|runsc] [--worker-id ID] [--lock-duration-ms MS] [--stalled-interval-ms MS]
   --queue URL        redis://[:PASSWORD@]HOST:PORT/DB or rediss://... (TLS); the password is never printed
+  --queue-password-file FILE  the queue's password from FILE (its first line; refused if group or
+                     others may read it), with a --queue URL that holds none: a password in
+                     --queue is visible to every user of the machine in \`ps\`
   --state-dir DIR    this worker's own daemon state: ledger, image lock, credentials, isolation reports
   --concurrency N    cases run at once PER FAMILY QUEUE, 1..16 (default 1): a worker on node,python,go
                      may run up to 3N cases at once
@@ -19,12 +22,15 @@ export const WORKER_USAGE = `usage: mini-agent-worker --queue URL --state-dir DI
   --lock-duration-ms how long a job's lock lasts without renewal (default 30000); a worker that dies
                      loses its case to another worker once the lock has run out and a stall check runs
   --stalled-interval-ms how often workers look for such cases (default 30000)
-Exit codes: 0 stopped by SIGTERM/SIGINT, 1 failure, 64 usage, 69 the queue or the daemon was unavailable.`;
+Exit codes: 0 stopped by SIGTERM/SIGINT, 1 failure, 64 usage (a bad password file too), 69 the queue
+  or the daemon was unavailable, 77 the queue refused the password (queue_auth_failed).`;
 
 export const WORKER_DEFAULTS = { concurrency: 1, lockDurationMs: 30_000, stalledIntervalMs: 30_000, maxConcurrency: 16 } as const;
 
 export interface WorkerOptions {
   queue: string;
+  /** --queue-password-file, resolved against cwd (read by worker-main, not here) */
+  queuePasswordFile?: string;
   stateDir: string;
   concurrency: number;
   families: ImageFamily[];
@@ -53,6 +59,7 @@ export function parseWorkerArgs(argv: string[], cwd: string, pid: number): Parse
       allowPositionals: false,
       options: {
         queue: { type: "string" },
+        "queue-password-file": { type: "string" },
         "state-dir": { type: "string" },
         concurrency: { type: "string" },
         families: { type: "string" },
@@ -90,6 +97,7 @@ export function parseWorkerArgs(argv: string[], cwd: string, pid: number): Parse
     kind: "ok",
     opts: {
       queue: v.queue,
+      ...(v["queue-password-file"] !== undefined && { queuePasswordFile: path.resolve(cwd, v["queue-password-file"]) }),
       stateDir: path.resolve(cwd, v["state-dir"]),
       concurrency,
       families: [...new Set(families)] as ImageFamily[],

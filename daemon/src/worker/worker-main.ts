@@ -1,12 +1,13 @@
 import fs from "node:fs";
-import { parseQueueUrl, type QueueTarget } from "../../../eval/src/fleet/queue-url.js";
+import { resolveQueueTarget } from "../../../eval/src/fleet/queue-password.js";
+import type { QueueTarget } from "../../../eval/src/fleet/queue-url.js";
 import { isMiniAgentError } from "../errors.js";
 import { main as daemonMain, type MainDeps, type ReadyInfo } from "../main.js";
 import { parseWorkerArgs, WORKER_USAGE } from "./worker-args.js";
 import { startWorker } from "./worker.js";
 
 /** Exit codes of mini-agent-worker, set in this one place (documented in --help). */
-export const WORKER_EXIT = { ok: 0, failure: 1, usage: 64, unavailable: 69 } as const;
+export const WORKER_EXIT = { ok: 0, failure: 1, usage: 64, unavailable: 69, authFailed: 77 } as const;
 
 export interface WorkerMainDeps extends Pick<MainDeps, "env" | "cwd" | "pid" | "version" | "createServices"> {
   out(line: string): void;
@@ -36,7 +37,7 @@ export async function workerMain(argv: string[], deps: WorkerMainDeps): Promise<
   const opts = parsed.opts;
   let queue: QueueTarget;
   try {
-    queue = parseQueueUrl(opts.queue);
+    queue = resolveQueueTarget(opts.queue, opts.queuePasswordFile);
   } catch (err) {
     deps.err(`mini-agent-worker: ${isMiniAgentError(err) ? `${err.code}: ${err.message}` : "bad --queue"}`);
     return WORKER_EXIT.usage;
@@ -91,6 +92,7 @@ export async function workerMain(argv: string[], deps: WorkerMainDeps): Promise<
     off();
     deps.err(`mini-agent-worker: ${isMiniAgentError(err) ? `${err.code}: ${err.message}` : `start-up failed: ${(err as Error)?.message}`}`);
     await stopTheDaemon();
+    if (isMiniAgentError(err, "queue_auth_failed")) return WORKER_EXIT.authFailed;
     return isMiniAgentError(err, "queue_unreachable") ? WORKER_EXIT.unavailable : WORKER_EXIT.failure;
   }
   const id = await worker.identity();

@@ -41,7 +41,7 @@ export async function startWorker(opts: WorkerOptions, deps: WorkerDeps): Promis
   const control = new Queue(queueName(opts.runtime, opts.families[0]!), { connection });
   control.on("error", (err) => deps.onError(`queue: ${err.message}`));
   try {
-    await pingQueue(redisOf(control), deps.queue.display);
+    await pingQueue(redisOf(control), deps.queue.display, undefined, control);
   } catch (err) {
     await closeAll([control]);
     throw err;

@@ -9,13 +9,19 @@ import { cancelSuite } from "./fleet-cancel.js";
 import { readSuiteRun } from "./fleet-state.js";
 import { CANCEL_KEY_TTL_S, queueName } from "./queue-names.js";
 import { pingQueue } from "./queue-ping.js";
-import { connectionOptions, parseQueueUrl } from "./queue-url.js";
+import { resolveQueueTarget } from "./queue-password.js";
+import { connectionOptions } from "./queue-url.js";
 import { closeAll, redisOf } from "./redis-like.js";
 
-export const CANCEL_USAGE = `usage: mini-agent-client eval cancel --queue URL --output DIR
+export const CANCEL_USAGE = `usage: mini-agent-client eval cancel --queue URL [--queue-password-file FILE] --output DIR
   Cancels the eval run on the fleet whose output folder is DIR: its queued cases are removed,
-  the workers running its cases cancel their runs (no sandbox is left). Results already
-  written stay; \`eval run\` with the same arguments resumes it later.`;
+  the workers running its cases cancel their runs (no sandbox is left), and an \`eval run\`
+  still waiting on it stops (exit 4). Results already written stay; \`eval run\` with the same
+  arguments later resumes it: cases with a result are kept, the others run again.
+  --queue-password-file FILE  the queue's password from FILE (first line; not readable by group
+                 or others), with a --queue URL that holds none
+Exit codes: 0 cancelled, 1 DIR holds no eval run on a queue, 2 the queue is unreachable or
+  refused the password (queue_auth_failed), 64 usage`;
 
 /** `eval cancel --queue URL --output DIR`: what Ctrl-C on `eval run --queue` does, from another terminal. */
 export const cancelCommand: EvalCommand = {
@@ -26,7 +32,12 @@ export const cancelCommand: EvalCommand = {
         args: argv,
         strict: true,
         allowPositionals: false,
-        options: { queue: { type: "string" }, output: { type: "string" }, help: { type: "boolean", short: "h" } },
+        options: {
+          queue: { type: "string" },
+          "queue-password-file": { type: "string" },
+          output: { type: "string" },
+          help: { type: "boolean", short: "h" },
+        },
       }).values;
     } catch (err) {
       io.err(`mini-agent-client eval cancel: ${(err as Error).message}\n\n${CANCEL_USAGE}\n`);
@@ -40,7 +51,8 @@ export const cancelCommand: EvalCommand = {
       io.err(`mini-agent-client eval cancel: --queue URL and --output DIR are required\n\n${CANCEL_USAGE}\n`);
       return EXIT.usage;
     }
-    const target = parseQueueUrl(v.queue);
+    const passwordFile = v["queue-password-file"] === undefined ? undefined : path.resolve(io.cwd, v["queue-password-file"]);
+    const target = resolveQueueTarget(v.queue, passwordFile);
     const output = path.resolve(io.cwd, v.output);
     const suiteRun = readSuiteRun(output);
     if (suiteRun === null) throw new MiniAgentError("invalid_request", `${output} holds no eval run on a queue (no fleet.json); nothing was cancelled`);
@@ -48,7 +60,7 @@ export const cancelCommand: EvalCommand = {
     const queues = (["runc", "runsc"] as const).flatMap((rt) => IMAGE_FAMILIES.map((f) => new Queue(queueName(rt, f), { connection })));
     for (const q of queues) q.on("error", () => undefined);
     try {
-      await pingQueue(redisOf(queues[0]!), target.display);
+      await pingQueue(redisOf(queues[0]!), target.display, undefined, queues[0]);
       const redis = await redisOf(queues[0]!);
       const n = await cancelSuite(redis, queues, suiteRun, CANCEL_KEY_TTL_S);
       io.out(`cancelled: ${n.removed} queued cases removed, ${n.running} running ones told to stop\n`);

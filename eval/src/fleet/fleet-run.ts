@@ -14,10 +14,11 @@ import { errorResult } from "../run-case.js";
 import { createProgress } from "../run-progress.js";
 import { dropCaseResult, type EvalSettings, openOutput, planCase, writeAtomic, writeCaseResult } from "../run-state.js";
 import { packCase } from "./case-payload.js";
-import { cancelSuite } from "./fleet-cancel.js";
-import { openSuiteRun } from "./fleet-state.js";
+import { cancelSuite, dropCancelledRun, isCancelled } from "./fleet-cancel.js";
+import { openSuiteRun, readSuiteRun } from "./fleet-state.js";
 import { CANCEL_KEY_TTL_S, jobIdOf, queueName } from "./queue-names.js";
-import { connectionOptions, parseQueueUrl } from "./queue-url.js";
+import { resolveQueueTarget } from "./queue-password.js";
+import { connectionOptions } from "./queue-url.js";
 import { closeAll, redisOf } from "./redis-like.js";
 import { pingQueue } from "./queue-ping.js";
 
@@ -48,7 +49,7 @@ interface Pending {
  * its id (fleet.json) instead of being added twice.
  */
 export async function runFleetSuite(opts: RunOptions & { queue: string }, io: EvalIO, deps: FleetRunDeps): Promise<number> {
-  const target = parseQueueUrl(opts.queue);
+  const target = resolveQueueTarget(opts.queue, opts.queuePasswordFile);
   const { cases } = await loadSuite(opts.suiteDirs);
   const runtime = opts.runtime ?? "runc";
   // every case packed before anything is written or enqueued: an oversized case changes nothing
@@ -68,10 +69,16 @@ export async function runFleetSuite(opts: RunOptions & { queue: string }, io: Ev
     return q;
   };
   try {
-    await pingQueue(redisOf(queueOf("node")), target.display);
+    await pingQueue(redisOf(queueOf("node")), target.display, undefined, queueOf("node"));
     const settings: EvalSettings = { schema_version: 1, model: opts.model, runtime, policy_profile: opts.profile };
     openOutput(opts.output, settings, opts.rerun);
-    const suiteRun = openSuiteRun(opts.output, opts.rerun, target.display);
+    const redis = await redisOf(queueOf("node"));
+    // resumed after `eval cancel` or Ctrl-C: the cases without a result run again, under a new id (the old one's cancel key
+    // would stop them); what the cancelled run left in Redis (cases that ended after the cancel) is dropped first
+    const before = opts.rerun ? null : readSuiteRun(opts.output);
+    const resumedAfterCancel = before !== null && (await isCancelled(redis, before));
+    if (resumedAfterCancel) await dropCancelledRun([...new Set(cases.map((c) => queueOf(taskImageFamily(c.task))))], before);
+    const suiteRun = openSuiteRun(opts.output, opts.rerun, target.display, resumedAfterCancel);
 
     const results = new Map<string, CaseResult>();
     const pending: Pending[] = [];
@@ -109,15 +116,26 @@ export async function runFleetSuite(opts: RunOptions & { queue: string }, io: Ev
       workers: Math.max(1, Math.min(MAX_ROWS, pending.length)),
     });
     const rows: Array<string | null> = Array.from({ length: Math.max(1, Math.min(MAX_ROWS, pending.length)) }, () => null);
-    let cancelled = false;
+    // who cancelled: Ctrl-C here, or `eval cancel` from another process (seen through the cancel key)
+    // typed wide on purpose: the Ctrl-C handler sets it behind the compiler's back
+    let cancelled = null as null | "interrupt" | "eval cancel";
     const off = deps.onInterrupt(() => {
-      cancelled = true;
+      cancelled = "interrupt";
     });
     try {
-      while (pending.length > 0 && !cancelled) {
+      while (pending.length > 0 && cancelled === null) {
+        if (await isCancelled(redis, suiteRun)) {
+          cancelled = "eval cancel";
+          break;
+        }
         for (const p of [...pending]) {
           const done = await look(p);
           if (done === null) continue;
+          // a case its worker stopped because of a cancel is no result: resumed, it runs again
+          if (done.status === "cancelled" && (await isCancelled(redis, suiteRun))) {
+            cancelled = "eval cancel";
+            break;
+          }
           writeCaseResult(opts.output, done);
           results.set(p.c.id, done);
           if (p.row !== null) rows[p.row] = null;
@@ -127,18 +145,20 @@ export async function runFleetSuite(opts: RunOptions & { queue: string }, io: Ev
             .remove(p.jobId)
             .catch(() => undefined);
         }
-        if (pending.length > 0 && !cancelled) await new Promise((r) => setTimeout(r, FLEET_POLL_MS));
+        if (pending.length > 0 && cancelled === null) await new Promise((r) => setTimeout(r, FLEET_POLL_MS));
       }
     } finally {
       off();
       progress.close();
     }
 
-    if (cancelled) {
-      const redis = await redisOf(queueOf("node"));
+    if (cancelled !== null) {
+      // after `eval cancel` too: a job this runner added again in the meantime is removed as well
       const n = await cancelSuite(redis, [...queues.values()], suiteRun, CANCEL_KEY_TTL_S);
+      const by = cancelled === "interrupt" ? "cancelled" : "cancelled by `eval cancel`";
+      if (opts.json) io.out(`${JSON.stringify({ kind: "cancelled", done: results.size, total: cases.length, by: cancelled })}\n`);
       io.err(
-        `mini-agent-client eval run: cancelled; ${n.removed} queued cases removed, ${n.running} running ones told to stop; ${results.size}/${cases.length} cases done (results in ${opts.output}/cases). Running the same command again resumes.\n`,
+        `mini-agent-client eval run: ${by}; ${n.removed} queued cases removed, ${n.running} running ones told to stop; ${results.size}/${cases.length} cases done (results in ${opts.output}/cases), no report written. Running the same command again resumes: the cases without a result run again.\n`,
       );
       return EXIT.cancelled;
     }
@@ -159,7 +179,9 @@ export async function runFleetSuite(opts: RunOptions & { queue: string }, io: Ev
       // the state alone while the case is queued or running: the job hash (with the case's tar) is read once, at the end
       const state = await q.getJobState(p.jobId);
       if (state === "unknown") {
-        // gone: Redis lost it (a restart without persistence) or someone removed it; this runner holds the payload, so it adds it again
+        // gone: removed by `eval cancel` (the loop stops at its next look at the key), or lost by Redis (a restart without
+        // persistence): this runner holds the payload, so it adds it again
+        if (await isCancelled(redis, suiteRun)) return null;
         await add(p);
         return null;
       }

@@ -8,7 +8,8 @@ import { writeAtomic } from "../run-state.js";
  * The output folder's note of which eval run on the queue it is (fleet.json):
  * a resumed `eval run --queue` finds its jobs again by this id instead of
  * adding them twice; `--rerun` starts a new one; `eval cancel` reads it to
- * reach exactly this run's jobs.
+ * reach exactly this run's jobs. A run resumed after a cancel gets a new id
+ * (`fresh`): the old id's cancel key would stop every case it runs again.
  */
 const FleetFile = z.strictObject({ schema_version: z.literal(1), suite_run: z.string().regex(/^[0-9a-f]{32}$/), queue: z.string() });
 export const FLEET_FILE = "fleet.json";
@@ -23,8 +24,8 @@ export function readSuiteRun(output: string): string | null {
 }
 
 /** `queueDisplay` is the redacted URL: the file may be shared with the report, never the password. */
-export function openSuiteRun(output: string, rerun: boolean, queueDisplay: string): string {
-  const before = rerun ? null : readSuiteRun(output);
+export function openSuiteRun(output: string, rerun: boolean, queueDisplay: string, fresh = false): string {
+  const before = rerun || fresh ? null : readSuiteRun(output);
   const id = before ?? randomBytes(16).toString("hex");
   writeAtomic(path.join(output, FLEET_FILE), `${JSON.stringify({ schema_version: 1, suite_run: id, queue: queueDisplay })}\n`);
   return id;
