@@ -19,6 +19,8 @@ const IDLE_MS = 500;
 const LIVE_RECHECK_MS = 2000;
 /** a result that cannot be written (Redis away) is tried again this often, a second apart, while the case's lock may still hold */
 const FINISH_RETRIES = 120;
+/** the same queue error is said again only after this long */
+const ERROR_REPEAT_MS = 60_000;
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /**
@@ -112,13 +114,19 @@ export async function startWorker(opts: WorkerOptions, deps: WorkerDeps): Promis
         // one stall (a worker died) hands the case on once more; a second one fails it, so a case that kills workers cannot loop
         maxStalledCount: 1,
       });
-      w.on("error", (err) => deps.onError(`queue ${w.name}: ${err.message}`));
+      // ioredis repeats its connection error on every reconnect attempt: a Redis away for a while is said once a minute per queue
+      let last = { message: "", at: Number.NEGATIVE_INFINITY };
+      w.on("error", (err) => {
+        if (err.message === last.message && deps.now() - last.at < ERROR_REPEAT_MS) return;
+        last = { message: err.message, at: deps.now() };
+        deps.onError(`queue ${w.name}: ${err.message}`);
+      });
       return { family, model, w };
     }),
   );
   await Promise.all(sources.map((s) => s.w.waitUntilReady()));
   // the stall check runs on every queue this worker serves, as a processing Worker's would: a dead worker's case moves on
-  for (const s of sources) void s.w.startStalledCheckTimer();
+  for (const s of sources) s.w.startStalledCheckTimer().catch((err: Error) => deps.onError(`queue ${s.w.name}: stall check: ${err.message}`));
 
   const live = createLiveWatch({ verdict: familyVerdict, now: deps.now, recheckMs: LIVE_RECHECK_MS, log: deps.onNotice });
   let closing = false;
