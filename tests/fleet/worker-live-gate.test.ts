@@ -66,18 +66,18 @@ describe("a worker without a passing isolation report", () => {
     const qLive = new Queue(live.queue, { connection });
     const qReplay = new Queue(replay.queue, { connection });
     try {
-      expect(live.queue).not.toBe(replay.queue);
       await until("the replay case done", async () => ((await qReplay.getJobState(replay.jobId)) === "completed" ? true : null));
       expect((await qReplay.getJob(replay.jobId))!.returnvalue.result.verdict).toBe("passed");
-      // the worker looked at the live queue and declined (it says so once), then kept polling: the case is still there for another worker
+      // the loop has gone round its queues (every half second) many times since: the live case is still there for another worker, never started
+      await new Promise((r) => setTimeout(r, 3000));
+      expect(await qLive.getJobState(live.jobId)).toBe("waiting");
+      expect((await qLive.getJob(live.jobId))!.attemptsStarted).toBe(0);
+      // it says why, once
       await until(
         "the worker says it does not take live cases",
         async () => (w.stderr().includes("not taking live-model cases of node") ? true : null),
         60_000,
       );
-      await new Promise((r) => setTimeout(r, 3000));
-      expect(await qLive.getJobState(live.jobId)).toBe("waiting");
-      expect((await qLive.getJob(live.jobId))!.attemptsStarted).toBe(0);
       const stopped = w
         .stderr()
         .split("\n")
@@ -91,6 +91,8 @@ describe("a worker without a passing isolation report", () => {
       await until("the live case taken", async () => ((await qLive.getJob(live.jobId))!.attemptsStarted >= 1 ? true : null), 120_000);
       await until("the live case finished", async () => (["completed", "failed"].includes(await qLive.getJobState(live.jobId)) ? true : null));
       expect(w.stderr()).toContain("taking live-model cases of node again: its isolation report passes");
+      // live cases have a queue of their own (a worker without a passing report does not poll it)
+      expect(live.queue).toBe(`${replay.queue}-live`);
     } finally {
       await qLive.close();
       await qReplay.close();
