@@ -54,7 +54,7 @@ export async function startWorker(opts: WorkerOptions, deps: WorkerDeps): Promis
   const connection = connectionOptions(deps.queue);
   // one plain queue handle for the cancel key and the start-up ping
   const control = new Queue(queueName(opts.runtime, opts.families[0]!), { connection });
-  control.on("error", (err) => deps.onError(`queue: ${err.message}`));
+  control.on("error", sayOnce("queue", deps));
   try {
     await pingQueue(redisOf(control), deps.queue.display);
   } catch (err) {
@@ -114,13 +114,7 @@ export async function startWorker(opts: WorkerOptions, deps: WorkerDeps): Promis
         // one stall (a worker died) hands the case on once more; a second one fails it, so a case that kills workers cannot loop
         maxStalledCount: 1,
       });
-      // ioredis repeats its connection error on every reconnect attempt: a Redis away for a while is said once a minute per queue
-      let last = { message: "", at: Number.NEGATIVE_INFINITY };
-      w.on("error", (err) => {
-        if (err.message === last.message && deps.now() - last.at < ERROR_REPEAT_MS) return;
-        last = { message: err.message, at: deps.now() };
-        deps.onError(`queue ${w.name}: ${err.message}`);
-      });
+      w.on("error", sayOnce(`queue ${w.name}`, deps));
       return { family, model, w };
     }),
   );
@@ -189,5 +183,15 @@ export async function startWorker(opts: WorkerOptions, deps: WorkerDeps): Promis
       await Promise.allSettled(sources.map((s) => s.w.close(true)));
       await closeAll([control]);
     },
+  };
+}
+
+/** ioredis repeats its connection error on every reconnect attempt: a Redis away for a while is said once a minute per connection */
+function sayOnce(what: string, deps: Pick<WorkerDeps, "now" | "onError">): (err: Error) => void {
+  let last = { message: "", at: Number.NEGATIVE_INFINITY };
+  return (err) => {
+    if (err.message === last.message && deps.now() - last.at < ERROR_REPEAT_MS) return;
+    last = { message: err.message, at: deps.now() };
+    deps.onError(`${what}: ${err.message}`);
   };
 }
