@@ -5,9 +5,15 @@ import net from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { Queue } from "bullmq";
 import { instanceIdFor } from "../daemon/src/config/state-dir.js";
+import { taskImageFamily } from "../daemon/src/contracts/task-spec.js";
 import type { createDockerClient } from "../daemon/src/sandbox/docker-client.js";
 import { INSTANCE_LABEL, labelFilter } from "../daemon/src/sandbox/labels.js";
+import { loadCase } from "../eval/src/case-load.js";
+import { packCase } from "../eval/src/fleet/case-payload.js";
+import { jobIdOf, queueFor } from "../eval/src/fleet/queue-names.js";
+import { connectionOptions, parseQueueUrl } from "../eval/src/fleet/queue-url.js";
 
 /**
  * Real processes for eval fleets: a Redis from scripts/redis-ensure.sh on a
@@ -228,4 +234,68 @@ export function startClient(args: string[], env: Record<string, string> = {}): C
     proc.on("exit", (c, s) => resolve({ code: c ?? s ?? -1, stdout, stderr })),
   );
   return { proc, stdout: () => stdout, stderr: () => stderr, done };
+}
+
+/**
+ * One case put on the queue as `eval run --queue` puts it (same payload, queue
+ * and job options), for tests that watch the workers without a runner.
+ * Returns the job's queue name and id.
+ */
+export async function enqueueCase(
+  queueUrl: string,
+  caseDir: string,
+  opts: { suiteRun: string; model?: "replay" | "live"; runtime?: "runc" | "runsc" },
+): Promise<{ queue: string; jobId: string; caseId: string }> {
+  const c = await loadCase(caseDir);
+  const p = await packCase(c.dir);
+  const model = opts.model ?? "replay";
+  const family = taskImageFamily(c.task);
+  const name = queueFor(opts.runtime ?? "runc", family, model);
+  const q = new Queue(name, { connection: connectionOptions(parseQueueUrl(queueUrl)) });
+  try {
+    const jobId = jobIdOf(opts.suiteRun, c.id, c.hash);
+    await q.add(
+      "case",
+      {
+        schema_version: 1,
+        suite_run: opts.suiteRun,
+        case_id: c.id,
+        case_hash: c.hash,
+        family,
+        model,
+        profile: "eval",
+        tar_base64: p.tar.toString("base64"),
+        tar_sha256: p.sha256,
+      },
+      { jobId, attempts: 1, removeOnComplete: false, removeOnFail: false },
+    );
+    return { queue: name, jobId, caseId: c.id };
+  } finally {
+    await q.close();
+  }
+}
+
+/** Stops Redis the way a graceful restart does: it writes its snapshot (dump.rdb in its dir) first, so the queue survives. */
+export async function stopRedisSaving(r: RedisHandle): Promise<void> {
+  const pid = r.pid();
+  await r.cli(["shutdown", "save"]).catch(() => undefined);
+  for (let i = 0; i < 200; i++) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return;
+    }
+    await new Promise((res) => setTimeout(res, 100));
+  }
+  throw new Error(`redis ${pid} did not stop`);
+}
+
+/** Starts the same Redis again (same port, password, dir and config); it loads its snapshot. */
+export async function restartRedis(r: RedisHandle): Promise<void> {
+  await run("redis-server", [path.join(r.dir, "redis.conf")], { env: cleanEnv() });
+  for (let i = 0; i < 100; i++) {
+    if ((await r.cli(["ping"]).catch(() => "")).includes("PONG")) return;
+    await new Promise((res) => setTimeout(res, 100));
+  }
+  throw new Error(`redis on ${r.port} did not come back`);
 }

@@ -12,9 +12,10 @@ export const WORKER_USAGE = `usage: mini-agent-worker --queue URL --state-dir DI
                      others may read it), with a --queue URL that holds none: a password in
                      --queue is visible to every user of the machine in \`ps\`
   --state-dir DIR    this worker's own daemon state: ledger, image lock, credentials, isolation reports
-  --concurrency N    cases run at once PER FAMILY QUEUE, 1..16 (default 1): a worker on node,python,go
-                     may run up to 3N cases at once
-  --families LIST    the image families this worker takes cases of (default: all)
+  --concurrency N    cases this worker runs at once, over all its families, 1..16 (default 1); it takes
+                     a case only when it has a free slot, so a queued case waits for any worker's slot
+  --families LIST    the image families this worker takes cases of (default: all); live-model cases of a
+                     family only while this machine's isolation report for it is fresh and passing
   --runtime          the container runtime of this worker's sandboxes (default runc)
   --work-dir DIR     where each case is unpacked and run, outside the state dir
                      (default: TMPDIR/mini-agent-worker-<id of the state dir>)

@@ -87,6 +87,7 @@ export async function workerMain(argv: string[], deps: WorkerMainDeps): Promise<
       queue,
       now: deps.now,
       onError: (m) => deps.err(`mini-agent-worker: ${m}`),
+      onNotice: (m) => deps.err(`mini-agent-worker: ${m}`),
     });
   } catch (err) {
     off();

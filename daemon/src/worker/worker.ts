@@ -2,20 +2,33 @@ import os from "node:os";
 import { Queue, UnrecoverableError, Worker, type Job } from "bullmq";
 import { ApiClient } from "../../../client/src/api-client.js";
 import { connectionOptions, type QueueTarget } from "../../../eval/src/fleet/queue-url.js";
-import { cancelKey, queueName } from "../../../eval/src/fleet/queue-names.js";
+import { cancelKey, queueFor, queueName } from "../../../eval/src/fleet/queue-names.js";
 import { pingQueue } from "../../../eval/src/fleet/queue-ping.js";
 import { closeAll, redisOf } from "../../../eval/src/fleet/redis-like.js";
 import type { WorkerIdentity } from "../contracts/eval-report.js";
 import type { AttemptLog, FleetResult } from "../contracts/fleet.js";
 import { canonicalJson, sha256Hex } from "../workspace/hash.js";
+import { createLiveWatch } from "./live-watch.js";
 import { JobRefused, runJob } from "./run-job.js";
+import { startTakeLoop } from "./take-loop.js";
 import type { WorkerOptions } from "./worker-args.js";
+
+/** how long a round that found no job waits before the next one (the queues are polled, not blocked on: one loop serves them all) */
+const IDLE_MS = 500;
+/** how old a family's verdict may be when a live case is fetched (a health read of the worker's own daemon) */
+const LIVE_RECHECK_MS = 2000;
+/** a result that cannot be written (Redis away) is tried again this often, a second apart, while the case's lock may still hold */
+const FINISH_RETRIES = 120;
+/** the same queue error is said again only after this long */
+const ERROR_REPEAT_MS = 60_000;
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /**
  * A worker of an eval fleet: one mini-agent daemon (its own state dir,
  * ledger, image lock, credentials and isolation reports) started in this
- * process, and BullMQ workers on the queues of its runtime and families that
- * hand each case to that daemon over its own socket, exactly the path a local
+ * process, and a BullMQ queue pair (replay, live) per family of its runtime; one
+ * take loop (take-loop.ts) fetches from them while this process has a free
+ * slot and hands each case to that daemon over its own socket, exactly the path a local
  * `eval run` takes. The credentials stay in the daemon part: nothing the
  * worker puts into Redis is read from them.
  */
@@ -32,6 +45,8 @@ export interface WorkerDeps {
   queue: QueueTarget;
   now(): number;
   onError(message: string): void;
+  /** a change of what this worker takes (live cases of a family stopped / resumed), with its reason */
+  onNotice(message: string): void;
 }
 
 export async function startWorker(opts: WorkerOptions, deps: WorkerDeps): Promise<RunningWorker> {
@@ -39,7 +54,7 @@ export async function startWorker(opts: WorkerOptions, deps: WorkerDeps): Promis
   const connection = connectionOptions(deps.queue);
   // one plain queue handle for the cancel key and the start-up ping
   const control = new Queue(queueName(opts.runtime, opts.families[0]!), { connection });
-  control.on("error", (err) => deps.onError(`queue: ${err.message}`));
+  control.on("error", sayOnce("queue", deps));
   try {
     await pingQueue(redisOf(control), deps.queue.display, undefined, control);
   } catch (err) {
@@ -87,24 +102,96 @@ export async function startWorker(opts: WorkerOptions, deps: WorkerDeps): Promis
       throw err;
     }
   };
-  const workers = opts.families.map((family) => {
-    const w = new Worker(queueName(opts.runtime, family), process, {
-      connection,
-      concurrency: opts.concurrency,
-      lockDuration: opts.lockDurationMs,
-      stalledInterval: opts.stalledIntervalMs,
-      // one stall (a worker died) hands the case on once more; a second one fails it, so a case that kills workers cannot loop
-      maxStalledCount: 1,
-    });
-    w.on("error", (err) => deps.onError(`worker ${family}: ${err.message}`));
-    return w;
+
+  // BullMQ's manual processing: a Worker per queue without a processor, so this process alone decides when to fetch (take-loop.ts)
+  const sources = opts.families.flatMap((family) =>
+    (["replay", "live"] as const).map((model) => {
+      const w = new Worker(queueFor(opts.runtime, family, model), null, {
+        connection,
+        autorun: false,
+        lockDuration: opts.lockDurationMs,
+        stalledInterval: opts.stalledIntervalMs,
+        // one stall (a worker died) hands the case on once more; a second one fails it, so a case that kills workers cannot loop
+        maxStalledCount: 1,
+      });
+      w.on("error", sayOnce(`queue ${w.name}`, deps));
+      return { family, model, w };
+    }),
+  );
+  await Promise.all(sources.map((s) => s.w.waitUntilReady()));
+  // the stall check runs on every queue this worker serves, as a processing Worker's would: a dead worker's case moves on
+  for (const s of sources) s.w.startStalledCheckTimer().catch((err: Error) => deps.onError(`queue ${s.w.name}: stall check: ${err.message}`));
+
+  const live = createLiveWatch({ verdict: familyVerdict, now: deps.now, recheckMs: LIVE_RECHECK_MS, log: deps.onNotice });
+  let closing = false;
+  let tokens = 0;
+  const runOne = async (job: Job, token: string) => {
+    // the lock is renewed while the case runs, as BullMQ's own processing loop does (every half lock duration)
+    const renew = setInterval(() => void job.extendLock(token, opts.lockDurationMs).catch(() => undefined), Math.max(50, opts.lockDurationMs / 2));
+    try {
+      let outcome: { ok: true; value: FleetResult } | { ok: false; err: Error };
+      try {
+        outcome = { ok: true, value: await process(job) };
+      } catch (err) {
+        outcome = { ok: false, err: err instanceof Error ? err : new Error(String(err)) };
+      }
+      // close(): the daemon is stopping under the case; it is left to stall and go to another worker, not failed here
+      if (closing) return;
+      await finish(job, () => (outcome.ok ? job.moveToCompleted(outcome.value, token, false) : job.moveToFailed(outcome.err, token, false)));
+    } finally {
+      clearInterval(renew);
+    }
+  };
+  const finish = async (job: Job, write: () => Promise<unknown>) => {
+    for (let i = 0; ; i++) {
+      try {
+        await write();
+        return;
+      } catch (err) {
+        const m = (err as Error)?.message ?? String(err);
+        // the lock ran out (the worker was cut off from Redis longer than the lock): the stall check gave the case to another attempt, which counts
+        if (/Missing lock|Missing key|Lock mismatch|not in the active state/i.test(m) || closing || i >= FINISH_RETRIES) {
+          deps.onError(`case ${job.id}: its result was not recorded (${m}); the case is counted by its next attempt`);
+          return;
+        }
+        await sleep(1000);
+      }
+    }
+  };
+  const loop = startTakeLoop({
+    slots: opts.concurrency,
+    sources: sources.map((s) => ({
+      ...s,
+      name: s.w.name,
+      take: async () => {
+        const token = `${s.w.id}:${++tokens}`;
+        const job = await s.w.getNextJob(token, { block: false });
+        return job === undefined ? undefined : { job, token };
+      },
+    })),
+    mayTake: async (s) => !closing && (s.model === "replay" || (await live.mayTakeLive(s.family))),
+    run: ({ job, token }) => runOne(job, token),
+    idleMs: IDLE_MS,
+    sleep,
+    onError: deps.onError,
   });
-  await Promise.all(workers.map((w) => w.waitUntilReady()));
   return {
     identity,
     async close() {
-      await Promise.allSettled(workers.map((w) => w.close(true)));
+      closing = true;
+      await loop.stop();
+      await Promise.allSettled(sources.map((s) => s.w.close(true)));
       await closeAll([control]);
     },
+  };
+}
+
+/** ioredis repeats its connection error on every reconnect attempt: a Redis away for a while is said once a minute per connection */
+function sayOnce(what: string, deps: Pick<WorkerDeps, "now" | "onError">): (err: Error) => void {
+  let last = { message: "", at: Number.NEGATIVE_INFINITY };
+  return (err) => {
+    if (err.message === last.message && deps.now() - last.at < ERROR_REPEAT_MS) return;
+    last = { message: err.message, at: deps.now() };
+    deps.onError(`${what}: ${err.message}`);
   };
 }

@@ -16,7 +16,7 @@ import { dropCaseResult, type EvalSettings, openOutput, planCase, writeAtomic, w
 import { packCase } from "./case-payload.js";
 import { cancelSuite, dropCancelledRun, isCancelled } from "./fleet-cancel.js";
 import { openSuiteRun, readSuiteRun } from "./fleet-state.js";
-import { CANCEL_KEY_TTL_S, jobIdOf, queueName } from "./queue-names.js";
+import { CANCEL_KEY_TTL_S, jobIdOf, queueFor } from "./queue-names.js";
 import { resolveQueueTarget } from "./queue-password.js";
 import { connectionOptions } from "./queue-url.js";
 import { closeAll, redisOf } from "./redis-like.js";
@@ -38,6 +38,8 @@ interface Pending {
   jobId: string;
   data: FleetJob;
   row: number | null;
+  /** what the case's progress row says now */
+  label?: string;
 }
 
 /**
@@ -61,7 +63,7 @@ export async function runFleetSuite(opts: RunOptions & { queue: string }, io: Ev
   const queueOf = (f: ImageFamily) => {
     let q = queues.get(f);
     if (q === undefined) {
-      q = new Queue(queueName(runtime, f), { connection });
+      q = new Queue(queueFor(runtime, f, opts.model), { connection });
       // ioredis reconnects by itself (a Redis restart); the error events are that, not a failure of the run
       q.on("error", () => undefined);
       queues.set(f, q);
@@ -185,12 +187,20 @@ export async function runFleetSuite(opts: RunOptions & { queue: string }, io: Ev
         await add(p);
         return null;
       }
-      if (state === "active" && p.row === null) {
-        const free = rows.indexOf(null);
+      // a live case no worker takes (none has a passing report for its family) says so in its row instead of waiting silently
+      const label =
+        state === "active"
+          ? p.c.id
+          : state === "waiting" && opts.model === "live"
+            ? `${p.c.id} queued: waiting for a worker whose ${p.family} isolation report is fresh and passing`
+            : null;
+      if (label !== null && label !== p.label) {
+        const free = p.row ?? rows.indexOf(null);
         if (free >= 0) {
           rows[free] = p.c.id;
           p.row = free;
-          progress.started(free, p.c.id);
+          p.label = label;
+          progress.started(free, label);
         }
       }
       if (state !== "completed" && state !== "failed") return null;

@@ -10,6 +10,15 @@ export function queueName(runtime: "runc" | "runsc", family: ImageFamily): strin
   return `mini-agent-eval-${runtime}-${family}`;
 }
 
+/**
+ * The queue of a case: live-model cases have queues of their own, so a worker
+ * whose isolation report for a family is not fresh and passing leaves them
+ * queued (it does not poll that queue) while it keeps taking replay cases.
+ */
+export function queueFor(runtime: "runc" | "runsc", family: ImageFamily, model: "replay" | "live"): string {
+  return model === "live" ? `${queueName(runtime, family)}-live` : queueName(runtime, family);
+}
+
 /** Set by `eval cancel` / Ctrl-C: workers running a case of this eval run cancel its run. Expires on its own. */
 export function cancelKey(suiteRun: string): string {
   return `mini-agent-eval:cancel:${suiteRun}`;

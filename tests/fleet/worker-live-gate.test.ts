@@ -1,0 +1,103 @@
+import fs from "node:fs";
+import path from "node:path";
+import { Queue } from "bullmq";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
+import { connectionOptions, parseQueueUrl } from "../../eval/src/fleet/queue-url.js";
+import { tempDir } from "../e2e/harness.js";
+import { pinTestImage } from "../kit/sandbox-image.js";
+import {
+  containersOf,
+  enqueueCase,
+  REPO,
+  type RedisHandle,
+  runClient,
+  startRedis,
+  startWorker,
+  type WorkerHandle,
+  workerStateDir,
+} from "../../scripts/fleet-kit.js";
+
+/**
+ * "A worker whose isolation report goes stale stops taking live jobs": a real
+ * worker whose state dir has no passing node report leaves a live node case
+ * QUEUED (for a worker that could run it) while it takes replay cases; once
+ * `mini-agent-client probe` stores a passing report, it takes the live case.
+ */
+const docker = createDockerClient(process.env);
+let base: string;
+let redis: RedisHandle;
+let imageLock: string;
+const workers: WorkerHandle[] = [];
+
+beforeAll(async () => {
+  await docker.ping();
+  base = tempDir("ma-fleet-live-");
+  imageLock = path.join(base, "sandbox-image.lock.json");
+  await pinTestImage(imageLock, "node");
+  redis = await startRedis(path.join(base, "redis"));
+}, 900_000);
+
+afterAll(async () => {
+  for (const w of workers.splice(0)) await w.stop("SIGKILL");
+  await redis?.stop();
+  if (base) fs.rmSync(base, { recursive: true, force: true });
+}, 120_000);
+
+async function until<T>(what: string, f: () => Promise<T | null>, ms = 600_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await f();
+    if (v !== null) return v;
+    if (Date.now() > deadline) throw new Error(`not in time: ${what}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+describe("a worker without a passing isolation report", () => {
+  it("regression: leaves a live case queued for another worker (it took it and failed it with a refusal) while it takes replay cases; takes it once a probe passes", async () => {
+    const suiteRun = "11111111111111111111";
+    const live = await enqueueCase(redis.url, path.join(REPO, "evals/linkcheck-canonical"), { suiteRun, model: "live" });
+    const replay = await enqueueCase(redis.url, path.join(REPO, "evals/linkcheck-commands"), { suiteRun });
+    const stateDir = workerStateDir(base, "worker-l", imageLock);
+    const w = await startWorker({ queue: redis.url, stateDir, id: "worker-l", args: ["--families", "node"] });
+    workers.push(w);
+    const connection = connectionOptions(parseQueueUrl(redis.url));
+    const qLive = new Queue(live.queue, { connection });
+    const qReplay = new Queue(replay.queue, { connection });
+    try {
+      await until("the replay case done", async () => ((await qReplay.getJobState(replay.jobId)) === "completed" ? true : null));
+      expect((await qReplay.getJob(replay.jobId))!.returnvalue.result.verdict).toBe("passed");
+      // the loop has gone round its queues (every half second) many times since: the live case is still there for another worker, never started
+      await new Promise((r) => setTimeout(r, 3000));
+      expect(await qLive.getJobState(live.jobId)).toBe("waiting");
+      expect((await qLive.getJob(live.jobId))!.attemptsStarted).toBe(0);
+      // it says why, once
+      await until(
+        "the worker says it does not take live cases",
+        async () => (w.stderr().includes("not taking live-model cases of node") ? true : null),
+        60_000,
+      );
+      const stopped = w
+        .stderr()
+        .split("\n")
+        .filter((l) => l.includes("not taking live-model cases of node"));
+      expect(stopped, w.stderr()).toHaveLength(1);
+      expect(stopped[0]).toMatch(/its isolation report on this machine is (none|stale|failed)/);
+
+      // a passing report for node on this worker's daemon: it takes the live case (the run itself has no model key here; taken is the observation)
+      const probe = await runClient(["probe", "--family", "node", "--state-dir", stateDir]);
+      expect(probe.code, probe.stdout + probe.stderr).toBe(0);
+      await until("the live case taken", async () => ((await qLive.getJob(live.jobId))!.attemptsStarted >= 1 ? true : null), 120_000);
+      await until("the live case finished", async () => (["completed", "failed"].includes(await qLive.getJobState(live.jobId)) ? true : null));
+      expect(w.stderr()).toContain("taking live-model cases of node again: its isolation report passes");
+      // live cases have a queue of their own (a worker without a passing report does not poll it)
+      expect(live.queue).toBe(`${replay.queue}-live`);
+    } finally {
+      await qLive.close();
+      await qReplay.close();
+    }
+    expect(await w.stop("SIGTERM")).toBe(0);
+    expect(await containersOf(docker, stateDir)).toEqual([]);
+  }, 1_200_000);
+});
