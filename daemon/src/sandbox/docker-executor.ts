@@ -16,6 +16,9 @@ import type { SandboxPool } from "./sandbox-pool.js";
 import { listExport } from "../workspace/index.js";
 import { notifyIncluded, packControl, packExport } from "./workspace-tar.js";
 
+/** putArchive had no deadline; a channel that stops reading must still not hold a run forever */
+const PUT_WORKSPACE_TIMEOUT_MS = 120_000;
+
 export interface DockerExecutorOptions {
   /** path of the image lock: statePath(stateDir, "imageLock"). */
   lockPath: string;
@@ -155,7 +158,8 @@ export class DockerExecutor implements Executor {
     try {
       step("take");
       await hooks.beforeContent?.(box, pooled !== null);
-      await box.putArchive(packExport(exported.entries), IN_IMAGE.workspace);
+      // over the command channel, extracted inside the sandbox (sandbox-container.ts putWorkspace)
+      await box.putWorkspace(packExport(exported.entries), PUT_WORKSPACE_TIMEOUT_MS);
       step("put_workspace");
       notifyIncluded(req, exported.entries);
       if (req.controlDir !== undefined) await box.putArchive(packControl(req.controlDir), IN_IMAGE.control);
