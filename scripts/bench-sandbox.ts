@@ -174,6 +174,11 @@ async function benchFamily(family: Family, o: ReturnType<typeof parseArgs>, stat
   const w = workload(family);
   const req = { purpose: "bench" as const, argv: w.argv, workspaceDir: w.dir, timeoutMs: 120_000 };
   const samples: Record<string, number[]> = { host: [], warm: [], fresh: [], pooled: [], cli: [] };
+  // where a fresh and a pooled run spend their time, step by step (docker-executor.ts FreshRunStep)
+  const steps: Record<"fresh" | "pooled", Record<string, number[]>> = { fresh: {}, pooled: {} };
+  const stepHook = (kind: "fresh" | "pooled") => ({
+    onStep: (name: string, ms: number) => void (steps[kind][name] ??= []).push(ms),
+  });
   const cleanups: Array<() => void> = [];
   const session = await ex.openSession("bench-warm");
   try {
@@ -234,12 +239,12 @@ async function benchFamily(family: Family, o: ReturnType<typeof parseArgs>, stat
       const coldEnv = w.hostColdEnv?.();
       if (coldEnv) (samples.host_cold ??= []).push(await time(() => hostRun(w, coldEnv)));
       samples.warm!.push(await time(() => session.exec(req)));
-      samples.fresh!.push(await time(() => ex.run({ ...req, runId: "bench-fresh" })));
+      samples.fresh!.push(await time(() => ex.runFresh({ ...req, runId: "bench-fresh" }, stepHook("fresh"))));
       // steady state between runs: the previous member is removed and the pool is full again (both untimed:
       // they happen after a run, off its path); a run that still found it empty would count as a miss
       await pool.whenRetired();
       if ((await pool.whenFilled(poolReq)) > 0) poolHits++;
-      samples.pooled!.push(await time(() => pooledEx.run({ ...req, runId: "bench-pooled" })));
+      samples.pooled!.push(await time(() => pooledEx.runFresh({ ...req, runId: "bench-pooled" }, stepHook("pooled"))));
       await pool.whenRetired();
       if (haveCli) samples.cli!.push(await time(() => new Promise((r) => spawn("docker", cliArgs, { stdio: "ignore" }).on("close", r))));
     }
@@ -248,6 +253,8 @@ async function benchFamily(family: Family, o: ReturnType<typeof parseArgs>, stat
         .filter(([, v]) => v.length)
         .map(([k, v]) => [k, Math.round(median(v))]),
     );
+    const stepMedians = (kind: "fresh" | "pooled") =>
+      Object.fromEntries(Object.entries(steps[kind]).map(([k, v]) => [k, Math.round(median(v))]));
     return {
       family,
       workload: w.label,
@@ -256,6 +263,8 @@ async function benchFamily(family: Family, o: ReturnType<typeof parseArgs>, stat
       sandbox_cpus: ex.config.nanoCpus / 1e9,
       runs: o.runs,
       median_ms: m,
+      fresh_steps_ms: stepMedians("fresh"),
+      pooled_steps_ms: stepMedians("pooled"),
       ratios: {
         warm_over_host: +(m.warm! / m.host!).toFixed(2),
         ...(m.host_cold && { warm_over_host_cold: +(m.warm! / m.host_cold).toFixed(2) }),

@@ -55,6 +55,17 @@
 #define CHANGED_UNAVAILABLE 21
 #define CHANGED_MAX_PATHS 100000u
 #define CHANGED_MAX_OUTPUT (1u << 20)
+/*
+ * From the host's attach only: the workspace as a tar stream, extracted by the
+ * spawner itself (helper/untar.h) into /workspace. The header's payload is the
+ * 32-hex-digit nonce alone; the tar follows on stdin up to and including its
+ * two end blocks. The answer is the usual end marker pair with status 0 (all
+ * of it is in), or PUT_REFUSED after the reason on stderr; after a refusal the
+ * rest of the stream is not read and the channel is out of step (the host
+ * discards the sandbox).
+ */
+#define SPAWN_PUT 5u
+#define PUT_REFUSED 30
 #define SPAWN_MAX_PAYLOAD (4u << 20)
 /* relay exit code when the spawner cannot be reached or dropped the connection */
 #define RELAY_LOST 254

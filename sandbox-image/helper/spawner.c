@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "spawn-proto.h"
+#include "untar.h"
 
 #define MAX_PROCS 65536
 
@@ -655,6 +656,34 @@ static void serve(struct spawn_header h, char *buf, int fds[3], struct reply *rp
   reply_with(rp, code, left, facts);
 }
 
+/* the nonce that opens an attached request's payload; -1 when it is not 32 hex digits */
+static int read_nonce(char nonce[33]) {
+  if (read_all(0, nonce, 32) != 0) return -1;
+  nonce[32] = 0;
+  for (int i = 0; i < 32; i++) if (!isxdigit((unsigned char)nonce[i])) return -1;
+  return 0;
+}
+
+/*
+ * SPAWN_PUT: the workspace's tar, read from stdin and extracted here, as the
+ * sandbox user inside the sandbox, instead of by the engine (root, outside):
+ * dockerd's putArchive re-executes itself per call, most of a pooled run's
+ * overhead (sandbox-image/README.md). Returns -1 when the channel is out of step.
+ */
+static int serve_put(struct spawn_header h) {
+  char nonce[33];
+  if (h.length != 32 || read_nonce(nonce) != 0) return -1;
+  struct reply rp = {-1, nonce};
+  char why[512];
+  int root = open("/workspace", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  int ok = root >= 0 && untar(0, root, why, sizeof why) == 0;
+  if (root < 0) snprintf(why, sizeof why, "cannot open /workspace (%s)", strerror(errno));
+  if (root >= 0) close(root);
+  if (!ok) dprintf(2, "mini-agent-spawner: workspace archive refused: %s\n", why);
+  reply_with(&rp, ok ? 0 : PUT_REFUSED, 0, NO_FACTS);
+  return ok ? 0 : -1;
+}
+
 /*
  * The host's command channel: it attached to this process's stdin once and
  * sends requests there (the same framing, type SPAWN_RUN, payload prefixed by
@@ -667,7 +696,9 @@ static void serve(struct spawn_header h, char *buf, int fds[3], struct reply *rp
  */
 static int serve_attached(void) {
   struct spawn_header h;
-  if (read_all(0, &h, sizeof h) != 0 || h.magic != SPAWN_MAGIC || h.type != SPAWN_RUN || h.length < 32 + 9 || h.length > SPAWN_MAX_PAYLOAD) return -1;
+  if (read_all(0, &h, sizeof h) != 0 || h.magic != SPAWN_MAGIC) return -1;
+  if (h.type == SPAWN_PUT) return serve_put(h);
+  if (h.type != SPAWN_RUN || h.length < 32 + 9 || h.length > SPAWN_MAX_PAYLOAD) return -1;
   char *buf = malloc(h.length + 1);
   if (!buf || read_all(0, buf, h.length) != 0) { free(buf); return -1; }
   buf[h.length] = 0;

@@ -1,4 +1,5 @@
 import crypto from "node:crypto";
+import { once } from "node:events";
 import { Writable } from "node:stream";
 import type Docker from "dockerode";
 import { MiniAgentError } from "../errors.js";
@@ -9,6 +10,7 @@ import { NO_FACTS, type CommandFacts, type CommandOutcome, type ExecSpec } from 
 /** spawn-proto.h */
 const SPAWN_MAGIC = 0x6d615370;
 const SPAWN_RUN = 1;
+const SPAWN_PUT = 5;
 const END = "mini-agent-end:";
 /** after a kill, how long the attach stream may take to end before it is cut. */
 const STOP_GRACE_MS = 5_000;
@@ -146,7 +148,51 @@ export class AttachChannel {
   }
 
   /** Runs one command; `spec.onStop` must kill the container (the stream then ends). */
-  async run(spec: ExecSpec & { cwd: string }): Promise<CommandOutcome> {
+  run(spec: ExecSpec & { cwd: string }): Promise<CommandOutcome> {
+    return this.exchange(spec, (nonce) => void this.stream.write(request(nonce, spec.argv, spec.cwd, spec.env)));
+  }
+
+  /**
+   * Sends a tar stream for the spawner to extract into /workspace (SPAWN_PUT):
+   * its status is 0 when all of it went in; the refusal's reason is on stderr.
+   * A tar stream that fails on the host (a file changed while it was packed)
+   * stops the exchange like a deadline does, and `put` rejects with its error.
+   */
+  async put(tar: NodeJS.ReadableStream, spec: Omit<ExecSpec, "argv" | "env">): Promise<CommandOutcome> {
+    let packError: unknown = null;
+    let done = false;
+    const ac = new AbortController();
+    const onAbort = () => ac.abort();
+    spec.signal?.addEventListener("abort", onAbort, { once: true });
+    // copied chunk by chunk, never piped: the channel stays open after the archive (the command
+    // comes next on the same stdin), and tar-stream's pipe would end it
+    const pump = async () => {
+      for await (const chunk of tar as AsyncIterable<Buffer>) {
+        if (done || this.closed) return;
+        if (!this.stream.write(chunk)) await Promise.race([once(this.stream as never, "drain"), once(this.stream as never, "close")]);
+      }
+    };
+    try {
+      const outcome = await this.exchange({ ...spec, argv: [], env: [], signal: ac.signal }, (nonce) => {
+        const header = Buffer.alloc(12);
+        header.writeUInt32LE(SPAWN_MAGIC, 0);
+        header.writeUInt32LE(SPAWN_PUT, 4);
+        header.writeUInt32LE(32, 8);
+        this.stream.write(Buffer.concat([header, Buffer.from(nonce, "latin1")]));
+        pump().catch((err: unknown) => {
+          packError ??= err;
+          ac.abort();
+        });
+      });
+      if (packError) throw packError;
+      return outcome;
+    } finally {
+      done = true;
+      spec.signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
+  private async exchange(spec: ExecSpec, send: (nonce: string) => void): Promise<CommandOutcome> {
     if (spec.signal?.aborted) {
       return { exitCode: null, timedOut: false, cancelled: true, truncated: false, stdout: "", stderr: "", spawnerLost: false, ...NO_FACTS };
     }
@@ -185,7 +231,7 @@ export class AttachChannel {
           },
         };
         if (this.closed || this.stopped) return this.current.ended();
-        this.stream.write(request(nonce, spec.argv, spec.cwd, spec.env));
+        send(nonce);
       });
     } finally {
       this.current = null;

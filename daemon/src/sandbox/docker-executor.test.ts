@@ -23,9 +23,16 @@ afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 function fakeDocker(stillRunning: boolean): Docker {
   const attach = new Duplex({
     read() {},
-    write(_c, _e, done) {
-      // the request arrives; the channel then ends without a status
-      setImmediate(() => attach.push(null));
+    write(c: Buffer, _e, done) {
+      const type = c.length >= 12 && c.readUInt32LE(0) === 0x6d615370 ? c.readUInt32LE(4) : null;
+      if (type === 5) {
+        // the workspace (SPAWN_PUT) goes in: both end markers with status 0, on stdout (1) and stderr (2)
+        const nonce = c.subarray(12, 44).toString("latin1");
+        attach.push(Buffer.concat([Buffer.from([1]), Buffer.from(`\0mini-agent-end:${nonce}:0:0:-1:-1\0`, "latin1")]));
+        attach.push(Buffer.concat([Buffer.from([2]), Buffer.from(`\0mini-agent-end:${nonce}\0`, "latin1")]));
+      }
+      // the command's request arrives; the channel then ends without a status
+      if (type === 1) setImmediate(() => attach.push(null));
       done();
     },
   });
@@ -33,10 +40,6 @@ function fakeDocker(stillRunning: boolean): Docker {
     id: "fake",
     start: async () => undefined,
     attach: async () => attach,
-    putArchive: async (s: Readable) => {
-      s.resume();
-      await new Promise((r) => s.on("end", r));
-    },
     inspect: async () => ({ State: { Running: stillRunning, OOMKilled: false } }),
     // the engine's wait for "not-running" returns once the container stopped
     wait: () => (stillRunning ? new Promise(() => undefined) : new Promise((r) => setTimeout(() => r({ StatusCode: 137 }), 20))),
@@ -48,7 +51,11 @@ function fakeDocker(stillRunning: boolean): Docker {
     createContainer: async () => container,
     listVolumes: async () => ({ Volumes: [] }),
     getEvents: async () => Readable.from([]),
-    modem: { demuxStream: (s: Readable, out: NodeJS.WritableStream) => s.on("data", (c: Buffer) => out.write(c)) },
+    // each pushed chunk is one frame: its first byte says the stream (1 stdout, 2 stderr)
+    modem: {
+      demuxStream: (s: Readable, out: NodeJS.WritableStream, err: NodeJS.WritableStream) =>
+        s.on("data", (c: Buffer) => (c[0] === 2 ? err : out).write(c.subarray(1))),
+    },
   } as unknown as Docker;
 }
 

@@ -16,6 +16,9 @@ import type { SandboxPool } from "./sandbox-pool.js";
 import { listExport } from "../workspace/index.js";
 import { notifyIncluded, packControl, packExport } from "./workspace-tar.js";
 
+/** putArchive had no deadline; a channel that stops reading must still not hold a run forever */
+const PUT_WORKSPACE_TIMEOUT_MS = 120_000;
+
 export interface DockerExecutorOptions {
   /** path of the image lock: statePath(stateDir, "imageLock"). */
   lockPath: string;
@@ -34,7 +37,11 @@ export interface FreshRunHooks {
   beforeContent?: (box: SandboxContainer, pooled: boolean) => Promise<void>;
   /** the sandbox with the workspace (and control) in it, before the command runs */
   onStarted?: (box: SandboxContainer) => Promise<void>;
+  /** how long each step of the run took (the bench's breakdown); must not throw */
+  onStep?: (step: FreshRunStep, ms: number) => void;
 }
+
+export type FreshRunStep = "list_export" | "pin" | "take" | "put_workspace" | "put_control" | "run" | "report";
 
 /**
  * Runs candidate code in Docker containers pinned by digest (Engine API via
@@ -132,19 +139,31 @@ export class DockerExecutor implements Executor {
     checkReportRequest(req.reportFile);
     refuseChangedList(req, "fresh");
     const t0 = this.now();
+    let lap = t0;
+    const step = (name: FreshRunStep) => {
+      const t = this.now();
+      hooks.onStep?.(name, t - lap);
+      lap = t;
+    };
     // what may leave the host is decided before anything is created
     const exported = await listExport(req.workspaceDir, req.exportSpec);
+    step("list_export");
     const withControl = req.controlDir !== undefined;
     const digest = await this.pinnedDigest();
+    step("pin");
     const pooled = this.pool ? await this.pool.take({ config: this.config, digest, withControl }) : null;
     // a pooled sandbox has no run label (made before the run asked): this line ties the two together
     if (pooled) this.log.info({ runId: req.runId, purpose: req.purpose, container: pooled.id, sandbox: pooled.name }, "pooled sandbox serves this run");
     const box = pooled ?? (await SandboxContainer.start(this.docker, this.config, digest, req.runId, req.purpose, withControl, this.log));
     try {
+      step("take");
       await hooks.beforeContent?.(box, pooled !== null);
-      await box.putArchive(packExport(exported.entries), IN_IMAGE.workspace);
+      // over the command channel, extracted inside the sandbox (sandbox-container.ts putWorkspace)
+      await box.putWorkspace(packExport(exported.entries), PUT_WORKSPACE_TIMEOUT_MS);
+      step("put_workspace");
       notifyIncluded(req, exported.entries);
       if (req.controlDir !== undefined) await box.putArchive(packControl(req.controlDir), IN_IMAGE.control);
+      step("put_control");
       await hooks.onStarted?.(box);
       const outcome = await box.run({
         argv: req.argv,
@@ -160,12 +179,14 @@ export class DockerExecutor implements Executor {
       // process), that is the command's result: killed, no exit code. When the sandbox still runs,
       // the channel itself broke: a sandbox failure, never a result.
       if (outcome.spawnerLost && !outcome.oomKilled && (await box.running()) !== false) throw spawnerLostError(box.id, null);
+      step("run");
       const result = toResult(outcome, this.now() - t0, box.digest, this.config.runtime);
       // the report is read before the box goes, and only from a command that ended by itself
       if (req.reportFile !== undefined) {
         const stopped = outcome.timedOut || outcome.cancelled || outcome.spawnerLost;
         result.report = stopped ? NOT_READ_AFTER_STOP : await readReportIn(box, req.reportFile, this.config.controlExecTimeoutMs);
       }
+      step("report");
       return result;
     } finally {
       // a pooled run's removal is off its critical path; the pool waits for it when it drains

@@ -99,6 +99,28 @@ export class SandboxContainer {
   }
 
   /**
+   * The workspace's tar into /workspace over the command channel: the spawner
+   * extracts it as the sandbox user (helper/untar.h), where putArchive had the
+   * engine do it as root, re-executing dockerd per call (most of a pooled run's
+   * overhead). A refusal or a broken channel leaves the sandbox unusable: the
+   * caller removes it. A tar that fails on the host rejects with its own error.
+   */
+  async putWorkspace(tar: NodeJS.ReadableStream, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    const outcome = await this.channel.put(tar, { timeoutMs, capBytes: 4096, signal, onStop: () => this.kill() });
+    if (outcome.exitCode === 0) return;
+    const why = outcome.timedOut
+      ? `did not finish within ${timeoutMs} ms`
+      : outcome.cancelled
+        ? "was cancelled"
+        : outcome.exitCode === null
+          ? "lost the sandbox's command channel"
+          : outcome.stderr.replace(/^mini-agent-spawner: /, "").trim() || `failed with status ${outcome.exitCode}`;
+    throw new MiniAgentError("sandbox_error", `copying the workspace into the sandbox ${why}`, {
+      details: { container: this.id, status: outcome.exitCode },
+    });
+  }
+
+  /**
    * Runs argv as a child of the spawner in /workspace (one request on the attach
    * channel), with what the kernel says about the limits it ran into.
    */

@@ -1,0 +1,152 @@
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import tarStream from "tar-stream";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { listExport } from "../../daemon/src/workspace/index.js";
+import { packExport } from "../../daemon/src/sandbox/workspace-tar.js";
+
+/**
+ * The sandbox's own tar extractor (sandbox-image/helper/untar.h), compiled on
+ * the host into its test driver (untar-check.c) and fed crafted archives: what
+ * the host's packer writes goes in whole; every entry the sandbox must never
+ * take is refused with PUT_REFUSED and nothing of it is written.
+ */
+const REPO = path.resolve(import.meta.dirname, "../..");
+const PUT_REFUSED = 30;
+let tmp: string;
+let bin: string;
+
+beforeAll(() => {
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), "mini-agent-untar-"));
+  bin = path.join(tmp, "untar-check");
+  const cc = spawnSync("gcc", ["-O2", "-Wall", "-Werror", "-o", bin, path.join(REPO, "sandbox-image/helper/untar-check.c")], { encoding: "utf8" });
+  if (cc.status !== 0) throw new Error(`gcc failed: ${cc.stderr}`);
+});
+afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+function newRoot(): string {
+  return fs.mkdtempSync(path.join(tmp, "root-"));
+}
+
+function extract(root: string, archive: Buffer): { status: number | null; stderr: string } {
+  const r = spawnSync(bin, [root], { input: archive, encoding: "utf8" });
+  return { status: r.status, stderr: r.stderr };
+}
+
+async function collect(stream: NodeJS.ReadableStream): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for await (const c of stream as AsyncIterable<Buffer>) parts.push(c);
+  return Buffer.concat(parts);
+}
+
+type Entry = Partial<tarStream.Header> & { name: string; body?: string };
+async function tarOf(entries: Entry[]): Promise<Buffer> {
+  const pack = tarStream.pack();
+  const done = collect(pack as unknown as NodeJS.ReadableStream);
+  for (const { body, ...h } of entries) {
+    await new Promise<void>((resolve, reject) => pack.entry({ mtime: new Date(0), ...h }, body ?? "", (e) => (e ? reject(e) : resolve())));
+  }
+  pack.finalize();
+  return done;
+}
+
+/** one raw ustar header block with a correct checksum (fields the packer never writes) */
+function rawHeader(name: string, sizeField: Buffer, type = "0"): Buffer {
+  const b = Buffer.alloc(512);
+  b.write(name, 0);
+  b.write("0000644 ", 100);
+  b.write("0000000 ", 108);
+  b.write("0000000 ", 116);
+  sizeField.copy(b, 124);
+  b.write("00000000000 ", 136);
+  b.write(type, 156);
+  b.write("ustar\u000000", 257, "latin1");
+  b.fill(" ", 148, 156);
+  let sum = 0;
+  for (const x of b) sum += x;
+  b.write(sum.toString(8).padStart(6, "0") + "\u0000 ", 148, "latin1");
+  return b;
+}
+
+function treeOf(root: string): Array<[string, string, number, number, string]> {
+  const out: Array<[string, string, number, number, string]> = [];
+  for (const rel of (fs.readdirSync(root, { recursive: true }) as string[]).sort()) {
+    const st = fs.lstatSync(path.join(root, rel));
+    const body = st.isFile() ? fs.readFileSync(path.join(root, rel)).toString("base64") : "";
+    out.push([rel, st.isDirectory() ? "dir" : st.isFile() ? "file" : "other", st.mode & 0o7777, Math.floor(st.mtimeMs / 1000), body]);
+  }
+  return out;
+}
+
+describe("untar (the sandbox's workspace extractor)", () => {
+  it("takes the host packer's archive whole: nested folders, modes, empty and large files, long unicode names, mtimes", async () => {
+    const src = newRoot();
+    fs.mkdirSync(path.join(src, "a/b/c"), { recursive: true });
+    fs.writeFileSync(path.join(src, "a/b/c/deep.txt"), "deep\n");
+    fs.writeFileSync(path.join(src, "run.sh"), "#!/bin/sh\n", { mode: 0o755 });
+    fs.writeFileSync(path.join(src, "empty"), "");
+    fs.writeFileSync(path.join(src, "big.bin"), Buffer.alloc(3 * 1024 * 1024 + 17, 7));
+    const long = `${"ü".repeat(60)}/${"日本".repeat(30)}.txt`;
+    fs.mkdirSync(path.join(src, path.dirname(long)));
+    fs.writeFileSync(path.join(src, long), "unicode");
+    fs.utimesSync(path.join(src, "a/b"), 1_000_000, 1_000_000);
+    const list = await listExport(src, undefined);
+    const dest = newRoot();
+    const r = extract(dest, await collect(packExport(list.entries)));
+    expect(r).toEqual({ status: 0, stderr: "" });
+    // what the packer decided (sandboxMode: owner rw(x), nothing setuid) is what lands
+    const got = treeOf(dest);
+    expect(got.map(([rel]) => rel)).toEqual(list.entries.map((e) => e.rel).sort());
+    const want = list.entries.map((e) => [e.rel, (Number(e.stat.mode) & 0o755) | (e.type === "dir" ? 0o700 : 0o600), Math.floor(Number(e.stat.mtimeMs) / 1000)]);
+    expect(got.map(([rel, , mode, mtime]) => [rel, mode, mtime]).sort()).toEqual(want.sort());
+    for (const [rel, type, , , body] of got) if (type === "file") expect(body).toBe(fs.readFileSync(path.join(src, rel)).toString("base64"));
+  });
+
+  const hostile: Array<[string, () => Promise<Buffer>, RegExp]> = [
+    ["an absolute path", () => tarOf([{ name: "/etc/evil", body: "x" }]), /absolute path/],
+    ["a .. component", () => tarOf([{ name: "a/../../evil", body: "x" }]), /component/],
+    ["a symlink", () => tarOf([{ name: "ln", type: "symlink", linkname: "/etc/passwd" }]), /entry type '2'/],
+    ["a hard link", () => tarOf([{ name: "hl", type: "link", linkname: "/etc/passwd" }]), /entry type '1'/],
+    ["a character device", () => tarOf([{ name: "dev", type: "character-device", devmajor: 1, devminor: 3 }]), /entry type '3'/],
+    ["a fifo", () => tarOf([{ name: "fifo", type: "fifo" }]), /entry type '6'/],
+    ["a setuid file", () => tarOf([{ name: "suid", mode: 0o4755, body: "x" }]), /setuid/],
+    ["a setgid folder", () => tarOf([{ name: "sgid", type: "directory", mode: 0o2755 }]), /setuid/],
+    ["a pax linkpath", () => tarOf([{ name: "p", type: "symlink", linkname: "x".repeat(120) }]), /pax key linkpath/],
+    ["a GNU long name", async () => Buffer.concat([rawHeader("././@LongLink", Buffer.from("00000000010 "), "L"), Buffer.alloc(1536)]), /entry type 'L'/],
+    ["a base-256 size", async () => Buffer.concat([rawHeader("big", Buffer.from([0x80, ...Buffer.alloc(10), 1]))]), /base-256/],
+    [
+      "a bad checksum",
+      async () => {
+        const t = await tarOf([{ name: "f", body: "x" }]);
+        t[0] = "g".charCodeAt(0);
+        return t;
+      },
+      /checksum/,
+    ],
+    ["a truncated archive", async () => (await tarOf([{ name: "f", body: "x".repeat(2000) }])).subarray(0, 1024), /ended inside/],
+    ["a second copy of a file", () => tarOf([{ name: "f", body: "1" }, { name: "f", body: "2" }]), /cannot create f \(File exists\)/],
+  ];
+  for (const [what, make, reason] of hostile) {
+    it(`refuses ${what} and writes nothing of it`, async () => {
+      const root = newRoot();
+      const r = extract(root, await make());
+      expect(r.status).toBe(PUT_REFUSED);
+      expect(r.stderr).toMatch(reason);
+      // nothing but what came before the refusal (only the duplicate case has a first copy)
+      expect(fs.readdirSync(root)).toEqual(what.startsWith("a second") ? ["f"] : []);
+      if (what.startsWith("a second")) expect(fs.readFileSync(path.join(root, "f"), "utf8")).toBe("1");
+    });
+  }
+
+  it("never follows a symlink already under the root to write outside it", async () => {
+    const root = newRoot();
+    const outside = newRoot();
+    fs.symlinkSync(outside, path.join(root, "escape"));
+    const r = extract(root, await tarOf([{ name: "escape/evil", body: "x" }]));
+    expect(r.status).toBe(PUT_REFUSED);
+    expect(r.stderr).toMatch(/parent of escape\/evil is not a directory/);
+    expect(fs.readdirSync(outside)).toEqual([]);
+  });
+});

@@ -1,0 +1,140 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { Readable } from "node:stream";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DockerExecutor } from "../../daemon/src/sandbox/docker-executor.js";
+import { IN_IMAGE } from "../../daemon/src/sandbox/host-config.js";
+import type { SandboxContainer } from "../../daemon/src/sandbox/sandbox-container.js";
+import { packExport } from "../../daemon/src/sandbox/workspace-tar.js";
+import { listExport } from "../../daemon/src/workspace/index.js";
+import { isMiniAgentError } from "../../daemon/src/errors.js";
+import { availableRuntimes, freshStateDir, removeWithPrefix, runIdPrefix } from "./helpers.js";
+
+/**
+ * The workspace goes into a sandbox over its command channel and is extracted
+ * by the spawner as the sandbox user (SandboxContainer.putWorkspace), where
+ * the engine's putArchive extracted it as root. On the real engine: both give
+ * the very same tree (names, types, modes, owners, sizes, mtimes, bytes), and
+ * what the extractor must refuse is refused inside a real sandbox.
+ */
+const prefix = runIdPrefix("delivery");
+let env: Awaited<ReturnType<typeof freshStateDir>>;
+let ws: string;
+
+/** in-sandbox: every entry under /workspace (the root included) with what the comparison covers */
+const LIST_TREE = `
+const fs = require("fs"), crypto = require("crypto"), path = require("path");
+const out = [];
+const walk = (rel) => {
+  const abs = path.join("/workspace", rel);
+  const st = fs.lstatSync(abs);
+  const kind = st.isDirectory() ? "dir" : st.isFile() ? "file" : "other";
+  const sha = kind === "file" ? crypto.createHash("sha256").update(fs.readFileSync(abs)).digest("hex") : "";
+  // the root's mtime is when its last child was made (the copy's time), in both ways alike
+  out.push([rel || ".", kind, (st.mode & 0o7777).toString(8), st.uid, st.gid, kind === "file" ? st.size : 0, rel ? Math.floor(st.mtimeMs / 1000) : null, sha]);
+  if (kind === "dir") for (const n of fs.readdirSync(abs).sort()) walk(rel ? rel + "/" + n : n);
+};
+walk("");
+console.log(JSON.stringify(out));`;
+
+beforeAll(async () => {
+  env = await freshStateDir();
+  ws = fs.mkdtempSync(path.join(os.tmpdir(), "mini-agent-delivery-ws-"));
+  fs.mkdirSync(path.join(ws, "src/deep/er"), { recursive: true });
+  fs.writeFileSync(path.join(ws, "src/deep/er/leaf.js"), "module.exports = 1;\n");
+  fs.writeFileSync(path.join(ws, "run.sh"), "#!/bin/sh\necho hi\n", { mode: 0o755 });
+  fs.writeFileSync(path.join(ws, "empty.txt"), "");
+  fs.writeFileSync(path.join(ws, "read-only.txt"), "ro", { mode: 0o444 });
+  fs.writeFileSync(path.join(ws, "large.bin"), Buffer.from(Array.from({ length: 5 * 1024 * 1024 + 3 }, (_, i) => (i * 31) & 0xff)));
+  const unicode = `données-${"é".repeat(70)}/テスト-${"名前".repeat(40)}.txt`;
+  fs.mkdirSync(path.join(ws, path.dirname(unicode)));
+  fs.writeFileSync(path.join(ws, unicode), "ünïcödé\n");
+  fs.utimesSync(path.join(ws, "src/deep"), 1_500_000_000, 1_500_000_000);
+  fs.utimesSync(path.join(ws, "empty.txt"), 1_600_000_000, 1_600_000_000);
+}, 600_000);
+afterAll(async () => {
+  await removeWithPrefix(prefix);
+  fs.rmSync(ws, { recursive: true, force: true });
+  fs.rmSync(env.stateDir, { recursive: true, force: true });
+});
+
+const runtimes = await availableRuntimes();
+
+describe.each(runtimes)("workspace delivery on %s", (runtime) => {
+  const executor = () => new DockerExecutor({ lockPath: env.lockPath, config: { runtime } });
+  const treeIn = async (box: SandboxContainer): Promise<unknown[]> => {
+    const out = await box.run({ argv: ["node", "-e", LIST_TREE], env: [], timeoutMs: 60_000, capBytes: 1 << 20, onStop: () => box.kill() });
+    expect(out.exitCode, out.stderr).toBe(0);
+    return JSON.parse(out.stdout) as unknown[];
+  };
+
+  it("the channel's extraction gives exactly the tree putArchive gave: folders, modes, owners, empty, large and unicode-named files, mtimes", async () => {
+    const ex = executor();
+    const list = await listExport(ws, undefined);
+    const viaEngine = await ex.startFresh(`${prefix}-engine`, "probe", false);
+    const viaChannel = await ex.startFresh(`${prefix}-channel`, "probe", false);
+    try {
+      await viaEngine.putArchive(packExport(list.entries), IN_IMAGE.workspace);
+      await viaChannel.putWorkspace(packExport(list.entries), 60_000);
+      const [a, b] = [await treeIn(viaEngine), await treeIn(viaChannel)];
+      expect(b).toEqual(a);
+      // and the comparison saw what it is meant to see
+      expect(a.length).toBe(list.entries.length + 1);
+      expect(a).toContainEqual(["run.sh", "file", "755", 65534, 65534, 18, expect.any(Number), expect.any(String)]);
+      expect(a).toContainEqual(["read-only.txt", "file", "644", 65534, 65534, 2, expect.any(Number), expect.any(String)]);
+      expect(a).toContainEqual(["empty.txt", "file", "644", 65534, 65534, 0, 1_600_000_000, expect.any(String)]);
+      expect(a).toContainEqual(["src/deep", "dir", "755", 65534, 65534, 0, 1_500_000_000, ""]);
+    } finally {
+      await viaEngine.remove();
+      await viaChannel.remove();
+    }
+  }, 300_000);
+
+  const refused = async (tar: Buffer): Promise<unknown> => {
+    const box = await executor().startFresh(`${prefix}-hostile`, "probe", false);
+    try {
+      return await box.putWorkspace(Readable.from([tar]), 60_000).then(
+        () => null,
+        (err: unknown) => err,
+      );
+    } finally {
+      await box.remove();
+    }
+  };
+
+  it("a file larger than the sandbox's /workspace is refused by the extractor before any byte of it is written", async () => {
+    // a header alone: the extractor decides on it and never reads the 1 GiB body the host would send
+    const h = Buffer.alloc(512);
+    h.write("huge.bin", 0);
+    h.write("0000600 ", 100);
+    h.write("0177777 ", 108);
+    h.write("0177777 ", 116);
+    h.write("10000000000 ", 124);
+    h.write("00000000000 ", 136);
+    h.write("0", 156);
+    h.write("ustar\u000000", 257, "latin1");
+    h.fill(" ", 148, 156);
+    h.write(`${[...h].reduce((s, x) => s + x, 0).toString(8).padStart(6, "0")}\u0000 `, 148, "latin1");
+    const err = await refused(h);
+    expect(isMiniAgentError(err) && err.code).toBe("sandbox_error");
+    expect((err as Error).message).toMatch(/huge\.bin \(1073741824 bytes\) is larger than the space left in the sandbox/);
+  }, 120_000);
+
+  it("a tar entry leaving /workspace (..) is refused inside the sandbox with the reason", async () => {
+    const h = Buffer.alloc(512);
+    h.write("../tmp/evil", 0);
+    h.write("0000600 ", 100);
+    h.write("0000000 ", 108);
+    h.write("0000000 ", 116);
+    h.write("00000000000 ", 124);
+    h.write("00000000000 ", 136);
+    h.write("0", 156);
+    h.write("ustar\u000000", 257, "latin1");
+    h.fill(" ", 148, 156);
+    h.write(`${[...h].reduce((s, x) => s + x, 0).toString(8).padStart(6, "0")}\u0000 `, 148, "latin1");
+    const err = await refused(Buffer.concat([h, Buffer.alloc(1024)]));
+    expect(isMiniAgentError(err) && err.code).toBe("sandbox_error");
+    expect((err as Error).message).toMatch(/"\.\." component refused: \.\.\/tmp\/evil/);
+  }, 120_000);
+});
