@@ -21,6 +21,8 @@ import { bin, built, pinImages, procKb, run, startDaemon, suiteDir } from "./ben
  * Suite: --suite, else `evals/` when it exists, else one case per built-in
  * fixture (its canonical replay, expected completed) assembled in a temp dir.
  * Bins: dist/ when built (what users run; RSS is then the daemon's own), else tsx.
+ * Wall-clock ratios move with whatever else the machine runs; where the CPU of
+ * a case goes (and the c2/c1 bound it allows) is `npm run bench:eval-cpu`.
  */
 const SAMPLE_MS = 250;
 
