@@ -39,6 +39,21 @@ describe("ledger reads", () => {
     ledger.close();
   });
 
+  it("regression: a state write does not re-check the unchanged record (the state changes at every step, so a cache over both missed)", () => {
+    const { ledger } = ledgers.open(() => 42);
+    ledger.insertRun({ run_id: "run_1", created_at: 1, status: "running", reason: null, record: testRecord({ replay_path: "/r.json" }), state: testState() });
+    ledger.getRun("run_1");
+    const recordChecks = vi.spyOn(RunRecord, "safeParse");
+    for (let i = 1; i <= 3; i++) {
+      const next = testState();
+      next.counters.tool_calls = i;
+      ledger.updateRun("run_1", { state: next });
+      expect(ledger.getRun("run_1").state.counters.tool_calls).toBe(i);
+    }
+    expect(recordChecks).not.toHaveBeenCalled();
+    ledger.close();
+  });
+
   it("prepares each SQL text once, not on every call", () => {
     const { ledger } = ledgers.open(() => 42);
     ledger.insertRun({ run_id: "run_1", created_at: 1, status: "running", reason: null, record: testRecord({ replay_path: "/r.json" }), state: testState() });

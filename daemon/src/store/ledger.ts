@@ -67,7 +67,7 @@ export class Ledger {
   /** prepared once per SQL text: compiling the same statement for every read and write was a tenth of the daemon's CPU in an eval run */
   private readonly statements = new Map<string, Database.Statement>();
   /** the last parsed record and state of recently read runs, by their exact JSON text (see toRun) */
-  private readonly parsedRuns = new Map<string, { record: string; state: string; parsed: Pick<RunRow, "record" | "state"> }>();
+  private readonly parsedRuns = new Map<string, { record: { text: string; value: RunRecord }; state: { text: string; value: RunState } }>();
 
   constructor(file: string, now: () => number = Date.now, knownSecrets: () => KnownSecrets = () => []) {
     this.known = knownSecrets;
@@ -209,23 +209,20 @@ export class Ledger {
   /**
    * A run's record and state, validated once per text: the runtime and every
    * long-poll read the same run many times between two writes, and the schema
-   * check of the same JSON was the daemon's largest cost in an eval run. The
-   * cache is keyed by the exact text read from the row, so a written change is
+   * check of the same JSON was the daemon's largest cost in an eval run. Each
+   * is kept apart: the state changes at every step, the (larger) record almost
+   * never. Keyed by the exact text read from the row, so a written change is
    * always parsed and checked again; each caller gets its own copy to change.
    */
   private parsedRun(raw: RawRun): Pick<RunRow, "record" | "state"> {
     const hit = this.parsedRuns.get(raw.run_id);
-    let parsed: Pick<RunRow, "record" | "state">;
-    if (hit && hit.record === raw.record && hit.state === raw.state) {
-      parsed = hit.parsed;
-      this.parsedRuns.delete(raw.run_id);
-    } else {
-      parsed = { record: readRecord(RunRecord, raw.record, "run"), state: readRecord(RunState, raw.state, "run state") };
-    }
+    const record = hit?.record.text === raw.record ? hit.record.value : readRecord(RunRecord, raw.record, "run");
+    const state = hit?.state.text === raw.state ? hit.state.value : readRecord(RunState, raw.state, "run state");
     // Map order is use order: the oldest entry goes first
-    this.parsedRuns.set(raw.run_id, { record: raw.record, state: raw.state, parsed });
+    this.parsedRuns.delete(raw.run_id);
+    this.parsedRuns.set(raw.run_id, { record: { text: raw.record, value: record }, state: { text: raw.state, value: state } });
     if (this.parsedRuns.size > PARSED_RUNS_MAX) this.parsedRuns.delete(this.parsedRuns.keys().next().value as string);
-    return structuredClone(parsed);
+    return structuredClone({ record, state });
   }
 
   // bindings -----------------------------------------------------------
