@@ -1,13 +1,11 @@
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { instanceIdFor, resolveStateDir, statePath } from "../daemon/src/config/state-dir.js";
+import { instanceIdFor } from "../daemon/src/config/state-dir.js";
 import { EvalReport } from "../daemon/src/contracts/eval-report.js";
 import { createDockerClient } from "../daemon/src/sandbox/docker-client.js";
 import { INSTANCE_LABEL, labelFilter, POOL_PURPOSE, PURPOSE_LABEL } from "../daemon/src/sandbox/labels.js";
-import type { ImageFamily } from "../sandbox-image/definitions.js";
-import { pinFamilyImage } from "../sandbox-image/pin-image.js";
+import { bin, built, pinImages, procKb, run, startDaemon, suiteDir } from "./bench-eval-kit.js";
 
 /**
  * `npm run bench:eval [-- --suite DIR] [--image-lock FILE] [--levels 1,2,4]`
@@ -23,13 +21,9 @@ import { pinFamilyImage } from "../sandbox-image/pin-image.js";
  * Suite: --suite, else `evals/` when it exists, else one case per built-in
  * fixture (its canonical replay, expected completed) assembled in a temp dir.
  * Bins: dist/ when built (what users run; RSS is then the daemon's own), else tsx.
+ * Wall-clock ratios move with whatever else the machine runs; where the CPU of
+ * a case goes (and the c2/c1 bound it allows) is `npm run bench:eval-cpu`.
  */
-const REPO = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
-const FIXTURES: Array<{ name: string; family: ImageFamily }> = [
-  { name: "linkcheck", family: "node" },
-  { name: "semverlite", family: "python" },
-  { name: "wordwrap", family: "go" },
-];
 const SAMPLE_MS = 250;
 
 interface Options {
@@ -49,70 +43,6 @@ function parseArgs(argv: string[]): Options {
   }
   if (o.levels.some((n) => !Number.isInteger(n) || n < 1 || n > 16)) throw new Error("--levels: whole numbers from 1 to 16, comma separated");
   return o;
-}
-
-const built = fs.existsSync(path.join(REPO, "dist/daemon/src/cli.js")) && fs.existsSync(path.join(REPO, "dist/client/src/cli.js"));
-const bin = (which: "daemon" | "client") =>
-  built ? [path.join(REPO, `dist/${which}/src/cli.js`)] : ["--import", "tsx", path.join(REPO, `${which}/src/cli.ts`)];
-const ENV = {
-  PATH: process.env.PATH ?? "/usr/bin:/bin",
-  HOME: process.env.HOME ?? "/root",
-  NO_COLOR: "1",
-  ...(process.env.DOCKER_HOST && { DOCKER_HOST: process.env.DOCKER_HOST }),
-};
-
-function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, args, { cwd: REPO, env: ENV, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    p.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    p.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    p.on("error", reject);
-    p.on("exit", (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
-
-async function startDaemon(stateDir: string) {
-  const p = spawn(process.execPath, [...bin("daemon"), "--state-dir", stateDir], { cwd: REPO, env: ENV, stdio: ["ignore", "pipe", "pipe"] });
-  let out = "";
-  p.stdout.on("data", (d: Buffer) => (out += d.toString()));
-  p.stderr.on("data", (d: Buffer) => (out += d.toString()));
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    const m = /mini-agent-daemon ready pid=(\d+) socket=(\S+)/.exec(out);
-    if (m) {
-      const stop = () => new Promise<void>((r) => (p.exitCode !== null || p.signalCode !== null ? r() : (p.once("exit", () => r()), p.kill("SIGTERM"))));
-      return { pid: Number(m[1]), socket: m[2]!, stop };
-    }
-    if (p.exitCode !== null || Date.now() > deadline) throw new Error(`daemon did not start:\n${out}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-/** VmRSS / VmHWM of a process in kB, from /proc (Linux); null when unreadable. */
-function procKb(pid: number, field: "VmRSS" | "VmHWM"): number | null {
-  try {
-    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"));
-    return m ? Number(m[1]) : null;
-  } catch {
-    return null;
-  }
-}
-
-/** One case per built-in fixture: its canonical replay, expected completed. */
-function fixtureSuite(root: string): string {
-  const suite = path.join(root, "fixture-suite");
-  for (const f of FIXTURES) {
-    const dir = path.join(suite, `${f.name}-canonical`);
-    fs.mkdirSync(dir, { recursive: true });
-    for (const part of ["repo", "task.json", "control", "replay.json"]) {
-      const src = path.join(REPO, "fixtures", f.name, part);
-      if (fs.existsSync(src)) fs.cpSync(src, path.join(dir, part), { recursive: true });
-    }
-    fs.writeFileSync(path.join(dir, "expect.json"), JSON.stringify({ schema_version: 1, status: "completed" }));
-  }
-  return suite;
 }
 
 interface Level {
@@ -136,12 +66,10 @@ async function main(argv: string[]): Promise<number> {
   const docker = createDockerClient(process.env);
   let stop: (() => Promise<void>) | null = null;
   try {
-    const suite = o.suite ?? (fs.existsSync(path.join(REPO, "evals")) ? path.join(REPO, "evals") : fixtureSuite(root));
+    const suite = suiteDir(o.suite, root);
     const stateDir = path.join(root, "state");
     fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 });
-    const sourceLock = o.imageLock ?? statePath(resolveStateDir(process.env), "imageLock");
-    for (const { family } of FIXTURES)
-      await pinFamilyImage(docker, statePath(stateDir, "imageLock"), family, sourceLock, (f) => process.stderr.write(`building the ${f} image...\n`));
+    await pinImages(docker, stateDir, o.imageLock);
     const d = await startDaemon(stateDir);
     stop = d.stop;
     const mine = { all: true, filters: { label: [labelFilter(INSTANCE_LABEL, instanceIdFor(stateDir))] } };

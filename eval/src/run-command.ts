@@ -6,6 +6,7 @@ import type { CaseResult } from "../../daemon/src/contracts/eval-report.js";
 import { TERMINAL_STATUSES } from "../../daemon/src/contracts/run.js";
 import { isMiniAgentError, MiniAgentError } from "../../daemon/src/errors.js";
 import { type LoadedCase, loadSuite } from "./case-load.js";
+import { longestFirst } from "./case-order.js";
 import type { EvalCommand, EvalIO } from "./command.js";
 import { finishReport, reportSummary } from "./report-write.js";
 import { parseRunArgs, RUN_USAGE, type RunOptions } from "./run-args.js";
@@ -62,7 +63,7 @@ async function runSuite(opts: RunOptions, argv: string[], io: EvalIO): Promise<n
   openOutput(opts.output, settings, opts.rerun);
 
   const results = new Map<string, CaseResult>();
-  const queue: Array<{ c: LoadedCase; attempt: number }> = [];
+  const planned: Array<{ c: LoadedCase; attempt: number }> = [];
   for (const c of cases) {
     const plan = planCase(opts.output, c.id, c.hash, opts.rerun);
     if (plan.kind === "skip") {
@@ -71,8 +72,10 @@ async function runSuite(opts: RunOptions, argv: string[], io: EvalIO): Promise<n
     }
     if (plan.staleRunId !== null) await cancelIfLive(api, plan.staleRunId);
     dropCaseResult(opts.output, c.id);
-    queue.push({ c, attempt: plan.attempt });
+    planned.push({ c, attempt: plan.attempt });
   }
+  // longest first: a long case started last would run alone while the other workers idle
+  const queue = longestFirst(planned);
 
   // the report's timestamps are wall-clock; case times come from the monotonic clock
   const startedAt = Date.now();

@@ -49,6 +49,8 @@ export interface EventRow {
 
 type RawRun = { run_id: string; created_at: number; status: string; reason: string | null; replay_cursor: number; record: string; state: string };
 type RawAction = { record: string; status: string; intent: string | null; receipt: string | null };
+/** runs whose parsed rows are kept: more than a daemon drives at once */
+const PARSED_RUNS_MAX = 64;
 const NON_TERMINAL = RunStatus.options.filter((s) => !TERMINAL_STATUSES.includes(s));
 
 /**
@@ -62,6 +64,10 @@ export class Ledger {
   private readonly known: () => KnownSecrets;
   /** one list per open tx() level: what afterCommit() queued in it */
   private readonly commitFrames: Array<Array<() => void>> = [];
+  /** prepared once per SQL text: compiling the same statement for every read and write was a tenth of the daemon's CPU in an eval run */
+  private readonly statements = new Map<string, Database.Statement>();
+  /** the last parsed record and state of recently read runs, by their exact JSON text (see toRun) */
+  private readonly parsedRuns = new Map<string, { record: { text: string; value: RunRecord }; state: { text: string; value: RunState } }>();
 
   constructor(file: string, now: () => number = Date.now, knownSecrets: () => KnownSecrets = () => []) {
     this.known = knownSecrets;
@@ -76,6 +82,15 @@ export class Ledger {
 
   close(): void {
     if (this.db.open) this.db.close();
+  }
+
+  private sql(text: string): Database.Statement {
+    let stmt = this.statements.get(text);
+    if (!stmt) {
+      stmt = this.db.prepare(text);
+      this.statements.set(text, stmt);
+    }
+    return stmt;
   }
 
   /** Several rows that must move together. Nested calls join the outer transaction. */
@@ -113,13 +128,19 @@ export class Ledger {
 
   // runs ---------------------------------------------------------------
   insertRun(row: Omit<RunRow, "replay_cursor">): void {
-    this.db
-      .prepare("INSERT INTO runs (run_id, created_at, status, reason, workspace, replay_cursor, record, state) VALUES (?, ?, ?, ?, ?, 0, ?, ?)")
-      .run(row.run_id, row.created_at, row.status, row.reason, row.record.workspace, writeRecord(row.record), writeRecord(row.state));
+    this.sql("INSERT INTO runs (run_id, created_at, status, reason, workspace, replay_cursor, record, state) VALUES (?, ?, ?, ?, ?, 0, ?, ?)").run(
+      row.run_id,
+      row.created_at,
+      row.status,
+      row.reason,
+      row.record.workspace,
+      writeRecord(row.record),
+      writeRecord(row.state),
+    );
   }
 
   findRun(runId: string): RunRow | undefined {
-    const raw = this.db.prepare("SELECT * FROM runs WHERE run_id = ?").get(runId) as RawRun | undefined;
+    const raw = this.sql("SELECT * FROM runs WHERE run_id = ?").get(runId) as RawRun | undefined;
     return raw && this.toRun(raw);
   }
 
@@ -130,18 +151,18 @@ export class Ledger {
   }
 
   listRuns(): RunRow[] {
-    return (this.db.prepare("SELECT * FROM runs ORDER BY created_at, run_id").all() as RawRun[]).map((r) => this.toRun(r));
+    return (this.sql("SELECT * FROM runs ORDER BY created_at, run_id").all() as RawRun[]).map((r) => this.toRun(r));
   }
 
   runsWithStatus(statuses: readonly RunStatus[]): RunRow[] {
     const marks = statuses.map(() => "?").join(",");
-    return (this.db.prepare(`SELECT * FROM runs WHERE status IN (${marks}) ORDER BY created_at`).all(...statuses) as RawRun[]).map((r) => this.toRun(r));
+    return (this.sql(`SELECT * FROM runs WHERE status IN (${marks}) ORDER BY created_at`).all(...statuses) as RawRun[]).map((r) => this.toRun(r));
   }
 
   /** A run that still holds this workspace (anything not terminal). */
   activeRunFor(workspace: string): string | null {
     const marks = NON_TERMINAL.map(() => "?").join(",");
-    const row = this.db.prepare(`SELECT run_id FROM runs WHERE workspace = ? AND status IN (${marks}) LIMIT 1`).get(workspace, ...NON_TERMINAL) as
+    const row = this.sql(`SELECT run_id FROM runs WHERE workspace = ? AND status IN (${marks}) LIMIT 1`).get(workspace, ...NON_TERMINAL) as
       | { run_id: string }
       | undefined;
     return row?.run_id ?? null;
@@ -155,7 +176,7 @@ export class Ledger {
     if (patch.record !== undefined) sets.push("record = ?"), vals.push(writeRecord(patch.record));
     if (patch.replay_cursor !== undefined) sets.push("replay_cursor = ?"), vals.push(patch.replay_cursor);
     if (sets.length === 0) return;
-    const info = this.db.prepare(`UPDATE runs SET ${sets.join(", ")} WHERE run_id = ?`).run(...vals, runId);
+    const info = this.sql(`UPDATE runs SET ${sets.join(", ")} WHERE run_id = ?`).run(...vals, runId);
     if (info.changes !== 1) throw new MiniAgentError("run_not_found", `no run ${runId}`);
   }
 
@@ -164,9 +185,11 @@ export class Ledger {
    * the move against RUN_TRANSITIONS first (a test holds every other file to it).
    */
   setRunStatus(runId: string, status: RunStatus, reason: string | null): void {
-    const info = this.db
-      .prepare("UPDATE runs SET status = ?, reason = ? WHERE run_id = ?")
-      .run(status, reason === null ? null : redactText(reason, this.known()), runId);
+    const info = this.sql("UPDATE runs SET status = ?, reason = ? WHERE run_id = ?").run(
+      status,
+      reason === null ? null : redactText(reason, this.known()),
+      runId,
+    );
     if (info.changes !== 1) throw new MiniAgentError("run_not_found", `no run ${runId}`);
   }
 
@@ -179,65 +202,89 @@ export class Ledger {
       status: status.data,
       reason: raw.reason,
       replay_cursor: raw.replay_cursor,
-      record: readRecord(RunRecord, raw.record, "run"),
-      state: readRecord(RunState, raw.state, "run state"),
+      ...this.parsedRun(raw),
     };
+  }
+
+  /**
+   * A run's record and state, validated once per text: the runtime and every
+   * long-poll read the same run many times between two writes, and the schema
+   * check of the same JSON was the daemon's largest cost in an eval run. Each
+   * is kept apart: the state changes at every step, the (larger) record almost
+   * never. Keyed by the exact text read from the row, so a written change is
+   * always parsed and checked again; each caller gets its own copy to change.
+   */
+  private parsedRun(raw: RawRun): Pick<RunRow, "record" | "state"> {
+    const hit = this.parsedRuns.get(raw.run_id);
+    const record = hit?.record.text === raw.record ? hit.record.value : readRecord(RunRecord, raw.record, "run");
+    const state = hit?.state.text === raw.state ? hit.state.value : readRecord(RunState, raw.state, "run state");
+    // Map order is use order: the oldest entry goes first
+    this.parsedRuns.delete(raw.run_id);
+    this.parsedRuns.set(raw.run_id, { record: { text: raw.record, value: record }, state: { text: raw.state, value: state } });
+    if (this.parsedRuns.size > PARSED_RUNS_MAX) this.parsedRuns.delete(this.parsedRuns.keys().next().value as string);
+    return structuredClone({ record, state });
   }
 
   // bindings -----------------------------------------------------------
   insertBinding(b: BindingRecord): void {
-    this.db
-      .prepare("INSERT INTO bindings (run_id, workspace, control_dir, binding_id, record) VALUES (?, ?, ?, ?, ?)")
-      .run(b.run_id, b.workspace, b.control_dir, b.binding_id, writeRecord(b));
+    this.sql("INSERT INTO bindings (run_id, workspace, control_dir, binding_id, record) VALUES (?, ?, ?, ?, ?)").run(
+      b.run_id,
+      b.workspace,
+      b.control_dir,
+      b.binding_id,
+      writeRecord(b),
+    );
   }
 
   getBinding(runId: string): BindingRecord | undefined {
-    const row = this.db.prepare("SELECT record FROM bindings WHERE run_id = ?").get(runId) as { record: string } | undefined;
+    const row = this.sql("SELECT record FROM bindings WHERE run_id = ?").get(runId) as { record: string } | undefined;
     return row && readRecord(BindingRecord, row.record, "binding");
   }
 
   // messages -----------------------------------------------------------
   appendMessage(runId: string, m: MessageRecord): number {
-    const next = (this.db.prepare("SELECT COALESCE(MAX(idx), -1) + 1 AS n FROM messages WHERE run_id = ?").get(runId) as { n: number }).n;
+    const next = (this.sql("SELECT COALESCE(MAX(idx), -1) + 1 AS n FROM messages WHERE run_id = ?").get(runId) as { n: number }).n;
     const callId = m.role === "tool" ? m.result.call_id : m.decision.kind === "tool" ? m.decision.call.call_id : null;
     // a model or provider may quote a key back, a tool may read one: secret-shaped text never reaches the ledger
     const safe = redactDeep(m, this.known()) as MessageRecord;
-    this.db.prepare("INSERT INTO messages (run_id, idx, role, call_id, record) VALUES (?, ?, ?, ?, ?)").run(runId, next, m.role, callId, writeRecord(safe));
+    this.sql("INSERT INTO messages (run_id, idx, role, call_id, record) VALUES (?, ?, ?, ?, ?)").run(runId, next, m.role, callId, writeRecord(safe));
     return next;
   }
 
   listMessages(runId: string): MessageRecord[] {
-    return (this.db.prepare("SELECT record FROM messages WHERE run_id = ? ORDER BY idx").all(runId) as Array<{ record: string }>).map((r) =>
+    return (this.sql("SELECT record FROM messages WHERE run_id = ? ORDER BY idx").all(runId) as Array<{ record: string }>).map((r) =>
       readRecord(MessageRecord, r.record, "message"),
     );
   }
 
   // actions ------------------------------------------------------------
   insertAction(a: ActionRecord): void {
-    this.db
-      .prepare(
-        "INSERT INTO actions (run_id, action_id, call_id, path, status, before_hash, after_hash, manifest_digest, record) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?)",
-      )
-      .run(a.run_id, a.action_id, a.call_id, a.path, a.before_hash, a.after_hash, a.manifest_digest, writeRecord(a));
+    this.sql(
+      "INSERT INTO actions (run_id, action_id, call_id, path, status, before_hash, after_hash, manifest_digest, record) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?)",
+    ).run(a.run_id, a.action_id, a.call_id, a.path, a.before_hash, a.after_hash, a.manifest_digest, writeRecord(a));
   }
 
   findAction(runId: string, actionId: string): ActionRow | undefined {
-    const raw = this.db.prepare("SELECT record, status, intent, receipt FROM actions WHERE run_id = ? AND action_id = ?").get(runId, actionId) as
+    const raw = this.sql("SELECT record, status, intent, receipt FROM actions WHERE run_id = ? AND action_id = ?").get(runId, actionId) as
       | RawAction
       | undefined;
     return raw && this.toAction(raw);
   }
 
   listActions(runId: string): ActionRow[] {
-    return (this.db.prepare("SELECT record, status, intent, receipt FROM actions WHERE run_id = ? ORDER BY rowid").all(runId) as RawAction[]).map((r) =>
+    return (this.sql("SELECT record, status, intent, receipt FROM actions WHERE run_id = ? ORDER BY rowid").all(runId) as RawAction[]).map((r) =>
       this.toAction(r),
     );
   }
 
   setActionStatus(runId: string, actionId: string, status: ActionStatus, extra: { intent?: IntentRecord; receipt?: ReceiptRecord } = {}): void {
-    const info = this.db
-      .prepare("UPDATE actions SET status = ?, intent = COALESCE(?, intent), receipt = COALESCE(?, receipt) WHERE run_id = ? AND action_id = ?")
-      .run(status, extra.intent ? writeRecord(extra.intent) : null, extra.receipt ? writeRecord(extra.receipt) : null, runId, actionId);
+    const info = this.sql("UPDATE actions SET status = ?, intent = COALESCE(?, intent), receipt = COALESCE(?, receipt) WHERE run_id = ? AND action_id = ?").run(
+      status,
+      extra.intent ? writeRecord(extra.intent) : null,
+      extra.receipt ? writeRecord(extra.receipt) : null,
+      runId,
+      actionId,
+    );
     if (info.changes !== 1) throw new MiniAgentError("approval_unknown", `no action ${actionId} in run ${runId}`);
   }
 
@@ -254,13 +301,17 @@ export class Ledger {
 
   // approvals ----------------------------------------------------------
   insertApproval(a: ApprovalRecord): void {
-    this.db
-      .prepare("INSERT INTO approvals (run_id, action_id, decision, reason, record) VALUES (?, ?, ?, ?, ?)")
-      .run(a.binding.run_id, a.binding.action_id, a.decision, a.reason, writeRecord(a));
+    this.sql("INSERT INTO approvals (run_id, action_id, decision, reason, record) VALUES (?, ?, ?, ?, ?)").run(
+      a.binding.run_id,
+      a.binding.action_id,
+      a.decision,
+      a.reason,
+      writeRecord(a),
+    );
   }
 
   findApproval(runId: string, actionId: string): ApprovalRecord | undefined {
-    const row = this.db.prepare("SELECT record FROM approvals WHERE run_id = ? AND action_id = ?").get(runId, actionId) as { record: string } | undefined;
+    const row = this.sql("SELECT record FROM approvals WHERE run_id = ? AND action_id = ?").get(runId, actionId) as { record: string } | undefined;
     return row && readRecord(ApprovalRecord, row.record, "approval");
   }
 
@@ -273,20 +324,27 @@ export class Ledger {
   ): number {
     const seq = this.lastSeq(runId) + 1;
     const payload = { ...(redactDeep(e.payload ?? {}, this.known()) as Record<string, unknown>), schema_version: 1 };
-    this.db
-      .prepare("INSERT INTO events (run_id, seq, type, call_id, action_id, at, payload) VALUES (?, ?, ?, ?, ?, ?, ?)")
-      .run(runId, seq, e.type, e.call_id ?? null, e.action_id ?? null, at, JSON.stringify(payload));
+    this.sql("INSERT INTO events (run_id, seq, type, call_id, action_id, at, payload) VALUES (?, ?, ?, ?, ?, ?, ?)").run(
+      runId,
+      seq,
+      e.type,
+      e.call_id ?? null,
+      e.action_id ?? null,
+      at,
+      JSON.stringify(payload),
+    );
     return seq;
   }
 
   lastSeq(runId: string): number {
-    return (this.db.prepare("SELECT COALESCE(MAX(seq), 0) AS s FROM events WHERE run_id = ?").get(runId) as { s: number }).s;
+    return (this.sql("SELECT COALESCE(MAX(seq), 0) AS s FROM events WHERE run_id = ?").get(runId) as { s: number }).s;
   }
 
   listEvents(runId: string, sinceSeq = 0): EventRow[] {
-    const rows = this.db
-      .prepare("SELECT seq, type, call_id, action_id, at, payload FROM events WHERE run_id = ? AND seq > ? ORDER BY seq")
-      .all(runId, sinceSeq) as Array<Omit<EventRow, "payload"> & { payload: string }>;
+    const rows = this.sql("SELECT seq, type, call_id, action_id, at, payload FROM events WHERE run_id = ? AND seq > ? ORDER BY seq").all(
+      runId,
+      sinceSeq,
+    ) as Array<Omit<EventRow, "payload"> & { payload: string }>;
     return rows.map((r) => {
       const { schema_version: _v, ...payload } = readRecord(EventPayload, r.payload, "event");
       return { ...r, payload };
