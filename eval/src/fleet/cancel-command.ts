@@ -2,12 +2,11 @@ import { parseArgs } from "node:util";
 import path from "node:path";
 import { Queue } from "bullmq";
 import { EXIT } from "../../../client/src/exit-codes.js";
-import { IMAGE_FAMILIES } from "../../../daemon/src/contracts/sandbox.js";
 import { MiniAgentError } from "../../../daemon/src/errors.js";
 import type { EvalCommand } from "../command.js";
 import { cancelSuite } from "./fleet-cancel.js";
 import { readSuiteRun } from "./fleet-state.js";
-import { CANCEL_KEY_TTL_S, queueName } from "./queue-names.js";
+import { allQueueNames, CANCEL_KEY_TTL_S } from "./queue-names.js";
 import { pingQueue } from "./queue-ping.js";
 import { resolveQueueTarget } from "./queue-password.js";
 import { connectionOptions } from "./queue-url.js";
@@ -57,7 +56,7 @@ export const cancelCommand: EvalCommand = {
     const suiteRun = readSuiteRun(output);
     if (suiteRun === null) throw new MiniAgentError("invalid_request", `${output} holds no eval run on a queue (no fleet.json); nothing was cancelled`);
     const connection = connectionOptions(target);
-    const queues = (["runc", "runsc"] as const).flatMap((rt) => IMAGE_FAMILIES.map((f) => new Queue(queueName(rt, f), { connection })));
+    const queues = allQueueNames().map((name) => new Queue(name, { connection }));
     for (const q of queues) q.on("error", () => undefined);
     try {
       await pingQueue(redisOf(queues[0]!), target.display, undefined, queues[0]);

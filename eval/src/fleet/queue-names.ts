@@ -1,3 +1,4 @@
+import { IMAGE_FAMILIES } from "../../../daemon/src/contracts/sandbox.js";
 import type { ImageFamily } from "../../../daemon/src/contracts/test-report.js";
 
 /**
@@ -17,6 +18,11 @@ export function queueName(runtime: "runc" | "runsc", family: ImageFamily): strin
  */
 export function queueFor(runtime: "runc" | "runsc", family: ImageFamily, model: "replay" | "live"): string {
   return model === "live" ? `${queueName(runtime, family)}-live` : queueName(runtime, family);
+}
+
+/** Every queue a case can be put on (each runtime, family and model): what `eval cancel` clears, since it cannot know which ones a run used. */
+export function allQueueNames(): string[] {
+  return (["runc", "runsc"] as const).flatMap((rt) => IMAGE_FAMILIES.flatMap((f) => (["replay", "live"] as const).map((m) => queueFor(rt, f, m))));
 }
 
 /** Set by `eval cancel` / Ctrl-C: workers running a case of this eval run cancel its run. Expires on its own. */
