@@ -45,7 +45,14 @@ async function main(): Promise<number> {
       const workers: WorkerHandle[] = [];
       try {
         for (let i = 0; i < n; i++)
-          workers.push(await startWorker({ queue: redis.queueUrl, passwordFile: redis.passwordFile, stateDir: workerStateDir(base, `l${n}-w${i}`, lock), id: `bench-l${n}-w${i}` }));
+          workers.push(
+            await startWorker({
+              queue: redis.queueUrl,
+              passwordFile: redis.passwordFile,
+              stateDir: workerStateDir(base, `l${n}-w${i}`, lock),
+              id: `bench-l${n}-w${i}`,
+            }),
+          );
         const out = path.join(base, `out-${n}`);
         const t0 = performance.now();
         const res = await runClient(["eval", "run", opts.suite, "--output", out, ...redis.queueArgs, "--json"]);

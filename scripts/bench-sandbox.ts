@@ -253,8 +253,7 @@ async function benchFamily(family: Family, o: ReturnType<typeof parseArgs>, stat
         .filter(([, v]) => v.length)
         .map(([k, v]) => [k, Math.round(median(v))]),
     );
-    const stepMedians = (kind: "fresh" | "pooled") =>
-      Object.fromEntries(Object.entries(steps[kind]).map(([k, v]) => [k, Math.round(median(v))]));
+    const stepMedians = (kind: "fresh" | "pooled") => Object.fromEntries(Object.entries(steps[kind]).map(([k, v]) => [k, Math.round(median(v))]));
     return {
       family,
       workload: w.label,

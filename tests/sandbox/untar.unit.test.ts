@@ -99,7 +99,11 @@ describe("untar (the sandbox's workspace extractor)", () => {
     // what the packer decided (sandboxMode: owner rw(x), nothing setuid) is what lands
     const got = treeOf(dest);
     expect(got.map(([rel]) => rel)).toEqual(list.entries.map((e) => e.rel).sort());
-    const want = list.entries.map((e) => [e.rel, (Number(e.stat.mode) & 0o755) | (e.type === "dir" ? 0o700 : 0o600), Math.floor(Number(e.stat.mtimeMs) / 1000)]);
+    const want = list.entries.map((e) => [
+      e.rel,
+      (Number(e.stat.mode) & 0o755) | (e.type === "dir" ? 0o700 : 0o600),
+      Math.floor(Number(e.stat.mtimeMs) / 1000),
+    ]);
     expect(got.map(([rel, , mode, mtime]) => [rel, mode, mtime]).sort()).toEqual(want.sort());
     for (const [rel, type, , , body] of got) if (type === "file") expect(body).toBe(fs.readFileSync(path.join(src, rel)).toString("base64"));
   });
@@ -126,7 +130,15 @@ describe("untar (the sandbox's workspace extractor)", () => {
       /checksum/,
     ],
     ["a truncated archive", async () => (await tarOf([{ name: "f", body: "x".repeat(2000) }])).subarray(0, 1024), /ended inside/],
-    ["a second copy of a file", () => tarOf([{ name: "f", body: "1" }, { name: "f", body: "2" }]), /cannot create f \(File exists\)/],
+    [
+      "a second copy of a file",
+      () =>
+        tarOf([
+          { name: "f", body: "1" },
+          { name: "f", body: "2" },
+        ]),
+      /cannot create f \(File exists\)/,
+    ],
   ];
   for (const [what, make, reason] of hostile) {
     it(`refuses ${what} and writes nothing of it`, async () => {

@@ -115,7 +115,14 @@ describe.each(runtimes)("workspace delivery on %s", (runtime) => {
     h.write("0", 156);
     h.write("ustar\u000000", 257, "latin1");
     h.fill(" ", 148, 156);
-    h.write(`${[...h].reduce((s, x) => s + x, 0).toString(8).padStart(6, "0")}\u0000 `, 148, "latin1");
+    h.write(
+      `${[...h]
+        .reduce((s, x) => s + x, 0)
+        .toString(8)
+        .padStart(6, "0")}\u0000 `,
+      148,
+      "latin1",
+    );
     const err = await refused(h);
     expect(isMiniAgentError(err) && err.code).toBe("sandbox_error");
     expect((err as Error).message).toMatch(/huge\.bin \(1073741824 bytes\) is larger than the space left in the sandbox/);
@@ -132,7 +139,14 @@ describe.each(runtimes)("workspace delivery on %s", (runtime) => {
     h.write("0", 156);
     h.write("ustar\u000000", 257, "latin1");
     h.fill(" ", 148, 156);
-    h.write(`${[...h].reduce((s, x) => s + x, 0).toString(8).padStart(6, "0")}\u0000 `, 148, "latin1");
+    h.write(
+      `${[...h]
+        .reduce((s, x) => s + x, 0)
+        .toString(8)
+        .padStart(6, "0")}\u0000 `,
+      148,
+      "latin1",
+    );
     const err = await refused(Buffer.concat([h, Buffer.alloc(1024)]));
     expect(isMiniAgentError(err) && err.code).toBe("sandbox_error");
     expect((err as Error).message).toMatch(/"\.\." component refused: \.\.\/tmp\/evil/);
