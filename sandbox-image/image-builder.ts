@@ -5,6 +5,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import type Docker from "dockerode";
 import tar from "tar-fs";
+import { PROTOCOL_LABEL, SANDBOX_PROTOCOL } from "../daemon/src/sandbox/labels.js";
 import { MiniAgentError } from "../daemon/src/errors.js";
 import { IMAGE_DEFINITIONS, repoPath, type ImageDefinition, type ImageFamily } from "./definitions.js";
 import { assembleContext, SANDBOX_UID } from "./rootfs.js";
@@ -97,6 +98,8 @@ async function buildInContext(docker: Docker, def: ImageDefinition, contextDir: 
       forcerm: true,
       pull: "",
       nocache: false,
+      // which daemon may run it (image-pin.ts refuses another protocol); a build parameter, so the Dockerfile stays plain
+      labels: JSON.stringify({ [PROTOCOL_LABEL]: SANDBOX_PROTOCOL }),
     } as unknown as Docker.ImageBuildOptions,
   );
   const events = await new Promise<Array<Record<string, unknown>>>((resolve, reject) => {

@@ -7,6 +7,7 @@ import { isMiniAgentError } from "../errors.js";
 import { resolveSandboxConfig } from "./config.js";
 import { recordImage } from "./image-lock.js";
 import { resolvePinnedImage } from "./image-pin.js";
+import { PROTOCOL_LABEL, SANDBOX_PROTOCOL } from "./labels.js";
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ma-image-pin-"));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -38,5 +39,32 @@ describe("a family with no pinned image is refused with the command that builds 
     expect(r.code).toBe("image_missing");
     expect(r.message).toContain("npm run image:build -- --state-dir");
     expect(r.message).not.toContain("--family");
+  });
+});
+
+describe("an image of another sandbox protocol is refused with the command that rebuilds it", () => {
+  const digest = `sha256:${"b".repeat(64)}`;
+  const engineWith = (labels: Record<string, string> | null) =>
+    ({
+      getImage: (ref: string) => ({
+        inspect: async () =>
+          ref === digest ? { Id: digest, Config: { Labels: labels } } : Promise.reject(Object.assign(new Error("no"), { statusCode: 404 })),
+      }),
+    }) as unknown as Docker;
+  const lockPath = path.join(dir, "protocol", "sandbox-image.lock.json");
+
+  it("regression: an image built before the workspace went in over the spawner's channel failed inside the first run (lost command channel) instead of being refused", async () => {
+    await recordImage(lockPath, "python", { tag: "t", digest, built_at: "x" });
+    const config = resolveSandboxConfig({ imageFamily: "python" });
+    for (const labels of [null, { [PROTOCOL_LABEL]: "1" }]) {
+      const err = await resolvePinnedImage(engineWith(labels), config, lockPath).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(isMiniAgentError(err, "image_missing")).toBe(true);
+      expect((err as Error).message).toContain(`npm run image:build -- --family python --state-dir ${path.dirname(lockPath)}`);
+      expect((err as Error).message).toContain(`protocol ${SANDBOX_PROTOCOL}`);
+    }
+    expect(await resolvePinnedImage(engineWith({ [PROTOCOL_LABEL]: SANDBOX_PROTOCOL }), config, lockPath)).toBe(digest);
   });
 });

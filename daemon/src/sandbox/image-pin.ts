@@ -2,6 +2,7 @@ import type Docker from "dockerode";
 import { MiniAgentError } from "../errors.js";
 import type { SandboxConfig } from "./config.js";
 import { readImageLock, rebuildHint } from "./image-lock.js";
+import { PROTOCOL_LABEL, SANDBOX_PROTOCOL } from "./labels.js";
 
 function statusOf(err: unknown): number | undefined {
   return (err as { statusCode?: number })?.statusCode;
@@ -31,8 +32,9 @@ export async function resolvePinnedImage(docker: Docker, config: SandboxConfig, 
       `no pinned sandbox image for family "${config.imageFamily}" in ${lockPath}; ${rebuildHint(lockPath, config.imageFamily)}`,
     );
   }
+  let labels: Record<string, string> | null | undefined;
   try {
-    await docker.getImage(entry.digest).inspect();
+    labels = (await docker.getImage(entry.digest).inspect()).Config?.Labels;
   } catch (err) {
     if (statusOf(err) === 404) {
       throw new MiniAgentError("image_missing", `the pinned sandbox image ${entry.digest} is not in the engine; ${rebuildHint(lockPath, config.imageFamily)}`, {
@@ -40,6 +42,14 @@ export async function resolvePinnedImage(docker: Docker, config: SandboxConfig, 
       });
     }
     throw engineError(err);
+  }
+  const protocol = labels?.[PROTOCOL_LABEL];
+  if (protocol !== SANDBOX_PROTOCOL) {
+    throw new MiniAgentError(
+      "image_missing",
+      `the pinned sandbox image ${entry.digest} was built ${protocol === undefined ? "by an older mini-agent (no sandbox protocol)" : `for sandbox protocol ${protocol}`}; this one speaks protocol ${SANDBOX_PROTOCOL}: ${rebuildHint(lockPath, config.imageFamily)}`,
+      { details: { pinned: entry.digest, image_protocol: protocol ?? null, protocol: SANDBOX_PROTOCOL } },
+    );
   }
   if (config.imageTag) {
     let tagged: string;

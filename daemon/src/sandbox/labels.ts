@@ -52,3 +52,14 @@ export function poolLabels(key: string, instance: string | null = null): Record<
   if (instance !== null) labels[INSTANCE_LABEL] = instance;
   return labels;
 }
+
+/**
+ * On a sandbox IMAGE (set by the build): the version of the protocol between
+ * the daemon and the image's helpers (spawner requests, e.g. SPAWN_PUT). The
+ * daemon runs only an image of its own protocol, so an image built by an
+ * older mini-agent is refused with the command that rebuilds it instead of
+ * failing inside the first run.
+ */
+export const PROTOCOL_LABEL = "mini-agent.sandbox-protocol";
+/** 2: the workspace goes in over the spawner's channel (SPAWN_PUT). */
+export const SANDBOX_PROTOCOL = "2";
