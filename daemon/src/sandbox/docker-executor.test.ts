@@ -6,6 +6,7 @@ import type Docker from "dockerode";
 import { afterAll, describe, expect, it } from "vitest";
 import { isMiniAgentError } from "../errors.js";
 import { DockerExecutor } from "./docker-executor.js";
+import { PROTOCOL_LABEL, SANDBOX_PROTOCOL } from "./labels.js";
 
 const DIGEST = "sha256:" + "a".repeat(64);
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mini-agent-dexec-"));
@@ -47,7 +48,7 @@ function fakeDocker(stillRunning: boolean): Docker {
     remove: async () => undefined,
   };
   return {
-    getImage: () => ({ inspect: async () => ({ Id: DIGEST }) }),
+    getImage: () => ({ inspect: async () => ({ Id: DIGEST, Config: { Labels: { [PROTOCOL_LABEL]: SANDBOX_PROTOCOL } } }) }),
     createContainer: async () => container,
     listVolumes: async () => ({ Volumes: [] }),
     getEvents: async () => Readable.from([]),
