@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { Queue } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startFleetBase, stopFleetBase } from "./fleet-base.js";
 import { ApiClient } from "../../client/src/api-client.js";
 import { EXIT } from "../../client/src/exit-codes.js";
 import { CaseResult, EvalReport } from "../../daemon/src/contracts/eval-report.js";
@@ -9,19 +10,7 @@ import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
 import { POOL_PURPOSE, PURPOSE_LABEL } from "../../daemon/src/sandbox/labels.js";
 import { cancelKey, queueName } from "../../eval/src/fleet/queue-names.js";
 import { connectionOptions, parseQueueUrl } from "../../eval/src/fleet/queue-url.js";
-import {
-  containersOf,
-  type RedisHandle,
-  REPO,
-  runClient,
-  startClient,
-  startRedis,
-  startWorker,
-  type WorkerHandle,
-  workerStateDir,
-} from "../../scripts/fleet-kit.js";
-import { tempDir } from "../e2e/harness.js";
-import { pinTestImage } from "../kit/sandbox-image.js";
+import { containersOf, type RedisHandle, REPO, runClient, startClient, startWorker, type WorkerHandle, workerStateDir } from "../../scripts/fleet-kit.js";
 
 /**
  * Cancelling an eval run on the fleet (issue 15), with real processes: our
@@ -46,11 +35,7 @@ let suite: string;
 const workers: WorkerHandle[] = [];
 
 beforeAll(async () => {
-  await docker.ping();
-  base = tempDir("ma-fleet-cancel-");
-  imageLock = path.join(base, "sandbox-image.lock.json");
-  await pinTestImage(imageLock, "node");
-  redis = await startRedis(path.join(base, "redis"));
+  ({ base, imageLock, redis } = await startFleetBase("ma-fleet-cancel-", ["node"]));
   // the quick case first: FIFO, so it has a result before the slow ones are cancelled
   suite = path.join(base, "suite");
   fs.cpSync(path.join(REPO, "evals/linkcheck-canonical"), path.join(suite, "a-quick"), { recursive: true });
@@ -76,11 +61,7 @@ beforeAll(async () => {
   }
 }, 900_000);
 
-afterAll(async () => {
-  for (const w of workers.splice(0)) await w.stop("SIGKILL");
-  await redis?.stop();
-  if (base) fs.rmSync(base, { recursive: true, force: true });
-}, 120_000);
+afterAll(() => stopFleetBase(workers, { base, redis }), 120_000);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -2,24 +2,13 @@ import fs from "node:fs";
 import path from "node:path";
 import { Queue } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startFleetBase, stopFleetBase } from "./fleet-base.js";
 import { EvalReport } from "../../daemon/src/contracts/eval-report.js";
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
 import { AttemptLog } from "../../daemon/src/contracts/fleet.js";
 import { queueName } from "../../eval/src/fleet/queue-names.js";
 import { connectionOptions, parseQueueUrl } from "../../eval/src/fleet/queue-url.js";
-import { tempDir } from "../e2e/harness.js";
-import { pinTestImage } from "../kit/sandbox-image.js";
-import {
-  containersOf,
-  monitorRedis,
-  REPO,
-  runClient,
-  type RedisHandle,
-  startRedis,
-  startWorker,
-  type WorkerHandle,
-  workerStateDir,
-} from "../../scripts/fleet-kit.js";
+import { containersOf, monitorRedis, REPO, runClient, type RedisHandle, startWorker, type WorkerHandle, workerStateDir } from "../../scripts/fleet-kit.js";
 
 /**
  * Eval fleets end to end (issue 15): Redis from scripts/redis-ensure.sh on
@@ -38,18 +27,10 @@ let imageLock: string;
 const workers: WorkerHandle[] = [];
 
 beforeAll(async () => {
-  await docker.ping();
-  base = tempDir("ma-fleet-");
-  imageLock = path.join(base, "sandbox-image.lock.json");
-  for (const f of ["node", "python", "go"] as const) await pinTestImage(imageLock, f);
-  redis = await startRedis(path.join(base, "redis"));
+  ({ base, imageLock, redis } = await startFleetBase("ma-fleet-", ["node", "python", "go"]));
 }, 900_000);
 
-afterAll(async () => {
-  for (const w of workers.splice(0)) await w.stop("SIGKILL");
-  await redis?.stop();
-  if (base) fs.rmSync(base, { recursive: true, force: true });
-}, 120_000);
+afterAll(() => stopFleetBase(workers, { base, redis }), 120_000);
 
 async function worker(name: string, stateDir = workerStateDir(base, name, imageLock)): Promise<WorkerHandle> {
   const w = await startWorker({ queue: redis.queueUrl, passwordFile: redis.passwordFile, stateDir, id: name, args: FAST, env: { MINI_AGENT_API_KEY: CANARY } });

@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startFleetBase, stopFleetBase } from "./fleet-base.js";
 import { EXIT } from "../../client/src/exit-codes.js";
 import { EvalReport } from "../../daemon/src/contracts/eval-report.js";
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
@@ -12,13 +13,10 @@ import {
   REPO,
   runClient,
   startClient,
-  startRedis,
   startWorker,
   type WorkerHandle,
   workerStateDir,
 } from "../../scripts/fleet-kit.js";
-import { tempDir } from "../e2e/harness.js";
-import { pinTestImage } from "../kit/sandbox-image.js";
 
 /**
  * The queue's password (issue 15), with a real Redis that requires one:
@@ -37,20 +35,12 @@ const WRONG = "wrong-pw-canary-93e1";
 const workers: WorkerHandle[] = [];
 
 beforeAll(async () => {
-  await docker.ping();
-  base = tempDir("ma-fleet-auth-");
-  imageLock = path.join(base, "sandbox-image.lock.json");
-  await pinTestImage(imageLock, "node");
-  redis = await startRedis(path.join(base, "redis"));
+  ({ base, imageLock, redis } = await startFleetBase("ma-fleet-auth-", ["node"]));
   wrongFile = path.join(base, "wrong-password");
   fs.writeFileSync(wrongFile, `${WRONG}\n`, { mode: 0o600 });
 }, 900_000);
 
-afterAll(async () => {
-  for (const w of workers.splice(0)) await w.stop("SIGKILL");
-  await redis?.stop();
-  if (base) fs.rmSync(base, { recursive: true, force: true });
-}, 120_000);
+afterAll(() => stopFleetBase(workers, { base, redis }), 120_000);
 
 const cmdlineOf = (pid: number) => fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ");
 

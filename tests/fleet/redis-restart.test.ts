@@ -2,19 +2,17 @@ import fs from "node:fs";
 import path from "node:path";
 import { Queue } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startFleetBase, stopFleetBase } from "./fleet-base.js";
 import { EvalReport } from "../../daemon/src/contracts/eval-report.js";
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
 import { queueFor } from "../../eval/src/fleet/queue-names.js";
 import { connectionOptions, parseQueueUrl } from "../../eval/src/fleet/queue-url.js";
-import { tempDir } from "../e2e/harness.js";
-import { pinTestImage } from "../kit/sandbox-image.js";
 import {
   containersOf,
   REPO,
   type RedisHandle,
   restartRedis,
   runClient,
-  startRedis,
   startWorker,
   stopRedisSaving,
   type WorkerHandle,
@@ -37,18 +35,10 @@ let imageLock: string;
 const workers: WorkerHandle[] = [];
 
 beforeAll(async () => {
-  await docker.ping();
-  base = tempDir("ma-fleet-restart-");
-  imageLock = path.join(base, "sandbox-image.lock.json");
-  await pinTestImage(imageLock, "node");
-  redis = await startRedis(path.join(base, "redis"));
+  ({ base, imageLock, redis } = await startFleetBase("ma-fleet-restart-", ["node"]));
 }, 900_000);
 
-afterAll(async () => {
-  for (const w of workers.splice(0)) await w.stop("SIGKILL");
-  await redis?.stop();
-  if (base) fs.rmSync(base, { recursive: true, force: true });
-}, 120_000);
+afterAll(() => stopFleetBase(workers, { base, redis }), 120_000);
 
 describe("Redis restarted during a suite", () => {
   it("the runner and the workers reconnect; the suite finishes with every case once and passing, exit 0, no container left", async () => {

@@ -1,13 +1,11 @@
-import fs from "node:fs";
 import path from "node:path";
 import { Queue } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startFleetBase, stopFleetBase } from "./fleet-base.js";
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
 import { queueFor } from "../../eval/src/fleet/queue-names.js";
 import { connectionOptions, parseQueueUrl } from "../../eval/src/fleet/queue-url.js";
-import { tempDir } from "../e2e/harness.js";
-import { pinTestImage } from "../kit/sandbox-image.js";
-import { containersOf, enqueueCase, REPO, type RedisHandle, startRedis, startWorker, type WorkerHandle, workerStateDir } from "../../scripts/fleet-kit.js";
+import { containersOf, enqueueCase, REPO, type RedisHandle, startWorker, type WorkerHandle, workerStateDir } from "../../scripts/fleet-kit.js";
 
 /**
  * `--concurrency N` counts cases per WORKER process, over all its family
@@ -24,18 +22,10 @@ let imageLock: string;
 const workers: WorkerHandle[] = [];
 
 beforeAll(async () => {
-  await docker.ping();
-  base = tempDir("ma-fleet-conc-");
-  imageLock = path.join(base, "sandbox-image.lock.json");
-  for (const f of FAMILIES) await pinTestImage(imageLock, f);
-  redis = await startRedis(path.join(base, "redis"));
+  ({ base, imageLock, redis } = await startFleetBase("ma-fleet-conc-", FAMILIES));
 }, 900_000);
 
-afterAll(async () => {
-  for (const w of workers.splice(0)) await w.stop("SIGKILL");
-  await redis?.stop();
-  if (base) fs.rmSync(base, { recursive: true, force: true });
-}, 120_000);
+afterAll(() => stopFleetBase(workers, { base, redis }), 120_000);
 
 /** Queues all CASES, runs one worker with `--concurrency n` until they are done; the most cases that were active at once. */
 async function mostAtOnce(name: string, n: number, suiteRun: string): Promise<number> {

@@ -1,22 +1,10 @@
-import fs from "node:fs";
 import path from "node:path";
 import { Queue } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startFleetBase, stopFleetBase } from "./fleet-base.js";
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
 import { connectionOptions, parseQueueUrl } from "../../eval/src/fleet/queue-url.js";
-import { tempDir } from "../e2e/harness.js";
-import { pinTestImage } from "../kit/sandbox-image.js";
-import {
-  containersOf,
-  enqueueCase,
-  REPO,
-  type RedisHandle,
-  runClient,
-  startRedis,
-  startWorker,
-  type WorkerHandle,
-  workerStateDir,
-} from "../../scripts/fleet-kit.js";
+import { containersOf, enqueueCase, REPO, type RedisHandle, runClient, startWorker, type WorkerHandle, workerStateDir } from "../../scripts/fleet-kit.js";
 
 /**
  * "A worker whose isolation report goes stale stops taking live jobs": a real
@@ -31,18 +19,10 @@ let imageLock: string;
 const workers: WorkerHandle[] = [];
 
 beforeAll(async () => {
-  await docker.ping();
-  base = tempDir("ma-fleet-live-");
-  imageLock = path.join(base, "sandbox-image.lock.json");
-  await pinTestImage(imageLock, "node");
-  redis = await startRedis(path.join(base, "redis"));
+  ({ base, imageLock, redis } = await startFleetBase("ma-fleet-live-", ["node"]));
 }, 900_000);
 
-afterAll(async () => {
-  for (const w of workers.splice(0)) await w.stop("SIGKILL");
-  await redis?.stop();
-  if (base) fs.rmSync(base, { recursive: true, force: true });
-}, 120_000);
+afterAll(() => stopFleetBase(workers, { base, redis }), 120_000);
 
 async function until<T>(what: string, f: () => Promise<T | null>, ms = 600_000): Promise<T> {
   const deadline = Date.now() + ms;
