@@ -304,18 +304,6 @@ static int workspace_unchanged(void) {
   return same;
 }
 
-static int read_all(int fd, void *buf, size_t n) {
-  char *p = buf;
-  while (n > 0) {
-    ssize_t r = read(fd, p, n);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return -1;
-    p += r;
-    n -= (size_t)r;
-  }
-  return 0;
-}
-
 static void answer(int conn, int status, int leftovers) {
   struct spawn_answer a = {SPAWN_MAGIC, status, (uint32_t)leftovers};
   ssize_t w;

@@ -34,7 +34,8 @@
 #define MAX_PAX (64 * 1024)
 #define MAX_DIRS 200000
 
-static int untar_read(int fd, void *buf, size_t n) {
+/* the whole of n bytes or -1 (EINTR retried); also the spawner's read of its requests (spawner.c includes this file) */
+static int read_all(int fd, void *buf, size_t n) {
   char *p = buf;
   while (n > 0) {
     ssize_t r = read(fd, p, n);
@@ -46,7 +47,7 @@ static int untar_read(int fd, void *buf, size_t n) {
   return 0;
 }
 
-static int untar_write(int fd, const char *p, size_t n) {
+static int write_all(int fd, const char *p, size_t n) {
   while (n > 0) {
     ssize_t w = write(fd, p, n);
     if (w < 0 && errno == EINTR) continue;
@@ -151,11 +152,11 @@ static int untar_body(int in, int fd, size_t size, const char *name, char *why, 
   size_t left = size, pad = (BLOCK - size % BLOCK) % BLOCK;
   while (left > 0) {
     size_t n = left < sizeof buf ? left : sizeof buf;
-    if (untar_read(in, buf, n) != 0) return untar_refuse(why, wl, "the archive ended inside %.200s", name);
-    if (untar_write(fd, buf, n) != 0) return untar_refuse(why, wl, "cannot write %.200s (%s)", name, strerror(errno));
+    if (read_all(in, buf, n) != 0) return untar_refuse(why, wl, "the archive ended inside %.200s", name);
+    if (write_all(fd, buf, n) != 0) return untar_refuse(why, wl, "cannot write %.200s (%s)", name, strerror(errno));
     left -= n;
   }
-  if (pad && untar_read(in, buf, pad) != 0) return untar_refuse(why, wl, "the archive ended inside %.200s", name);
+  if (pad && read_all(in, buf, pad) != 0) return untar_refuse(why, wl, "the archive ended inside %.200s", name);
   return 0;
 }
 
@@ -171,10 +172,10 @@ static int untar(int in, int root, char *why, size_t wl) {
   int rc = -1;
   why[0] = 0;
   for (;;) {
-    if (untar_read(in, h, BLOCK) != 0) { untar_refuse(why, wl, "the archive ended before its end blocks"); goto out; }
+    if (read_all(in, h, BLOCK) != 0) { untar_refuse(why, wl, "the archive ended before its end blocks"); goto out; }
     if (all_zero(h)) {
       if (have_pax) { untar_refuse(why, wl, "a pax header is followed by the end of the archive"); goto out; }
-      if (untar_read(in, h, BLOCK) != 0 || !all_zero(h)) { untar_refuse(why, wl, "the archive's end is not two zero blocks"); goto out; }
+      if (read_all(in, h, BLOCK) != 0 || !all_zero(h)) { untar_refuse(why, wl, "the archive's end is not two zero blocks"); goto out; }
       break;
     }
     if (!checksum_ok(h)) { untar_refuse(why, wl, "header checksum mismatch"); goto out; }
@@ -186,7 +187,7 @@ static int untar(int in, int root, char *why, size_t wl) {
       if (have_pax || size <= 0 || size > MAX_PAX) { untar_refuse(why, wl, "pax header refused (repeated, empty or over %d bytes)", MAX_PAX); goto out; }
       size_t padded = ((size_t)size + BLOCK - 1) / BLOCK * BLOCK;
       char *p = malloc(padded);
-      if (!p || untar_read(in, p, padded) != 0) { free(p); untar_refuse(why, wl, "the archive ended inside a pax header"); goto out; }
+      if (!p || read_all(in, p, padded) != 0) { free(p); untar_refuse(why, wl, "the archive ended inside a pax header"); goto out; }
       int ok = pax_path(p, (size_t)size, pax, why, wl);
       free(p);
       if (ok != 0) goto out;
