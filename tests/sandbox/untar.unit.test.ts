@@ -6,6 +6,7 @@ import tarStream from "tar-stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listExport } from "../../daemon/src/workspace/index.js";
 import { packExport } from "../../daemon/src/sandbox/workspace-tar.js";
+import { rawTarHeader } from "../kit/raw-tar.js";
 
 /**
  * The sandbox's own tar extractor (sandbox-image/helper/untar.h), compiled on
@@ -50,24 +51,6 @@ async function tarOf(entries: Entry[]): Promise<Buffer> {
   }
   pack.finalize();
   return done;
-}
-
-/** one raw ustar header block with a correct checksum (fields the packer never writes) */
-function rawHeader(name: string, sizeField: Buffer, type = "0"): Buffer {
-  const b = Buffer.alloc(512);
-  b.write(name, 0);
-  b.write("0000644 ", 100);
-  b.write("0000000 ", 108);
-  b.write("0000000 ", 116);
-  sizeField.copy(b, 124);
-  b.write("00000000000 ", 136);
-  b.write(type, 156);
-  b.write("ustar\u000000", 257, "latin1");
-  b.fill(" ", 148, 156);
-  let sum = 0;
-  for (const x of b) sum += x;
-  b.write(sum.toString(8).padStart(6, "0") + "\u0000 ", 148, "latin1");
-  return b;
 }
 
 function treeOf(root: string): Array<[string, string, number, number, string]> {
@@ -118,8 +101,12 @@ describe("untar (the sandbox's workspace extractor)", () => {
     ["a setuid file", () => tarOf([{ name: "suid", mode: 0o4755, body: "x" }]), /setuid/],
     ["a setgid folder", () => tarOf([{ name: "sgid", type: "directory", mode: 0o2755 }]), /setuid/],
     ["a pax linkpath", () => tarOf([{ name: "p", type: "symlink", linkname: "x".repeat(120) }]), /pax key linkpath/],
-    ["a GNU long name", async () => Buffer.concat([rawHeader("././@LongLink", Buffer.from("00000000010 "), "L"), Buffer.alloc(1536)]), /entry type 'L'/],
-    ["a base-256 size", async () => Buffer.concat([rawHeader("big", Buffer.from([0x80, ...Buffer.alloc(10), 1]))]), /base-256/],
+    [
+      "a GNU long name",
+      async () => Buffer.concat([rawTarHeader("././@LongLink", Buffer.from("00000000010 "), { type: "L" }), Buffer.alloc(1536)]),
+      /entry type 'L'/,
+    ],
+    ["a base-256 size", async () => Buffer.concat([rawTarHeader("big", Buffer.from([0x80, ...Buffer.alloc(10), 1]))]), /base-256/],
     [
       "a bad checksum",
       async () => {

@@ -10,6 +10,7 @@ import { packExport } from "../../daemon/src/sandbox/workspace-tar.js";
 import { listExport } from "../../daemon/src/workspace/index.js";
 import { isMiniAgentError } from "../../daemon/src/errors.js";
 import { availableRuntimes, freshStateDir, removeWithPrefix, runIdPrefix } from "./helpers.js";
+import { rawTarHeader } from "../kit/raw-tar.js";
 
 /**
  * The workspace goes into a sandbox over its command channel and is extracted
@@ -105,48 +106,14 @@ describe.each(runtimes)("workspace delivery on %s", (runtime) => {
 
   it("a file larger than the sandbox's /workspace is refused by the extractor before any byte of it is written", async () => {
     // a header alone: the extractor decides on it and never reads the 1 GiB body the host would send
-    const h = Buffer.alloc(512);
-    h.write("huge.bin", 0);
-    h.write("0000600 ", 100);
-    h.write("0177777 ", 108);
-    h.write("0177777 ", 116);
-    h.write("10000000000 ", 124);
-    h.write("00000000000 ", 136);
-    h.write("0", 156);
-    h.write("ustar\u000000", 257, "latin1");
-    h.fill(" ", 148, 156);
-    h.write(
-      `${[...h]
-        .reduce((s, x) => s + x, 0)
-        .toString(8)
-        .padStart(6, "0")}\u0000 `,
-      148,
-      "latin1",
-    );
+    const h = rawTarHeader("huge.bin", "10000000000 ", { mode: "0000600", uid: "0177777", gid: "0177777" });
     const err = await refused(h);
     expect(isMiniAgentError(err) && err.code).toBe("sandbox_error");
     expect((err as Error).message).toMatch(/huge\.bin \(1073741824 bytes\) is larger than the space left in the sandbox/);
   }, 120_000);
 
   it("a tar entry leaving /workspace (..) is refused inside the sandbox with the reason", async () => {
-    const h = Buffer.alloc(512);
-    h.write("../tmp/evil", 0);
-    h.write("0000600 ", 100);
-    h.write("0000000 ", 108);
-    h.write("0000000 ", 116);
-    h.write("00000000000 ", 124);
-    h.write("00000000000 ", 136);
-    h.write("0", 156);
-    h.write("ustar\u000000", 257, "latin1");
-    h.fill(" ", 148, 156);
-    h.write(
-      `${[...h]
-        .reduce((s, x) => s + x, 0)
-        .toString(8)
-        .padStart(6, "0")}\u0000 `,
-      148,
-      "latin1",
-    );
+    const h = rawTarHeader("../tmp/evil", "00000000000 ", { mode: "0000600", uid: "0000000", gid: "0000000" });
     const err = await refused(Buffer.concat([h, Buffer.alloc(1024)]));
     expect(isMiniAgentError(err) && err.code).toBe("sandbox_error");
     expect((err as Error).message).toMatch(/"\.\." component refused: \.\.\/tmp\/evil/);
