@@ -32,19 +32,10 @@ export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
   return { ...env, NO_COLOR: "1", ...extra };
 }
 
-/** The client as a user runs it: its exit code and output. */
+/** The client as a user runs it: its exit code (-1 when a signal ended it) and output. */
 export async function runClient(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  const proc = spawn(process.execPath, ["--import", "tsx", path.join(REPO, "client/src/cli.ts"), ...args], {
-    cwd: REPO,
-    env: cleanEnv(env),
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  proc.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-  proc.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-  const code = await new Promise<number>((resolve) => proc.on("exit", (c) => resolve(c ?? -1)));
-  return { code, stdout, stderr };
+  const r = await startClient(args, env).done;
+  return { ...r, code: typeof r.code === "number" ? r.code : -1 };
 }
 
 export async function freePort(): Promise<number> {
