@@ -56,6 +56,18 @@ afterAll(async () => {
   started.removeDirs();
 });
 
+/** waits until the daemon logged `n` ended langgraph drives: the pause's checkpoint is then on disk */
+async function drivesEnded(stateDir: string, n: number): Promise<void> {
+  const log = path.join(stateDir, "logs", "daemon.log");
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const ended = fs.readFileSync(log, "utf8").split("\n").filter((l) => l.includes('"langgraph drive ended"')).length;
+    if (ended >= n) return;
+    if (Date.now() > deadline) throw new Error(`${ended} of ${n} langgraph drives ended in ${log}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 /** starts a run under `orchestrator` up to its first approval (exit 3) */
 async function firstPause(socket: string, orchestrator: string, stateDir: string) {
   const ws = path.join(path.dirname(stateDir), `ws-${orchestrator}`);
@@ -74,7 +86,8 @@ describe("mini-agent-client run --orchestrator langgraph through a spawned daemo
     const s1 = await status(d.socketPath, runId);
     expect(s1).toMatchObject({ status: "awaiting_approval", orchestrator: "langgraph" });
 
-    // killed while the run awaits the first approval; a new daemon on the same state dir takes the approval
+    // killed while the run awaits the first approval (its pause checkpointed); a new daemon on the same state dir takes the approval
+    await drivesEnded(stateDir, 1);
     d.proc.kill("SIGKILL");
     expect(await d.exited).toBe("SIGKILL");
     d = await started.daemon({ stateDir });
@@ -84,6 +97,7 @@ describe("mini-agent-client run --orchestrator langgraph through a spawned daemo
     const s2 = await status(d.socketPath, runId);
     expect(s2.action_id).not.toBe(s1.action_id);
 
+    await drivesEnded(stateDir, 2);
     d.proc.kill("SIGKILL");
     expect(await d.exited).toBe("SIGKILL");
     d = await started.daemon({ stateDir });

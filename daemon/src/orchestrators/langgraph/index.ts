@@ -92,6 +92,8 @@ export function langgraphOrchestrator(options: OrchestratorOptions): Orchestrato
     } finally {
       drives.delete(runId);
       await forgetEnded(deps, runId);
+      // written once the drive's last checkpoint is on disk: a pause logged here survives a kill
+      deps.logger.info({ runId, status: deps.ledger.getRun(runId).status }, "langgraph drive ended");
     }
   }
 
