@@ -1,5 +1,6 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { buildGoCacheSeed } from "./go-seed.js";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, "..");
@@ -33,6 +34,12 @@ export interface ImageDefinition {
   /** symbolic links made in the image: [imagePath, target]. */
   symlinks?: Array<[string, string]>;
   /**
+   * What the spawner copies into each command's fresh /tmp (the image's `TMP_SEED_DIR`):
+   * `name` is the entry made under it, `build` writes it at build time from the host files
+   * the image carries, under the image's env.
+   */
+  tmpSeed?: { name: string; build(outDir: string, imageEnv: Record<string, string>): Promise<void> };
+  /**
    * Debian packages the host files come from. The build checks them (and installs them as root on
    * Debian) with scripts/toolchains-ensure.sh first; a family without any never runs it.
    */
@@ -50,6 +57,9 @@ const SANDBOX_HELPERS: Array<[string, string]> = [
   ["probes/inside/probe.c", "/opt/mini-agent/probe"],
   ["sandbox-image/helper/syscalls.c", "/opt/mini-agent/syscall-probe"],
 ];
+
+/** Where an image keeps its /tmp seed; the spawner (helper/tmp-seed.h) copies what is in it into /tmp before each command. */
+export const TMP_SEED_DIR = "/opt/mini-agent/tmp-seed";
 
 const BASE_ENV = { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: "/tmp", LANG: "C.UTF-8" };
 
@@ -143,6 +153,8 @@ export const IMAGE_DEFINITIONS = {
       GOFLAGS: "-buildvcs=false",
       CGO_ENABLED: "0",
     },
+    // /tmp/go-cache starts as a build cache of the standard library (go-seed.ts), never empty
+    tmpSeed: { name: "go-cache", build: buildGoCacheSeed },
     cmd: ["/opt/mini-agent/spawner"],
     hostPackages: ["golang-go"],
   },

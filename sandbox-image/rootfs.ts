@@ -2,7 +2,7 @@ import { execFile } from "node:child_process";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
-import { repoPath, type ImageDefinition } from "./definitions.js";
+import { repoPath, TMP_SEED_DIR, type ImageDefinition } from "./definitions.js";
 
 const run = promisify(execFile);
 
@@ -83,6 +83,11 @@ export async function assembleContext(def: ImageDefinition, contextDir: string):
   }
   for (const dir of def.libraryClosureOf ?? []) {
     for (const file of await elfFilesUnder(dir)) if (!excluded(file)) await copyClosure(file, rootfs);
+  }
+  if (def.tmpSeed) {
+    const seed = path.join(rootfs, TMP_SEED_DIR, def.tmpSeed.name);
+    await fs.mkdir(seed, { recursive: true });
+    await def.tmpSeed.build(seed, def.env);
   }
   for (const [link, target] of def.symlinks ?? []) {
     await fs.mkdir(path.dirname(path.join(rootfs, link)), { recursive: true });

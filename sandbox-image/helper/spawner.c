@@ -12,7 +12,8 @@
  * where the runtime refuses that) is SIGKILLed and reaped before the status
  * goes back. Same code path on runc and runsc.
  * Between two commands of a warm sandbox the host asks it to settle: kill
- * leftovers and empty /tmp, so every command starts with an empty /tmp.
+ * leftovers and empty /tmp, so every command starts with a /tmp that holds
+ * only the image's seed (tmp-seed.h; empty but for the go family).
  * One request at a time; a connection from a process of the command tree
  * (code of a command) or from a process already gone is refused, so a command
  * cannot queue another that would outlive it.
@@ -38,6 +39,7 @@
 #include <unistd.h>
 #include "spawn-proto.h"
 #include "untar.h"
+#include "tmp-seed.h"
 
 #define MAX_PROCS 65536
 
@@ -538,6 +540,9 @@ static char **merged_env(char **req, uint32_t n, char **base) {
   return out;
 }
 
+/* whether /tmp holds the image's seed since it was last emptied (tmp-seed.h) */
+static int tmp_seeded;
+
 static void serve(struct spawn_header h, char *buf, int fds[3], struct reply *rp, char **merge_env) {
   int settle = h.type == SPAWN_SETTLE;
   if (settle) {
@@ -547,6 +552,7 @@ static void serve(struct spawn_header h, char *buf, int fds[3], struct reply *rp
       reply_with(rp, 1, left, NO_FACTS);
       return;
     }
+    tmp_seeded = 0;
     if (!empty_dir("/tmp")) {
       dprintf(fds[2], "mini-agent-spawner: /tmp could not be emptied\n");
       reply_with(rp, 1, 0, NO_FACTS);
@@ -564,6 +570,7 @@ static void serve(struct spawn_header h, char *buf, int fds[3], struct reply *rp
     int left = kill_descendants();
     int empty = empty_dir("/workspace");
     int tmp_empty = empty_dir("/tmp");
+    tmp_seeded = 0;
     if (!empty) dprintf(fds[2], "mini-agent-spawner: /workspace could not be emptied\n");
     if (!tmp_empty) dprintf(fds[2], "mini-agent-spawner: /tmp could not be emptied\n");
     if (left) dprintf(fds[2], "mini-agent-spawner: %d processes could not be killed\n", left);
@@ -599,6 +606,11 @@ static void serve(struct spawn_header h, char *buf, int fds[3], struct reply *rp
   if (merge_env) {
     use_env = merged_env(envp, envc, merge_env);
     if (!use_env) { free(argv); free(envp); return; }
+  }
+  if (!tmp_seeded) {
+    /* a command without its seed still runs (a go build from an empty cache), and is told why it is slow */
+    if (seed_tmp() != 0) dprintf(fds[2], "mini-agent-spawner: /tmp could not be seeded from %s: %s\n", TMP_SEED, strerror(errno));
+    tmp_seeded = 1;
   }
   take_baseline();
   struct limit_counts before = limit_counts();

@@ -42,11 +42,12 @@ afterAll(async () => {
   await fs.rm(stateDir, { recursive: true, force: true });
 });
 
-async function runIn(family: string, files: Record<string, string>, argv: string[], runtime: "runc" | "runsc" = "runc") {
+async function runIn(family: string, files: Record<string, string>, argv: string[], runtime: "runc" | "runsc" = "runc", env?: Record<string, string>) {
   const ws = await workspace(files);
   dirs.push(ws);
-  const ex = new DockerExecutor({ lockPath, config: { imageFamily: family, runtime } });
-  const res = await ex.run({ runId: `${prefix}-${family}`, purpose: "candidate", argv, workspaceDir: ws, timeoutMs: 180_000 });
+  const envAllowlist = env && [...resolveSandboxConfig({}).envAllowlist, ...Object.keys(env)];
+  const ex = new DockerExecutor({ lockPath, config: { imageFamily: family, runtime, ...(envAllowlist && { envAllowlist }) } });
+  const res = await ex.run({ runId: `${prefix}-${family}`, purpose: "candidate", argv, workspaceDir: ws, timeoutMs: 180_000, ...(env && { env }) });
   return { ...res, out: res.stdout + res.stderr };
 }
 
@@ -100,6 +101,52 @@ describe("go family", () => {
     const bad = await runIn("go", { "go.mod": GO_MOD, "add.go": GO_ADD, "add_test.go": goTest(6) }, ["go", "test", "./..."]);
     expect(bad.exit_code, bad.out).toBe(1);
     expect(bad.out).toMatch(/wrong sum/);
+  });
+
+  // `go test -x` prints each tool it runs. From an empty GOCACHE it vets every dependency for
+  // its facts (testing, fmt, strings, ... over 30 runs of vet); from the image's seed only the
+  // package under test is vetted.
+  const vetRuns = (stderr: string) => stderr.split("\n").filter((l) => /\/pkg\/tool\/[^/]+\/vet\s/.test(l)).length;
+  const GO_FMT_TEST =
+    'package tiny\n\nimport (\n\t"fmt"\n\t"strings"\n\t"testing"\n)\n\nfunc TestAdd(t *testing.T) {\n\tif fmt.Sprint(Add(2, 3)) != strings.TrimSpace(" 5 ") {\n\t\tt.Fatal("wrong sum")\n\t}\n}\n';
+
+  it("a sandbox's go test starts from the image's build cache of the standard library: only the package under test is vetted", async () => {
+    const res = await runIn("go", { "go.mod": GO_MOD, "add.go": GO_ADD, "add_test.go": GO_FMT_TEST }, ["go", "test", "-x", "-count=1", "./..."]);
+    expect(res.exit_code, res.out).toBe(0);
+    expect(vetRuns(res.stderr), res.stderr).toBe(1);
+    // the same command with the cache moved to an empty folder vets the dependencies too: the count above means something
+    const cold = await runIn("go", { "go.mod": GO_MOD, "add.go": GO_ADD, "add_test.go": GO_FMT_TEST }, ["go", "test", "-x", "-count=1", "./..."], "runc", {
+      GOCACHE: "/tmp/empty-cache",
+    });
+    expect(cold.exit_code, cold.out).toBe(0);
+    expect(vetRuns(cold.stderr)).toBeGreaterThan(10);
+  });
+
+  it("each command in a warm go sandbox gets its own fresh copy of the seed: one that wiped the cache and left a file leaves nothing for the next", async () => {
+    const ws = await workspace({
+      "go.mod": GO_MOD,
+      "add.go": GO_ADD,
+      "add_test.go": GO_FMT_TEST,
+      "wipe/main.go":
+        'package main\n\nimport "os"\n\nfunc main() {\n\tif err := os.RemoveAll("/tmp/go-cache"); err != nil {\n\t\tpanic(err)\n\t}\n\tif err := os.WriteFile("/tmp/left", []byte("x"), 0o644); err != nil {\n\t\tpanic(err)\n\t}\n}\n',
+      "look/main.go":
+        'package main\n\nimport (\n\t"fmt"\n\t"os"\n)\n\nfunc main() {\n\t_, left := os.Stat("/tmp/left")\n\t_, cache := os.Stat("/tmp/go-cache/README")\n\tfmt.Printf("{\\"left\\": %t, \\"cache\\": %t}\\n", left == nil, cache == nil)\n}\n',
+    });
+    dirs.push(ws);
+    const session = await new DockerExecutor({ lockPath, config: { imageFamily: "go", runtime: "runc" } }).openSession(`${prefix}-seed`);
+    try {
+      const exec = (argv: string[]) => session.exec({ purpose: "candidate", argv, workspaceDir: ws, timeoutMs: 180_000 });
+      const wiped = await exec(["go", "run", "./wipe"]);
+      expect(wiped.exit_code, wiped.stderr).toBe(0);
+      const next = await exec(["go", "test", "-x", "-count=1", "."]);
+      expect(next.exit_code, next.stderr).toBe(0);
+      expect(vetRuns(next.stderr), next.stderr).toBe(1);
+      const look = await exec(["go", "run", "./look"]);
+      expect(look.exit_code, look.stderr).toBe(0);
+      expect(JSON.parse(look.stdout)).toEqual({ left: false, cache: true });
+    } finally {
+      await session.close();
+    }
   });
 
   it("a module with an unvendored dependency fails with a clear message and never tries the network", async () => {
