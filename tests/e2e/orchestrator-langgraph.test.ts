@@ -61,7 +61,10 @@ async function drivesEnded(stateDir: string, n: number): Promise<void> {
   const log = path.join(stateDir, "logs", "daemon.log");
   const deadline = Date.now() + 30_000;
   for (;;) {
-    const ended = fs.readFileSync(log, "utf8").split("\n").filter((l) => l.includes('"langgraph drive ended"')).length;
+    const ended = fs
+      .readFileSync(log, "utf8")
+      .split("\n")
+      .filter((l) => l.includes('"langgraph drive ended"')).length;
     if (ended >= n) return;
     if (Date.now() > deadline) throw new Error(`${ended} of ${n} langgraph drives ended in ${log}`);
     await new Promise((r) => setTimeout(r, 50));
