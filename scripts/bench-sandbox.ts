@@ -287,7 +287,7 @@ async function benchFamily(family: Family, o: ReturnType<typeof parseArgs>, stat
         : `docker run --rm failed (${cliProblem}): CLI baseline skipped`,
       ...(family === "go" && {
         go_note:
-          "host keeps its GOCACHE (compiled packages; -count=1 so test results are never reused) between rounds; host_cold starts each round from an empty GOCACHE, as every sandbox run does: a warm sandbox's /tmp, where GOCACHE lives, is emptied after every command",
+          "host keeps its GOCACHE (compiled packages; -count=1 so test results are never reused) between rounds; host_cold starts each round from an empty GOCACHE. Every sandbox command starts from the image's seed (a build cache of the standard library, not of the package: /tmp is emptied and seeded again after every command); docker run --rm starts from an empty GOCACHE, as the spawner is not its main process",
       }),
     };
   } finally {

@@ -20,7 +20,8 @@ import { exportManifest, planSync, type Manifest } from "./workspace-sync.js";
  * previous command left /workspace as it found it (the spawner's settle
  * request checks that, else empties it). The spawner kills every leftover
  * process of a command before its status comes back; settle proves none is
- * left and empties /tmp, so every command starts with an empty /tmp. If that
+ * left and empties /tmp, so every command starts with an empty /tmp (but for
+ * the image's own seed, which the spawner copies in afresh). If that
  * cannot be proven (settle failed, OOM, spawner lost), or the command hit its
  * deadline or was cancelled, the container is thrown away and the next exec
  * gets a new one. Execs are serialized.
