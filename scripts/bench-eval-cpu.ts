@@ -6,7 +6,7 @@ import { instanceIdFor } from "../daemon/src/config/state-dir.js";
 import { EvalReport } from "../daemon/src/contracts/eval-report.js";
 import { createDockerClient } from "../daemon/src/sandbox/docker-client.js";
 import { INSTANCE_LABEL, PURPOSE_LABEL } from "../daemon/src/sandbox/labels.js";
-import { bin, built, pinImages, run, startDaemon, suiteDir } from "./bench-eval-kit.js";
+import { bin, built, requireFreshBins, pinImages, run, startDaemon, suiteDir } from "./bench-eval-kit.js";
 
 /**
  * `npm run bench:eval-cpu [-- --suite DIR] [--concurrency N] [--image-lock FILE] [--idle-s S] [--cpu-prof DIR] [--daemon-arg ARG]...`
@@ -140,6 +140,7 @@ interface Totals {
 
 async function main(argv: string[]): Promise<number> {
   const o = parseArgs(argv);
+  requireFreshBins();
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "ma-bench-eval-cpu-"));
   const docker = createDockerClient(process.env);
   let stop: (() => Promise<void>) | null = null;

@@ -15,6 +15,29 @@ export const FIXTURES: Array<{ name: string; family: ImageFamily }> = [
 ];
 
 export const built = fs.existsSync(path.join(REPO, "dist/daemon/src/cli.js")) && fs.existsSync(path.join(REPO, "dist/client/src/cli.js"));
+
+/** The folders `npm run build` compiles into the daemon's and the client's bins. */
+const BIN_SOURCES = ["daemon/src", "client/src", "eval/src", "probes", "sandbox-image"];
+
+/**
+ * Refuses to measure bins older than their sources: a bench over a stale dist/
+ * measures code that is no longer there (and says "bins from dist/" while
+ * doing it). The error names the newest source file and the way out.
+ */
+export function requireFreshBins(): void {
+  if (!built) return;
+  const binTime = Math.min(...["daemon", "client"].map((w) => fs.statSync(path.join(REPO, `dist/${w}/src/cli.js`)).mtimeMs));
+  let newest = { file: "", mtime: 0 };
+  for (const dir of BIN_SOURCES) {
+    for (const rel of fs.readdirSync(path.join(REPO, dir), { recursive: true }) as string[]) {
+      if (!rel.endsWith(".ts") || rel.endsWith(".test.ts")) continue;
+      const mtime = fs.statSync(path.join(REPO, dir, rel)).mtimeMs;
+      if (mtime > newest.mtime) newest = { file: path.join(dir, rel), mtime };
+    }
+  }
+  if (newest.mtime > binTime)
+    throw new Error(`dist/ is older than ${newest.file}: run \`npm run build\` first (or remove dist/ to measure the sources through tsx)`);
+}
 export const bin = (which: "daemon" | "client") =>
   built ? [path.join(REPO, `dist/${which}/src/cli.js`)] : ["--import", "tsx", path.join(REPO, `${which}/src/cli.ts`)];
 const ENV = {

@@ -5,7 +5,7 @@ import { instanceIdFor } from "../daemon/src/config/state-dir.js";
 import { EvalReport } from "../daemon/src/contracts/eval-report.js";
 import { createDockerClient } from "../daemon/src/sandbox/docker-client.js";
 import { INSTANCE_LABEL, labelFilter, POOL_PURPOSE, PURPOSE_LABEL } from "../daemon/src/sandbox/labels.js";
-import { bin, built, pinImages, procKb, run, startDaemon, suiteDir } from "./bench-eval-kit.js";
+import { bin, built, requireFreshBins, pinImages, procKb, run, startDaemon, suiteDir } from "./bench-eval-kit.js";
 
 /**
  * `npm run bench:eval [-- --suite DIR] [--image-lock FILE] [--levels 1,2,4]`
@@ -62,6 +62,7 @@ interface Level {
 
 async function main(argv: string[]): Promise<number> {
   const o = parseArgs(argv);
+  requireFreshBins();
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "ma-bench-eval-"));
   const docker = createDockerClient(process.env);
   let stop: (() => Promise<void>) | null = null;
