@@ -65,10 +65,15 @@ async function mine(stateDir: string, purpose?: string) {
   return { containers: containers.map((c) => c.Id), volumes: volumes.map((v) => v.Name) };
 }
 
-/** the refill runs in the background after each take: wait for it, never for a fixed time */
+/**
+ * Ready members: pool-labelled containers that never served a run (a used one keeps its
+ * pool label until its removal, in the background, is done). The refill runs in the
+ * background after each take: wait for it, never for a fixed time.
+ */
 async function poolMembers(stateDir: string, atLeast: number): Promise<string[]> {
   for (let i = 0; i < 600; i++) {
-    const ids = (await mine(stateDir, POOL_PURPOSE)).containers;
+    const used = new Set(logLines(stateDir).flatMap((l) => (l.msg === "pooled sandbox serves this run" ? [String(l.container)] : [])));
+    const ids = (await mine(stateDir, POOL_PURPOSE)).containers.filter((id) => !used.has(id));
     if (ids.length >= atLeast) return ids;
     await new Promise((r) => setTimeout(r, 100));
   }
