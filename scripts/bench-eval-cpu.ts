@@ -6,7 +6,7 @@ import { instanceIdFor } from "../daemon/src/config/state-dir.js";
 import { EvalReport } from "../daemon/src/contracts/eval-report.js";
 import { createDockerClient } from "../daemon/src/sandbox/docker-client.js";
 import { INSTANCE_LABEL, PURPOSE_LABEL } from "../daemon/src/sandbox/labels.js";
-import { bin, built, requireFreshBins, pinImages, run, startDaemon, suiteDir } from "./bench-eval-kit.js";
+import { bin, built, machineCpu, requireFreshBins, pinImages, run, startDaemon, suiteDir } from "./bench-eval-kit.js";
 
 /**
  * `npm run bench:eval-cpu [-- --suite DIR] [--concurrency N] [--image-lock FILE] [--idle-s S] [--cpu-prof DIR] [--daemon-arg ARG]...`
@@ -88,14 +88,6 @@ function shimContainerId(pid: number): string | null {
   } catch {
     return null;
   }
-}
-
-/** the machine's busy and total CPU seconds since boot (all cores) */
-function machineCpu(): { busy: number; total: number } {
-  const line = fs.readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number);
-  const total = line.reduce((a, b) => a + b, 0) / TICK;
-  const idle = ((line[3] ?? 0) + (line[4] ?? 0)) / TICK;
-  return { busy: total - idle, total };
 }
 
 const CGROUP = "/sys/fs/cgroup/cpuacct/docker";

@@ -5,7 +5,7 @@ import { instanceIdFor } from "../daemon/src/config/state-dir.js";
 import { EvalReport } from "../daemon/src/contracts/eval-report.js";
 import { createDockerClient } from "../daemon/src/sandbox/docker-client.js";
 import { INSTANCE_LABEL, labelFilter, POOL_PURPOSE, PURPOSE_LABEL } from "../daemon/src/sandbox/labels.js";
-import { bin, built, requireFreshBins, pinImages, procKb, run, startDaemon, suiteDir } from "./bench-eval-kit.js";
+import { bin, built, machineCpu, requireFreshBins, pinImages, procKb, run, startDaemon, suiteDir } from "./bench-eval-kit.js";
 
 /**
  * `npm run bench:eval [-- --suite DIR] [--image-lock FILE] [--levels 1,2,4]`
@@ -15,7 +15,9 @@ import { bin, built, requireFreshBins, pinImages, procKb, run, startDaemon, suit
  * output folder each), and prints per level: cases per minute, p50/p95 case
  * time, the daemon's peak RSS (VmRSS sampled from /proc, VmHWM at the end),
  * the sandbox containers alive at peak (by the daemon's instance label) and
- * the leftovers after the level (must be 0; the pool's idle members are counted apart); then c2/c1 throughput.
+ * the leftovers after the level (must be 0; the pool's idle members are counted apart), and the
+ * machine's busy cores over the level (/proc/stat); then c2/c1 throughput and the bound c1's busy
+ * cores put on it (n cores / c1's busy cores).
  * Targets (reported, not asserted): c2 >= 1.6x c1, RSS < 200 MB, 0 leftovers.
  *
  * Suite: --suite, else `evals/` when it exists, else one case per built-in
@@ -57,6 +59,8 @@ interface Level {
   containers_peak: number;
   leftovers: number;
   pool_idle: number;
+  /** the machine's busy CPU over the level's wall time, in cores (/proc/stat: everything, this run or not) */
+  cores_busy: number;
   exit_code: number;
 }
 
@@ -90,9 +94,11 @@ async function main(argv: string[]): Promise<number> {
         }
       })();
       process.stderr.write(`eval run at concurrency ${concurrency}...\n`);
+      const cpu0 = machineCpu().busy;
       const t0 = performance.now();
       const r = await run([...bin("client"), "eval", "run", suite, "--output", out, "--concurrency", String(concurrency), "--json", "--socket", d.socket]);
       const wallMs = performance.now() - t0;
+      const coresBusy = (machineCpu().busy - cpu0) / (wallMs / 1000);
       sampling = false;
       await sampler;
       if (!fs.existsSync(path.join(out, "eval-report.json")))
@@ -113,6 +119,7 @@ async function main(argv: string[]): Promise<number> {
         // every case's sandboxes are removed before its run reports an end; the daemon's sandbox pool
         // keeps idle, never-used members while it runs (drained when it stops): counted apart
         ...(await afterLevel(docker.listContainers(mine))),
+        cores_busy: coresBusy,
         exit_code: r.code,
       });
     }
@@ -127,13 +134,19 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(
       [
         `bench:eval  suite ${suite} (${levels[0]?.cases ?? 0} cases), ${os.cpus().length} cores, bins from ${built ? "dist/" : "tsx (not built)"}`,
-        "conc  cases  passed  wall s  cases/min  p50 s  p95 s  RSS peak MB  containers peak  leftovers  pool idle",
+        "conc  cases  passed  wall s  cases/min  p50 s  p95 s  RSS peak MB  containers peak  leftovers  pool idle  cores busy",
         ...levels.map(
           (l) =>
-            `${String(l.concurrency).padStart(4)}  ${String(l.cases).padStart(5)}  ${String(l.passed).padStart(6)}  ${f(l.wall_s, 6)}  ${f(l.cases_per_min, 9, 2)}  ${f(l.p50_s, 5)}  ${f(l.p95_s, 5)}  ${f(l.rss_peak_mb, 11)}  ${String(l.containers_peak).padStart(15)}  ${String(l.leftovers).padStart(9)}  ${String(l.pool_idle).padStart(9)}`,
+            `${String(l.concurrency).padStart(4)}  ${String(l.cases).padStart(5)}  ${String(l.passed).padStart(6)}  ${f(l.wall_s, 6)}  ${f(l.cases_per_min, 9, 2)}  ${f(l.p50_s, 5)}  ${f(l.p95_s, 5)}  ${f(l.rss_peak_mb, 11)}  ${String(l.containers_peak).padStart(15)}  ${String(l.leftovers).padStart(9)}  ${String(l.pool_idle).padStart(9)}  ${f(l.cores_busy, 10, 2)}`,
         ),
         `daemon VmHWM at the end: ${hwmKb === null ? "unknown" : `${(hwmKb / 1024).toFixed(1)} MB`} (target < 200 MB)`,
         `c2/c1 throughput: ${ratio === null ? "n/a" : `${ratio.toFixed(2)}x`} (target >= 1.6x)`,
+        // a level that already keeps k of the n cores busy can gain at most n/k from more concurrency
+        ...(c1
+          ? [
+              `CPU bound: concurrency 1 kept ${c1.cores_busy.toFixed(2)} of ${os.cpus().length} cores busy, so any level can reach at most ${(os.cpus().length / c1.cores_busy).toFixed(2)}x its throughput`,
+            ]
+          : []),
         `leftover containers after the daemon stopped: ${after} (target 0)`,
         "",
         JSON.stringify({
