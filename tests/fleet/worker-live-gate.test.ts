@@ -2,6 +2,7 @@ import path from "node:path";
 import { Queue } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFleetBase, stopFleetBase } from "./fleet-base.js";
+import { pinTestImage } from "../kit/sandbox-image.js";
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
 import { connectionOptions, parseQueueUrl } from "../../eval/src/fleet/queue-url.js";
 import { containersOf, enqueueCase, REPO, type RedisHandle, runClient, startWorker, type WorkerHandle, workerStateDir } from "../../scripts/fleet-kit.js";
@@ -11,6 +12,8 @@ import { containersOf, enqueueCase, REPO, type RedisHandle, runClient, startWork
  * worker whose state dir has no passing node report leaves a live node case
  * QUEUED (for a worker that could run it) while it takes replay cases; once
  * `mini-agent-client probe` stores a passing report, it takes the live case.
+ * Likewise a worker with no image of a family pinned in its state dir leaves
+ * that family's replay cases queued until the image is there.
  */
 const docker = createDockerClient(process.env);
 let base: string;
@@ -76,6 +79,45 @@ describe("a worker without a passing isolation report", () => {
     } finally {
       await qLive.close();
       await qReplay.close();
+    }
+    expect(await w.stop("SIGTERM")).toBe(0);
+    expect(await containersOf(docker, stateDir)).toEqual([]);
+  }, 1_200_000);
+});
+
+describe("a worker without a family's image", () => {
+  it("regression: leaves that family's replay cases queued (it took them and ended them as image_missing errors) while it runs the families it has; takes them once the image is pinned", async () => {
+    const suiteRun = "22222222222222222222";
+    const py = await enqueueCase(redis.url, path.join(REPO, "evals/semverlite-canonical"), { suiteRun });
+    const node = await enqueueCase(redis.url, path.join(REPO, "evals/linkcheck-final-without-work"), { suiteRun });
+    // the base pinned node only: this worker's state dir has no python image
+    const stateDir = workerStateDir(base, "worker-i", imageLock);
+    const w = await startWorker({ queue: redis.url, stateDir, id: "worker-i", args: ["--families", "node,python"] });
+    workers.push(w);
+    const connection = connectionOptions(parseQueueUrl(redis.url));
+    const qPy = new Queue(py.queue, { connection });
+    const qNode = new Queue(node.queue, { connection });
+    try {
+      await until("the node case done", async () => ((await qNode.getJobState(node.jobId)) === "completed" ? true : null));
+      expect((await qNode.getJob(node.jobId))!.returnvalue.result.verdict).toBe("passed");
+      await new Promise((r) => setTimeout(r, 3000));
+      expect(await qPy.getJobState(py.jobId)).toBe("waiting");
+      expect((await qPy.getJob(py.jobId))!.attemptsStarted).toBe(0);
+      const said = w
+        .stderr()
+        .split("\n")
+        .filter((l) => l.includes("not taking cases of python"));
+      expect(said, w.stderr()).toHaveLength(1);
+      expect(said[0]).toContain("npm run image:build -- --family python --state-dir DIR");
+
+      await pinTestImage(path.join(stateDir, "sandbox-image.lock.json"), "python");
+      await until("the python case done", async () => ((await qPy.getJobState(py.jobId)) === "completed" ? true : null));
+      expect((await qPy.getJob(py.jobId))!.returnvalue.result.verdict).toBe("passed");
+      expect((await qPy.getJob(py.jobId))!.attemptsStarted).toBe(1);
+      expect(w.stderr()).toContain("taking cases of python again: it can run here");
+    } finally {
+      await qPy.close();
+      await qNode.close();
     }
     expect(await w.stop("SIGTERM")).toBe(0);
     expect(await containersOf(docker, stateDir)).toEqual([]);

@@ -1,49 +1,91 @@
 import type { ImageFamily } from "../contracts/test-report.js";
 
 /**
- * Whether this worker takes live-model cases of a family now: only while its
- * daemon's health says that family's isolation report on THIS machine is
- * fresh and passing (the live gate's own verdict). Otherwise the live cases
- * stay queued for a worker whose report passes; replay cases are not
- * affected. Asked before each fetch from a live queue, answered from a
- * health read at most `recheckMs` old, so a report that goes stale (or is
- * refreshed by `mini-agent-client probe`) is noticed within that time. Says
- * once when it stops and once when it resumes, with the reason.
+ * Which queues of a family this worker fetches from now, decided from its own
+ * daemon's health (`families[family]`: the live gate's verdict and reason for
+ * that family on THIS machine), read at most `recheckMs` before a fetch:
+ *
+ * - a live-model case only while that verdict is `passed` (a fresh, passing
+ *   isolation report for the current image and HostConfig);
+ * - a replay case only while the family can run here at all: its image is
+ *   pinned in this worker's state dir (reason `image_missing` otherwise) and
+ *   the engine answers (verdict `unavailable` otherwise). Taking it anyway
+ *   would end it as an error here although another worker could run it.
+ *
+ * What is not taken stays queued for a worker that can. Each rule says once
+ * on the worker's stderr when it stops taking a family's cases, with why and
+ * what to run, and once when it takes them again. A daemon that does not
+ * answer is no proof of anything: neither is taken.
  */
 export interface Verdict {
   verdict: string;
   reason: string | null;
 }
 
-export interface LiveWatchDeps {
+export interface TakeWatchDeps {
   verdict(family: ImageFamily): Promise<Verdict>;
   now(): number;
   recheckMs: number;
   log(line: string): void;
 }
 
-export function createLiveWatch(deps: LiveWatchDeps): { mayTakeLive(family: ImageFamily): Promise<boolean> } {
-  const seen = new Map<ImageFamily, { passing: boolean; at: number }>();
+type Model = "replay" | "live";
+
+const UNANSWERED = "unanswered";
+
+export function createTakeWatch(deps: TakeWatchDeps): { mayTake(family: ImageFamily, model: Model): Promise<boolean> } {
+  const read = new Map<ImageFamily, { v: Verdict; at: number }>();
+  const said = new Map<string, boolean>();
+
+  async function verdictOf(family: ImageFamily): Promise<Verdict> {
+    const last = read.get(family);
+    if (last !== undefined && deps.now() - last.at < deps.recheckMs) return last.v;
+    let v: Verdict;
+    try {
+      v = await deps.verdict(family);
+    } catch (err) {
+      v = { verdict: UNANSWERED, reason: `the worker's daemon did not answer its health check: ${(err as Error)?.message ?? String(err)}` };
+    }
+    read.set(family, { v, at: deps.now() });
+    return v;
+  }
+
+  /** logs a change of `ok` for (family, model); the first answer is logged only when it is a refusal */
+  function note(family: ImageFamily, model: Model, ok: boolean, why: () => string): void {
+    const key = `${family}/${model}`;
+    const before = said.get(key);
+    said.set(key, ok);
+    if (before === ok || (before === undefined && ok)) return;
+    const what = model === "live" ? `live-model cases of ${family}` : `cases of ${family}`;
+    deps.log(
+      ok
+        ? `taking ${what} again: ${model === "live" ? "its isolation report passes" : "it can run here"}`
+        : `not taking ${what} (they stay queued for a worker that can run them): ${why()}`,
+    );
+  }
+
   return {
-    async mayTakeLive(family) {
-      const last = seen.get(family);
-      if (last !== undefined && deps.now() - last.at < deps.recheckMs) return last.passing;
-      let v: Verdict;
-      try {
-        v = await deps.verdict(family);
-      } catch (err) {
-        // its own daemon did not answer: no proof, so no live case
-        v = { verdict: "unknown", reason: `the worker's daemon did not answer its health check: ${(err as Error)?.message ?? String(err)}` };
-      }
-      const passing = v.verdict === "passed";
-      if (last === undefined ? !passing : last.passing !== passing)
-        deps.log(
-          passing
-            ? `taking live-model cases of ${family} again: its isolation report passes`
-            : `not taking live-model cases of ${family} (they stay queued for a worker whose report passes): its isolation report on this machine is ${v.verdict}${v.reason ? ` (${v.reason})` : ""}; run \`mini-agent-client probe --family ${family}\` against this worker's state dir`,
+    async mayTake(family, model) {
+      const v = await verdictOf(family);
+      const detail = `${v.verdict}${v.reason ? ` (${v.reason})` : ""}`;
+      if (model === "live") {
+        const ok = v.verdict === "passed";
+        note(family, model, ok, () =>
+          v.verdict === UNANSWERED
+            ? (v.reason ?? "")
+            : `its isolation report on this machine is ${detail}; run \`mini-agent-client probe --family ${family}\` against this worker's state dir`,
         );
-      seen.set(family, { passing, at: deps.now() });
-      return passing;
+        return ok;
+      }
+      const ok = v.verdict !== UNANSWERED && v.verdict !== "unavailable" && v.reason !== "image_missing";
+      note(family, model, ok, () =>
+        v.verdict === UNANSWERED
+          ? (v.reason ?? "")
+          : v.reason === "image_missing"
+            ? `no ${family} sandbox image is pinned in this worker's state dir; build one: \`npm run image:build -- --family ${family} --state-dir DIR\``
+            : `its daemon cannot run sandboxes now: ${detail}`,
+      );
+      return ok;
     },
   };
 }

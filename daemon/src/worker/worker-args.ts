@@ -14,8 +14,9 @@ export const WORKER_USAGE = `usage: mini-agent-worker --queue URL --state-dir DI
   --state-dir DIR    this worker's own daemon state: ledger, image lock, credentials, isolation reports
   --concurrency N    cases this worker runs at once, over all its families, 1..16 (default 1); it takes
                      a case only when it has a free slot, so a queued case waits for any worker's slot
-  --families LIST    the image families this worker takes cases of (default: all); live-model cases of a
-                     family only while this machine's isolation report for it is fresh and passing
+  --families LIST    the image families this worker takes cases of (default: all); none of a family
+                     whose image is not pinned in its state dir; live-model cases of a family only
+                     while this machine's isolation report for it is fresh and passing
   --runtime          the container runtime of this worker's sandboxes (default runc)
   --work-dir DIR     where each case is unpacked and run, outside the state dir
                      (default: TMPDIR/mini-agent-worker-<id of the state dir>)

@@ -8,15 +8,15 @@ import { closeAll, redisOf } from "../../../eval/src/fleet/redis-like.js";
 import type { WorkerIdentity } from "../contracts/eval-report.js";
 import type { AttemptLog, FleetResult } from "../contracts/fleet.js";
 import { canonicalJson, sha256Hex } from "../workspace/hash.js";
-import { createLiveWatch } from "./live-watch.js";
+import { createTakeWatch } from "./take-watch.js";
 import { JobRefused, runJob } from "./run-job.js";
 import { startTakeLoop } from "./take-loop.js";
 import type { WorkerOptions } from "./worker-args.js";
 
 /** how long a round that found no job waits before the next one (the queues are polled, not blocked on: one loop serves them all) */
 const IDLE_MS = 500;
-/** how old a family's verdict may be when a live case is fetched (a health read of the worker's own daemon) */
-const LIVE_RECHECK_MS = 2000;
+/** how old a family's verdict may be when a case is fetched (a health read of the worker's own daemon; take-watch.ts) */
+const RECHECK_MS = 2000;
 /** a result that cannot be written (Redis away) is tried again this often, a second apart, while the case's lock may still hold */
 const FINISH_RETRIES = 120;
 /** the same queue error is said again only after this long */
@@ -122,7 +122,7 @@ export async function startWorker(opts: WorkerOptions, deps: WorkerDeps): Promis
   // the stall check runs on every queue this worker serves, as a processing Worker's would: a dead worker's case moves on
   for (const s of sources) s.w.startStalledCheckTimer().catch((err: Error) => deps.onError(`queue ${s.w.name}: stall check: ${err.message}`));
 
-  const live = createLiveWatch({ verdict: familyVerdict, now: deps.now, recheckMs: LIVE_RECHECK_MS, log: deps.onNotice });
+  const watch = createTakeWatch({ verdict: familyVerdict, now: deps.now, recheckMs: RECHECK_MS, log: deps.onNotice });
   let closing = false;
   let tokens = 0;
   const runOne = async (job: Job, token: string) => {
@@ -169,7 +169,7 @@ export async function startWorker(opts: WorkerOptions, deps: WorkerDeps): Promis
         return job === undefined ? undefined : { job, token };
       },
     })),
-    mayTake: async (s) => !closing && (s.model === "replay" || (await live.mayTakeLive(s.family))),
+    mayTake: async (s) => !closing && (await watch.mayTake(s.family, s.model)),
     run: ({ job, token }) => runOne(job, token),
     idleMs: IDLE_MS,
     sleep,
