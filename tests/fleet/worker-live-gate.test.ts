@@ -37,24 +37,35 @@ async function until<T>(what: string, f: () => Promise<T | null>, ms = 600_000):
   }
 }
 
+/** A worker of its own (a copy of the base's image lock) on `families`, and a queue handle per case. */
+async function workerFor(id: string, families: string, cases: Array<{ queue: string }>) {
+  const stateDir = workerStateDir(base, id, imageLock);
+  const w = await startWorker({ queue: redis.url, stateDir, id, args: ["--families", families] });
+  workers.push(w);
+  const connection = connectionOptions(parseQueueUrl(redis.url));
+  const queues = cases.map((c) => new Queue(c.queue, { connection }));
+  return { stateDir, w, queues, close: () => Promise.all(queues.map((q) => q.close())) };
+}
+
+/** `ran` passes on the worker while `held` stays queued, never started, although the loop has gone round its queues (every half second) many times */
+async function heldWhileOtherRuns(ran: { q: Queue; jobId: string }, held: { q: Queue; jobId: string }): Promise<void> {
+  await until("the other case done", async () => ((await ran.q.getJobState(ran.jobId)) === "completed" ? true : null));
+  expect((await ran.q.getJob(ran.jobId))!.returnvalue.result.verdict).toBe("passed");
+  await new Promise((r) => setTimeout(r, 3000));
+  expect(await held.q.getJobState(held.jobId)).toBe("waiting");
+  expect((await held.q.getJob(held.jobId))!.attemptsStarted).toBe(0);
+}
+
 describe("a worker without a passing isolation report", () => {
   it("regression: leaves a live case queued for another worker (it took it and failed it with a refusal) while it takes replay cases; takes it once a probe passes", async () => {
     const suiteRun = "11111111111111111111";
     const live = await enqueueCase(redis.url, path.join(REPO, "evals/linkcheck-canonical"), { suiteRun, model: "live" });
     const replay = await enqueueCase(redis.url, path.join(REPO, "evals/linkcheck-commands"), { suiteRun });
-    const stateDir = workerStateDir(base, "worker-l", imageLock);
-    const w = await startWorker({ queue: redis.url, stateDir, id: "worker-l", args: ["--families", "node"] });
-    workers.push(w);
-    const connection = connectionOptions(parseQueueUrl(redis.url));
-    const qLive = new Queue(live.queue, { connection });
-    const qReplay = new Queue(replay.queue, { connection });
+    const { stateDir, w, queues, close } = await workerFor("worker-l", "node", [live, replay]);
+    const [qLive, qReplay] = queues as [Queue, Queue];
     try {
-      await until("the replay case done", async () => ((await qReplay.getJobState(replay.jobId)) === "completed" ? true : null));
-      expect((await qReplay.getJob(replay.jobId))!.returnvalue.result.verdict).toBe("passed");
-      // the loop has gone round its queues (every half second) many times since: the live case is still there for another worker, never started
-      await new Promise((r) => setTimeout(r, 3000));
-      expect(await qLive.getJobState(live.jobId)).toBe("waiting");
-      expect((await qLive.getJob(live.jobId))!.attemptsStarted).toBe(0);
+      // the live case is still there for another worker, never started
+      await heldWhileOtherRuns({ q: qReplay, jobId: replay.jobId }, { q: qLive, jobId: live.jobId });
       // it says why, once
       await until(
         "the worker says it does not take live cases",
@@ -77,8 +88,7 @@ describe("a worker without a passing isolation report", () => {
       // live cases have a queue of their own (a worker without a passing report does not poll it)
       expect(live.queue).toBe(`${replay.queue}-live`);
     } finally {
-      await qLive.close();
-      await qReplay.close();
+      await close();
     }
     expect(await w.stop("SIGTERM")).toBe(0);
     expect(await containersOf(docker, stateDir)).toEqual([]);
@@ -91,18 +101,10 @@ describe("a worker without a family's image", () => {
     const py = await enqueueCase(redis.url, path.join(REPO, "evals/semverlite-canonical"), { suiteRun });
     const node = await enqueueCase(redis.url, path.join(REPO, "evals/linkcheck-final-without-work"), { suiteRun });
     // the base pinned node only: this worker's state dir has no python image
-    const stateDir = workerStateDir(base, "worker-i", imageLock);
-    const w = await startWorker({ queue: redis.url, stateDir, id: "worker-i", args: ["--families", "node,python"] });
-    workers.push(w);
-    const connection = connectionOptions(parseQueueUrl(redis.url));
-    const qPy = new Queue(py.queue, { connection });
-    const qNode = new Queue(node.queue, { connection });
+    const { stateDir, w, queues, close } = await workerFor("worker-i", "node,python", [py, node]);
+    const [qPy, qNode] = queues as [Queue, Queue];
     try {
-      await until("the node case done", async () => ((await qNode.getJobState(node.jobId)) === "completed" ? true : null));
-      expect((await qNode.getJob(node.jobId))!.returnvalue.result.verdict).toBe("passed");
-      await new Promise((r) => setTimeout(r, 3000));
-      expect(await qPy.getJobState(py.jobId)).toBe("waiting");
-      expect((await qPy.getJob(py.jobId))!.attemptsStarted).toBe(0);
+      await heldWhileOtherRuns({ q: qNode, jobId: node.jobId }, { q: qPy, jobId: py.jobId });
       const said = w
         .stderr()
         .split("\n")
@@ -116,8 +118,7 @@ describe("a worker without a family's image", () => {
       expect((await qPy.getJob(py.jobId))!.attemptsStarted).toBe(1);
       expect(w.stderr()).toContain("taking cases of python again: it can run here");
     } finally {
-      await qPy.close();
-      await qNode.close();
+      await close();
     }
     expect(await w.stop("SIGTERM")).toBe(0);
     expect(await containersOf(docker, stateDir)).toEqual([]);
