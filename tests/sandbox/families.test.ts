@@ -111,9 +111,11 @@ describe("go family", () => {
     'package tiny\n\nimport (\n\t"fmt"\n\t"strings"\n\t"testing"\n)\n\nfunc TestAdd(t *testing.T) {\n\tif fmt.Sprint(Add(2, 3)) != strings.TrimSpace(" 5 ") {\n\t\tt.Fatal("wrong sum")\n\t}\n}\n';
 
   it("a sandbox's go test starts from the image's build cache of the standard library: only the package under test is vetted", async () => {
-    const res = await runIn("go", { "go.mod": GO_MOD, "add.go": GO_ADD, "add_test.go": GO_FMT_TEST }, ["go", "test", "-x", "-count=1", "./..."]);
-    expect(res.exit_code, res.out).toBe(0);
-    expect(vetRuns(res.stderr), res.stderr).toBe(1);
+    for (const runtime of runtimes) {
+      const res = await runIn("go", { "go.mod": GO_MOD, "add.go": GO_ADD, "add_test.go": GO_FMT_TEST }, ["go", "test", "-x", "-count=1", "./..."], runtime);
+      expect(res.exit_code, res.out).toBe(0);
+      expect(vetRuns(res.stderr), `${runtime}: ${res.stderr}`).toBe(1);
+    }
     // the same command with the cache moved to an empty folder vets the dependencies too: the count above means something
     const cold = await runIn("go", { "go.mod": GO_MOD, "add.go": GO_ADD, "add_test.go": GO_FMT_TEST }, ["go", "test", "-x", "-count=1", "./..."], "runc", {
       GOCACHE: "/tmp/empty-cache",
