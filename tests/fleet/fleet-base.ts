@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { ImageFamily } from "../../daemon/src/contracts/test-report.js";
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
-import { type RedisHandle, startRedis, type WorkerHandle } from "../../scripts/fleet-kit.js";
+import { containersOf, type RedisHandle, startRedis, type WorkerHandle } from "../../scripts/fleet-kit.js";
 import { tempDir } from "../e2e/harness.js";
 import { pinTestImage } from "../kit/sandbox-image.js";
 
@@ -21,9 +21,23 @@ export async function startFleetBase(prefix: string, families: readonly ImageFam
   return { base, imageLock, redis: await startRedis(path.join(base, "redis")) };
 }
 
-/** Kills the file's workers (their daemons' sandboxes go with the tests' own checks), stops its Redis, removes its folder. */
+/**
+ * Stops the file's workers still running (a test that failed before its own stop): SIGTERM first, so
+ * each worker's daemon drains its sandbox pool, SIGKILL after 30 s; then removes whatever carries a
+ * worker daemon's instance label, so a failed test leaves no container behind for the next file or the
+ * leftover check. Then stops its Redis and removes its folder.
+ */
 export async function stopFleetBase(workers: WorkerHandle[], f: Partial<FleetBase>): Promise<void> {
-  for (const w of workers.splice(0)) await w.stop("SIGKILL");
+  const docker = createDockerClient(process.env);
+  for (const w of workers.splice(0)) {
+    const stopped = await Promise.race([w.stop("SIGTERM"), new Promise<null>((r) => setTimeout(() => r(null), 30_000))]);
+    if (stopped === null) await w.stop("SIGKILL");
+    for (const c of await containersOf(docker, w.stateDir))
+      await docker
+        .getContainer(c.Id)
+        .remove({ force: true, v: true })
+        .catch(() => undefined);
+  }
   await f.redis?.stop();
   if (f.base) fs.rmSync(f.base, { recursive: true, force: true });
 }
