@@ -35,11 +35,12 @@ export async function buildGoCacheSeed(outDir: string, imageEnv: Record<string, 
       GOTMPDIR: work,
     };
     const { stdout } = await run("go", ["list", "-e", "-f", "{{if not .Incomplete}}{{.ImportPath}}{{end}}", "std"], { env, cwd: work, maxBuffer: 8 << 20 });
+    const source = seedSource(stdout.split("\n"));
     const goTest = async (dir: string) => {
       const mod = path.join(work, dir);
       await fs.mkdir(mod);
       await fs.writeFile(path.join(mod, "go.mod"), "module mini-agent.invalid/seed\n\ngo 1.19\n");
-      await fs.writeFile(path.join(mod, "seed.go"), seedSource(stdout.split("\n")));
+      await fs.writeFile(path.join(mod, "seed.go"), source);
       await fs.writeFile(path.join(mod, "seed_test.go"), 'package seed\n\nimport "testing"\n\nfunc TestSeed(t *testing.T) {}\n');
       // go test: the same vet analyzers and flags as a sandbox's `go test`, so the same cache keys
       await run("go", ["test", "-count=1", "./..."], { env, cwd: mod, timeout: 15 * 60_000, maxBuffer: 8 << 20 });
@@ -99,25 +100,21 @@ export function seedSource(importPaths: string[]): string {
  */
 async function normalizeCache(dir: string): Promise<void> {
   await fs.rm(path.join(dir, "trim.txt"), { force: true });
-  for (const sub of await fs.readdir(dir)) {
-    if (!/^[0-9a-f]{2}$/.test(sub)) continue;
-    for (const name of await fs.readdir(path.join(dir, sub))) {
-      if (!name.endsWith("-a")) continue;
-      const file = path.join(dir, sub, name);
-      const entry = parseActionEntry(await fs.readFile(file, "utf8"));
-      if (entry === null) throw new Error(`go cache seed: unexpected action entry ${file}`);
-      const output = path.join(dir, entry.output.slice(0, 2), `${entry.output}-d`);
-      const head = await fs.readFile(output).then(
-        (b) => b.subarray(0, 12).toString("latin1"),
-        () => "",
-      );
-      if (head.startsWith("go index v")) {
-        await fs.rm(file);
-        await fs.rm(output, { force: true });
-        continue;
-      }
-      await fs.writeFile(file, formatActionEntry({ ...entry, time: 0n }));
+  for (const file of await cacheFiles(dir)) {
+    if (!file.endsWith("-a")) continue;
+    const entry = parseActionEntry(await fs.readFile(file, "utf8"));
+    if (entry === null) throw new Error(`go cache seed: unexpected action entry ${file}`);
+    const output = path.join(dir, entry.output.slice(0, 2), `${entry.output}-d`);
+    const head = await fs.readFile(output).then(
+      (b) => b.subarray(0, 12).toString("latin1"),
+      () => "",
+    );
+    if (head.startsWith("go index v")) {
+      await fs.rm(file);
+      await fs.rm(output, { force: true });
+      continue;
     }
+    await fs.writeFile(file, formatActionEntry({ ...entry, time: 0n }));
   }
 }
 
