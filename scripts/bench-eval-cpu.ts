@@ -6,7 +6,7 @@ import { instanceIdFor } from "../daemon/src/config/state-dir.js";
 import { EvalReport } from "../daemon/src/contracts/eval-report.js";
 import { createDockerClient } from "../daemon/src/sandbox/docker-client.js";
 import { INSTANCE_LABEL, PURPOSE_LABEL } from "../daemon/src/sandbox/labels.js";
-import { bin, built, machineCpu, requireFreshBins, pinImages, run, startDaemon, suiteDir } from "./bench-eval-kit.js";
+import { bin, built, machineCpu, requireFreshBins, pinImages, run, startDaemon, suiteDir, TICK } from "./bench-eval-kit.js";
 
 /**
  * `npm run bench:eval-cpu [-- --suite DIR] [--concurrency N] [--image-lock FILE] [--idle-s S] [--cpu-prof DIR] [--daemon-arg ARG]...`
@@ -23,8 +23,6 @@ import { bin, built, machineCpu, requireFreshBins, pinImages, run, startDaemon, 
  * Short-lived processes are sampled, not accounted at exit: a shim's last
  * <100 ms is missed, so the shim figure is a slight underestimate.
  */
-/** USER_HZ: /proc/PID/stat counts clock ticks of 1/100 s on Linux */
-const TICK = 100;
 const SAMPLE_MS = 100;
 
 interface Options {

@@ -117,13 +117,13 @@ export function suiteDir(suite: string | null, root: string): string {
   return suite ?? (fs.existsSync(path.join(REPO, "evals")) ? path.join(REPO, "evals") : fixtureSuite(root));
 }
 
-/** USER_HZ: /proc/stat counts clock ticks of 1/100 s on Linux */
-const STAT_TICK = 100;
+/** USER_HZ: /proc/stat and /proc/PID/stat count clock ticks of 1/100 s on Linux */
+export const TICK = 100;
 
 /** the machine's busy and total CPU seconds since boot (all cores), from /proc/stat */
 export function machineCpu(): { busy: number; total: number } {
   const line = fs.readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number);
-  const total = line.reduce((a, b) => a + b, 0) / STAT_TICK;
-  const idle = ((line[3] ?? 0) + (line[4] ?? 0)) / STAT_TICK;
+  const total = line.reduce((a, b) => a + b, 0) / TICK;
+  const idle = ((line[3] ?? 0) + (line[4] ?? 0)) / TICK;
   return { busy: total - idle, total };
 }
