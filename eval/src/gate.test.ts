@@ -36,6 +36,53 @@ describe("gate rules, each both ways", () => {
     expect(ruleOf(gate(rate(1), null, GATE_DEFAULTS), "protocol_error_rate").outcome).toBe("block");
   });
 
+  it("regression: protocol errors a case provokes on purpose (require.protocol_errors) do not count, so a suite of refused-call cases passes its own gate; errors beyond them still block", () => {
+    const suite = (extra: number) =>
+      makeReport([
+        makeCase("fix", { tool_calls: 8 }),
+        makeCase("unknown-tool", { tool_calls: 1, protocol_errors: 1 + extra, expected_protocol_errors: 1 }),
+        makeCase("invalid-fields", { tool_calls: 1, protocol_errors: 1, expected_protocol_errors: 1 }),
+      ]);
+    const ok = ruleOf(gate(suite(0), null, GATE_DEFAULTS), "protocol_error_rate");
+    expect(ok).toMatchObject({ outcome: "pass", observed: "0 % of tool calls unexpected (20 % with the expected ones)" });
+    expect(gate(suite(0), null, GATE_DEFAULTS).decision).toBe("allow");
+    expect(ruleOf(gate(suite(1), null, GATE_DEFAULTS), "protocol_error_rate").outcome).toBe("block");
+  });
+
+  it("a report made before expected protocol errors existed is judged on every error", () => {
+    const old = makeReport([makeCase("a", { tool_calls: 10, protocol_errors: 1 })]);
+    const { unexpected_protocol_errors: _n, unexpected_protocol_error_rate: _r, ...aggregates } = old.aggregates;
+    expect(ruleOf(gate({ ...old, aggregates }, null, GATE_DEFAULTS), "protocol_error_rate")).toMatchObject({
+      outcome: "block",
+      observed: "10 % of tool calls",
+    });
+  });
+
+  it("absolute rules from a rules file: any unexpected protocol error blocks, a case over N tool calls asks for review; both off by default", () => {
+    const report = makeReport([
+      makeCase("a", { tool_calls: 30, protocol_errors: 1 }),
+      makeCase("b", { tool_calls: 100, protocol_errors: 1, expected_protocol_errors: 1 }),
+    ]);
+    expect(ruleOf(gate(report, null, GATE_DEFAULTS), "protocol_errors_max").outcome).toBe("off");
+    expect(ruleOf(gate(report, null, GATE_DEFAULTS), "tool_calls_per_case_max").outcome).toBe("off");
+    const rules = parseGateRules(
+      {
+        schema_version: 1,
+        rules: {
+          protocol_errors_max: { outcome: "block", max: 0 },
+          tool_calls_per_case_max: { outcome: "review", max: 50 },
+          protocol_error_rate: { outcome: "off" },
+        },
+      },
+      "t",
+    );
+    const r = gate(report, null, rules);
+    expect(ruleOf(r, "protocol_errors_max")).toMatchObject({ outcome: "block", observed: "unexpected protocol errors: 1 (a: 1)" });
+    expect(ruleOf(r, "tool_calls_per_case_max")).toMatchObject({ outcome: "review", observed: "cases over it: 1 (b: 100)" });
+    expect(r.decision).toBe("block");
+    expect(() => parseGateRules({ schema_version: 1, rules: { tool_calls_per_case_max: { max: -1 } } }, "t")).toThrow(/tool_calls_per_case_max/);
+  });
+
   it("regression_test_missing: completed with must_write_creatable failed asks for review; with it passed, or not completed, it passes", () => {
     const withRule = (passed: boolean, status: "completed" | "failed") =>
       makeCase("a", { status, rules: [{ rule: "must_write_creatable", expected: true, observed: passed, passed }] });

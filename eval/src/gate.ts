@@ -1,6 +1,7 @@
 import type { EvalReport } from "../../daemon/src/contracts/eval-report.js";
 import { MiniAgentError } from "../../daemon/src/errors.js";
 import type { GateOutcome, GateRuleName, GateRules } from "./gate-rules.js";
+import { unexpectedProtocolErrors } from "./report-aggregate.js";
 
 /**
  * The release gate: reads two reports (never runs anything) and decides
@@ -75,6 +76,8 @@ export function gate(report: EvalReport, baseline: EvalReport | null, rules: Gat
     meanUp("tool_calls_up", "mean tool calls", report.aggregates.tool_calls.mean, baseline?.aggregates.tool_calls.mean ?? null, rules.tool_calls_up),
     meanUp("tokens_up", "mean tokens", report.aggregates.tokens.mean_per_case, baseline?.aggregates.tokens.mean_per_case ?? null, rules.tokens_up),
     passRateDown(report, baseline, rules),
+    protocolErrorsMax(report, rules),
+    toolCallsPerCaseMax(report, rules),
   ];
   const decision: GateDecision = results.some((r) => r.outcome === "block") ? "block" : results.some((r) => r.outcome === "review") ? "review" : "allow";
   return {
@@ -116,10 +119,39 @@ function completedCaseFails(report: EvalReport, rules: GateRules): GateRuleResul
   );
 }
 
+/**
+ * Only errors no case expected count: a case that provokes a protocol error on
+ * purpose (`require.protocol_errors` in its expect.json) shows the host refusing
+ * it, which is no regression. A report made before the split counts every error.
+ */
 function protocolErrorRate(report: EvalReport, rules: GateRules): GateRuleResult {
   const { outcome, max } = rules.protocol_error_rate;
-  const rate = report.aggregates.protocol_error_rate;
-  return judged("protocol_error_rate", outcome, rate > max, `${pct(rate)} of tool calls`, `at most ${pct(max)}`);
+  const a = report.aggregates;
+  const split = a.unexpected_protocol_error_rate !== undefined;
+  const rate = a.unexpected_protocol_error_rate ?? a.protocol_error_rate;
+  const observed = split
+    ? `${pct(rate)} of tool calls unexpected${a.protocol_error_rate > rate ? ` (${pct(a.protocol_error_rate)} with the expected ones)` : ""}`
+    : `${pct(rate)} of tool calls`;
+  return judged("protocol_error_rate", outcome, rate > max, observed, `at most ${pct(max)}`);
+}
+
+function protocolErrorsMax(report: EvalReport, rules: GateRules): GateRuleResult {
+  const { outcome, max } = rules.protocol_errors_max;
+  const offending = report.cases.filter((c) => unexpectedProtocolErrors(c) > 0).map((c) => `${c.id}: ${unexpectedProtocolErrors(c)}`);
+  const total = report.cases.reduce((n, c) => n + unexpectedProtocolErrors(c), 0);
+  return judged(
+    "protocol_errors_max",
+    outcome,
+    total > max,
+    `unexpected protocol errors: ${total === 0 ? "none" : `${total} (${offending.join(", ")})`}`,
+    `at most ${max}`,
+  );
+}
+
+function toolCallsPerCaseMax(report: EvalReport, rules: GateRules): GateRuleResult {
+  const { outcome, max } = rules.tool_calls_per_case_max;
+  const over = report.cases.filter((c) => c.tool_calls > max).map((c) => `${c.id}: ${c.tool_calls}`);
+  return judged("tool_calls_per_case_max", outcome, over.length > 0, `cases over it: ${listIds(over)}`, `at most ${max} tool calls per case`);
 }
 
 function regressionTestMissing(report: EvalReport, rules: GateRules): GateRuleResult {

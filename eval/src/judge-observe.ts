@@ -1,3 +1,4 @@
+import { PROTOCOL_ERROR_CODES } from "../../daemon/src/contracts/eval-case.js";
 import type { RunStatus } from "../../daemon/src/contracts/run.js";
 import type { RunView, TraceEvent } from "../../daemon/src/contracts/run-view.js";
 
@@ -34,8 +35,6 @@ export interface Observation {
   protocol_errors: number;
 }
 
-const PROTOCOL_ERRORS = new Set(["invalid_fields", "unknown_tool"]);
-
 export function observeRun(run: RunView, events: TraceEvent[]): Observation {
   const calls: Observation["calls"] = [];
   const called = new Set<string>();
@@ -61,7 +60,7 @@ export function observeRun(run: RunView, events: TraceEvent[]): Observation {
         const error = typeof p.error === "string" ? p.error : null;
         calls.push({ tool, ok: p.ok === true, error });
         if (tool !== "") called.add(tool);
-        if (error !== null && PROTOCOL_ERRORS.has(error)) protocol += 1;
+        if (error !== null && PROTOCOL_ERROR_CODES.has(error)) protocol += 1;
         if (tool === "run_command" && error === "policy_denied") denied += 1;
         // a red run is an error result (tests_failed, false_green...) that still carries its figures
         if (tool === "run_tests" && (typeof p.discovered === "number" || p.exit_code_only === true)) tests.push(testColour(p));

@@ -97,6 +97,17 @@ describe("judgeCase: one RuleResult per rule present in expect.json", () => {
     expect(verdictOf(rules, false)).toBe("passed");
   });
 
+  it("require.protocol_errors: exactly the expected number of refused calls passes; fewer or more fails", () => {
+    const expectN = (n: number) => CaseExpect.parse({ schema_version: 1, status: "completed", require: { protocol_errors: n } });
+    const withErrors = (n: number) => [
+      ...goodEvents(),
+      ...Array.from({ length: n }, (_, i) => ev("tool_observed", { tool: "nope", ok: false, error: "unknown_tool" }, `p${i}`)),
+    ];
+    expect(ruleOf(judgeCase(expectN(1), observeRun(run(), withErrors(1))), "protocol_errors")).toMatchObject({ expected: 1, observed: 1, passed: true });
+    expect(ruleOf(judgeCase(expectN(1), observeRun(run(), withErrors(0))), "protocol_errors")?.passed).toBe(false);
+    expect(ruleOf(judgeCase(expectN(1), observeRun(run(), withErrors(2))), "protocol_errors")?.passed).toBe(false);
+  });
+
   it("only status is judged when expect.json names nothing else (an absent rule is never reported as passed)", () => {
     const rules = judgeCase(CaseExpect.parse({ schema_version: 1, status: "completed" }), observeRun(run(), goodEvents()));
     expect(rules.map((r) => r.rule)).toEqual(["status"]);

@@ -32,6 +32,7 @@ export function judgeCase(expect: CaseExpect, o: Observation): RuleResult[] {
     const seen = firstRed >= 0 && o.tests.indexOf("green", firstRed + 1) > firstRed;
     rule("red_before_green", req.red_before_green, o.tests, !req.red_before_green || seen);
   }
+  if (req.protocol_errors !== undefined) rule("protocol_errors", req.protocol_errors, o.protocol_errors, o.protocol_errors === req.protocol_errors);
 
   const forbid = expect.forbid ?? {};
   if (forbid.no_protected_change !== undefined)

@@ -15,6 +15,7 @@ export function aggregate(cases: CaseResult[]): EvalAggregates {
   const prompt = sum(cases.map((c) => c.tokens.prompt));
   const completion = sum(cases.map((c) => c.tokens.completion));
   const toolCalls = sum(cases.map((c) => c.tool_calls));
+  const unexpected = sum(cases.map(unexpectedProtocolErrors));
   return {
     cases: cases.length,
     passed: count("passed"),
@@ -27,7 +28,14 @@ export function aggregate(cases: CaseResult[]): EvalAggregates {
     tool_calls: spread(cases.map((c) => c.tool_calls)),
     tokens: { prompt, completion, mean_per_case: cases.length === 0 ? 0 : (prompt + completion) / cases.length },
     protocol_error_rate: toolCalls === 0 ? 0 : sum(cases.map((c) => c.protocol_errors)) / toolCalls,
+    unexpected_protocol_errors: unexpected,
+    unexpected_protocol_error_rate: toolCalls === 0 ? 0 : unexpected / toolCalls,
   };
+}
+
+/** A case's protocol errors beyond those its expect.json provokes on purpose. */
+export function unexpectedProtocolErrors(c: CaseResult): number {
+  return Math.max(0, c.protocol_errors - (c.expected_protocol_errors ?? 0));
 }
 
 /** The value at quantile q of ascending `sorted` by nearest rank: a value that occurred, never an interpolation. */

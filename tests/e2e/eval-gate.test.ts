@@ -65,7 +65,7 @@ const replayOf = (file: string) =>
   JSON.parse(fs.readFileSync(path.join(FIXTURE, file), "utf8")) as { schema_version: 1; decisions: Array<Record<string, unknown>> };
 
 describe("eval run over the shipped suite", () => {
-  it("passes every shipped case at concurrency 2, and its HTML report renders in headless chromium with no console error and is screenshotted", async () => {
+  it("passes every shipped case at concurrency 2 and its own default gate (regression: the cases that provoke protocol errors on purpose blocked it), and its HTML report renders in headless chromium with no console error and is screenshotted", async () => {
     const out = path.join(work, "shipped");
     const r = await client(["eval", "run", EVALS, "--output", out, "--concurrency", "2"]);
     const report = readReport(out);
@@ -77,6 +77,13 @@ describe("eval run over the shipped suite", () => {
     expect(report.cases.length).toBeGreaterThanOrEqual(10);
     expect(report.aggregates.pass_rate).toBe(1);
     expect(report.settings).toMatchObject({ model: "replay", policy_profile: "eval", concurrency: 2 });
+    // the two cases that show a refused call expect their one protocol error each; nothing else makes one
+    expect(report.aggregates.protocol_error_rate).toBeGreaterThan(0);
+    expect(report.aggregates.unexpected_protocol_errors).toBe(0);
+    const g = await client(["gate", "--report", path.join(out, "eval-report.json")]);
+    expect(g.stdout).toMatch(/protocol_error_rate\s+0 % of tool calls unexpected/);
+    expect(g.stdout).toContain("decision: allow");
+    expect(g.code, g.stdout + g.stderr).toBe(0);
 
     const html = path.join(out, "eval-report.html");
     const browser = await launchBrowser();

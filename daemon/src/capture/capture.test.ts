@@ -80,6 +80,8 @@ async function finishedRun(status: "failed" | "running" = "failed"): Promise<{ l
   result("c3", "policy_denied");
   tool("c4", "run_tests", { preset: "unit" });
   result("c4", null);
+  tool("c5", "no_such_tool", {});
+  result("c5", "unknown_tool");
   ledger.appendMessage("run_1", { schema_version: 1, role: "assistant", decision: { kind: "final", text: "done" } });
   return { ledger, ws };
 }
@@ -113,11 +115,12 @@ describe("capture", () => {
       "c2",
       "c3",
       "c4",
+      "c5",
       "final",
     ]);
   });
 
-  it("derives expect.json from the run: only tools that succeeded, red before green, forbids that held, stale calls, limits with tokens", async () => {
+  it("derives expect.json from the run: only tools that succeeded, red before green, the protocol errors it made (replayed, they recur: expected, not a regression), forbids that held, stale calls, limits with tokens", async () => {
     const { ledger } = await finishedRun();
     const out = path.join(tmp(), "case");
     await createCaptureService({ ledger: () => ledger }).capture("run_1", out);
@@ -128,7 +131,7 @@ describe("capture", () => {
       status: "failed",
       reason: "verification_failed",
       // apply_patch was refused and run_command denied: only run_tests succeeded
-      require: { must_call: ["run_tests"], red_before_green: true },
+      require: { must_call: ["run_tests"], red_before_green: true, protocol_errors: 1 },
       // a protected path changed and a command was denied: only the secret scan held
       forbid: { no_secret_in_diff: true },
       stale_calls: ["c1"],

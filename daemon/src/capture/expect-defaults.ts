@@ -1,4 +1,4 @@
-import type { CaseExpect } from "../contracts/eval-case.js";
+import { type CaseExpect, PROTOCOL_ERROR_CODES } from "../contracts/eval-case.js";
 import { globMatcher } from "../workspace/forbidden.js";
 import type { ActionRow, RunRow } from "../store/ledger.js";
 import type { MessageRecord } from "../store/records.js";
@@ -50,6 +50,9 @@ export function expectDefaults(run: RunRow, messages: readonly MessageRecord[], 
   if (called.length > 0) require.must_call = [...called];
   if (createdCreatable) require.must_write_creatable = true;
   if (redBeforeGreen) require.red_before_green = true;
+  // a replayed case makes the same protocol errors again: expected, so the gate does not count them as a regression
+  const protocolErrors = results.filter((x) => x.r.error !== undefined && x.r.error !== null && PROTOCOL_ERROR_CODES.has(x.r.error.code)).length;
+  if (protocolErrors > 0) require.protocol_errors = protocolErrors;
 
   return {
     schema_version: 1,

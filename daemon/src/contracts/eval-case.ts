@@ -31,9 +31,17 @@ export const EXPECT_RULES = [
   "max_turns",
   "max_seconds",
   "max_tokens",
+  "protocol_errors",
 ] as const;
 export const ExpectRule = z.enum(EXPECT_RULES);
 export type ExpectRule = z.infer<typeof ExpectRule>;
+
+/**
+ * Tool error codes that mean the model broke the protocol (not the task): the
+ * eval judge counts them and capture expects as many as the captured run made.
+ * A `model_error` stop is one too, counted from the run's reason.
+ */
+export const PROTOCOL_ERROR_CODES: ReadonlySet<string> = new Set(["invalid_fields", "unknown_tool"]);
 
 const ToolName = z.string().min(1).max(64);
 const Count = z.int().min(0);
@@ -54,6 +62,13 @@ export const CaseExpect = z.strictObject({
       must_write_creatable: z.boolean().optional(),
       /** a run_tests observation that failed came before one that passed */
       red_before_green: z.boolean().optional(),
+      /**
+       * the run made exactly this many model protocol errors (invalid_fields,
+       * unknown_tool, model_error): a case that provokes them on purpose says
+       * so, and those are then not counted in the suite's protocol-error rate
+       * that the release gate judges (only unexpected ones are a regression)
+       */
+      protocol_errors: Count.optional(),
     })
     .optional(),
   forbid: z

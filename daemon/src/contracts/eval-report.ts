@@ -67,6 +67,8 @@ export const CaseResult = z.strictObject({
   verifier_rejections: Count,
   /** model protocol errors: observations with invalid_fields / unknown_tool, model_error turns */
   protocol_errors: Count,
+  /** how many of them the case's expect.json expects (`require.protocol_errors`; absent in older reports: 0) */
+  expected_protocol_errors: Count.optional(),
   /** how many times the case was started (a daemon crash re-runs it from a fresh workspace) */
   attempts: z.int().min(1),
   /** relative to the report: the run's trace file copy and its final diff */
@@ -99,6 +101,13 @@ export const EvalAggregates = z.strictObject({
   tokens: z.strictObject({ prompt: Count, completion: Count, mean_per_case: z.number().min(0) }),
   /** protocol errors per tool call over the suite */
   protocol_error_rate: z.number().min(0),
+  /**
+   * protocol errors that no case expected (each case's errors beyond its
+   * `require.protocol_errors`), in all and per tool call: what the gate judges.
+   * Absent in reports made before it: the gate then judges every error.
+   */
+  unexpected_protocol_errors: Count.optional(),
+  unexpected_protocol_error_rate: z.number().min(0).optional(),
 });
 export type EvalAggregates = z.infer<typeof EvalAggregates>;
 
