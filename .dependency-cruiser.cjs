@@ -28,10 +28,10 @@ module.exports = {
     {
       name: "client-owns-nothing",
       comment:
-        "The client shares only the daemon's contracts, the error codes they name, and the one rule for where the state dir (and so the socket) lives; it never reaches into the daemon's logic.",
+        "The client shares only the daemon's contracts, the error codes they name, the one rule for where the state dir (and so the socket) lives, and the programs' shared command-line helpers (config/cli-args.ts: usage errors; config/program-command.ts: how a printed command names a program); it never reaches into the daemon's logic.",
       severity: "error",
       from: { path: "^client/src/", pathNot: "\\.test\\.ts$" },
-      to: { path: "^daemon/", pathNot: "^daemon/src/(contracts/|errors\\.ts$|config/state-dir\\.ts$)" },
+      to: { path: "^daemon/", pathNot: "^daemon/src/(contracts/|errors\\.ts$|config/(state-dir|cli-args|program-command)\\.ts$)" },
     },
     {
       name: "eval-talks-to-the-daemon-through-its-api",
@@ -39,7 +39,10 @@ module.exports = {
         "eval/ (eval run, capture, metrics, gate) is a client of the daemon: its contracts, error codes, the state-dir rule and the client's API code, never the daemon's logic. Two pure exceptions: the case loader checks a replay's apply_patch versions with the host's own patch rule (tools/patch-text.ts) and file-version hash (workspace/hash.ts), so a case is never judged by a second copy that could disagree.",
       severity: "error",
       from: { path: "^eval/src/", pathNot: "\\.test\\.ts$" },
-      to: { path: "^daemon/", pathNot: "^daemon/src/(contracts/|errors\\.ts$|config/state-dir\\.ts$|tools/patch-text\\.ts$|workspace/hash\\.ts$)" },
+      to: {
+        path: "^daemon/",
+        pathNot: "^daemon/src/(contracts/|errors\\.ts$|config/(state-dir|cli-args|program-command)\\.ts$|tools/patch-text\\.ts$|workspace/hash\\.ts$)",
+      },
     },
     {
       name: "no-test-kits-in-production",

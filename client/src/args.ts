@@ -1,4 +1,5 @@
-import { parseArgs, type ParseArgsConfig } from "node:util";
+import type { ParseArgsConfig } from "node:util";
+import { didYouMean, parseCli } from "../../daemon/src/config/cli-args.js";
 
 /**
  * Command-line grammar of mini-agent-client: one table of commands, each with
@@ -167,7 +168,16 @@ export interface ParsedCommand {
   opts: Record<string, string | boolean | string[] | undefined>;
 }
 
-export type ParseResult = { kind: "command"; cmd: ParsedCommand } | { kind: "help"; text: string } | { kind: "usage_error"; message: string };
+export type ParseResult =
+  | { kind: "command"; cmd: ParsedCommand }
+  | { kind: "help"; text: string }
+  | {
+      kind: "usage_error";
+      /** one line: the flag or value at fault and, when one is near, what was meant */
+      message: string;
+      /** the arguments that show the help for it (`run --help`), after the program's name */
+      help: string;
+    };
 
 const GLOBAL_HELP = `global options (every command): --socket PATH  --state-dir DIR  --json  --help
   socket default: $MINI_AGENT_SOCKET, else <state-dir>/daemon.sock; state dir default as the daemon's
@@ -228,19 +238,21 @@ export function parseClientArgs(argv: string[]): ParseResult {
   const [first, ...afterCommand] = remainder;
   const rest = [...globals, ...afterCommand];
   if (first === undefined || first === "--help" || first === "-h" || first === "help") return { kind: "help", text: usage() };
-  if (!(first in COMMANDS)) return { kind: "usage_error", message: `unknown command: ${first}\n\n${usage()}` };
+  if (!(first in COMMANDS)) {
+    const known = [...Object.keys(COMMANDS), "eval", "gate"];
+    const near = didYouMean(first, known);
+    return { kind: "usage_error", message: `unknown command '${first}'${near ? ` (did you mean '${near}'?)` : ""}`, help: "--help" };
+  }
   const command = first as CommandName;
   const spec: CommandSpec = COMMANDS[command];
-  let parsed;
-  try {
-    parsed = parseArgs({ args: rest, strict: true, allowPositionals: true, options: { ...GLOBAL, ...spec.options } });
-  } catch (err) {
-    return { kind: "usage_error", message: `${(err as Error).message}\n\n${usage(command)}` };
-  }
+  const help = `${command} --help`;
+  const parsed = parseCli(rest, { ...GLOBAL, ...spec.options });
+  if (!parsed.ok) return { kind: "usage_error", message: `${command}: ${parsed.message}`, help };
   if (parsed.values.help) return { kind: "help", text: usage(command) };
   if (parsed.positionals.length !== spec.positionals.length) {
     const want = spec.positionals.length === 0 ? "no arguments" : spec.positionals.join(" ");
-    return { kind: "usage_error", message: `${command} takes ${want}\n\n${usage(command)}` };
+    const got = parsed.positionals.length > spec.positionals.length ? ` (got '${parsed.positionals.slice(spec.positionals.length).join(" ")}' too)` : "";
+    return { kind: "usage_error", message: `${command} takes ${want}${got}`, help };
   }
   return { kind: "command", cmd: { command, args: parsed.positionals, opts: parsed.values as ParsedCommand["opts"] } };
 }

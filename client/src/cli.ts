@@ -1,10 +1,18 @@
 #!/usr/bin/env node
+import { programCommand } from "../../daemon/src/config/program-command.js";
 import { main } from "./main.js";
 
 /** mini-agent-client: a tiny entry; main() decides, the exit code is set here once. */
 const code = await main(process.argv.slice(2), {
   env: process.env,
   cwd: process.cwd(),
+  program: programCommand({
+    bin: "mini-agent-client",
+    file: process.argv[1] ?? "mini-agent-client",
+    execArgv: process.execArgv,
+    execPath: process.execPath,
+    pathEnv: process.env.PATH,
+  }),
   isTTY: process.stdout.isTTY === true && process.stdin.isTTY === true,
   stdoutIsTTY: process.stdout.isTTY === true,
   stderrIsTTY: process.stderr.isTTY === true,

@@ -19,6 +19,8 @@ export interface CommandContext extends FollowIO {
   json: boolean;
   /** `--socket PATH` / `--state-dir DIR` as given, repeated in printed commands */
   commandPrefix: string;
+  /** this program as the user can run it again (config/program-command.ts): the start of every printed command */
+  program: string;
 }
 
 /** a mistake on the command line (exit 64); never sent to the daemon */
@@ -163,7 +165,7 @@ const run: Handler = async (cmd, ctx) => {
   const by = orchestrator !== undefined ? `, orchestrator ${orchestrator}` : "";
   const under = runtime !== undefined ? `, runtime ${runtime}` : "";
   if (!ctx.json) ctx.out(`run ${created.run.run_id} started (model ${model}, backend ${backend.data}${under}${by}, workspace ${workspace})\n`);
-  return followRun(ctx.api, created.run, 0, ctx, { json: ctx.json, commandPrefix: ctx.commandPrefix, interactive: true });
+  return followRun(ctx.api, created.run, 0, ctx, { json: ctx.json, commandPrefix: ctx.commandPrefix, program: ctx.program, interactive: true });
 };
 
 /** --runtime, checked before anything is sent (exit 64): a known OCI runtime, and only for the container backend */
@@ -216,7 +218,7 @@ function testCommandLine(task: Record<string, unknown>): string {
 const status: Handler = async (cmd, ctx) => {
   const { run: r } = await ctx.api.getRun(arg(cmd, 0));
   if (ctx.json) printJson(ctx, statusJson(r));
-  else ctx.out(`${progressLine(r)}\n${whyLine(r, ctx.commandPrefix)}\n${runEndLines(r)}`);
+  else ctx.out(`${progressLine(r)}\n${whyLine(r, ctx.commandPrefix, ctx.program)}\n${runEndLines(r)}`);
   return exitForStatus(r.status);
 };
 
@@ -224,7 +226,7 @@ const list: Handler = async (_cmd, ctx) => {
   const { runs } = await ctx.api.listRuns();
   if (ctx.json) printJson(ctx, runs.map(statusJson));
   else if (runs.length === 0) ctx.out("no runs\n");
-  else for (const r of runs) ctx.out(`${r.run_id}  ${whyLine(r, ctx.commandPrefix)}  ${r.workspace}\n`);
+  else for (const r of runs) ctx.out(`${r.run_id}  ${whyLine(r, ctx.commandPrefix, ctx.program)}  ${r.workspace}\n`);
   return EXIT.ok;
 };
 
@@ -239,7 +241,7 @@ function thenFollow(act: (cmd: ParsedCommand, ctx: CommandContext) => ReturnType
       else ctx.out(`${progressLine(after)}\n`);
       return exitForStatus(after.status);
     }
-    return followRun(ctx.api, after, before.run.last_seq, ctx, { json: ctx.json, commandPrefix: ctx.commandPrefix, interactive: true });
+    return followRun(ctx.api, after, before.run.last_seq, ctx, { json: ctx.json, commandPrefix: ctx.commandPrefix, program: ctx.program, interactive: true });
   };
 }
 
@@ -258,7 +260,7 @@ const resume = thenFollow(
 const cancel: Handler = async (cmd, ctx) => {
   const { run: r } = await ctx.api.cancel(arg(cmd, 0));
   if (ctx.json) printJson(ctx, statusJson(r));
-  else ctx.out(whyLine(r, ctx.commandPrefix) + "\n");
+  else ctx.out(whyLine(r, ctx.commandPrefix, ctx.program) + "\n");
   return exitForStatus(r.status);
 };
 
@@ -333,12 +335,28 @@ const events: Handler = async (cmd, ctx) => {
   const runId = arg(cmd, 0);
   if (flag(cmd, "follow")) {
     const { run: r } = await ctx.api.getRun(runId);
-    return followRun(ctx.api, r, since, { ...ctx, isTTY: false }, { json: ctx.json, commandPrefix: ctx.commandPrefix, interactive: false });
+    return followRun(
+      ctx.api,
+      r,
+      since,
+      { ...ctx, isTTY: false },
+      { json: ctx.json, commandPrefix: ctx.commandPrefix, program: ctx.program, interactive: false },
+    );
   }
   const res = await ctx.api.events(runId, since, 0);
   for (const e of res.events) ctx.out((ctx.json ? JSON.stringify(e) : eventLine(e)) + "\n");
   return EXIT.ok;
 };
+
+/** A family's isolation verdict in words: "no probe has run yet" is not "stale". */
+function isolationText(f: { verdict: string; generated_at: string | null; reason: string | null }): string {
+  const at = f.generated_at ? ` (report of ${f.generated_at})` : "";
+  if (f.verdict === "passed") return `passed${at}`;
+  if (f.reason === "no_report") return "none: no probe has run yet for this image, sandbox config, engine and runtime";
+  if (f.reason === "image_missing") return "none: the image is not built";
+  if (f.verdict === "stale") return `stale${at}: older than a live run accepts`;
+  return `${f.verdict}${at}${f.reason ? ` (${f.reason})` : ""}`;
+}
 
 const health: Handler = async (_cmd, ctx) => {
   const h = await ctx.api.health();
@@ -351,13 +369,14 @@ const health: Handler = async (_cmd, ctx) => {
     ctx.out(
       `image    ${h.engine.image_present ? `present ${h.engine.image_digest}` : `MISSING${h.engine.image_digest ? ` ${h.engine.image_digest}` : ""} (npm run image:build)`}\n`,
     );
+    const probe = (family?: string) => `${ctx.program} probe${ctx.commandPrefix ? ` ${ctx.commandPrefix}` : ""}${family ? ` --family ${family}` : ""}`;
     ctx.out(
-      `isolation ${h.isolation.verdict}${h.isolation.generated_at ? ` at ${h.isolation.generated_at}` : ""}${h.isolation.reason ? ` (${h.isolation.reason})` : ""}${h.isolation.verdict === "passed" ? "" : "; refresh with: mini-agent-client probe"}\n`,
+      `isolation ${isolationText(h.isolation)}${h.isolation.verdict === "passed" ? "" : `; ${h.isolation.reason === "image_missing" ? "build the image: npm run image:build" : `run: ${probe()}`}`}\n`,
     );
     // other families: informational (a live run of that family needs it), never part of the exit code
     for (const [family, f] of Object.entries(h.families ?? {})) {
-      const refresh = f.reason === "image_missing" ? `npm run image:build -- --family ${family}` : `mini-agent-client probe --family ${family}`;
-      ctx.out(`  ${family.padEnd(7)} ${f.verdict}${f.generated_at ? ` at ${f.generated_at}` : ""}${f.verdict === "passed" ? "" : `; ${refresh}`}\n`);
+      const refresh = f.reason === "image_missing" ? `npm run image:build -- --family ${family}` : probe(family);
+      ctx.out(`  ${family.padEnd(7)} ${isolationText(f)}${f.verdict === "passed" ? "" : `; ${refresh}`}\n`);
     }
   }
   return h.ok ? EXIT.ok : EXIT.unavailable;

@@ -25,6 +25,8 @@ export interface FollowOptions {
   json: boolean;
   /** extra flags to repeat in printed commands (e.g. --socket PATH) so they work when pasted */
   commandPrefix: string;
+  /** this program as the user can run it again: printed commands start with it */
+  program: string;
   /** false for `events --follow`: never prompt, just stop and report */
   interactive: boolean;
 }
@@ -70,7 +72,7 @@ export async function followRun(api: ApiClient, start: RunView, since: number, i
         line.clear();
         if (run.status !== "awaiting_approval") {
           if (opts.json) io.out(JSON.stringify(statusJson(run)) + "\n");
-          else io.out(whyLine(run, opts.commandPrefix) + "\n" + runEndLines(run));
+          else io.out(whyLine(run, opts.commandPrefix, opts.program) + "\n" + runEndLines(run));
           return exitForStatus(run.status);
         }
         const decided = await atApproval(api, run, io, opts);
@@ -109,9 +111,9 @@ async function atApproval(api: ApiClient, run: RunView, io: FollowIO, opts: Foll
     io.out(
       [
         `awaiting approval. To ${action?.command ? "run the command" : "apply the change"}:`,
-        `  mini-agent-client approve ${pre}${shellQuote(run.run_id)} ${shellQuote(id)}`,
+        `  ${opts.program} approve ${pre}${shellQuote(run.run_id)} ${shellQuote(id)}`,
         "to refuse it:",
-        `  mini-agent-client reject ${pre}${shellQuote(run.run_id)} ${shellQuote(id)} --reason 'why not'`,
+        `  ${opts.program} reject ${pre}${shellQuote(run.run_id)} ${shellQuote(id)} --reason 'why not'`,
         "",
       ].join("\n"),
     );

@@ -248,6 +248,29 @@ describe("mini-agent-client flow", () => {
     expect(sent).toEqual([]);
   });
 
+  it.each([
+    [["stauts", "r1"], "mini-agent-client: unknown command 'stauts' (did you mean 'status'?)\nrun `node /r/cli.js --help` for more\n"],
+    [["run", "--workspce", "/w"], "mini-agent-client: run: unknown option --workspce (did you mean --workspace?)\nrun `node /r/cli.js run --help` for more\n"],
+    [["status"], "mini-agent-client: status takes RUN\nrun `node /r/cli.js status --help` for more\n"],
+    [["run", "--fixture", "fx", "--model", "lve"], "mini-agent-client: run: --model: use replay or live\nrun `node /r/cli.js run --help` for more\n"],
+  ])(
+    "regression: %j is one line naming the mistake and the near word, then where the help is (it printed Node's message and the whole help), exit 64",
+    async (argv, text) => {
+      const t = io({ tty: false });
+      expect(await main([...argv, "--socket", socket], { ...t.value, program: "node /r/cli.js" })).toBe(64);
+      expect(t.err()).toBe(text);
+      expect(t.out()).toBe("");
+    },
+  );
+
+  it("regression: a printed approve command starts with the program as the user can run it (`mini-agent-client` was not on the PATH)", async () => {
+    const t = io({ tty: false });
+    expect(
+      await main(["run", "--fixture", "fx", "--workspace", path.join(dir, "ws-program"), "--socket", socket], { ...t.value, program: "node /r/cli.js" }),
+    ).toBe(3);
+    expect(t.out()).toMatch(new RegExp(`\\n  node /r/cli\\.js approve --socket ${socket.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")} \\S+ \\S+\\n`));
+  });
+
   it("health exits 2 while isolation is not verified, and says how to refresh it", async () => {
     const t = io({ tty: false });
     expect(await main(["health", "--socket", socket], t.value)).toBe(2);

@@ -1,6 +1,8 @@
 import { isMiniAgentError } from "../../daemon/src/errors.js";
 import { ApiClient } from "./api-client.js";
-import { evalCommandOf, parseClientArgs, usage } from "./args.js";
+import { rewriteProgram } from "../../daemon/src/config/program-command.js";
+import { usageErrorText } from "../../daemon/src/config/cli-args.js";
+import { evalCommandOf, parseClientArgs } from "./args.js";
 import { HANDLERS, UsageError } from "./commands.js";
 import { colorEnabled } from "./color.js";
 import { EXIT, exitForError, type ExitCode } from "./exit-codes.js";
@@ -20,6 +22,8 @@ export interface ClientIO {
   out(s: string): void;
   err(s: string): void;
   ask(question: string): Promise<string>;
+  /** this program as the user can run it again (`mini-agent-client`, or `node /path/cli.js` when not on the PATH); default: the bin's name */
+  program?: string;
 }
 
 // the one rule for which daemon to talk to; its own module so `eval` (loaded from here) can use it without a cycle
@@ -34,8 +38,9 @@ export async function main(argv: string[], io: ClientIO): Promise<ExitCode | num
     io.out(parsed.text + "\n");
     return EXIT.ok;
   }
+  const program = io.program ?? "mini-agent-client";
   if (parsed.kind === "usage_error") {
-    io.err(`mini-agent-client: ${parsed.message}\n`);
+    io.err(usageErrorText("mini-agent-client", parsed.message, `${program} ${parsed.help}`));
     return EXIT.usage;
   }
   const { cmd } = parsed;
@@ -48,6 +53,7 @@ export async function main(argv: string[], io: ClientIO): Promise<ExitCode | num
       cwd: io.cwd,
       json,
       commandPrefix: target.prefix,
+      program,
       isTTY: io.isTTY,
       progress: io.stderrIsTTY,
       diffStyle: { color: colorEnabled(io.env, io.stdoutIsTTY), terminal: io.stdoutIsTTY },
@@ -58,14 +64,17 @@ export async function main(argv: string[], io: ClientIO): Promise<ExitCode | num
     });
   } catch (err) {
     if (err instanceof UsageError) {
-      io.err(`mini-agent-client ${cmd.command}: ${err.message}\n\n${usage(cmd.command)}\n`);
+      io.err(usageErrorText("mini-agent-client", `${cmd.command}: ${err.message}`, `${program} ${cmd.command} --help`));
       return EXIT.usage;
     }
     if (isMiniAgentError(err)) {
       if (json) io.out(JSON.stringify({ error: { code: err.code, message: err.message, ...(err.details && { details: err.details }) } }) + "\n");
-      io.err(`mini-agent-client: ${err.code}: ${err.message}\n`);
+      // a command the daemon names (`mini-agent-client probe`) is printed in the form this user runs the client
+      io.err(`mini-agent-client: ${err.code}: ${rewriteProgram(err.message, "mini-agent-client", program)}\n`);
       const refresh = err.details?.refresh_command;
-      if (typeof refresh === "string" && !err.message.includes(refresh)) io.err(`refresh the isolation report with: ${refresh}\n`);
+      if (typeof refresh === "string" && !err.message.includes(refresh)) {
+        io.err(`refresh the isolation report with: ${rewriteProgram(refresh, "mini-agent-client", program)}${target.prefix ? ` ${target.prefix}` : ""}\n`);
+      }
       return exitForError(err.code);
     }
     // A bug in the client itself: say so briefly, without a stack.

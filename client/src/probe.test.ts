@@ -13,8 +13,15 @@ let socket: string;
 let api: TestApi;
 let probed: Array<{ runtime: unknown; family: unknown }>;
 
+type Fam = { verdict: "none" | "stale" | "passed" | "failed" | "unavailable"; generated_at: string | null; reason: string | null };
+let families: Record<string, Fam> = {};
+
 beforeEach(async () => {
   probed = [];
+  families = {
+    python: { verdict: "none", generated_at: null, reason: "no_report" },
+    go: { verdict: "none", generated_at: null, reason: "image_missing" },
+  };
   const isolation = {
     runProbes: async (runtime?: unknown, family?: unknown) => {
       probed.push({ runtime, family });
@@ -24,10 +31,7 @@ beforeEach(async () => {
     health: async () => ({
       engine: { reachable: true, version: "20.10", runtime: "runc", image_digest: "sha256:x", image_present: true, error: null },
       isolation: { verdict: "passed" as const, generated_at: "2026-01-01T00:00:00Z", reason: null },
-      families: {
-        python: { verdict: "none" as const, generated_at: null, reason: "report_stale" },
-        go: { verdict: "none" as const, generated_at: null, reason: "image_missing" },
-      },
+      families,
     }),
   };
   api = await startTestApi({ runService: {} as RunService, isolation }, "ma-client-probe-");
@@ -81,7 +85,17 @@ describe("mini-agent-client health shows every image family", () => {
   it("each other family's verdict with the command that fixes it; they do not change the exit code", async () => {
     const t = io();
     expect(await main(["health", "--socket", socket], t.value)).toBe(0);
-    expect(t.out()).toContain("python  none; mini-agent-client probe --family python");
-    expect(t.out()).toContain("go      none; npm run image:build -- --family go");
+    // regression: a family never probed said `none (report_stale)`; the printed probe lacked the --socket it needs
+    expect(t.out()).toContain(
+      `python  none: no probe has run yet for this image, sandbox config, engine and runtime; mini-agent-client probe --socket ${socket} --family python`,
+    );
+    expect(t.out()).toContain("go      none: the image is not built; npm run image:build -- --family go");
+  });
+
+  it("a stale report is told apart from none, with the report's date", async () => {
+    families = { python: { verdict: "stale", generated_at: "2026-01-01T00:00:00Z", reason: "report_stale" } };
+    const t = io();
+    expect(await main(["health", "--socket", socket], t.value)).toBe(0);
+    expect(t.out()).toContain("python  stale (report of 2026-01-01T00:00:00Z): older than a live run accepts; mini-agent-client probe");
   });
 });

@@ -15,8 +15,8 @@ import { BUDGET_FLAGS } from "./args.js";
  *   failed: hidden acceptance 4/5 passed (edges_trimmed failed); candidate tests 3/3 passed
  *   budget exhausted: tool_calls (40/40); resume with more budget: mini-agent-client resume RUN --max-tool-calls 80
  */
-export function whyLine(run: RunView, commandPrefix = ""): string {
-  const resume = `mini-agent-client resume ${commandPrefix ? `${commandPrefix} ` : ""}${run.run_id}`;
+export function whyLine(run: RunView, commandPrefix = "", program = "mini-agent-client"): string {
+  const resume = `${program} resume ${commandPrefix ? `${commandPrefix} ` : ""}${run.run_id}`;
   const reason = run.reason ? `: ${run.reason}` : "";
   switch (run.status) {
     case "completed":
@@ -31,7 +31,7 @@ export function whyLine(run: RunView, commandPrefix = ""): string {
       return oneLine(`interrupted${reason}; continue with: ${resume}`);
     case "uncertain":
       return oneLine(
-        `uncertain: ${run.reason ?? "a write may or may not have happened"}; inspect with: mini-agent-client diff ${commandPrefix ? `${commandPrefix} ` : ""}${run.run_id}`,
+        `uncertain: ${run.reason ?? "a write may or may not have happened"}; inspect with: ${program} diff ${commandPrefix ? `${commandPrefix} ` : ""}${run.run_id}`,
       );
     case "awaiting_approval": {
       const a = run.pending_action;

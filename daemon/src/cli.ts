@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { programCommand } from "./config/program-command.js";
 import { miniAgentVersion } from "./config/version.js";
 import { main } from "./main.js";
 import { createDefaultServices } from "./wiring.js";
@@ -10,6 +11,13 @@ import { createDefaultServices } from "./wiring.js";
 const code = await main(process.argv.slice(2), {
   env: process.env,
   cwd: process.cwd(),
+  program: programCommand({
+    bin: "mini-agent-daemon",
+    file: process.argv[1] ?? "mini-agent-daemon",
+    execArgv: process.execArgv,
+    execPath: process.execPath,
+    pathEnv: process.env.PATH,
+  }),
   pid: process.pid,
   version: miniAgentVersion(),
   out: (line) => process.stdout.write(line + "\n"),

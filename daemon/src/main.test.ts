@@ -138,10 +138,11 @@ describe("daemon main()", () => {
     expect(await done).toBe(0);
   });
 
-  it("prints usage and exits 64 on an unknown flag, 0 on --help, touching nothing", async () => {
+  it("a usage error is one line naming the flag (with the near one) and where the help is, exits 64, touching nothing; --help exits 0", async () => {
     const h = harness();
-    expect(await main(["--state-dir", path.join(dir, "never"), "--colour"], h.deps)).toBe(64);
-    expect(h.err.join("")).toContain("usage: mini-agent-daemon");
+    expect(await main(["--state-dir", path.join(dir, "never"), "--log-levl", "debug"], h.deps)).toBe(64);
+    // regression: Node's "Unknown option '--log-levl'. To specify a positional argument …" and 40 lines of help
+    expect(h.err.join("")).toBe("mini-agent-daemon: unknown option --log-levl (did you mean --log-level?)\nrun `mini-agent-daemon --help` for more");
     expect(await main(["--help"], h.deps)).toBe(0);
     expect(fs.existsSync(path.join(dir, "never"))).toBe(false);
     expect(h.steps).toEqual([]);

@@ -3,6 +3,7 @@ import type http from "node:http";
 import os from "node:os";
 import type { DestinationStream, Logger } from "pino";
 import { draftTask, execGitRunner } from "./adhoc/index.js";
+import { usageErrorText } from "./config/cli-args.js";
 import { closeServer, listenTcp, listenUnix } from "./api/listen.js";
 import type { IsolationService, LiveGate } from "./api/ports.js";
 import { createApiServer } from "./api/server.js";
@@ -50,6 +51,8 @@ export interface ServiceContext {
 export interface MainDeps {
   env: NodeJS.ProcessEnv;
   cwd: string;
+  /** mini-agent-daemon as the user can run it (config/program-command.ts), for `--help` in a usage error; default: the bin's name */
+  program?: string;
   pid: number;
   version: string;
   out(line: string): void;
@@ -76,7 +79,7 @@ export async function main(argv: string[], deps: MainDeps): Promise<number> {
     return DAEMON_EXIT.ok;
   }
   if (parsed.kind === "usage_error") {
-    deps.err(`mini-agent-daemon: ${parsed.message}\n\n${DAEMON_USAGE}`);
+    deps.err(usageErrorText("mini-agent-daemon", parsed.message, `${deps.program ?? "mini-agent-daemon"} --help`).trimEnd());
     return DAEMON_EXIT.usage;
   }
   const config = parsed.config;

@@ -224,6 +224,7 @@ async function isolationVerdict(gate: LiveGate, facts: IsolationFacts, stateDir:
   // the gate says "report_stale" both for an old report and for none at all; health tells them apart
   const current = await facts.currentKey(family).catch(() => null);
   const summary = current?.ok ? await readIsolationReportSummary(stateDir, current.key).catch(() => null) : null;
-  if (summary === null) return { verdict: "none", generated_at: null, reason: v.reason };
+  // "none" with no_report: never probed (a first-time user's state), not "stale"
+  if (summary === null) return { verdict: "none", generated_at: null, reason: "no_report" };
   return { verdict: summary.passed ? "stale" : "failed", generated_at: summary.generated_at, reason: v.reason };
 }

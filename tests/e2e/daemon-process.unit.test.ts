@@ -1,3 +1,4 @@
+import { shellRun } from "../kit/shell.js";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -63,8 +64,13 @@ describe("mini-agent-daemon process", () => {
     const stateDir = dir("ma-e2e-");
     const bad = await daemon({ stateDir, args: ["--verbose"], expectReady: false });
     expect(await bad.exited).toBe(64);
-    expect(bad.stderr()).toContain("--verbose");
-    expect(bad.stderr()).toContain("usage: mini-agent-daemon");
+    expect(bad.stderr()).toContain("unknown option --verbose");
+    // one line, then the help command, which runs as printed from a shell without the bins on the PATH
+    const help = /run `(.+)` for more/.exec(bad.stderr())?.[1];
+    expect(help, bad.stderr()).toBeDefined();
+    const shown = await shellRun(help!);
+    expect(shown.code, shown.output).toBe(0);
+    expect(shown.output).toContain("usage: mini-agent-daemon");
     const tokenFile = path.join(stateDir, "token");
     fs.writeFileSync(tokenFile, "a-token-long-enough-1234\n", { mode: 0o600 });
     const wide = await daemon({ stateDir, args: ["--tcp", "0.0.0.0:0", "--token-file", tokenFile], expectReady: false });

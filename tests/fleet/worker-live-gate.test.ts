@@ -3,9 +3,10 @@ import { Queue } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFleetBase, stopFleetBase } from "./fleet-base.js";
 import { pinTestImage } from "../kit/sandbox-image.js";
+import { shellRun } from "../kit/shell.js";
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
 import { connectionOptions, parseQueueUrl } from "../../eval/src/fleet/queue-url.js";
-import { containersOf, enqueueCase, REPO, type RedisHandle, runClient, startWorker, type WorkerHandle, workerStateDir } from "../../scripts/fleet-kit.js";
+import { containersOf, enqueueCase, REPO, type RedisHandle, startWorker, type WorkerHandle, workerStateDir } from "../../scripts/fleet-kit.js";
 
 /**
  * "A worker whose isolation report goes stale stops taking live jobs": a real
@@ -79,9 +80,14 @@ describe("a worker without a passing isolation report", () => {
       expect(stopped, w.stderr()).toHaveLength(1);
       expect(stopped[0]).toMatch(/its isolation report on this machine is (none|stale|failed)/);
 
-      // a passing report for node on this worker's daemon: it takes the live case (the run itself has no model key here; taken is the observation)
-      const probe = await runClient(["probe", "--family", "node", "--state-dir", stateDir]);
-      expect(probe.code, probe.stdout + probe.stderr).toBe(0);
+      // a passing report for node on this worker's daemon, made by the very command the worker printed, run from a
+      // shell that has only the README's set-up (no bins on the PATH): it takes the live case (the run itself has no
+      // model key here; taken is the observation). Regression: it printed `mini-agent-client probe --family node`,
+      // which is not on the PATH and lacked the worker's state dir.
+      const printed = /run: (.+)$/.exec(stopped[0]!)?.[1];
+      expect(printed, stopped[0]).toContain(`probe --family node --state-dir ${stateDir}`);
+      const probe = await shellRun(printed!);
+      expect(probe.code, probe.output).toBe(0);
       await until("the live case taken", async () => ((await qLive.getJob(live.jobId))!.attemptsStarted >= 1 ? true : null), 120_000);
       await until("the live case finished", async () => (["completed", "failed"].includes(await qLive.getJobState(live.jobId)) ? true : null));
       expect(w.stderr()).toContain("taking live-model cases of node again: its isolation report passes");
@@ -110,7 +116,7 @@ describe("a worker without a family's image", () => {
         .split("\n")
         .filter((l) => l.includes("not taking cases of python"));
       expect(said, w.stderr()).toHaveLength(1);
-      expect(said[0]).toContain("npm run image:build -- --family python --state-dir DIR");
+      expect(said[0]).toContain(`npm run image:build -- --family python --state-dir ${stateDir}`);
 
       await pinTestImage(path.join(stateDir, "sandbox-image.lock.json"), "python");
       await until("the python case done", async () => ((await qPy.getJobState(py.jobId)) === "completed" ? true : null));

@@ -1,8 +1,8 @@
 import path from "node:path";
-import { parseArgs } from "node:util";
 import { z } from "zod";
 import { describeZodError } from "../contracts/common.js";
 import { Runtime } from "../contracts/sandbox.js";
+import { parseCli } from "./cli-args.js";
 import { resolveStateDir, statePath } from "./state-dir.js";
 
 /** Every default of the daemon process, in one place (documented in `--help`). */
@@ -111,30 +111,26 @@ const PositiveInt = z
 
 /** Parses argv strictly: unknown flags and stray words are usage errors, never ignored. */
 export function parseDaemonArgs(argv: string[], env: NodeJS.ProcessEnv, cwd: string): ParsedDaemonArgs {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        "state-dir": { type: "string" },
-        socket: { type: "string" },
-        tcp: { type: "string" },
-        "token-file": { type: "string" },
-        "force-non-loopback": { type: "boolean" },
-        "log-level": { type: "string" },
-        runtime: { type: "string" },
-        "control-max-bytes": { type: "string" },
-        "control-max-files": { type: "string" },
-        policy: { type: "string" },
-        "sandbox-pool": { type: "string" },
-        help: { type: "boolean" },
-      },
-    }));
-  } catch (err) {
-    return { kind: "usage_error", message: (err as Error).message };
-  }
+  const parsed = parseCli(
+    argv,
+    {
+      "state-dir": { type: "string" },
+      socket: { type: "string" },
+      tcp: { type: "string" },
+      "token-file": { type: "string" },
+      "force-non-loopback": { type: "boolean" },
+      "log-level": { type: "string" },
+      runtime: { type: "string" },
+      "control-max-bytes": { type: "string" },
+      "control-max-files": { type: "string" },
+      policy: { type: "string" },
+      "sandbox-pool": { type: "string" },
+      help: { type: "boolean" },
+    },
+    false,
+  );
+  if (!parsed.ok) return { kind: "usage_error", message: parsed.message };
+  const values: Record<string, string | boolean | undefined> = parsed.values;
   if (values.help) return { kind: "help" };
 
   const logLevel = z.enum(LOG_LEVELS).safeParse(values["log-level"] ?? DAEMON_DEFAULTS.logLevel);

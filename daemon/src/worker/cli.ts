@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+import path from "node:path";
+import { programCommand } from "../config/program-command.js";
 import { miniAgentVersion } from "../config/version.js";
 import { createDefaultServices } from "../wiring.js";
 import { workerMain } from "./worker-main.js";
@@ -13,6 +15,12 @@ const code = await workerMain(process.argv.slice(2), {
   out: (line) => process.stdout.write(`${line}\n`),
   err: (line) => process.stderr.write(`${line}\n`),
   createServices: createDefaultServices,
+  program: programOf("mini-agent-worker", process.argv[1] ?? "mini-agent-worker"),
+  // the client's entry sits at client/src/cli.* three folders up from this one (dist/ or, under tsx, the sources)
+  clientProgram: programOf(
+    "mini-agent-client",
+    path.resolve(path.dirname(process.argv[1] ?? "."), `../../../client/src/cli${path.extname(process.argv[1] ?? ".js")}`),
+  ),
   onShutdownSignal(handler) {
     const onSignal = (s: NodeJS.Signals) => handler(s);
     process.on("SIGTERM", onSignal);
@@ -25,3 +33,7 @@ const code = await workerMain(process.argv.slice(2), {
 });
 // exit explicitly: Redis connections and engine handles must not keep a stopped worker alive
 process.exit(code);
+
+function programOf(bin: string, file: string): string {
+  return programCommand({ bin, file, execArgv: process.execArgv, execPath: process.execPath, pathEnv: process.env.PATH });
+}

@@ -12,6 +12,10 @@ function watch(verdict: () => Promise<Verdict>, clock = { now: 0 }) {
     now: () => clock.now,
     recheckMs: 1000,
     log: (l) => lines.push(l),
+    commands: {
+      probe: (f) => `node /opt/ma/dist/client/src/cli.js probe --family ${f} --state-dir /srv/w1`,
+      buildImage: (f) => `npm run image:build -- --family ${f} --state-dir /srv/w1`,
+    },
   });
   return { w, lines, reads: () => reads };
 }
@@ -34,7 +38,8 @@ describe("take watch", () => {
     expect(lines).toHaveLength(2);
     expect(lines[0]).toContain("not taking live-model cases of node");
     expect(lines[0]).toContain("stale (report_stale)");
-    expect(lines[0]).toContain("mini-agent-client probe --family node");
+    // regression: the line named `mini-agent-client probe --family node`, without the worker's state dir and in a form not on the PATH
+    expect(lines[0]).toContain("run: node /opt/ma/dist/client/src/cli.js probe --family node --state-dir /srv/w1");
     expect(lines[1]).toBe("taking live-model cases of node again: its isolation report passes");
   });
 
@@ -59,7 +64,7 @@ describe("take watch", () => {
     expect(await w.mayTake("go", "live")).toBe(false);
     expect(lines).toHaveLength(2);
     expect(lines[0]).toContain("not taking cases of go");
-    expect(lines[0]).toContain("npm run image:build -- --family go --state-dir DIR");
+    expect(lines[0]).toContain("npm run image:build -- --family go --state-dir /srv/w1");
     v = { verdict: "none", reason: "report_stale" };
     clock.now += 1000;
     expect(await w.mayTake("go", "replay")).toBe(true);

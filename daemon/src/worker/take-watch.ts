@@ -27,6 +27,8 @@ export interface TakeWatchDeps {
   now(): number;
   recheckMs: number;
   log(line: string): void;
+  /** the commands to print, as they run from this user's shell against this worker's own state dir */
+  commands: { probe(family: ImageFamily): string; buildImage(family: ImageFamily): string };
 }
 
 type Model = "replay" | "live";
@@ -71,9 +73,7 @@ export function createTakeWatch(deps: TakeWatchDeps): { mayTake(family: ImageFam
       if (model === "live") {
         const ok = v.verdict === "passed";
         note(family, model, ok, () =>
-          v.verdict === UNANSWERED
-            ? (v.reason ?? "")
-            : `its isolation report on this machine is ${detail}; run \`mini-agent-client probe --family ${family}\` against this worker's state dir`,
+          v.verdict === UNANSWERED ? (v.reason ?? "") : `its isolation report on this machine is ${detail}; run: ${deps.commands.probe(family)}`,
         );
         return ok;
       }
@@ -82,7 +82,7 @@ export function createTakeWatch(deps: TakeWatchDeps): { mayTake(family: ImageFam
         v.verdict === UNANSWERED
           ? (v.reason ?? "")
           : v.reason === "image_missing"
-            ? `no ${family} sandbox image is pinned in this worker's state dir; build one: \`npm run image:build -- --family ${family} --state-dir DIR\``
+            ? `no ${family} sandbox image is pinned in this worker's state dir; build one: ${deps.commands.buildImage(family)}`
             : `its daemon cannot run sandboxes now: ${detail}`,
       );
       return ok;

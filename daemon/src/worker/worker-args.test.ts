@@ -41,7 +41,9 @@ describe("mini-agent-worker arguments", () => {
     [[...base, "--runtime", "kata"], "--runtime must be runc or runsc"],
     [[...base, "--lock-duration-ms", "5"], "--lock-duration-ms must be"],
     [[...base, "--worker-id", "a b"], "--worker-id takes"],
-    [[...base, "--bogus"], "Unknown option '--bogus'"],
+    [[...base, "--bogus"], "unknown option --bogus"],
+    [[...base, "--concurency", "2"], "unknown option --concurency (did you mean --concurrency?)"],
+    [["--queue"], "--queue needs a value"],
   ])("refuses %j as a usage error naming the problem", (argv, why) => {
     const p = parseWorkerArgs(argv, "/", 1);
     expect(p.kind).toBe("usage_error");

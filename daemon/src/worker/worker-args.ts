@@ -1,6 +1,6 @@
 import os from "node:os";
 import path from "node:path";
-import { parseArgs } from "node:util";
+import { parseCli } from "../config/cli-args.js";
 import { instanceIdFor } from "../config/state-dir.js";
 import { IMAGE_FAMILIES } from "../contracts/sandbox.js";
 import type { ImageFamily } from "../contracts/test-report.js";
@@ -53,29 +53,24 @@ const ms = (name: string, v: string | undefined, dflt: number): number | string 
 
 /** Strict: an unknown option or a bad value is a usage error that starts nothing. */
 export function parseWorkerArgs(argv: string[], cwd: string, pid: number): ParsedWorkerArgs {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        queue: { type: "string" },
-        "queue-password-file": { type: "string" },
-        "state-dir": { type: "string" },
-        concurrency: { type: "string" },
-        families: { type: "string" },
-        runtime: { type: "string" },
-        "worker-id": { type: "string" },
-        "work-dir": { type: "string" },
-        "lock-duration-ms": { type: "string" },
-        "stalled-interval-ms": { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
-    });
-  } catch (err) {
-    return { kind: "usage_error", message: (err as Error).message };
-  }
+  const parsed = parseCli(
+    argv,
+    {
+      queue: { type: "string" },
+      "queue-password-file": { type: "string" },
+      "state-dir": { type: "string" },
+      concurrency: { type: "string" },
+      families: { type: "string" },
+      runtime: { type: "string" },
+      "worker-id": { type: "string" },
+      "work-dir": { type: "string" },
+      "lock-duration-ms": { type: "string" },
+      "stalled-interval-ms": { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+    false,
+  );
+  if (!parsed.ok) return { kind: "usage_error", message: parsed.message };
   const v = parsed.values;
   if (v.help) return { kind: "help" };
   if (!v.queue) return { kind: "usage_error", message: "--queue URL is required" };

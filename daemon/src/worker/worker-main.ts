@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import { resolveQueueTarget } from "../../../eval/src/fleet/queue-password.js";
 import type { QueueTarget } from "../../../eval/src/fleet/queue-url.js";
+import { usageErrorText } from "../config/cli-args.js";
 import { isMiniAgentError } from "../errors.js";
 import { main as daemonMain, type MainDeps, type ReadyInfo } from "../main.js";
 import { parseWorkerArgs, WORKER_USAGE } from "./worker-args.js";
@@ -15,6 +16,10 @@ export interface WorkerMainDeps extends Pick<MainDeps, "env" | "cwd" | "pid" | "
   now(): number;
   /** registers the stop trigger (SIGTERM/SIGINT for the real process); returns an unregister function */
   onShutdownSignal(handler: (signal: string) => void): () => void;
+  /** mini-agent-client as the user can run it (the printed probe commands start with it); default: the bin's name */
+  clientProgram?: string;
+  /** mini-agent-worker as the user can run it (for `--help` in a usage error); default: the bin's name */
+  program?: string;
 }
 
 /**
@@ -31,7 +36,7 @@ export async function workerMain(argv: string[], deps: WorkerMainDeps): Promise<
     return WORKER_EXIT.ok;
   }
   if (parsed.kind === "usage_error") {
-    deps.err(`mini-agent-worker: ${parsed.message}\n\n${WORKER_USAGE}`);
+    deps.err(usageErrorText("mini-agent-worker", parsed.message, `${deps.program ?? "mini-agent-worker"} --help`).trimEnd());
     return WORKER_EXIT.usage;
   }
   const opts = parsed.opts;
@@ -88,6 +93,7 @@ export async function workerMain(argv: string[], deps: WorkerMainDeps): Promise<
       now: deps.now,
       onError: (m) => deps.err(`mini-agent-worker: ${m}`),
       onNotice: (m) => deps.err(`mini-agent-worker: ${m}`),
+      clientProgram: deps.clientProgram ?? "mini-agent-client",
     });
   } catch (err) {
     off();

@@ -8,6 +8,7 @@ import { closeAll, redisOf } from "../../../eval/src/fleet/redis-like.js";
 import type { WorkerIdentity } from "../contracts/eval-report.js";
 import type { AttemptLog, FleetResult } from "../contracts/fleet.js";
 import { canonicalJson, sha256Hex } from "../workspace/hash.js";
+import { shellWord } from "../config/program-command.js";
 import { createTakeWatch } from "./take-watch.js";
 import { JobRefused, runJob } from "./run-job.js";
 import { startTakeLoop } from "./take-loop.js";
@@ -47,6 +48,8 @@ export interface WorkerDeps {
   onError(message: string): void;
   /** a change of what this worker takes (live cases of a family stopped / resumed), with its reason */
   onNotice(message: string): void;
+  /** mini-agent-client as the user can run it (config/program-command.ts), for the commands the worker prints */
+  clientProgram: string;
 }
 
 export async function startWorker(opts: WorkerOptions, deps: WorkerDeps): Promise<RunningWorker> {
@@ -122,7 +125,17 @@ export async function startWorker(opts: WorkerOptions, deps: WorkerDeps): Promis
   // the stall check runs on every queue this worker serves, as a processing Worker's would: a dead worker's case moves on
   for (const s of sources) s.w.startStalledCheckTimer().catch((err: Error) => deps.onError(`queue ${s.w.name}: stall check: ${err.message}`));
 
-  const watch = createTakeWatch({ verdict: familyVerdict, now: deps.now, recheckMs: RECHECK_MS, log: deps.onNotice });
+  const stateDirArg = shellWord(deps.stateDir);
+  const watch = createTakeWatch({
+    verdict: familyVerdict,
+    now: deps.now,
+    recheckMs: RECHECK_MS,
+    log: deps.onNotice,
+    commands: {
+      probe: (family) => `${deps.clientProgram} probe --family ${family} --state-dir ${stateDirArg}`,
+      buildImage: (family) => `npm run image:build -- --family ${family} --state-dir ${stateDirArg}`,
+    },
+  });
   let closing = false;
   let tokens = 0;
   const runOne = async (job: Job, token: string) => {
