@@ -41,3 +41,49 @@ describe("run_command under the built-in policy", () => {
     expect(denyTokenHit(["node", "--title=curly", "x.js"], tokens)).toBeNull();
   });
 });
+
+describe("deny tokens after normalising options and npm's own command aliases", () => {
+  it.each([
+    [["python3", "-mpip", "install", "requests"], "policy:ci:deny_token:pip install"],
+    [["python3", "-Impip", "install", "requests"], "policy:ci:deny_token:pip install"],
+    [["npm", "isntall", "left-pad"], "policy:ci:deny_token:npm install"],
+    [["npm", "add", "left-pad"], "policy:ci:deny_token:npm install"],
+    [["npm", "i", "left-pad"], "policy:ci:deny_token:npm install"],
+    [["npm", "insta", "left-pad"], "policy:ci:deny_token:npm install"],
+    [["npm", "--global", "in", "left-pad"], "policy:ci:deny_token:npm install"],
+    [["npm", "publis"], "policy:ci:deny_token:npm publish"],
+    [["npm", "ci"], "policy:ci:deny_token:npm ci"],
+    [["npm", "clean-install"], "policy:ci:deny_token:npm ci"],
+    [["npm", "installTest"], "policy:ci:deny_token:npm install-test"],
+    [["rm", "-fr", "/"], "policy:ci:deny_token:rm -rf /"],
+    [["rm", "-f", "-r", "/"], "policy:ci:deny_token:rm -rf /"],
+    [["rm", "-Rf", "//"], "policy:ci:deny_token:rm -rf /"],
+    [["rm", "--recursive", "--force", "/."], "policy:ci:deny_token:rm -rf /"],
+    [["chmod", "0777", "x"], "policy:ci:deny_token:chmod 777"],
+    [["chmod", "-R", "1777", "x"], "policy:ci:deny_token:chmod 777"],
+    [["chmod", "a+rwx", "x"], "policy:ci:deny_token:chmod 777"],
+    [["chmod", "u=rwx,go+rwx", "x"], "policy:ci:deny_token:chmod 777"],
+    [["git", "send-pack", "origin", "main"], "policy:ci:deny_token:git send-pack"],
+    [["go", "run", "golang.org/x/tools/cmd/stringer@latest"], "policy:ci:deny_token:go run *@*"],
+    [["go", "run", "-mod=mod", "example.com/x@v1.2.3", "arg"], "policy:ci:deny_token:go run *@*"],
+  ])("regression: %j was an ask, not the deny its token means", (argv, rule) => {
+    const ci = resolveEffectivePolicy({ file: null, source: null, profile: "ci" });
+    // ci denies unlisted commands anyway: the rule that decided must be the deny token
+    expect(decideByPolicy(ci, { class: "command", argv })).toEqual({ verdict: "deny", rule });
+    expect(decideByPolicy(interactive, { class: "command", argv }).verdict).toBe("deny");
+  });
+
+  it("normalising adds words, never loses one: look-alikes that are not the denied command stay undecided by tokens", () => {
+    expect(denyTokenHit(["rm", "-r", "build"], tokens)).toBeNull();
+    expect(denyTokenHit(["rm", "-rf", "/tmp/x"], tokens)).toBeNull();
+    expect(denyTokenHit(["chmod", "755", "x"], tokens)).toBeNull();
+    expect(denyTokenHit(["chmod", "u+rwx", "x"], tokens)).toBeNull();
+    expect(denyTokenHit(["npm", "test"], tokens)).toBeNull();
+    expect(denyTokenHit(["npm", "run", "lint"], tokens)).toBeNull();
+    expect(denyTokenHit(["go", "run", "./cmd/tool"], tokens)).toBeNull();
+    expect(denyTokenHit(["python3", "-m", "pytest", "-x"], tokens)).toBeNull();
+    // a person's own token is normalised the same way: "npm i" is npm's install
+    expect(denyTokenHit(["npm", "isntall"], ["npm i"])).toBe("npm i");
+    expect(denyTokenHit(["rm", "-r", "-f", "dist"], ["rm -fr dist"])).toBe("rm -fr dist");
+  });
+});

@@ -37,6 +37,8 @@ export const BUILTIN_POLICY: PolicyFile = {
       ["go", "vet"],
       ["gofmt", "-l"],
     ],
+    // matched after normalising (command-words.ts): `rm -fr /`, `npm isntall`, `python3 -mpip install`
+    // and `chmod 0777` hit these. A convenience above a sandbox without network, not the boundary.
     deny_tokens: [
       "curl",
       "wget",
@@ -57,17 +59,26 @@ export const BUILTIN_POLICY: PolicyFile = {
       "git push",
       "git remote",
       "git config",
+      "git send-pack",
+      "git http-push",
       "rm -rf /",
       "chmod 777",
       "pip install",
       "pip3 install",
+      // npm's own aliases and typos name the same commands (`npm i`, `add`, `isntall`: policy/npm-commands.ts)
       "npm install",
-      "npm i",
+      "npm ci",
+      "npm install-test",
+      "npm install-ci-test",
+      "npm update",
       "npm publish",
       "yarn add",
       "pnpm add",
       "go get",
       "go install",
+      // `go run x@latest` fetches and runs a module
+      "go run *@*",
+      "go mod download",
     ],
   },
   profiles: {
