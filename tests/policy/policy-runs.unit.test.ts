@@ -235,7 +235,7 @@ describe("profiles", () => {
     const policy = runs.ledger.getRun(ev.run.run_id).record.policy!;
     expect(policy.profile).toBe("eval");
     expect(decideByPolicy(policy, { class: "command", argv: ["make", "lint"] })).toEqual({ verdict: "deny", rule: "policy:eval:commands.unlisted" });
-    expect(decideByPolicy(policy, { class: "command", argv: ["go", "vet", "./..."] })).toEqual({ verdict: "allow", rule: "policy:eval:allow:go vet" });
+    expect(decideByPolicy(policy, { class: "command", argv: ["go", "vet", "./..."] })).toEqual({ verdict: "allow", rule: "policy:eval:allow:go vet <pkg>..." });
     // auto_edit_writable: nobody is asked; each write is approved through the recorded approval path
     expect(ev.run).toMatchObject({ status: "completed", pending_action: null });
     const byPolicy = (await events(runs, ev.run.run_id, "approval_recorded")).map((e) => e.payload);

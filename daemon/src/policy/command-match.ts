@@ -1,3 +1,4 @@
+import { matchesShape } from "./argv-shape.js";
 import { argvWords, basename, tokenWords } from "./command-words.js";
 import { SHELLS } from "./defaults.js";
 
@@ -49,13 +50,10 @@ function wordMatches(pattern: string, word: string): boolean {
 }
 
 /**
- * The first allowlisted prefix argv starts with, word for word, or null. The
- * program is compared exactly (never by basename): `./npm run lint` is a file
- * the model may have written, not the `npm` the allowlist means.
+ * The first allow entry that describes this WHOLE argv (argv-shape.ts), or
+ * null. The program is compared exactly (never by basename): `./npm run lint`
+ * is a file the model may have written, not the `npm` the allowlist means.
  */
-export function allowPrefixHit(argv: readonly string[], prefixes: readonly (readonly string[])[]): readonly string[] | null {
-  for (const prefix of prefixes) {
-    if (prefix.length <= argv.length && prefix.every((w, i) => argv[i] === w)) return prefix;
-  }
-  return null;
+export function allowShapeHit(argv: readonly string[], shapes: readonly (readonly string[])[]): readonly string[] | null {
+  return shapes.find((shape) => matchesShape(argv, shape)) ?? null;
 }
