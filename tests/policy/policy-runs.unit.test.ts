@@ -327,6 +327,26 @@ describe("the workspace's .mini-agent/policy.json only tightens", () => {
     expect(runs.listRuns()).toEqual([]);
   });
 
+  it.each([
+    ["ci", ["node", "-e", "process.exit(0)"], "is refused: it is denied by policy:ci:commands.unlisted"],
+    ["interactive", ["node", "-e", "process.exit(0)"], "is refused: it would need an approval (policy:interactive:tools.command)"],
+    ["interactive", ["curl", "https://example.com"], "is refused: it is denied by policy:interactive:deny_token:curl"],
+    // allowed by the command policy, and still refused here: trusted_local would run it as a host process
+    ["ci", ["node", "--check", "src/linkcheck.js"], "is refused: it runs only in a container sandbox, never as a host process"],
+  ] as const)(
+    "regression: a workspace file's verify_commands bypassed the command policy (%s, %j): the run is refused at creation with the rule, nothing created",
+    async (profile, command, expected) => {
+      const runs = service();
+      const ws = workspaceWithRules(JSON.stringify({ verify_commands: [{ name: "extra", command }] }));
+      const before = fs.readdirSync(ws).sort();
+      const err = await errorOf(runs.createRun({ ...taskSpecRun(ws), policyProfile: profile, model: "replay", backend: "trusted_local" } as CreateRunInput));
+      expect(err.code).toBe("policy_denied");
+      expect(err.message).toContain(`.mini-agent/policy.json: verify command "extra" ${JSON.stringify(command)} ${expected}`);
+      expect(runs.listRuns()).toEqual([]);
+      expect(fs.readdirSync(ws).sort()).toEqual(before);
+    },
+  );
+
   it("a rules file that is a link is refused, never followed", async () => {
     const runs = service();
     const ws = workspaceWithRules("{}");
