@@ -86,6 +86,14 @@ describe("decideCall: the task's rules first (their deny is final), then the run
     expect(decideCall(name, args, task, p)).toMatchObject({ verdict, code, rule });
   });
 
+  it("an unlisted command denied where nobody can be asked (ci) tells the model the shapes that do run, -P included", () => {
+    const reason = decideCall("run_command", { argv: ["python3", "-m", "py_compile", "a.py"] }, task, policy({}, null, "ci")).reason;
+    expect(reason).toContain("denied by policy:ci:commands.unlisted");
+    expect(reason).toContain("python3 -P -m py_compile <path>...");
+    // a deny token is not a matter of shape: no list
+    expect(decideCall("run_command", { argv: ["curl", "x"] }, task, policy({}, null, "ci")).reason).not.toContain("Commands that run here");
+  });
+
   it("a policy deny names its rule in the reason the model reads", () => {
     expect(decideCall("apply_patch", patch("src/a.js"), task, policy({ tools: { write: "deny" } })).reason).toBe(
       "writing src/a.js is denied by the policy (policy:interactive:tools.write)",
