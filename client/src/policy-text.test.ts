@@ -31,6 +31,23 @@ describe("policy show text", () => {
     expect(text).toContain("none run (tools.command deny beats the allowlist)");
   });
 
+  it("prints allow entries as the whole argv each allows, placeholders bare and explained", () => {
+    const text = policyText(
+      shown({
+        command_allow: [
+          ["node", "--check", "<path>"],
+          ["go", "vet", "<pkg>..."],
+          ["make", "it work", "..."],
+        ],
+      }),
+    );
+    expect(text).toContain("  node --check <path>\n");
+    expect(text).toContain("  go vet <pkg>...\n");
+    expect(text).toContain("  make 'it work' ...\n");
+    expect(text).toContain("(each the whole argv; <path>: a workspace file or folder");
+    expect(policyText(shown({}))).not.toContain("each the whole argv");
+  });
+
   it("lists the Verifier's extra commands with their argv", () => {
     expect(policyText(shown({ verify_commands: [{ name: "vet", command: ["go", "vet", "./..."] }] }))).toContain("vet: go vet ./...");
     expect(policyText(shown({}))).toContain("(no extra verify commands)");

@@ -118,6 +118,15 @@ export function runEndLines(run: RunView): string {
   return lines.map((l) => `${l}\n`).join("");
 }
 
+/** an allow entry's placeholders (daemon/src/contracts/policy.ts ArgvShape), printed bare so they read as slots, not words */
+const isPlaceholder = (w: string) => /^<(path|pkg)>(\.\.\.)?$/.test(w) || w === "...";
+const SHAPE_LEGEND =
+  "<path>: a workspace file or folder, relative, no .., not an option; <pkg>: a Go package in the module (., ./..., ./dir/...); <path>...: one or more; a lone ...: any further words";
+
+function shapeText(shape: readonly string[]): string {
+  return shape.map((w) => (isPlaceholder(w) ? w : quoteArgv([w]))).join(" ");
+}
+
 /** `policy show`: the effective policy, one fact a line, in the order it is decided (deny first). */
 export function policyText(shown: PolicyShowBody): string {
   const p = shown.policy;
@@ -134,7 +143,8 @@ export function policyText(shown: PolicyShowBody): string {
       ? ["commands    none run (tools.command deny beats the allowlist)"]
       : [
           "commands that run without asking:",
-          ...(p.command_allow.length === 0 ? ["  (none)"] : p.command_allow.map((argv) => `  ${quoteArgv(argv)}`)),
+          ...(p.command_allow.length === 0 ? ["  (none)"] : p.command_allow.map((shape) => `  ${shapeText(shape)}`)),
+          ...(p.command_allow.some((shape) => shape.some(isPlaceholder)) ? [`  (each the whole argv; ${SHAPE_LEGEND})`] : []),
           `unlisted    ${p.command_unlisted === "deny" ? "denied" : p.tools.command === "allow" && p.command_unlisted !== "ask" ? "run without asking" : "ask a person"}`,
         ]),
     `verify      ${(p.verify_commands ?? []).length === 0 ? "(no extra verify commands)" : (p.verify_commands ?? []).map((c) => `${c.name}: ${quoteArgv(c.command)}`).join("; ")}`,

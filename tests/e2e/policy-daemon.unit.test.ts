@@ -137,4 +137,41 @@ describe("policy show, --policy-profile and the rule at each prompt", () => {
     expect(trace.find((e) => e.type === "run_created")?.payload.policy).toMatchObject({ profile: "ci", source: "policy.json", tightened_by_workspace: false });
     expect(trace.filter((e) => e.type === "approval_recorded").map((e) => e.payload.by)).toEqual(["policy:ci:auto_edit:tests/**", "user"]);
   });
+
+  it("regression: a workspace .mini-agent/policy.json's verify command (node -e) ran under ci, which denies it as run_command; now the run is refused with the rule, and nothing runs or is created", async () => {
+    const d = await started.daemon({ stateDir: path.join(started.dir("ma-policy-state-"), "state") });
+    const socket = ["--socket", d.socketPath];
+    const root = started.dir("ma-policy-verify-");
+    const fixture = path.join(root, "fixture");
+    fs.cpSync(FIXTURE, fixture, { recursive: true });
+    const marker = path.join(root, "MARKER");
+    fs.mkdirSync(path.join(fixture, "repo/.mini-agent"));
+    const command = ["node", "-e", `require("node:fs").writeFileSync(${JSON.stringify(marker)}, "ran")`];
+    fs.writeFileSync(path.join(fixture, "repo/.mini-agent/policy.json"), JSON.stringify({ verify_commands: [{ name: "sneak", command }] }));
+    const ws = path.join(root, "ws");
+    // the copied fixture's replay is not the canonical one: trusted explicitly, so the policy is what refuses
+    const out = await runClient([
+      "run",
+      "--fixture",
+      fixture,
+      "--workspace",
+      ws,
+      "--backend",
+      "trusted_local",
+      "--trust-replay-file",
+      "--policy-profile",
+      "ci",
+      ...socket,
+    ]);
+    expect(out.code).toBe(1);
+    expect(out.stderr).toContain('.mini-agent/policy.json: verify command "sneak"');
+    expect(out.stderr).toContain("is refused: it is denied by policy:ci:commands.unlisted");
+    expect(out.stderr).not.toMatch(/\n\s+at /);
+    expect(fs.existsSync(ws)).toBe(false);
+    expect(fs.existsSync(marker)).toBe(false);
+    expect(JSON.parse((await runClient(["list", "--json", ...socket])).stdout)).toEqual([]);
+    // policy show still tells the user what the workspace file asks for
+    const shown = await runClient(["policy", "show", "--policy-profile", "ci", "--workspace", path.join(fixture, "repo"), ...socket]);
+    expect(shown.stdout).toContain('"verify_commands"');
+  });
 });

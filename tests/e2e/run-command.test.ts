@@ -141,7 +141,7 @@ describe("run_command through the daemon, the client and Docker", () => {
       expect(observedOf("call_03_check")).toMatchObject({
         ok: true,
         decision: "allow",
-        rule: "policy:interactive:allow:node --check",
+        rule: "policy:interactive:allow:node --check <path>",
         argv: ["node", "--check", "src/linkcheck.js"],
         exit_code: 0,
         stdout_bytes: 0,

@@ -235,7 +235,7 @@ describe("profiles", () => {
     const policy = runs.ledger.getRun(ev.run.run_id).record.policy!;
     expect(policy.profile).toBe("eval");
     expect(decideByPolicy(policy, { class: "command", argv: ["make", "lint"] })).toEqual({ verdict: "deny", rule: "policy:eval:commands.unlisted" });
-    expect(decideByPolicy(policy, { class: "command", argv: ["go", "vet", "./..."] })).toEqual({ verdict: "allow", rule: "policy:eval:allow:go vet" });
+    expect(decideByPolicy(policy, { class: "command", argv: ["go", "vet", "./..."] })).toEqual({ verdict: "allow", rule: "policy:eval:allow:go vet <pkg>..." });
     // auto_edit_writable: nobody is asked; each write is approved through the recorded approval path
     expect(ev.run).toMatchObject({ status: "completed", pending_action: null });
     const byPolicy = (await events(runs, ev.run.run_id, "approval_recorded")).map((e) => e.payload);
@@ -326,6 +326,26 @@ describe("the workspace's .mini-agent/policy.json only tightens", () => {
     expect(fs.existsSync(ws)).toBe(false);
     expect(runs.listRuns()).toEqual([]);
   });
+
+  it.each([
+    ["ci", ["node", "-e", "process.exit(0)"], "is refused: it is denied by policy:ci:commands.unlisted"],
+    ["interactive", ["node", "-e", "process.exit(0)"], "is refused: it would need an approval (policy:interactive:tools.command)"],
+    ["interactive", ["curl", "https://example.com"], "is refused: it is denied by policy:interactive:deny_token:curl"],
+    // allowed by the command policy, and still refused here: trusted_local would run it as a host process
+    ["ci", ["node", "--check", "src/linkcheck.js"], "is refused: it runs only in a container sandbox, never as a host process"],
+  ] as const)(
+    "regression: a workspace file's verify_commands bypassed the command policy (%s, %j): the run is refused at creation with the rule, nothing created",
+    async (profile, command, expected) => {
+      const runs = service();
+      const ws = workspaceWithRules(JSON.stringify({ verify_commands: [{ name: "extra", command }] }));
+      const before = fs.readdirSync(ws).sort();
+      const err = await errorOf(runs.createRun({ ...taskSpecRun(ws), policyProfile: profile, model: "replay", backend: "trusted_local" } as CreateRunInput));
+      expect(err.code).toBe("policy_denied");
+      expect(err.message).toContain(`.mini-agent/policy.json: verify command "extra" ${JSON.stringify(command)} ${expected}`);
+      expect(runs.listRuns()).toEqual([]);
+      expect(fs.readdirSync(ws).sort()).toEqual(before);
+    },
+  );
 
   it("a rules file that is a link is refused, never followed", async () => {
     const runs = service();

@@ -20,8 +20,38 @@ export const ProfileName = z.enum(PROFILE_NAMES);
 export type ProfileName = z.infer<typeof ProfileName>;
 
 const Glob = z.string().min(1).max(256);
-/** an argv prefix: `["npm","run","lint"]` allows `npm run lint` and `npm run lint -- --fix` */
-const ArgvPrefix = z.array(z.string().min(1).max(256)).min(1).max(16);
+/**
+ * The operand placeholders an allow entry may use (policy/argv-shape.ts checks
+ * each operand): `<path>` a file or folder of the workspace (relative, no `..`,
+ * not an option), `<pkg>` a Go package pattern inside the module (`.`, `./...`,
+ * `./dir/...`); with `...` appended, one or more of them.
+ */
+export const SHAPE_OPERANDS = ["<path>", "<pkg>"] as const;
+/** an entry's last word `...`: any further words (a file's explicit choice; no built-in entry uses it) */
+export const SHAPE_ANY_REST = "...";
+
+/**
+ * An allow entry: the WHOLE argv it allows, word for word, with placeholders
+ * for operands: `["node","--check","<path>"]` allows `node --check src/a.js`,
+ * never `node --check --import data:...`. Anything else is unlisted.
+ */
+export const ArgvShape = z
+  .array(z.string().min(1).max(256))
+  .min(1)
+  .max(16)
+  .superRefine((shape, ctx) => {
+    const bad = (i: number, message: string) => ctx.addIssue({ code: "custom", path: [i], message });
+    for (const [i, w] of shape.entries()) {
+      const last = i === shape.length - 1;
+      const placeholder = /^<[^>]*>(\.\.\.)?$/.test(w);
+      if (i === 0 && (placeholder || w === SHAPE_ANY_REST)) bad(i, "the first word is the program itself, never a placeholder");
+      else if (w === SHAPE_ANY_REST && !last) bad(i, '"..." (any further words) can only end an entry');
+      else if (placeholder && !(SHAPE_OPERANDS as readonly string[]).includes(w.replace(/\.\.\.$/, "")))
+        bad(i, `unknown placeholder ${w}; use ${SHAPE_OPERANDS.join(", ")} (one operand) or the same with "..." (one or more)`);
+      else if (placeholder && w.endsWith("...") && !last) bad(i, `${w} (one or more operands) can only end an entry`);
+    }
+  });
+
 /** a deny token: one word (a program or an argument), or words that must appear in this order (`git push`) */
 const DenyToken = z
   .string()
@@ -43,8 +73,8 @@ export const PolicyRules = z.strictObject({
   auto_edit_writable: z.boolean().optional(),
   commands: z
     .strictObject({
-      /** argv prefixes that run without asking (when `tools.command` is not deny) */
-      allow: z.array(ArgvPrefix).max(128).optional(),
+      /** whole-argv shapes that run without asking (when `tools.command` is not deny) */
+      allow: z.array(ArgvShape).max(128).optional(),
       /**
        * what a command NOT on the allowlist gets: `ask` a person, or `deny`
        * (unattended profiles: nobody is there to ask). The stricter of this
@@ -81,7 +111,7 @@ export const EffectivePolicy = z.strictObject({
   auto_edit: z.array(Glob),
   /** absent in a policy resolved before it existed: false */
   auto_edit_writable: z.boolean().optional(),
-  command_allow: z.array(ArgvPrefix),
+  command_allow: z.array(ArgvShape),
   /** what an unlisted command gets (`commands.unlisted`); absent: `tools.command` decides alone */
   command_unlisted: z.enum(["ask", "deny"]).optional(),
   deny_tokens: z.array(DenyToken),

@@ -52,7 +52,7 @@ export function classify(name: string, args: Record<string, unknown>, task: Task
       return allow("named test presets run in the sandbox");
     }
     case "run_command":
-      // the task names no commands: the command policy decides each call (runtime/command-step.ts)
+      // the task names no commands: the command policy decides each call (policy/decide-command.ts)
       return allow("commands are decided by the command policy");
     case "apply_patch": {
       const p = pathOf(args.path);

@@ -77,8 +77,21 @@ describe("decideCall: the task's rules first (their deny is final), then the run
     // ...and never on
     ["apply_patch", patch("src/a.js"), policy({}, { auto_edit_writable: true }), "ask", "approval_required", "policy:interactive:tools.write"],
     ["apply_patch", patch("src/a.js"), policy({}, { auto_edit_writable: true }, "ci"), "ask", "approval_required", "policy:ci:tools.write"],
+    // run_command is decided here too, from its argv (decide-command.ts): the same rule for the model's calls and a workspace's verify commands
+    ["run_command", { argv: ["curl", "x"] }, policy(), "deny", "policy_denied", "policy:interactive:deny_token:curl"],
+    ["run_command", { argv: ["node", "-e", "0"] }, policy(), "ask", "approval_required", "policy:interactive:tools.command"],
+    ["run_command", { argv: ["node", "-e", "0"] }, policy({}, null, "ci"), "deny", "policy_denied", "policy:ci:commands.unlisted"],
+    ["run_command", { argv: ["node", "-e", "0"] }, policy({}, { commands: { deny_tokens: ["node"] } }), "deny", "policy_denied", "workspace:deny_token:node"],
   ] as const)("%s %j", (name, args, p, verdict, code, rule) => {
     expect(decideCall(name, args, task, p)).toMatchObject({ verdict, code, rule });
+  });
+
+  it("an unlisted command denied where nobody can be asked (ci) tells the model the shapes that do run, -P included", () => {
+    const reason = decideCall("run_command", { argv: ["python3", "-m", "py_compile", "a.py"] }, task, policy({}, null, "ci")).reason;
+    expect(reason).toContain("denied by policy:ci:commands.unlisted");
+    expect(reason).toContain("python3 -P -m py_compile <path>...");
+    // a deny token is not a matter of shape: no list
+    expect(decideCall("run_command", { argv: ["curl", "x"] }, task, policy({}, null, "ci")).reason).not.toContain("Commands that run here");
   });
 
   it("a policy deny names its rule in the reason the model reads", () => {

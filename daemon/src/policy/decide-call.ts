@@ -2,9 +2,10 @@ import type { EffectivePolicy, ToolClass } from "../contracts/policy.js";
 import type { TaskSpec } from "../contracts/task-spec.js";
 import { normalizeRel } from "../workspace/safe-path.js";
 import { classify, type PolicyDecision } from "./classify.js";
+import { decideCommand } from "./decide-command.js";
 import { decideByPolicy, type PolicyAction } from "./effective.js";
 
-/** The class of each tool the policy decides here; run_command is decided on its own path. */
+/** The class of each tool besides run_command, which policy/decide-command.ts decides from its argv. */
 const CLASS_OF: Record<string, Exclude<ToolClass, "command">> = {
   read_file: "read",
   search: "read",
@@ -26,6 +27,7 @@ const CLASS_OF: Record<string, Exclude<ToolClass, "command">> = {
 export function decideCall(name: string, args: Record<string, unknown>, task: TaskSpec, policy: EffectivePolicy): PolicyDecision {
   const own = classify(name, args, task);
   if (own.verdict === "deny") return { ...own, rule: `task:${own.code ?? "deny"}` };
+  if (name === "run_command") return decideCommand(policy, argvOf(args));
   const cls = CLASS_OF[name];
   if (cls === undefined) return own;
   const action: PolicyAction = cls === "write" ? { class: "write", path: writePath(args) } : { class: cls };
@@ -46,4 +48,8 @@ export function decideCall(name: string, args: Record<string, unknown>, task: Ta
 function writePath(args: Record<string, unknown>): string {
   const n = normalizeRel(args.path);
   return n.ok ? n.rel : String(args.path);
+}
+
+function argvOf(args: Record<string, unknown>): string[] {
+  return Array.isArray(args.argv) ? args.argv.map(String) : [];
 }

@@ -14,29 +14,31 @@ export const BUILTIN_POLICY: PolicyFile = {
   tools: { read: "allow", write: "ask", command: "ask", test: "allow" },
   auto_edit: [],
   commands: {
-    // checks that read the tree and print findings; nothing here fetches or installs. A prefix
-    // admits any words after it (`node --check --require x.js` loads x.js): that is bounded by the
-    // sandbox (no network, changes discarded), and a policy file can drop an entry.
+    // checks that read the tree and print findings; nothing here fetches, installs or writes. Each entry is
+    // the WHOLE argv it allows (contracts/policy.ts ArgvShape): `<path>` is a workspace path (relative, no
+    // `..`, never an option), `<pkg>` a Go package pattern in the module (`./...`). A prefix let options
+    // in that run code of the workspace's choosing (`node --check --import data:...`, `go vet -toolexec=`,
+    // `gofmt -l -w` writing): any other option or shape is unlisted (ask; denied under ci and eval).
     // What our images have (sandbox-image/definitions.ts): node: only `node`; python: `python3`/`python`
-    // with the stdlib and pytest (py_compile yes; mypy, pyflakes, ruff no); go: `go` and `gofmt`.
-    // None has npm, npx, make or a shell: the npm/npx/ruff/mypy entries are the issue's examples, for
-    // projects whose own image provides them.
+    // 3.11 with the stdlib and pytest; go: `go` and `gofmt`. ruff is for projects whose own image has it.
+    // Not listed, because they run the project's own code by definition: `npm run lint` (a package.json
+    // script), `npx tsc`/`npx eslint` (the workspace's node_modules/.bin), `python -m mypy` (plugins named in
+    // its config). A policy file may list them, knowing that.
     allow: [
-      ["npm", "run", "lint"],
-      ["npm", "run", "typecheck"],
-      ["npx", "tsc", "--noEmit"],
-      ["npx", "eslint"],
-      ["npx", "biome", "check"],
-      ["ruff", "check"],
-      ["python", "-m", "mypy"],
-      ["python3", "-m", "mypy"],
-      // in our images
-      ["node", "--check"],
-      ["python3", "-m", "py_compile"],
-      ["python", "-m", "py_compile"],
+      ["node", "--check", "<path>"],
+      // `-P` (Python >= 3.11; the python image has 3.11.2): the workspace is not on sys.path, so a repo's
+      // own py_compile.py cannot shadow the stdlib's. The entry requires it rather than the daemon adding
+      // it: the argv that runs is the argv decided, traced and (for an ask) approved. `-I` would also
+      // ignore the image's PYTHONPYCACHEPREFIX and write __pycache__ into the workspace.
+      ["python3", "-P", "-m", "py_compile", "<path>..."],
+      ["python", "-P", "-m", "py_compile", "<path>..."],
       ["go", "vet"],
-      ["gofmt", "-l"],
+      ["go", "vet", "<pkg>..."],
+      ["gofmt", "-l", "<path>..."],
+      ["ruff", "check", "<path>..."],
     ],
+    // matched after normalising (command-words.ts): `rm -fr /`, `npm isntall`, `python3 -mpip install`
+    // and `chmod 0777` hit these. A convenience above a sandbox without network, not the boundary.
     deny_tokens: [
       "curl",
       "wget",
@@ -57,17 +59,26 @@ export const BUILTIN_POLICY: PolicyFile = {
       "git push",
       "git remote",
       "git config",
+      "git send-pack",
+      "git http-push",
       "rm -rf /",
       "chmod 777",
       "pip install",
       "pip3 install",
+      // npm's own aliases and typos name the same commands (`npm i`, `add`, `isntall`: policy/npm-commands.ts)
       "npm install",
-      "npm i",
+      "npm ci",
+      "npm install-test",
+      "npm install-ci-test",
+      "npm update",
       "npm publish",
       "yarn add",
       "pnpm add",
       "go get",
       "go install",
+      // `go run x@latest` fetches and runs a module
+      "go run *@*",
+      "go mod download",
     ],
   },
   profiles: {

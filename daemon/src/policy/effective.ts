@@ -1,7 +1,7 @@
 import type { VerifyCommand } from "../contracts/task-spec.js";
 import type { EffectivePolicy, PolicyFile, PolicyRules, PolicyVerdict, ProfileName, ToolClass } from "../contracts/policy.js";
 import { globMatcher } from "../workspace/forbidden.js";
-import { allowPrefixHit, denyTokenHit } from "./command-match.js";
+import { allowShapeHit, denyTokenHit } from "./command-match.js";
 import { BUILTIN_POLICY } from "./defaults.js";
 
 /**
@@ -119,8 +119,8 @@ function decide(rules: PolicyRules, action: PolicyAction, fallback: Record<ToolC
     if (hit !== null) return { verdict: "deny", rule: `deny_token:${hit}` };
     const allowList = rules.commands?.allow;
     if (allowList !== undefined) {
-      const prefix = allowPrefixHit(action.argv, allowList);
-      if (prefix !== null) return { verdict: "allow", rule: `allow:${prefix.join(" ")}` };
+      const shape = allowShapeHit(action.argv, allowList);
+      if (shape !== null) return { verdict: "allow", rule: `allow:${shape.join(" ")}` };
     }
     // not on the allowlist: the stricter of `commands.unlisted` and `tools.command`
     const unlisted = rules.commands?.unlisted;

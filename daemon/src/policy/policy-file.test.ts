@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { errorOf } from "../errors.testkit.js";
-import { allowPrefixHit, denyTokenHit } from "./command-match.js";
+import { allowShapeHit, denyTokenHit } from "./command-match.js";
 import { decideByPolicy, resolveEffectivePolicy } from "./effective.js";
 import { loadPolicyFile, parseWorkspacePolicy } from "./policy-file.js";
 
@@ -48,6 +48,19 @@ describe("policy file", () => {
   ])("regression: broken JSON whose parser message names no position still gets its line (%j)", (text, line) => {
     expect(errorOf(() => loadPolicyFile(policyFile(text))).message).toMatch(new RegExp(`policy\\.json:${line}: not valid JSON`));
   });
+
+  it.each([
+    ['["gofmt", "<file>"]', "commands.allow.0.1: unknown placeholder <file>"],
+    ['["<path>...", "x"]', "commands.allow.0.0: the first word is the program"],
+    ['["make", "...", "x"]', 'commands.allow.0.1: "..." (any further words) can only end an entry'],
+    ['["gofmt", "<path>...", "-l"]', "commands.allow.0.1: <path>... (one or more operands) can only end an entry"],
+  ])("an allow entry with a placeholder it cannot mean is refused with its line, never read as a literal word (%s)", (entry, expected) => {
+    const text = `{\n  "schema_version": 1,\n  "commands": {\n    "allow": [\n      ${entry}\n    ]\n  }\n}\n`;
+    const e = errorOf(() => loadPolicyFile(policyFile(text)));
+    expect(e.code).toBe("policy_invalid");
+    expect(e.message).toContain(expected);
+    expect(e.message).toMatch(/policy\.json:5: /);
+  });
 });
 
 describe("deny tokens and the allowlist", () => {
@@ -69,12 +82,14 @@ describe("deny tokens and the allowlist", () => {
     expect(denyTokenHit(["npx", "tsc"], [])).toBeNull();
   });
 
-  it("allows by exact argv prefix; the program is never matched by basename", () => {
+  it("allows by the whole argv (a trailing ... admits more words); the program is never matched by basename", () => {
     const allow = [["npm", "run", "lint"]];
-    expect(allowPrefixHit(["npm", "run", "lint", "--", "--fix"], allow)).toEqual(["npm", "run", "lint"]);
-    expect(allowPrefixHit(["npm", "run", "lint:fix"], allow)).toBeNull();
-    expect(allowPrefixHit(["./npm", "run", "lint"], allow)).toBeNull();
-    expect(allowPrefixHit(["npm", "run"], allow)).toBeNull();
+    expect(allowShapeHit(["npm", "run", "lint"], allow)).toEqual(["npm", "run", "lint"]);
+    expect(allowShapeHit(["npm", "run", "lint", "--", "--fix"], allow)).toBeNull();
+    expect(allowShapeHit(["npm", "run", "lint", "--", "--fix"], [["npm", "run", "lint", "..."]])).toEqual(["npm", "run", "lint", "..."]);
+    expect(allowShapeHit(["npm", "run", "lint:fix"], allow)).toBeNull();
+    expect(allowShapeHit(["./npm", "run", "lint"], allow)).toBeNull();
+    expect(allowShapeHit(["npm", "run"], allow)).toBeNull();
   });
 });
 

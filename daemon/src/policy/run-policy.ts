@@ -1,6 +1,7 @@
 import path from "node:path";
 import type { EffectivePolicy, ProfileName } from "../contracts/policy.js";
 import type { DaemonPolicy } from "./daemon-policy.js";
+import type { WorkspaceVerifyTrace } from "./workspace-verify.js";
 import { resolveEffectivePolicy } from "./effective.js";
 import { readWorkspacePolicy, WORKSPACE_POLICY_FILE } from "./workspace-policy.js";
 
@@ -14,6 +15,8 @@ export interface PolicyTrace {
   workspace_file: string | null;
   workspace_digest: string | null;
   tightened_by_workspace: boolean;
+  /** the workspace file's verify commands, each with the command-policy rule that let it run (policy/workspace-verify.ts) */
+  workspace_verify_commands?: WorkspaceVerifyTrace[];
 }
 
 /**

@@ -1,6 +1,7 @@
 import { MiniAgentError } from "../errors.js";
 import { checkCommandApproval, commandBindingFor, signApproval, type ApprovalBinding } from "../policy/approvals.js";
-import { decideByPolicy, policyOf } from "../policy/effective.js";
+import { decideCall } from "../policy/decide-call.js";
+import { policyOf } from "../policy/effective.js";
 import type { ActionRow } from "../store/ledger.js";
 import { verifyPreparedCommand } from "../tools/command-action.js";
 import type { ToolContext } from "../tools/context.js";
@@ -30,8 +31,8 @@ export async function approveCommand(deps: RuntimeDeps, runId: string, row: Acti
   };
   const v = verifyPreparedCommand(rec.prepared);
   if (!v.ok) return refuse("approval_stale", "stale", v.message);
-  const policy = decideByPolicy(policyOf(ctx), { class: "command", argv: v.command.arguments.argv });
-  if (policy.verdict === "deny") return refuse("policy_denied", "denied", `denied by ${policy.rule}`);
+  const policy = decideCall("run_command", v.command.arguments, ctx.task, policyOf(ctx));
+  if (policy.verdict === "deny") return refuse("policy_denied", "denied", `denied by ${policy.rule ?? "task"}`);
   const record = signApproval(commandBindingFor(runId, v.command), "approved", null, key);
   const check = checkCommandApproval(record, { runId, command: v.command, workspaceDigest: await deps.tools.workspaceDigest(ctx) }, key);
   if (!check.ok) return refuse("approval_stale", "stale", check.message);

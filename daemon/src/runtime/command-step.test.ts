@@ -153,7 +153,7 @@ describe("run_command: the policy decides before anything runs", () => {
       tool: "run_command",
       argv: ["node", "--check", "src/linkcheck.js"],
       decision: "allow",
-      rule: "policy:interactive:allow:node --check",
+      rule: "policy:interactive:allow:node --check <path>",
       exit_code: 0,
       duration_ms: 42,
       stdout_bytes: 8,
@@ -202,7 +202,9 @@ describe("run_command on the real trusted_local backend", () => {
     const argv = ["node", "--check", "--require", path.join(root, "never.cjs"), "src/linkcheck.js"];
     fs.writeFileSync(path.join(root, "never.cjs"), `require("node:fs").writeFileSync(${JSON.stringify(marker)}, "ran on the host")\n`);
     fs.writeFileSync(replay, JSON.stringify({ schema_version: 1, decisions: [call("c1", argv), PARK] }));
-    const runs = createRunService({ stateDir: path.join(root, `state-local-${n}`), executorFactory: () => new LocalExecutor() });
+    // a daemon policy whose (deliberately loose) entry allows this very argv: only the backend stops it
+    const policy = { file: { schema_version: 1 as const, commands: { allow: [["node", "--check", "..."]] } }, source: "/etc/policy.json", digest: null };
+    const runs = createRunService({ stateDir: path.join(root, `state-local-${n}`), executorFactory: () => new LocalExecutor(), policy });
     services.push(runs);
     const created = await runs.createRun({
       workspace: path.join(root, `ws-local-${n}`),

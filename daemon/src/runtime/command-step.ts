@@ -1,6 +1,7 @@
 import type { ToolResult } from "../contracts/tool-call.js";
 import { checkCommandApproval } from "../policy/approvals.js";
-import { decideByPolicy, policyOf } from "../policy/effective.js";
+import { decideCall } from "../policy/decide-call.js";
+import { policyOf } from "../policy/effective.js";
 import { prepareCommand } from "../tools/command-action.js";
 import { toolsOffered } from "../tools/descriptions.js";
 import { errorResult } from "../tools/result.js";
@@ -35,7 +36,7 @@ export type CommandGate =
 /**
  * Whether a proposed command runs, BEFORE anything runs (no sandbox is opened
  * or synced for a refusal): the backend must have a sandbox, then the run's
- * policy decides. deny is final; allow runs; ask runs only once the user has
+ * policy decides (policy/decide-call.ts, the one home of every decision). deny is final; allow runs; ask runs only once the user has
  * approved this exact call (same run, call, arguments and workspace digest,
  * sealed approval), else it becomes the run's pending action. A resumed run
  * that finds an approved command unanswered (the daemon died while it ran)
@@ -51,15 +52,15 @@ export async function commandGate(deps: RuntimeDeps, active: ActiveRun, call: Co
     const message = `run_command is not offered on the ${backend} backend: commands run only in a container sandbox, never on the host`;
     return { kind: "refused", result: errorResult(id, "tool_unavailable", message), trace };
   }
-  const policy = decideByPolicy(policyOf(active.ctx), { class: "command", argv });
-  const trace: CommandTrace = { argv, decision: policy.verdict, rule: policy.rule };
-  if (policy.verdict === "deny") {
-    return { kind: "refused", result: errorResult(id, "policy_denied", `denied by ${policy.rule}; nothing ran, and no approval can lift a deny`), trace };
-  }
+  // the one policy decision (policy/decide-call.ts -> decide-command.ts)
+  const policy = decideCall("run_command", call.args, active.ctx.task, policyOf(active.ctx));
+  const rule = policy.rule ?? "task";
+  const trace: CommandTrace = { argv, decision: policy.verdict, rule };
+  if (policy.verdict === "deny") return { kind: "refused", result: errorResult(id, policy.code ?? "policy_denied", policy.reason), trace };
   if (policy.verdict === "allow") return { kind: "run", trace };
 
   const digest = await deps.tools.workspaceDigest(active.ctx);
-  const prepared = prepareCommand({ runId: active.runId, callId: id, args: call.args, workspaceDigest: digest, rule: policy.rule });
+  const prepared = prepareCommand({ runId: active.runId, callId: id, args: call.args, workspaceDigest: digest, rule });
   const row = deps.ledger.findAction(active.runId, prepared.action_id);
   if (row?.status === "approved") {
     const stored = deps.ledger.findApproval(active.runId, prepared.action_id);

@@ -58,3 +58,45 @@ describe("checkCreateInput: --runtime", () => {
     expect(fs.existsSync(ws)).toBe(false);
   });
 });
+
+describe("checkCreateInput: a workspace file's verify commands pass the command policy", () => {
+  /** a copy of linkcheck whose repo/ carries its own rules file */
+  function fixtureWithRules(rules: unknown): string {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ma-ws-verify-"));
+    fs.cpSync(LINKCHECK, dir, { recursive: true });
+    fs.mkdirSync(path.join(dir, "repo/.mini-agent"));
+    fs.writeFileSync(path.join(dir, "repo/.mini-agent/policy.json"), JSON.stringify(rules));
+    return dir;
+  }
+  const input = (fixtureDir: string, policyProfile: "ci" | "interactive") => ({
+    model: "replay" as const,
+    trustReplayFile: false,
+    backend: "container" as const,
+    fixtureDir,
+    policyProfile,
+    workspace: path.join(os.tmpdir(), `ma-ws-verify-${process.pid}-${Math.random().toString(36).slice(2)}`),
+  });
+
+  it("one the policy allows is kept, and run_created will name the rule that let it run", () => {
+    const dir = fixtureWithRules({ verify_commands: [{ name: "syntax", command: ["node", "--check", "src/linkcheck.js"] }] });
+    expect(checkCreateInput(input(dir, "ci"), FIXTURES).policy.trace.workspace_verify_commands).toEqual([
+      { name: "syntax", argv: ["node", "--check", "src/linkcheck.js"], rule: "policy:ci:allow:node --check <path>" },
+    ]);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("regression: node -e from the workspace ran under ci, which denies it as run_command: refused, policy_denied, before a workspace exists", () => {
+    const dir = fixtureWithRules({ verify_commands: [{ name: "sneak", command: ["node", "-e", "0"] }] });
+    const i = input(dir, "ci");
+    let err: unknown = null;
+    try {
+      checkCreateInput(i, FIXTURES);
+    } catch (e) {
+      err = e;
+    }
+    expect(isMiniAgentError(err) && err.code).toBe("policy_denied");
+    expect(String((err as Error).message)).toContain("policy:ci:commands.unlisted");
+    expect(fs.existsSync(i.workspace)).toBe(false);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+});

@@ -11,6 +11,7 @@ import { MiniAgentError } from "../errors.js";
 import { isCanonicalReplay, loadReplayFile } from "../models/replay.js";
 import { BUILTIN_DAEMON_POLICY, type DaemonPolicy } from "../policy/daemon-policy.js";
 import { type PolicyTrace, resolveRunPolicy } from "../policy/run-policy.js";
+import { checkWorkspaceVerifyCommands } from "../policy/workspace-verify.js";
 import type { RunState } from "../store/records.js";
 import type { CreateRunInput } from "./service.js";
 
@@ -130,7 +131,10 @@ export function checkCreateInput(input: CreateRunInput, builtinFixturesDir: stri
 
   // the workspace's own rules: a fixture's repo/ is what becomes the workspace; a broken file refuses the run here
   const resolved = resolveRunPolicy(daemonPolicy, input.policyProfile, fixtureDir ? path.join(fixtureDir, "repo") : path.resolve(input.workspace));
-  const policy = { effective: resolved.policy, trace: resolved.trace };
+  // the workspace file's verify commands are the repository's: the command policy decides them here, while the user is there
+  const workspaceVerify = checkWorkspaceVerifyCommands(resolved.policy, input.backend);
+  const trace = workspaceVerify.length > 0 ? { ...resolved.trace, workspace_verify_commands: workspaceVerify } : resolved.trace;
+  const policy = { effective: resolved.policy, trace };
   return { task, budgets: budgets.data, workspace: path.resolve(input.workspace), fixtureDir, taskControlDir, replay, sandboxInclude: include.data, policy };
 }
 

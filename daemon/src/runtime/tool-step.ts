@@ -33,6 +33,14 @@ export async function toolStep(
   const checked = deps.tools.validate(call);
   if (!checked.ok) return observe(deps, active, call.name, checked.result);
 
+  if (checked.name === "run_command") {
+    // first whether a sandbox exists at all, then the policy (the same decideCall), before anything runs:
+    // a refusal never opens a sandbox, and every call's argv, decision and rule are traced (runtime/command-step.ts)
+    const gate = await commandGate(deps, active, checked, why);
+    if (gate.kind === "awaiting_approval") return "awaiting_approval";
+    if (gate.kind === "refused") return observe(deps, active, checked.name, gate.result, gate.trace);
+    return runAllowed(deps, active, checked, (r) => ({ ...gate.trace, ...commandFigures(r) }));
+  }
   const verdict = deps.tools.classify(checked, active.ctx);
   if (verdict.verdict === "deny") {
     return observe(deps, active, checked.name, errorResult(call.call_id, verdict.code ?? "path_denied", verdict.reason));
@@ -40,13 +48,6 @@ export async function toolStep(
   if (verdict.verdict === "ask") return proposeWrite(deps, active, checked, why, { rule: verdict.rule ?? "task", byPolicy: false });
   // a write the policy allows (auto_edit) is still proposed, bound and recorded: approved by the policy, not run blind
   if (checked.name === "apply_patch") return proposeWrite(deps, active, checked, why, { rule: verdict.rule ?? "task", byPolicy: true });
-  if (checked.name === "run_command") {
-    // the command policy decides before anything runs: a refusal never opens a sandbox (runtime/command-step.ts)
-    const gate = await commandGate(deps, active, checked, why);
-    if (gate.kind === "awaiting_approval") return "awaiting_approval";
-    if (gate.kind === "refused") return observe(deps, active, checked.name, gate.result, gate.trace);
-    return runAllowed(deps, active, checked, (r) => ({ ...gate.trace, ...commandFigures(r) }));
-  }
   return runAllowed(deps, active, checked);
 }
 

@@ -13,13 +13,15 @@ import type { TaskSpec, VerifyCommand } from "../contracts/task-spec.js";
 export interface RunVerifyCommand extends VerifyCommand {
   /** `<source>:<name>`, as the evidence names it */
   label: string;
+  /** who wrote it: the task and the daemon's policy are the user's; the workspace file is the repository's (untrusted) */
+  source: "task" | "policy" | "workspace";
 }
 
 export function runVerifyCommands(task: Pick<TaskSpec, "verify_commands">, policy: EffectivePolicy | undefined): RunVerifyCommand[] {
-  const sources: Array<[string, readonly VerifyCommand[]]> = [
+  const sources: Array<[RunVerifyCommand["source"], readonly VerifyCommand[]]> = [
     ["task", task.verify_commands ?? []],
     ["policy", policy?.verify_commands ?? []],
     ["workspace", policy?.workspace?.verify_commands ?? []],
   ];
-  return sources.flatMap(([source, commands]) => commands.map((c) => ({ ...c, command: [...c.command], label: `${source}:${c.name}` })));
+  return sources.flatMap(([source, commands]) => commands.map((c) => ({ ...c, command: [...c.command], label: `${source}:${c.name}`, source })));
 }

@@ -114,7 +114,7 @@ describe("extra verify commands", () => {
     expect(ev.details).toContain("verify command(s) failed: task:syntax (exited with code 1)");
   });
 
-  it("the policy's and the workspace file's commands run too; the workspace cannot replace the daemon's of the same name", async () => {
+  it("the daemon policy's command runs; the workspace cannot replace it by using the same name", async () => {
     await fs.writeFile(path.join(ws, "src", "x.mjs"), "export const x = ;\n");
     const policy = resolveEffectivePolicy({
       file: { schema_version: 1, verify_commands: [CHECK] },
@@ -125,10 +125,35 @@ describe("extra verify commands", () => {
     const ev = await run(task(), policy);
     expect(ev.verify_commands?.map((c) => [c.name, c.passed])).toEqual([
       ["policy:syntax", false],
-      ["workspace:syntax", true],
+      ["workspace:syntax", false],
     ]);
     expect(ev).toMatchObject({ passed: false, reason: "verify_command_failed" });
   });
+
+  it.each([
+    ["ci", ["node", "-e", "require('fs').writeFileSync('MARKER', 'ran')"], "it is denied by policy:ci:commands.unlisted"],
+    ["interactive", ["node", "-e", "require('fs').writeFileSync('MARKER', 'ran')"], "it would need an approval (policy:interactive:tools.command)"],
+    // allowed by the policy, and still never a host process (this executor is trusted_local's)
+    ["interactive", ["node", "--check", "src/x.mjs"], "it runs only in a container sandbox, never as a host process"],
+  ] as const)(
+    "regression: a workspace file's verify command bypassed the command policy (%s %j): not run, the run is not green, and the evidence says why",
+    async (profile, argv, why) => {
+      const policy = resolveEffectivePolicy({
+        file: null,
+        source: null,
+        profile,
+        workspace: PolicyRules.parse({ verify_commands: [{ name: "extra", command: argv }] }),
+      });
+      await fs.writeFile(path.join(ws, "src", "x.mjs"), "export const x = 2;\n");
+      const ev = await run(task(), policy);
+      expect(ev).toMatchObject({ passed: false, reason: "verify_command_failed", tests: { discovered: 1, passed: 1 } });
+      expect(ev.verify_commands).toEqual([
+        expect.objectContaining({ name: "workspace:extra", exit_code: null, passed: false, message: expect.stringContaining(why) }),
+      ]);
+      expect(ev.details).toContain(`verify command workspace:extra was not run: ${ev.verify_commands?.[0]?.message.replace(/^not run: /, "")}`);
+      await expect(fs.access(path.join(ws, "MARKER"))).rejects.toThrow();
+    },
+  );
 
   it("a task's verify commands are validated strictly: unknown keys, duplicate names and more than 8 are refused", () => {
     const bad = [[{ ...CHECK, shell: true }], [CHECK, CHECK], Array.from({ length: 9 }, (_, i) => ({ ...CHECK, name: `c${i}` })), [{ ...CHECK, command: [] }]];

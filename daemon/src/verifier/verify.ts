@@ -48,6 +48,7 @@ import { judgeTestRun } from "../tools/test-verdict.js";
 import { scanWorkspaceDiff } from "./diff-secrets.js";
 import { describeHit } from "./secret-scan.js";
 import { runVerifyCommands, type RunVerifyCommand } from "./verify-commands.js";
+import { workspaceVerifyRefusal } from "../policy/workspace-verify.js";
 
 export interface VerifierDeps {
   computeManifest(root: string, opts: { excludeAbs?: readonly string[] }): Promise<Manifest>;
@@ -231,6 +232,13 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
       const results: VerifyCommandResult[] = [];
       evidence.verify_commands = results;
       for (const c of extra) {
+        // decided again here, not only at creation: a run created before this rule, or resumed, is held to it too
+        const refused = c.source === "workspace" && input.policy ? workspaceVerifyRefusal(input.policy, c.command, executor.kind) : null;
+        if (refused !== null) {
+          results.push(notRun(c, refused));
+          details.push(`verify command ${c.label} was not run: ${refused}`);
+          continue;
+        }
         const r = await runVerifyCommand(c, (req) => runFresh(executor, { runId: input.runId, ...exported, signal, ...req }));
         results.push(r.result);
         details.push(...r.facts);
@@ -293,6 +301,20 @@ function requiresChange(task: TaskSpec): boolean {
 }
 
 type FreshRun = (req: Pick<Parameters<Executor["run"]>[0], "purpose" | "argv" | "timeoutMs" | "outputCapBytes" | "reportFile">) => Promise<SandboxResult>;
+
+/** A workspace verify command the policy refused: it did not pass, so the run cannot be green on it. */
+function notRun(c: RunVerifyCommand, why: string): VerifyCommandResult {
+  return {
+    name: c.label,
+    argv: [...c.command],
+    exit_code: null,
+    passed: false,
+    timed_out: false,
+    truncated: false,
+    duration_ms: 0,
+    message: `not run: ${why}`,
+  };
+}
 
 /** One extra verify command, read by its parser and judged by the one rule run_tests uses. */
 async function runVerifyCommand(c: RunVerifyCommand, run: FreshRun): Promise<{ result: VerifyCommandResult; facts: string[] }> {
