@@ -129,6 +129,30 @@ describe("backend per scenario", () => {
   });
 });
 
+describe("scenario details", () => {
+  it("what a scenario records beyond its observation goes to the group file's non_canonical.details, and the canonical bytes stay those of a scenario that records nothing", async () => {
+    const env = { canonical: {}, volatile: {} };
+    const plain = scenario({ id: "iso" });
+    const detailed = scenario({
+      id: "iso",
+      run: async (ctx) => {
+        ctx.recordDetails({ probes: [{ id: "pooled_indistinguishable", passed: true, observed: { at: "/tmp/x" } }] });
+        return { ok: true };
+      },
+    });
+    const dirA = path.join(tmp, "a");
+    const dirB = path.join(tmp, "b");
+    await fs.mkdir(dirA);
+    await fs.mkdir(dirB);
+    const a = await writeReport(dirA, [await runGroup(group(plain), base(), deps())], env);
+    const b = await writeReport(dirB, [await runGroup(group(detailed), base(), deps())], env);
+    expect(b.canonicalSha256).toBe(a.canonicalSha256);
+    const groupFile = JSON.parse(await fs.readFile(path.join(dirB, "group-2.json"), "utf8"));
+    expect(groupFile.non_canonical.details).toEqual({ iso: { probes: [{ id: "pooled_indistinguishable", passed: true, observed: { at: "/tmp/x" } }] } });
+    expect(groupFile.scenarios[0].observed).toEqual({ ok: true });
+  });
+});
+
 describe("canonical output", () => {
   it("sorts keys at every depth and ends with a newline, whatever the insertion order", () => {
     expect(stableStringify({ b: 1, a: { d: 2, c: [{ z: 1, y: 2 }] } })).toBe(stableStringify({ a: { c: [{ y: 2, z: 1 }], d: 2 }, b: 1 }));
