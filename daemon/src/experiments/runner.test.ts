@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { MiniAgentError } from "../errors.js";
 import { findHostPath, stableStringify } from "./canonical.js";
-import { parseArgs } from "./cli.js";
+import { EXIT, main, parseArgs } from "./cli.js";
 import { prepareOutputDir } from "./output-dir.js";
 import { writeReport } from "./report.js";
 import { runGroup, scratchDirIn } from "./runner.js";
@@ -194,5 +194,32 @@ describe("parseArgs", () => {
     expect(parseArgs(["--group", "9", "--output", "o"])).toHaveProperty("error");
     expect(parseArgs(["--group", "5", "--output", "o"])).toMatchObject({ groups: ["group-5"] });
     expect(parseArgs(["--group", "1"])).toHaveProperty("error");
+    expect(parseArgs(["--output", "o", "--image-lock"])).toHaveProperty("error");
+  });
+
+  it("--image-lock FILE names the lock whose images are pinned instead of built; none by default", () => {
+    expect(parseArgs(["--output", "o", "--image-lock", "lock.json"])).toMatchObject({ imageLock: "lock.json" });
+    expect(parseArgs(["--output", "o"])).toMatchObject({ imageLock: null });
+  });
+
+  it("a missing or corrupt --image-lock is bad usage (64), refused before the output dir is made", async () => {
+    const io = (errs: string[]) => ({
+      env: {},
+      cwd: tmp,
+      repoRoot: tmp,
+      nodeVersion: "v20",
+      nodeExecPath: "node",
+      platform: "linux",
+      cpus: 1,
+      stdout: () => {},
+      stderr: (l: string) => errs.push(l),
+    });
+    const errs: string[] = [];
+    expect(await main(["--output", "out", "--image-lock", "nope.json"], io(errs))).toBe(EXIT.usage);
+    await fs.writeFile(path.join(tmp, "bad.json"), "{not json");
+    expect(await main(["--output", "out", "--image-lock", "bad.json"], io(errs))).toBe(EXIT.usage);
+    expect(errs).toHaveLength(2);
+    expect(errs[0]).toContain("no such file");
+    expect(await fs.readdir(tmp)).toEqual(["bad.json"]);
   });
 });
