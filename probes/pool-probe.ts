@@ -74,7 +74,12 @@ async function listTar(stream: NodeJS.ReadableStream): Promise<string[]> {
   return names.filter((n) => n.replace(/\/$/, "") !== "workspace").sort();
 }
 
-const HANDOVER_SETTLE_MS = 5_000;
+/**
+ * How long a just-started sandbox may take to show its spawner. Generous: it only
+ * bounds a sandbox that never gets there; one that does is read as soon as it shows.
+ */
+const HANDOVER_SETTLE_MS = 30_000;
+const SPAWNER_ARGS = IN_IMAGE.spawner.join(" ");
 
 async function processesOf(box: SandboxContainer, gvisor: boolean): Promise<string[]> {
   const top = (await box.container.top({ ps_args: "-o pid,args" }).catch(() => null)) as { Titles?: string[]; Processes?: string[][] } | null;
@@ -83,19 +88,30 @@ async function processesOf(box: SandboxContainer, gvisor: boolean): Promise<stri
   return (top?.Processes ?? []).map((p) => (gvisor ? `pid ${p[pidAt] ?? "?"} (gVisor)` : ((cmdAt >= 0 ? p[cmdAt] : p[p.length - 1]) ?? ""))).sort();
 }
 
+/**
+ * The spawner is up: under runc its own command line shows (the init's child,
+ * forked but not yet exec'd, still shows the init's: two docker-init lines, which
+ * a busy host catches often enough to fail a probe run); under gVisor only pids
+ * are known, so two of them.
+ */
+function spawnerShows(processes: string[], gvisor: boolean): boolean {
+  return gvisor ? processes.length >= 2 : processes.includes(SPAWNER_ARGS);
+}
+
 /** Reads a sandbox as it is handed over (see HandOver); no code runs in it for this. */
 export async function observeHandOver(box: SandboxContainer, pooled: boolean): Promise<Omit<HandOver, "verdicts">> {
   const info = await box.inspect();
   // Under gVisor the engine asks `runsc ps` for the sandbox's own pids, then names them with the
   // HOST's ps, which shows the host's processes of those numbers: only the pids mean something there.
   const gvisor = info.HostConfig.Runtime === "runsc";
-  // A just-started sandbox may not show its spawner yet (gVisor starts it visibly later): read the
-  // list until it holds init and the spawner, or for at most HANDOVER_SETTLE_MS, so a fresh sandbox
-  // caught mid-start is not reported as a difference. A sandbox with MORE processes is never waited on.
+  // A just-started sandbox may not show its spawner yet (its init forks it a moment after start,
+  // gVisor visibly later): read the list until the spawner shows, or for at most HANDOVER_SETTLE_MS,
+  // so a fresh sandbox caught mid-start is not reported as a difference. A sandbox whose spawner
+  // shows is read at once, so one with MORE processes is never waited on.
   let processes: string[] = [];
   for (const started = Date.now(); ; await new Promise((r) => setTimeout(r, 100))) {
     processes = await processesOf(box, gvisor);
-    if (processes.length >= 2 || Date.now() - started > HANDOVER_SETTLE_MS) break;
+    if (spawnerShows(processes, gvisor) || Date.now() - started > HANDOVER_SETTLE_MS) break;
   }
   const workspace = await listTar((await box.container.getArchive({ path: IN_IMAGE.workspace })) as NodeJS.ReadableStream);
   let tmp: string[] | null = null;

@@ -1,5 +1,5 @@
 /**
- * `npm run experiments -- --group all|1|2|3|4|5 --output DIR [--replace] [--runtime runc|runsc]`
+ * `npm run experiments -- --group all|1|2|3|4|5 --output DIR [--replace] [--runtime runc|runsc] [--image-lock FILE]`
  * The deterministic offline report: see daemon/src/experiments/cli.ts.
  */
 import os from "node:os";

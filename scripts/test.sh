@@ -13,6 +13,22 @@ bash scripts/deps-ensure.sh
 bash scripts/chromium-ensure.sh
 # eval fleets are tested against a real Redis on 127.0.0.1 (tests/fleet/; each test starts its own)
 bash scripts/redis-ensure.sh --install-only
+# every sandbox image family, built once into one lock; test files pin from it instead of rebuilding
+# (tests/kit/sandbox-image.ts). python and go first install their toolchains (scripts/toolchains-ensure.sh).
+# Started now, beside the steps below: a build mostly waits on the engine and the go family's seed
+# compile, the compile and lint steps on the CPU, so overlapped they take about as long as the
+# longest of them instead of the sum (measured: go alone about 3.5 min on a busy 2-core host).
+# One family after another, since all three write the same lock file; after the other installs,
+# since toolchains-ensure.sh's apt-get would not wait for their dpkg lock.
+images=$(mktemp -d)
+(
+  for family in node python go; do
+    npm run --silent image:build -- --family "$family" --state-dir "$images" --quiet
+  done
+) >"$images/build.log" 2>&1 &
+images_pid=$!
+# whichever way this script ends, no image build runs on after it
+trap 'wait "$images_pid" 2>/dev/null || true' EXIT
 npm run --silent build
 # the spawned daemon and client tests start the bins just built, as users run them (tests/e2e/harness.ts)
 export MINI_AGENT_TEST_BINS=dist
@@ -22,12 +38,13 @@ npx tsc -p tsconfig.tests.json
 npm run --silent lint:imports
 # formatting and lint rules (biome.jsonc)
 npm run --silent lint
-# every sandbox image family, built once into one lock; test files pin from it instead of rebuilding
-# (tests/kit/sandbox-image.ts). python and go first install their toolchains (scripts/toolchains-ensure.sh).
-images=$(mktemp -d)
-for family in node python go; do
-  npm run --silent image:build -- --family "$family" --state-dir "$images" --quiet
-done
+# the image builds finish here; their output is printed once they did
+if ! wait "$images_pid"; then
+  cat "$images/build.log" >&2
+  echo "test: building the sandbox images failed" >&2
+  exit 1
+fi
+cat "$images/build.log"
 export MINI_AGENT_TEST_IMAGE_LOCK="$images/sandbox-image.lock.json"
 
 status=0

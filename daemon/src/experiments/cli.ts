@@ -2,6 +2,7 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { isMiniAgentError } from "../errors.js";
+import { readImageLock } from "../sandbox/image-lock.js";
 import type { Runtime } from "../contracts/sandbox.js";
 import { setUpEngine } from "./engine.js";
 import { collectEnvironment } from "./environment.js";
@@ -11,7 +12,7 @@ import { writeReport } from "./report.js";
 import { runGroup, scratchDirIn, type GroupOutcome } from "./runner.js";
 
 /**
- * `npm run experiments -- --group all|1|2|3|4|5 --output DIR [--replace] [--runtime runc|runsc]`
+ * `npm run experiments -- --group all|1|2|3|4|5 --output DIR [--replace] [--runtime runc|runsc] [--image-lock FILE]`
  * Exit codes, set in one place: 0 every scenario passed; 1 a scenario that ran
  * failed; 2 nothing that ran failed, but no sandbox engine is reachable, so the
  * scenarios that need the container were not run (the report says
@@ -25,6 +26,8 @@ export interface CliOptions {
   output: string;
   replace: boolean;
   runtime: Runtime;
+  /** a lock `npm run image:build` wrote: its images are pinned instead of built again (engine.ts) */
+  imageLock: string | null;
 }
 
 export function parseArgs(argv: string[]): CliOptions | { error: string } {
@@ -32,6 +35,7 @@ export function parseArgs(argv: string[]): CliOptions | { error: string } {
   let output: string | undefined;
   let replace = false;
   let runtime: Runtime = "runc";
+  let imageLock: string | null = null;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "--group") group = argv[++i] ?? "";
@@ -41,7 +45,11 @@ export function parseArgs(argv: string[]): CliOptions | { error: string } {
       const r = argv[++i];
       if (r !== "runc" && r !== "runsc") return { error: `unknown --runtime ${r}; use runc or runsc` };
       runtime = r;
-    } else return { error: `unknown option ${a}; use --group all|1|2|3|4|5, --output DIR, --replace, --runtime runc|runsc` };
+    } else if (a === "--image-lock") {
+      const f = argv[++i];
+      if (!f) return { error: "--image-lock needs a FILE (a lock written by npm run image:build)" };
+      imageLock = f;
+    } else return { error: `unknown option ${a}; use --group all|1|2|3|4|5, --output DIR, --replace, --runtime runc|runsc, --image-lock FILE` };
   }
   if (!output) return { error: "--output DIR is required" };
   const all = Object.keys(GROUPS) as Array<keyof typeof GROUPS>;
@@ -49,7 +57,7 @@ export function parseArgs(argv: string[]): CliOptions | { error: string } {
   if (group === "all") groups = all;
   else if ((["1", "2", "3", "4", "5"] as const).includes(group as "1")) groups = [`group-${group}` as keyof typeof GROUPS];
   else return { error: `unknown --group ${group}; use all, 1, 2, 3, 4 or 5` };
-  return { groups, output, replace, runtime };
+  return { groups, output, replace, runtime, imageLock };
 }
 
 export interface CliIo {
@@ -71,6 +79,15 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     return EXIT.usage;
   }
   const outDir = path.resolve(io.cwd, opts.output);
+  const imageLock = opts.imageLock === null ? null : path.resolve(io.cwd, opts.imageLock);
+  // checked before anything is written: a lock that is missing or unreadable is bad usage, not a reason to build
+  if (imageLock !== null) {
+    const lock = await readImageLock(imageLock).catch((err: unknown) => (isMiniAgentError(err) ? err : null));
+    if (lock === null || isMiniAgentError(lock)) {
+      io.stderr(lock === null ? `--image-lock ${imageLock}: no such file` : lock.message);
+      return EXIT.usage;
+    }
+  }
   let movedTo: string | null;
   try {
     movedTo = await prepareOutputDir(outDir, opts.replace);
@@ -85,7 +102,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
 
   const scratchRoot = await fs.mkdtemp(path.join(os.tmpdir(), "mini-agent-experiments-"));
   try {
-    const engine = await setUpEngine(path.join(scratchRoot, "engine"), io.env, opts.runtime);
+    const engine = await setUpEngine(path.join(scratchRoot, "engine"), io.env, opts.runtime, imageLock);
     if (!engine.facts.available) {
       io.stderr(
         `no sandbox engine: ${engine.facts.reason}; scenarios that need the container will report available=false, those that claim no isolation run on trusted_local`,

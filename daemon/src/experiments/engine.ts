@@ -5,8 +5,7 @@ import type { ImageFamily } from "../contracts/test-report.js";
 import type { Runtime } from "../contracts/sandbox.js";
 import { createDockerClient } from "../sandbox/docker-client.js";
 import { DockerExecutor } from "../sandbox/docker-executor.js";
-import { recordImage } from "../sandbox/image-lock.js";
-import { buildFamily } from "../../../sandbox-image/image-builder.js";
+import { pinFamilyImage } from "../../../sandbox-image/pin-image.js";
 import type { EngineFacts } from "./types.js";
 
 export interface EngineSetup {
@@ -20,10 +19,13 @@ export interface EngineSetup {
 /**
  * The report's own pinned image: built (content-addressed, so a rebuild of the
  * same definition is the same digest) and recorded in a lock inside the report's
- * scratch dir, so the operator's state dir is never touched. No reachable engine
- * is a fact to report (available=false, reason=runtime_unavailable), not a crash.
+ * scratch dir, so the operator's state dir is never touched. With `sourceLock`
+ * (`--image-lock`, a lock `npm run image:build` wrote), a family the engine still
+ * has under that lock's digest is pinned from it instead of built again: the go
+ * family's build alone takes minutes. No reachable engine is a fact to report
+ * (available=false, reason=runtime_unavailable), not a crash.
  */
-export async function setUpEngine(scratch: string, env: NodeJS.ProcessEnv, runtime: Runtime): Promise<EngineSetup> {
+export async function setUpEngine(scratch: string, env: NodeJS.ProcessEnv, runtime: Runtime, sourceLock: string | null = null): Promise<EngineSetup> {
   const docker = createDockerClient(env);
   const noEngine = async (): Promise<DockerExecutor> => {
     throw new MiniAgentError("runtime_unavailable", "no sandbox engine is reachable");
@@ -40,11 +42,9 @@ export async function setUpEngine(scratch: string, env: NodeJS.ProcessEnv, runti
     return unavailable("runtime_unavailable");
   }
   try {
-    const built = await buildFamily(docker, "node");
     const lockPath = path.join(scratch, "sandbox-image.lock.json");
     await fs.mkdir(scratch, { recursive: true });
-    // a fixed timestamp: the lock lives in scratch and nothing canonical reads it
-    await recordImage(lockPath, "node", { tag: built.tag, digest: built.digest, built_at: "1970-01-01T00:00:00.000Z" });
+    await pinFamilyImage(docker, lockPath, "node", sourceLock);
     const executor = new DockerExecutor({ lockPath, docker, config: { runtime } });
     const d = await executor.describe();
     // built only when a scenario asks (group 1's python and go fixtures), so the other groups never wait for them
@@ -53,8 +53,7 @@ export async function setUpEngine(scratch: string, env: NodeJS.ProcessEnv, runti
       let made = families.get(family);
       if (!made) {
         made = (async () => {
-          const image = await buildFamily(docker, family);
-          await recordImage(lockPath, family, { tag: image.tag, digest: image.digest, built_at: "1970-01-01T00:00:00.000Z" });
+          await pinFamilyImage(docker, lockPath, family, sourceLock);
           return new DockerExecutor({ lockPath, docker, config: { runtime, imageFamily: family } });
         })();
         families.set(family, made);

@@ -179,6 +179,8 @@ export const group4: GroupDefinition = {
           hostEnv: { ...ctx.dockerEnv },
         });
         if (!report.available) return { available: false, isolation_passed: false, reason: report.reason };
+        // the observation keeps only which probes failed; what each one saw says why (a failure under load is otherwise unexplained)
+        ctx.recordDetails({ probes: report.probes.map(({ id, passed, observed }) => ({ id, passed, observed })) });
         return {
           available: true,
           isolation_passed: report.passed,

@@ -7,7 +7,7 @@ import type { GroupOutcome } from "./runner.js";
 
 /**
  * Files of one report:
- *   group-N.json            scenarios + per-scenario wall-clock + full environment (not canonical)
+ *   group-N.json            scenarios + per-scenario wall-clock, backend and details + full environment (not canonical)
  *   environment.json        the full environment (canonical and volatile facts)
  *   offline-canonical.json  scenarios of every group run + the canonical environment;
  *                           no paths, times or random ids: two runs give the same bytes
@@ -38,7 +38,7 @@ export async function writeReport(dir: string, outcomes: GroupOutcome[], env: En
       title: o.title,
       passed: o.passed,
       scenarios: o.scenarios,
-      non_canonical: { duration_ms: o.duration_ms, backends: o.backends, environment: env },
+      non_canonical: { duration_ms: o.duration_ms, backends: o.backends, details: o.details, environment: env },
     });
   }
   await write("environment.json", { schema_version: REPORT_SCHEMA_VERSION, ...env });

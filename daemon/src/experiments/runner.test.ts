@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { MiniAgentError } from "../errors.js";
 import { findHostPath, stableStringify } from "./canonical.js";
-import { parseArgs } from "./cli.js";
+import { EXIT, main, parseArgs } from "./cli.js";
 import { prepareOutputDir } from "./output-dir.js";
 import { writeReport } from "./report.js";
 import { runGroup, scratchDirIn } from "./runner.js";
@@ -129,6 +129,30 @@ describe("backend per scenario", () => {
   });
 });
 
+describe("scenario details", () => {
+  it("what a scenario records beyond its observation goes to the group file's non_canonical.details, and the canonical bytes stay those of a scenario that records nothing", async () => {
+    const env = { canonical: {}, volatile: {} };
+    const plain = scenario({ id: "iso" });
+    const detailed = scenario({
+      id: "iso",
+      run: async (ctx) => {
+        ctx.recordDetails({ probes: [{ id: "pooled_indistinguishable", passed: true, observed: { at: "/tmp/x" } }] });
+        return { ok: true };
+      },
+    });
+    const dirA = path.join(tmp, "a");
+    const dirB = path.join(tmp, "b");
+    await fs.mkdir(dirA);
+    await fs.mkdir(dirB);
+    const a = await writeReport(dirA, [await runGroup(group(plain), base(), deps())], env);
+    const b = await writeReport(dirB, [await runGroup(group(detailed), base(), deps())], env);
+    expect(b.canonicalSha256).toBe(a.canonicalSha256);
+    const groupFile = JSON.parse(await fs.readFile(path.join(dirB, "group-2.json"), "utf8"));
+    expect(groupFile.non_canonical.details).toEqual({ iso: { probes: [{ id: "pooled_indistinguishable", passed: true, observed: { at: "/tmp/x" } }] } });
+    expect(groupFile.scenarios[0].observed).toEqual({ ok: true });
+  });
+});
+
 describe("canonical output", () => {
   it("sorts keys at every depth and ends with a newline, whatever the insertion order", () => {
     expect(stableStringify({ b: 1, a: { d: 2, c: [{ z: 1, y: 2 }] } })).toBe(stableStringify({ a: { c: [{ y: 2, z: 1 }], d: 2 }, b: 1 }));
@@ -170,5 +194,32 @@ describe("parseArgs", () => {
     expect(parseArgs(["--group", "9", "--output", "o"])).toHaveProperty("error");
     expect(parseArgs(["--group", "5", "--output", "o"])).toMatchObject({ groups: ["group-5"] });
     expect(parseArgs(["--group", "1"])).toHaveProperty("error");
+    expect(parseArgs(["--output", "o", "--image-lock"])).toHaveProperty("error");
+  });
+
+  it("--image-lock FILE names the lock whose images are pinned instead of built; none by default", () => {
+    expect(parseArgs(["--output", "o", "--image-lock", "lock.json"])).toMatchObject({ imageLock: "lock.json" });
+    expect(parseArgs(["--output", "o"])).toMatchObject({ imageLock: null });
+  });
+
+  it("a missing or corrupt --image-lock is bad usage (64), refused before the output dir is made", async () => {
+    const io = (errs: string[]) => ({
+      env: {},
+      cwd: tmp,
+      repoRoot: tmp,
+      nodeVersion: "v20",
+      nodeExecPath: "node",
+      platform: "linux",
+      cpus: 1,
+      stdout: () => {},
+      stderr: (l: string) => errs.push(l),
+    });
+    const errs: string[] = [];
+    expect(await main(["--output", "out", "--image-lock", "nope.json"], io(errs))).toBe(EXIT.usage);
+    await fs.writeFile(path.join(tmp, "bad.json"), "{not json");
+    expect(await main(["--output", "out", "--image-lock", "bad.json"], io(errs))).toBe(EXIT.usage);
+    expect(errs).toHaveLength(2);
+    expect(errs[0]).toContain("no such file");
+    expect(await fs.readdir(tmp)).toEqual(["bad.json"]);
   });
 });

@@ -15,6 +15,8 @@ export interface GroupOutcome {
   backends: Record<string, ExperimentContext["backend"]>;
   /** scenarios that needed the container and found no engine: not run, so neither passed nor a measured failure */
   unavailable: string[];
+  /** what scenarios recorded beyond their observation (ExperimentContext.recordDetails): group file only */
+  details: Record<string, Json>;
 }
 
 export interface RunnerDeps {
@@ -30,11 +32,16 @@ function observationOf(err: unknown): Json {
   return { error: isMiniAgentError(err) ? err.code : err instanceof Error ? err.name : "unknown" };
 }
 
-export async function runGroup(group: GroupDefinition, base: Omit<ExperimentContext, "scratch" | "backend">, deps: RunnerDeps): Promise<GroupOutcome> {
+export async function runGroup(
+  group: GroupDefinition,
+  base: Omit<ExperimentContext, "scratch" | "backend" | "recordDetails">,
+  deps: RunnerDeps,
+): Promise<GroupOutcome> {
   const scenarios: ScenarioResult[] = [];
   const duration_ms: Record<string, number> = {};
   const backends: GroupOutcome["backends"] = {};
   const unavailable: string[] = [];
+  const details: Record<string, Json> = {};
   for (const s of group.scenarios) {
     const scratch = await deps.scratchDir(`${group.id}-${s.id}`);
     // with an engine every scenario uses the container, as before; without one only those that claim no isolation move to the host
@@ -45,7 +52,10 @@ export async function runGroup(group: GroupDefinition, base: Omit<ExperimentCont
     let observed: Json;
     try {
       // a JSON round trip: what is written is exactly what is compared
-      observed = JSON.parse(JSON.stringify((await s.run({ ...base, scratch, backend })) ?? null)) as Json;
+      const recordDetails = (d: unknown) => {
+        details[s.id] = JSON.parse(JSON.stringify(d ?? null)) as Json;
+      };
+      observed = JSON.parse(JSON.stringify((await s.run({ ...base, scratch, backend, recordDetails })) ?? null)) as Json;
     } catch (err) {
       deps.onError?.(`${group.id}/${s.id}`, err);
       observed = observationOf(err);
@@ -71,7 +81,7 @@ export async function runGroup(group: GroupDefinition, base: Omit<ExperimentCont
       ...(backend !== "container" && { backend }),
     });
   }
-  return { group: group.id, title: group.title, passed: scenarios.every((s) => s.passed), scenarios, duration_ms, backends, unavailable };
+  return { group: group.id, title: group.title, passed: scenarios.every((s) => s.passed), scenarios, duration_ms, backends, unavailable, details };
 }
 
 export function scratchDirIn(root: string): (id: string) => Promise<string> {

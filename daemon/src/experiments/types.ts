@@ -77,4 +77,10 @@ export interface ExperimentContext {
   dockerEnv: NodeJS.ProcessEnv;
   /** the node binary, for scenarios that need a process of their own (group 3 crashes) */
   nodeExecPath: string;
+  /**
+   * Keeps what the scenario saw beyond its observation (e.g. every probe's observed
+   * values behind a pass/fail) in the group file under non_canonical.details: it may
+   * hold paths, ids and timings, so it never enters the canonical file. The last call wins.
+   */
+  recordDetails(details: unknown): void;
 }
