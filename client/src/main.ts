@@ -72,7 +72,8 @@ export async function main(argv: string[], io: ClientIO): Promise<ExitCode | num
       // a command the daemon names (`mini-agent-client probe`) is printed in the form this user runs the client
       io.err(`mini-agent-client: ${err.code}: ${rewriteProgram(err.message, "mini-agent-client", program)}\n`);
       const refresh = err.details?.refresh_command;
-      if (typeof refresh === "string" && !err.message.includes(refresh)) {
+      // always the full command: the daemon's message names it without the --socket/--state-dir this user needs
+      if (typeof refresh === "string") {
         io.err(`refresh the isolation report with: ${rewriteProgram(refresh, "mini-agent-client", program)}${target.prefix ? ` ${target.prefix}` : ""}\n`);
       }
       return exitForError(err.code);

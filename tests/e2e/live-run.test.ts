@@ -42,7 +42,7 @@ describe("a live model through the daemon and the client", () => {
     const refused = await runClient(["run", "--fixture", FIXTURE, "--workspace", path.join(root, "ws-refused"), "--model", "live", ...socket]);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain("isolation_unverified");
-    expect(refused.stderr).toContain("mini-agent-client probe");
+    expect(refused.stderr).toMatch(/refresh the isolation report with: \S.* probe --socket /);
     expect(provider.requests).toHaveLength(0);
     expect(fs.existsSync(path.join(root, "ws-refused"))).toBe(false);
 

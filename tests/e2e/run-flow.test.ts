@@ -1,3 +1,4 @@
+import { shellRun } from "../kit/shell.js";
 import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
@@ -79,16 +80,20 @@ describe("runs through the daemon and the client", () => {
     const s1 = await status(d.socketPath, runId);
     expect(s1.status).toBe("awaiting_approval");
     // the exact commands, pasteable, and the diff of the pending write
-    expect(first.stdout).toContain(`mini-agent-client approve --socket ${d.socketPath} ${runId} ${s1.action_id}`);
-    expect(first.stdout).toContain(`mini-agent-client reject --socket ${d.socketPath} ${runId} ${s1.action_id} --reason`);
+    expect(first.stdout).toContain(` approve --socket ${d.socketPath} ${runId} ${s1.action_id}`);
+    expect(first.stdout).toContain(` reject --socket ${d.socketPath} ${runId} ${s1.action_id} --reason`);
     expect(first.stdout).toContain("tests/test_agent_nested.js");
     expect(first.stdout).toMatch(/^\+/m);
 
-    const second = await runClient(["approve", runId, s1.action_id!, ...socket]);
-    expect(second.code).toBe(3);
+    // regression: the printed `mini-agent-client approve …` was `command not found` after the README's set-up
+    // (no `npm link`); it is pasted into a shell that has only that set-up, from another folder, and runs
+    const printed = /^ {2}(.+ approve .+)$/m.exec(first.stdout)?.[1];
+    expect(printed, first.stdout).toBeDefined();
+    const second = await shellRun(printed!);
+    expect(second.code, second.output).toBe(3);
     const s2 = await status(d.socketPath, runId);
     expect(s2.action_id).not.toBe(s1.action_id);
-    expect(second.stdout).toContain("src/linkcheck.js");
+    expect(second.output).toContain("src/linkcheck.js");
 
     const done = await runClient(["approve", runId, s2.action_id!, ...socket]);
     expect({ code: done.code, out: done.stdout + done.stderr }).toMatchObject({ code: 0 });
@@ -299,7 +304,7 @@ describe("runs through the daemon and the client", () => {
     const ws = path.join(path.dirname(stateDir), "ws");
     const r = await runClient(["run", "--fixture", FIXTURE, "--workspace", ws, "--max-tool-calls", "1", ...socket]);
     expect({ code: r.code, out: r.stdout + r.stderr }).toMatchObject({ code: 5 });
-    expect(r.stdout).toContain("mini-agent-client resume");
+    expect(r.stdout).toMatch(/resume with more budget: \S.* resume --socket /);
     const runId = /run (\S+) started/.exec(r.stdout)?.[1] ?? "";
     expect((await status(d.socketPath, runId)).status).toBe("budget_exhausted");
     const resumed = await runClient(["resume", runId, "--max-tool-calls", "20", ...socket]);
@@ -368,7 +373,7 @@ describe("runs through the daemon and the client", () => {
     const live = await runClient(["run", "--fixture", FIXTURE, "--workspace", path.join(path.dirname(stateDir), "ws-live"), "--model", "live", ...socket]);
     expect(live.code).toBe(2);
     expect(live.stderr).toContain("isolation_unverified");
-    expect(live.stderr).toContain("mini-agent-client probe");
+    expect(live.stderr).toMatch(/refresh the isolation report with: \S.* probe --socket /);
     seen.push(live.stdout, live.stderr);
 
     const r = await runClient(["run", "--fixture", FIXTURE, "--workspace", ws, ...socket]);
