@@ -94,6 +94,8 @@ export const ERROR_CODES = [
   "case_payload_too_large",
   /** a job's case payload does not match its SHA-256 (or the case inside is not the case named) */
   "case_payload_mismatch",
+  /** a path built from a case id or a case folder's name resolves (links followed) outside the work dir it belongs in */
+  "path_escape",
   // anything else
   "internal",
 ] as const;
