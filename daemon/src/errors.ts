@@ -75,6 +75,8 @@ export const ERROR_CODES = [
   "case_replay_mismatch",
   /** `eval capture` refused: the run has no baseline or decisions to rebuild, or the output folder is not empty */
   "capture_refused",
+  /** `eval capture --out` names a folder no case may be written to (inside the daemon's state dir): a usage error */
+  "capture_out_invalid",
   /** an eval report that is not a valid eval-report.json */
   "report_invalid",
   /** two reports of different suites or different case versions: the gate compares only like with like */

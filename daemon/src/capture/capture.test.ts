@@ -84,6 +84,9 @@ async function finishedRun(status: "failed" | "running" = "failed"): Promise<{ l
   return { ledger, ws };
 }
 
+/** the daemon's state dir of these tests: a folder of its own, outside every --out but the one that names it */
+const service = (ledger: Ledger, stateDir = tmp()) => createCaptureService({ ledger: () => ledger, stateDir });
+
 async function codeOf(p: Promise<unknown>): Promise<{ code: string; message: string }> {
   try {
     await p;
@@ -98,7 +101,7 @@ describe("capture", () => {
   it("writes repo/ from the baseline (not the changed workspace) without forbidden files or symlinks, and says what it left out", async () => {
     const { ledger } = await finishedRun();
     const out = path.join(tmp(), "case");
-    const r = await createCaptureService({ ledger: () => ledger }).capture("run_1", out);
+    const r = await service(ledger).capture("run_1", out);
     expect(fs.readFileSync(path.join(out, "repo/src/a.js"), "utf8")).toBe("export const a = 1;\n");
     expect(fs.statSync(path.join(out, "repo/run.sh")).mode & 0o111).not.toBe(0);
     for (const gone of [".env", "secret/plan.txt", "passwd"]) expect(fs.existsSync(path.join(out, "repo", gone)), gone).toBe(false);
@@ -120,7 +123,7 @@ describe("capture", () => {
   it("derives expect.json from the run: only tools that succeeded, red before green, forbids that held, stale calls, limits with tokens", async () => {
     const { ledger } = await finishedRun();
     const out = path.join(tmp(), "case");
-    await createCaptureService({ ledger: () => ledger }).capture("run_1", out);
+    await service(ledger).capture("run_1", out);
     const e = JSON.parse(fs.readFileSync(path.join(out, "expect.json"), "utf8"));
     expect(e).toEqual({
       schema_version: 1,
@@ -139,7 +142,7 @@ describe("capture", () => {
   it("refuses a run that is not finished, naming its status, and writes nothing", async () => {
     const { ledger } = await finishedRun("running");
     const out = path.join(tmp(), "case");
-    const r = await codeOf(createCaptureService({ ledger: () => ledger }).capture("run_1", out));
+    const r = await codeOf(service(ledger).capture("run_1", out));
     expect(r.code).toBe("capture_refused");
     expect(r.message).toContain("running");
     expect(fs.existsSync(out)).toBe(false);
@@ -151,21 +154,43 @@ describe("capture", () => {
     fs.mkdirSync(path.join(root, "ws"));
     await captureBaseline(path.join(root, "ws"), path.join(root, "control"));
     insertTestRun(ledger, { status: "cancelled", record: { control_dir: path.join(root, "control") } });
-    const r = await codeOf(createCaptureService({ ledger: () => ledger }).capture("run_1", path.join(root, "case")));
+    const r = await codeOf(service(ledger).capture("run_1", path.join(root, "case")));
     expect(r).toMatchObject({ code: "capture_refused" });
     expect(r.message).toContain("no decision");
   });
 
-  it("writes into an empty folder, refuses a non-empty one or a missing parent, and leaves no temp folder behind", async () => {
+  it("writes into an empty folder, refuses a non-empty one, and leaves no temp folder behind", async () => {
     const { ledger } = await finishedRun();
-    const svc = createCaptureService({ ledger: () => ledger });
+    const svc = service(ledger);
     const parent = tmp();
     const empty = path.join(parent, "empty");
     fs.mkdirSync(empty);
     await svc.capture("run_1", empty);
     expect(fs.existsSync(path.join(empty, "expect.json"))).toBe(true);
     expect((await codeOf(svc.capture("run_1", empty))).code).toBe("capture_refused");
-    expect((await codeOf(svc.capture("run_1", path.join(parent, "no", "such")))).code).toBe("capture_refused");
     expect(fs.readdirSync(parent)).toEqual(["empty"]);
+  });
+
+  it("regression: a missing parent of --out is made as mkdir -p would (it was refused: create it first)", async () => {
+    const { ledger } = await finishedRun();
+    const parent = tmp();
+    await service(ledger).capture("run_1", path.join(parent, "cases", "new", "case"));
+    expect(fs.existsSync(path.join(parent, "cases", "new", "case", "expect.json"))).toBe(true);
+    expect(fs.readdirSync(path.join(parent, "cases", "new"))).toEqual(["case"]);
+  });
+
+  it("regression: --out inside the daemon's state dir is refused as a usage error, also through a link, and nothing is made there (it was accepted)", async () => {
+    const { ledger } = await finishedRun();
+    const state = tmp();
+    const svc = service(ledger, state);
+    const link = path.join(tmp(), "to-state");
+    fs.symlinkSync(state, link);
+    for (const out of [path.join(state, "case"), path.join(state, "deep", "er", "case"), state, path.join(link, "case")]) {
+      const r = await codeOf(svc.capture("run_1", out));
+      expect(r.code, out).toBe("capture_out_invalid");
+      expect(r.message, out).toContain("inside the daemon's state dir");
+      expect(r.message).not.toContain("\n");
+    }
+    expect(fs.readdirSync(state)).toEqual([]);
   });
 });

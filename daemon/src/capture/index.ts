@@ -23,7 +23,11 @@ export interface CaptureService {
 /** the task's control files, as createRun copied them into the run's control dir (runtime/service-impl.ts) */
 const ACCEPTANCE_DIR = "acceptance";
 
-export function createCaptureService(deps: { ledger: () => Ledger }): CaptureService {
+export function createCaptureService(deps: {
+  ledger: () => Ledger;
+  /** the daemon's state dir: no case is written inside it */
+  stateDir: string;
+}): CaptureService {
   return {
     async capture(runId, out) {
       const ledger = deps.ledger();
@@ -56,7 +60,7 @@ export function createCaptureService(deps: { ledger: () => Ledger }): CaptureSer
       );
       const written: string[] = [];
       try {
-        await withStaging(out, async (staging) => {
+        await withStaging(out, deps.stateDir, async (staging) => {
           for (const rel of Object.keys(baseline.manifest.files).sort()) {
             if (forbidden(rel)) continue;
             const bytes = await baseline.readFile(rel);
