@@ -1,3 +1,4 @@
+import { termSafe } from "./quote.js";
 import { isMiniAgentError } from "../../daemon/src/errors.js";
 import { ApiClient } from "./api-client.js";
 import { evalCommandOf, parseClientArgs, usage } from "./args.js";
@@ -58,18 +59,19 @@ export async function main(argv: string[], io: ClientIO): Promise<ExitCode | num
     });
   } catch (err) {
     if (err instanceof UsageError) {
-      io.err(`mini-agent-client ${cmd.command}: ${err.message}\n\n${usage(cmd.command)}\n`);
+      io.err(`mini-agent-client ${cmd.command}: ${termSafe(err.message)}\n\n${usage(cmd.command)}\n`);
       return EXIT.usage;
     }
     if (isMiniAgentError(err)) {
       if (json) io.out(JSON.stringify({ error: { code: err.code, message: err.message, ...(err.details && { details: err.details }) } }) + "\n");
-      io.err(`mini-agent-client: ${err.code}: ${err.message}\n`);
+      // a refusal quotes paths, files of a repository and model text
+      io.err(`mini-agent-client: ${err.code}: ${termSafe(err.message, { lines: true })}\n`);
       const refresh = err.details?.refresh_command;
       if (typeof refresh === "string" && !err.message.includes(refresh)) io.err(`refresh the isolation report with: ${refresh}\n`);
       return exitForError(err.code);
     }
     // A bug in the client itself: say so briefly, without a stack.
-    io.err(`mini-agent-client: unexpected error: ${(err as Error)?.message ?? String(err)}\n`);
+    io.err(`mini-agent-client: unexpected error: ${termSafe((err as Error)?.message ?? String(err), { lines: true })}\n`);
     return EXIT.failed;
   } finally {
     await api.close().catch(() => undefined);

@@ -1,3 +1,4 @@
+import { termSafe } from "../../../client/src/quote.js";
 import { Job, Queue } from "bullmq";
 import { EXIT } from "../../../client/src/exit-codes.js";
 import type { CaseResult, WorkerIdentity } from "../../../daemon/src/contracts/eval-report.js";
@@ -58,7 +59,7 @@ export async function runFleetSuite(opts: RunOptions & { queue: string }, io: Ev
     if (!FleetJob.shape.case_id.safeParse(c.id).success)
       throw new MiniAgentError(
         "case_invalid",
-        `${c.dir}: a case queued for a fleet needs a folder name of [A-Za-z0-9_.:-] (1-128 characters); nothing was queued`,
+        `${termSafe(c.dir)}: a case queued for a fleet needs a folder name of [A-Za-z0-9_.:-] (1-128 characters); nothing was queued`,
         {
           details: { file: c.dir },
         },
@@ -169,7 +170,7 @@ export async function runFleetSuite(opts: RunOptions & { queue: string }, io: Ev
       const by = cancelled === "interrupt" ? "cancelled" : "cancelled by `eval cancel`";
       if (opts.json) io.out(`${JSON.stringify({ kind: "cancelled", done: results.size, total: cases.length, by: cancelled })}\n`);
       io.err(
-        `mini-agent-client eval run: ${by}; ${n.removed} queued cases removed, ${n.running} running ones told to stop; ${results.size}/${cases.length} cases done (results in ${opts.output}/cases), no report written. Running the same command again resumes: the cases without a result run again.\n`,
+        `${termSafe(`mini-agent-client eval run: ${by}; ${n.removed} queued cases removed, ${n.running} running ones told to stop; ${results.size}/${cases.length} cases done (results in ${opts.output}/cases), no report written. Running the same command again resumes: the cases without a result run again.`)}\n`,
       );
       return EXIT.cancelled;
     }
