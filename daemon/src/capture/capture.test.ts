@@ -29,7 +29,10 @@ function tmp(): string {
 const TASK = TaskSpec.parse({ ...TEST_TASK, forbidden: ["secret/**"], creatable: ["src/new_*.js"] });
 
 /** a run whose workspace held forbidden files and a symlink, with a history of refused and passing calls */
-async function finishedRun(status: "failed" | "running" = "failed"): Promise<{ ledger: Ledger; ws: string }> {
+async function finishedRun(
+  status: "failed" | "running" = "failed",
+  plant: (ws: string, root: string) => void = () => {},
+): Promise<{ ledger: Ledger; ws: string }> {
   const root = tmp();
   const ws = path.join(root, "ws");
   const control = path.join(root, "control");
@@ -40,6 +43,7 @@ async function finishedRun(status: "failed" | "running" = "failed"): Promise<{ l
   fs.writeFileSync(path.join(ws, ".env"), "TOKEN=abc\n");
   fs.writeFileSync(path.join(ws, "secret", "plan.txt"), "hidden\n");
   fs.symlinkSync("/etc/passwd", path.join(ws, "passwd"));
+  plant(ws, root);
   await captureBaseline(ws, control);
   // the run then changed the workspace: capture must not see it
   fs.writeFileSync(path.join(ws, "src", "a.js"), "export const a = 2;\n");
@@ -118,6 +122,30 @@ describe("capture", () => {
       "c4",
       "final",
     ]);
+  });
+
+  it("regression: a hard-linked file (content from outside the workspace) and repository metadata stay out of the case, by the sandboxes' export rule (the hard link was written into repo/ with mode 0644)", async () => {
+    const { ledger } = await finishedRun("failed", (ws, root) => {
+      fs.writeFileSync(path.join(root, "outside-secret.txt"), "from outside the workspace\n");
+      fs.linkSync(path.join(root, "outside-secret.txt"), path.join(ws, "src", "linked.txt"));
+      fs.mkdirSync(path.join(ws, ".git", "refs", "heads"), { recursive: true });
+      for (const f of ["HEAD", "config", "refs/heads/main"]) fs.writeFileSync(path.join(ws, ".git", f), "x\n");
+    });
+    const out = path.join(tmp(), "case");
+    const r = await service(ledger).capture("run_1", out);
+    expect(fs.existsSync(path.join(out, "repo/src/linked.txt"))).toBe(false);
+    expect(fs.existsSync(path.join(out, "repo/.git"))).toBe(false);
+    expect(r.files.filter((f) => f.startsWith("repo/"))).toEqual(["repo/run.sh", "repo/src/a.js"]);
+    // one line per folder the rule refuses as a whole, one per path otherwise, each with its reason
+    expect(r.left_out_groups).toEqual([
+      { path: ".env", files: 1, reason: "forbidden" },
+      { path: ".git/", files: 3, reason: "repository_metadata" },
+      { path: "passwd", files: 1, reason: "symlink" },
+      { path: "secret/", files: 1, reason: "forbidden" },
+      { path: "src/linked.txt", files: 1, reason: "hard_link" },
+    ]);
+    expect(r.left_out).toContain("src/linked.txt");
+    expect(String(r.expect.description)).toContain(".git/ (3 files): repository metadata");
   });
 
   it("derives expect.json from the run: only tools that succeeded, red before green, forbids that held, stale calls, limits with tokens", async () => {
