@@ -26,7 +26,7 @@ describe("diffs on a terminal", () => {
     const evil = "+ok\n+\x1b[1A\x1b[2K\rlooks harmless\x07\n";
     for (const color of [true, false]) {
       const out = renderDiff(evil, { color, terminal: true });
-      expect(out).toContain("^[[1A^[[2K^Mlooks harmless^G");
+      expect(out).toContain("\\x1b[1A\\x1b[2K\\x0dlooks harmless\\x07");
       expect(out.replace(/\x1b\[(?:0|1|31|32|36)m/g, "")).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f]/);
     }
   });

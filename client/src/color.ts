@@ -1,3 +1,5 @@
+import { termSafe } from "./quote.js";
+
 /**
  * Diffs in colour on a terminal (issue 10 item 18): added lines green, removed
  * red, hunk headers cyan, file headers bold. Plain when NO_COLOR is set (any
@@ -18,7 +20,7 @@ export interface DiffStyle {
   /**
    * the text goes to a terminal: control characters in it (a proposed patch
    * may carry escape sequences that rewrite the approval prompt) are shown as
-   * ^X, never interpreted. Through a pipe the bytes stay exact, for `git apply`.
+   * \xNN (quote.ts), never interpreted. Through a pipe the bytes stay exact, for `git apply`.
    */
   terminal: boolean;
 }
@@ -44,12 +46,7 @@ function lineColor(line: string): string | null {
   return null;
 }
 
-/** Control characters other than tab as caret notation (ESC -> ^[, DEL -> ^?); C1 controls as \xNN. */
+/** A diff line on a terminal: quote.ts's one rule (ESC as \x1b, bidi marks as \uNNNN), tab kept. */
 export function visible(line: string): string {
-  return line.replace(/[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/g, (c) => {
-    const code = c.charCodeAt(0);
-    if (code < 0x20) return `^${String.fromCharCode(code + 64)}`;
-    if (code === 0x7f) return "^?";
-    return `\\x${code.toString(16)}`;
-  });
+  return termSafe(line);
 }

@@ -11,7 +11,7 @@ import { EXIT, exitForStatus, type ExitCode } from "./exit-codes.js";
 import { followRun, type FollowIO } from "./follow.js";
 import { renderDiff } from "./color.js";
 import { eventLine, policyText, progressLine, runEndLines, shellQuote, statusJson } from "./render.js";
-import { whyLine } from "./why.js";
+import { oneLine, whyLine } from "./why.js";
 
 export interface CommandContext extends FollowIO {
   api: ApiClient;
@@ -138,7 +138,7 @@ const run: Handler = async (cmd, ctx) => {
   if (adhoc) {
     // drafted first: bad input is refused (exit 64) and the dirty-worktree warning shown before anything starts
     const draft = await ctx.api.draftTask({ workspace, ...adhoc, ...(imageFamily !== undefined && { image_family: imageFamily }) });
-    for (const w of draft.warnings) ctx.err(`warning: ${w}\n`);
+    for (const w of draft.warnings) ctx.err(`warning: ${oneLine(w)}\n`);
     if (flag(cmd, "print-task")) {
       printJson(ctx, draft.task);
       return EXIT.ok;
@@ -164,7 +164,7 @@ const run: Handler = async (cmd, ctx) => {
   });
   const by = orchestrator !== undefined ? `, orchestrator ${orchestrator}` : "";
   const under = runtime !== undefined ? `, runtime ${runtime}` : "";
-  if (!ctx.json) ctx.out(`run ${created.run.run_id} started (model ${model}, backend ${backend.data}${under}${by}, workspace ${workspace})\n`);
+  if (!ctx.json) ctx.out(`run ${created.run.run_id} started (model ${model}, backend ${backend.data}${under}${by}, workspace ${oneLine(workspace)})\n`);
   return followRun(ctx.api, created.run, 0, ctx, { json: ctx.json, commandPrefix: ctx.commandPrefix, program: ctx.program, interactive: true });
 };
 
@@ -226,7 +226,7 @@ const list: Handler = async (_cmd, ctx) => {
   const { runs } = await ctx.api.listRuns();
   if (ctx.json) printJson(ctx, runs.map(statusJson));
   else if (runs.length === 0) ctx.out("no runs\n");
-  else for (const r of runs) ctx.out(`${r.run_id}  ${whyLine(r, ctx.commandPrefix, ctx.program)}  ${r.workspace}\n`);
+  else for (const r of runs) ctx.out(`${r.run_id}  ${whyLine(r, ctx.commandPrefix, ctx.program)}  ${oneLine(r.workspace)}\n`);
   return EXIT.ok;
 };
 
@@ -286,7 +286,7 @@ const trace: Handler = async (cmd, ctx) => {
       const e = JSON.parse(line) as Parameters<typeof eventLine>[0];
       ctx.out(eventLine({ ...e, payload: e.payload ?? {}, call_id: e.call_id ?? null, action_id: e.action_id ?? null }) + "\n");
     } catch {
-      ctx.out(line + "\n");
+      ctx.out(oneLine(line) + "\n");
     }
   }
   return EXIT.ok;

@@ -69,6 +69,7 @@ const USAGE: readonly ErrorCode[] = [
   "unknown_image_family",
   "queue_url_invalid",
   "queue_password_file_invalid",
+  "capture_out_invalid",
 ];
 
 export function exitForError(code: ErrorCode): ExitCode {

@@ -1,3 +1,4 @@
+import { termSafe } from "./quote.js";
 import { isMiniAgentError } from "../../daemon/src/errors.js";
 import { ApiClient } from "./api-client.js";
 import { rewriteProgram } from "../../daemon/src/config/program-command.js";
@@ -64,13 +65,14 @@ export async function main(argv: string[], io: ClientIO): Promise<ExitCode | num
     });
   } catch (err) {
     if (err instanceof UsageError) {
-      io.err(usageErrorText("mini-agent-client", `${cmd.command}: ${err.message}`, `${program} ${cmd.command} --help`));
+      io.err(usageErrorText("mini-agent-client", `${cmd.command}: ${termSafe(err.message)}`, `${program} ${cmd.command} --help`));
       return EXIT.usage;
     }
     if (isMiniAgentError(err)) {
       if (json) io.out(JSON.stringify({ error: { code: err.code, message: err.message, ...(err.details && { details: err.details }) } }) + "\n");
-      // a command the daemon names (`mini-agent-client probe`) is printed in the form this user runs the client
-      io.err(`mini-agent-client: ${err.code}: ${rewriteProgram(err.message, "mini-agent-client", program)}\n`);
+      // a refusal quotes paths, files of a repository and model text; a command the daemon names
+      // (`mini-agent-client probe`) is printed in the form this user runs the client
+      io.err(`mini-agent-client: ${err.code}: ${termSafe(rewriteProgram(err.message, "mini-agent-client", program), { lines: true })}\n`);
       const refresh = err.details?.refresh_command;
       // always the full command: the daemon's message names it without the --socket/--state-dir this user needs
       if (typeof refresh === "string") {
@@ -79,7 +81,7 @@ export async function main(argv: string[], io: ClientIO): Promise<ExitCode | num
       return exitForError(err.code);
     }
     // A bug in the client itself: say so briefly, without a stack.
-    io.err(`mini-agent-client: unexpected error: ${(err as Error)?.message ?? String(err)}\n`);
+    io.err(`mini-agent-client: unexpected error: ${termSafe((err as Error)?.message ?? String(err), { lines: true })}\n`);
     return EXIT.failed;
   } finally {
     await api.close().catch(() => undefined);

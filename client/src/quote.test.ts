@@ -36,6 +36,9 @@ describe("a proposed command on a terminal", () => {
     expect(text).toContain("asked by rule: policy:interactive:tools.command");
     expect(text).toMatch(/files it changes there are discarded/);
     expect(text).not.toContain("\u001b");
+    // the model's reason too, also when the text does not go to a terminal (it was printed raw through a pipe)
+    const why = pendingActionText({ ...run, pending_action: { ...run.pending_action!, why: "ok\u001b]0;t\u0007\u202e" } } as RunView);
+    expect(why).toContain("why:     ok\\x1b]0;t\\x07\\u202e");
     expect(whyLine(run)).toBe(`awaiting approval: run_command node -e $'x\\x1b]0;pwned\\x07' (action act_1, asked by policy:interactive:tools.command)`);
   });
 });

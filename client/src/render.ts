@@ -68,7 +68,7 @@ export function pendingActionText(run: RunView, style: DiffStyle = { color: fals
       `  tool:    ${oneLine(a.tool)}`,
       `  command: ${quoteArgv(a.command.argv)}`,
       `  asked by rule: ${oneLine(a.command.rule)}`,
-      `  why:     ${a.why === null ? "(the model gave no reason)" : style.terminal ? oneLine(a.why) : a.why}`,
+      `  why:     ${a.why === null ? "(the model gave no reason)" : oneLine(a.why)}`,
       "  it runs only in the run's sandbox (no network); files it changes there are discarded",
       "",
     ].join("\n");
@@ -80,7 +80,7 @@ export function pendingActionText(run: RunView, style: DiffStyle = { color: fals
     `  tool:   ${oneLine(a.tool)}`,
     `  path:   ${oneLine(a.path)}`,
     `  asked by rule: ${a.rule === undefined ? "(not recorded)" : oneLine(a.rule)}`,
-    `  why:    ${a.why === null ? "(the model gave no reason)" : style.terminal ? oneLine(a.why) : a.why}`,
+    `  why:    ${a.why === null ? "(the model gave no reason)" : oneLine(a.why)}`,
     "",
     diff.endsWith("\n") ? diff : diff + "\n",
   ].join("\n");

@@ -1,4 +1,4 @@
-import { quoteArgv } from "./quote.js";
+import { quoteArgv, termSafe } from "./quote.js";
 import type { ExhaustedBudget, RunView, VerificationEvidence } from "../../daemon/src/contracts/run-view.js";
 import { EXIT_CODE_ONLY_PASSED } from "../../daemon/src/contracts/run-view.js";
 import { BUDGET_FLAGS } from "./args.js";
@@ -124,10 +124,7 @@ function clip(s: string, max = 160): string {
   return s.length > max ? `${s.slice(0, max - 3)}...` : s;
 }
 
-/**
- * One terminal line: control characters (a path or an error text can carry
- * escape sequences or newlines) are shown as `?`, never sent to the terminal.
- */
+/** One terminal line (a path or an error text can carry escape sequences or newlines): quote.ts's one rule. */
 export function oneLine(s: string): string {
-  return s.replace(/[\u0000-\u001f\u007f-\u009f]/g, "?");
+  return termSafe(s);
 }

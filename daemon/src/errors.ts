@@ -75,6 +75,8 @@ export const ERROR_CODES = [
   "case_replay_mismatch",
   /** `eval capture` refused: the run has no baseline or decisions to rebuild, or the output folder is not empty */
   "capture_refused",
+  /** `eval capture --out` names a folder no case may be written to (inside the daemon's state dir): a usage error */
+  "capture_out_invalid",
   /** an eval report that is not a valid eval-report.json */
   "report_invalid",
   /** two reports of different suites or different case versions: the gate compares only like with like */
@@ -94,6 +96,8 @@ export const ERROR_CODES = [
   "case_payload_too_large",
   /** a job's case payload does not match its SHA-256 (or the case inside is not the case named) */
   "case_payload_mismatch",
+  /** a path built from a case id or a case folder's name resolves (links followed) outside the work dir it belongs in */
+  "path_escape",
   // anything else
   "internal",
 ] as const;

@@ -146,7 +146,7 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
     runService,
     isolation,
     liveGate,
-    capture: createCaptureService({ ledger: () => runService.ledger }),
+    capture: createCaptureService({ ledger: () => runService.ledger, stateDir: config.stateDir }),
     reapLeftovers: () =>
       reapOwnLeftovers(
         docker,

@@ -1,3 +1,6 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { EvalIO } from "./command.js";
 import { evalMain } from "./cli.js";
@@ -43,5 +46,24 @@ describe("eval capture: its grammar (bad input is a usage error that changes not
     expect(code).toBe(2);
     expect(i.stderr.join("")).toContain("daemon_unreachable");
     expect(i.stderr.join("")).not.toMatch(/\n\s+at /);
+  });
+});
+
+describe("what eval prints of a case folder's name", () => {
+  it("regression: eval run's refusal of a case folder named with ESC, an OSC title, BEL, CR, newline and U+202E shows the name escaped (it was printed raw)", async () => {
+    const suite = fs.mkdtempSync(path.join(os.tmpdir(), "ma-eval-names-"));
+    try {
+      const name = "c\u001b[2J\u001b]0;pwned\u0007\rx\ny\u202eevil";
+      fs.mkdirSync(path.join(suite, name));
+      fs.writeFileSync(path.join(suite, name, "expect.json"), "{}");
+      const i = io();
+      expect(await evalMain("eval", ["run", suite, "--output", path.join(suite, "out")], i)).toBe(1);
+      const err = i.stderr.join("");
+      expect(err).toContain("case_invalid");
+      expect(err).toContain("c\\x1b[2J\\x1b]0;pwned\\x07\\x0dx\\x0ay\\u202eevil");
+      expect(err).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e]/);
+    } finally {
+      fs.rmSync(suite, { recursive: true, force: true });
+    }
   });
 });

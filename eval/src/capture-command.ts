@@ -1,9 +1,11 @@
 import path from "node:path";
 import { parseArgs } from "node:util";
+import { CAPTURE_LEFT_OUT_TEXT } from "../../daemon/src/contracts/api-responses.js";
 import { CaseExpect } from "../../daemon/src/contracts/eval-case.js";
 import { MiniAgentError } from "../../daemon/src/errors.js";
 import { ApiClient } from "../../client/src/api-client.js";
 import { EXIT } from "../../client/src/exit-codes.js";
+import { termSafe } from "../../client/src/quote.js";
 import { resolveTarget } from "../../client/src/target.js";
 import type { EvalCommand, EvalIO } from "./command.js";
 
@@ -16,7 +18,7 @@ expect.json with defaults taken from the run. Edit expect.json to say what
 the case must show (evals/README.md describes every field).`;
 
 function usageError(io: EvalIO, message: string): number {
-  io.err(`mini-agent-client eval capture: ${message}\n\n${USAGE}\n`);
+  io.err(`mini-agent-client eval capture: ${termSafe(message)}\n\n${USAGE}\n`);
   return EXIT.usage;
 }
 
@@ -57,10 +59,13 @@ export const captureCommand: EvalCommand = {
       "  replay.json  the run's decisions, in order",
       "  expect.json  defaults from the run:",
       ...describeExpect(expect.data).map((l) => `    ${l}`),
-      ...(r.left_out.length > 0 ? [`left out of repo/ (forbidden to the task, or not a regular file): ${r.left_out.join(", ")}`] : []),
+      // one line per folder the export rule refused as a whole (a .git of 27 files is one line), else per path
+      ...(r.left_out_groups.length > 0 ? ["left out of repo/:"] : []),
+      ...r.left_out_groups.map((g) => `  ${g.path}${g.files > 1 ? ` (${g.files} files)` : ""}: ${CAPTURE_LEFT_OUT_TEXT[g.reason]}`),
       `edit ${path.join(r.out, "expect.json")} to say what the case must show, then: mini-agent-client eval run ${r.out} --output DIR`,
     ];
-    io.out(`${lines.join("\n")}\n`);
+    // paths and names here come from the run's repository and the model: each line terminal-safe
+    io.out(`${lines.map((l) => termSafe(l)).join("\n")}\n`);
     return EXIT.ok;
   },
 };

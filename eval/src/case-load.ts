@@ -1,6 +1,7 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import type { z } from "zod";
+import { termSafe } from "../../client/src/quote.js";
 import { MiniAgentError } from "../../daemon/src/errors.js";
 import { describeZodError } from "../../daemon/src/contracts/common.js";
 import { CASE_FILES, CaseExpect } from "../../daemon/src/contracts/eval-case.js";
@@ -29,6 +30,13 @@ export interface LoadedSuite {
   hash: string;
 }
 
+/**
+ * A path or case name inside a refusal, on one terminal-safe line: the message
+ * itself may span lines (a schema error), so a newline in a folder's name is
+ * escaped here, where it is still known to be part of a name.
+ */
+const shown = (name: string) => termSafe(name);
+
 const invalid = (message: string, details?: Record<string, unknown>) => new MiniAgentError("case_invalid", message, details ? { details } : {});
 
 async function kindOf(p: string): Promise<"file" | "dir" | "other" | "missing"> {
@@ -43,18 +51,18 @@ async function kindOf(p: string): Promise<"file" | "dir" | "other" | "missing"> 
 async function readJson<S extends z.ZodType>(dir: string, name: string, schema: S): Promise<{ value: z.infer<S>; bytes: Buffer }> {
   const file = path.join(dir, name);
   const kind = await kindOf(file);
-  if (kind !== "file") throw invalid(`${file}: ${kind === "missing" ? "missing" : "not a regular file"} (every case has ${name})`, { file });
+  if (kind !== "file") throw invalid(`${shown(file)}: ${kind === "missing" ? "missing" : "not a regular file"} (every case has ${name})`, { file });
   const bytes = await fs.readFile(file);
   let raw: unknown;
   try {
     raw = JSON.parse(bytes.toString("utf8"));
   } catch (err) {
-    throw invalid(`${file}: not valid JSON (${(err as Error).message})`, { file });
+    throw invalid(`${shown(file)}: not valid JSON (${(err as Error).message})`, { file });
   }
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
     const paths = parsed.error.issues.map((i) => i.path.join("."));
-    throw invalid(`${file} is invalid:\n${describeZodError(parsed.error)}`, { file, paths });
+    throw invalid(`${shown(file)} is invalid:\n${describeZodError(parsed.error)}`, { file, paths });
   }
   return { value: parsed.data, bytes };
 }
@@ -62,23 +70,23 @@ async function readJson<S extends z.ZodType>(dir: string, name: string, schema: 
 /** Loads one case folder; every refusal is case_invalid (naming the file and field) or case_replay_mismatch (naming the call). */
 export async function loadCase(dirIn: string): Promise<LoadedCase> {
   const dir = path.resolve(dirIn);
-  if ((await kindOf(dir)) !== "dir") throw invalid(`${dir}: not a case folder (it does not exist or is not a folder)`, { file: dir });
+  if ((await kindOf(dir)) !== "dir") throw invalid(`${shown(dir)}: not a case folder (it does not exist or is not a folder)`, { file: dir });
   const known = new Set<string>(Object.values(CASE_FILES));
   for (const name of (await fs.readdir(dir)).sort()) {
     if (!known.has(name))
-      throw invalid(`${path.join(dir, name)}: unknown entry in a case folder (a case holds ${[...known].join(", ")})`, { file: path.join(dir, name) });
+      throw invalid(`${shown(path.join(dir, name))}: unknown entry in a case folder (a case holds ${[...known].join(", ")})`, { file: path.join(dir, name) });
   }
   const repoDir = path.join(dir, CASE_FILES.repo);
-  if ((await kindOf(repoDir)) !== "dir") throw invalid(`${repoDir}: missing (every case has repo/)`, { file: repoDir });
+  if ((await kindOf(repoDir)) !== "dir") throw invalid(`${shown(repoDir)}: missing (every case has repo/)`, { file: repoDir });
   const controlDir = path.join(dir, CASE_FILES.control);
   const controlKind = await kindOf(controlDir);
-  if (controlKind !== "dir" && controlKind !== "missing") throw invalid(`${controlDir}: not a folder`, { file: controlDir });
+  if (controlKind !== "dir" && controlKind !== "missing") throw invalid(`${shown(controlDir)}: not a folder`, { file: controlDir });
 
   const task = await readJson(dir, CASE_FILES.task, TaskSpec);
   const expect = await readJson(dir, CASE_FILES.expect, CaseExpect);
   const replay = await readJson(dir, CASE_FILES.replay, ReplayFile);
   if (task.value.acceptance && controlKind === "missing")
-    throw invalid(`${path.join(dir, CASE_FILES.task)}: the task has acceptance cases but the case has no control/`, {
+    throw invalid(`${shown(path.join(dir, CASE_FILES.task))}: the task has acceptance cases but the case has no control/`, {
       file: path.join(dir, CASE_FILES.task),
       paths: ["acceptance"],
     });
@@ -112,7 +120,7 @@ export async function loadSuite(dirs: readonly string[]): Promise<LoadedSuite> {
   const caseDirs: string[] = [];
   for (const d of dirs) {
     const abs = path.resolve(d);
-    if ((await kindOf(abs)) !== "dir") throw invalid(`${abs}: not a folder (a suite is a case folder or a folder of case folders)`, { file: abs });
+    if ((await kindOf(abs)) !== "dir") throw invalid(`${shown(abs)}: not a folder (a suite is a case folder or a folder of case folders)`, { file: abs });
     if ((await kindOf(path.join(abs, CASE_FILES.expect))) !== "missing") {
       caseDirs.push(abs);
       continue;
@@ -121,12 +129,12 @@ export async function loadSuite(dirs: readonly string[]): Promise<LoadedSuite> {
       if (e.isDirectory()) caseDirs.push(path.join(abs, e.name));
     }
   }
-  if (caseDirs.length === 0) throw invalid(`no case found in ${dirs.map((d) => path.resolve(d)).join(", ")}`);
+  if (caseDirs.length === 0) throw invalid(`no case found in ${shown(dirs.map((d) => path.resolve(d)).join(", "))}`);
   const byId = new Map<string, string>();
   for (const c of caseDirs) {
     const id = path.basename(c);
     const other = byId.get(id);
-    if (other !== undefined) throw invalid(`two cases have the id ${id}: ${other} and ${c}`, { id, paths: [other, c] });
+    if (other !== undefined) throw invalid(`two cases have the id ${shown(id)}: ${shown(other)} and ${shown(c)}`, { id, paths: [other, c] });
     byId.set(id, c);
   }
   const cases: LoadedCase[] = [];

@@ -1,5 +1,6 @@
 import { isMiniAgentError } from "../../daemon/src/errors.js";
 import { EXIT, exitForError } from "../../client/src/exit-codes.js";
+import { termSafe } from "../../client/src/quote.js";
 import type { EvalCommand, EvalIO } from "./command.js";
 
 /**
@@ -33,10 +34,11 @@ export async function evalMain(top: "eval" | "gate", argv: string[], io: EvalIO)
     return await dispatch(top, argv, io);
   } catch (err) {
     if (isMiniAgentError(err)) {
-      io.err(`mini-agent-client ${top}: ${err.code}: ${err.message}\n`);
+      // a refusal quotes case folders, paths and files of a repository
+      io.err(`mini-agent-client ${top}: ${err.code}: ${termSafe(err.message, { lines: true })}\n`);
       return exitForError(err.code);
     }
-    io.err(`mini-agent-client ${top}: unexpected error: ${(err as Error)?.message ?? String(err)}\n`);
+    io.err(`mini-agent-client ${top}: unexpected error: ${termSafe((err as Error)?.message ?? String(err), { lines: true })}\n`);
     return EXIT.failed;
   }
 }
@@ -50,7 +52,7 @@ async function dispatch(top: "eval" | "gate", argv: string[], io: EvalIO): Promi
   }
   const load = SUBCOMMANDS[sub];
   if (!load) {
-    io.err(`mini-agent-client eval: unknown subcommand: ${sub}\n\n${EVAL_USAGE}\n`);
+    io.err(`mini-agent-client eval: unknown subcommand: ${termSafe(sub)}\n\n${EVAL_USAGE}\n`);
     return 64;
   }
   return (await load()).main(rest, io);

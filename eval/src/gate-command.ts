@@ -1,3 +1,4 @@
+import { termSafe } from "../../client/src/quote.js";
 import { parseArgs } from "node:util";
 import path from "node:path";
 import { isMiniAgentError, type ErrorCode } from "../../daemon/src/errors.js";
@@ -52,7 +53,7 @@ export const gateCommand: EvalCommand = {
         },
       }));
     } catch (err) {
-      io.err(`mini-agent-client gate: ${(err as Error).message}\n\n${USAGE}\n`);
+      io.err(`mini-agent-client gate: ${termSafe((err as Error).message)}\n\n${USAGE}\n`);
       return GATE_EXIT.usage;
     }
     if (values.help) {
@@ -71,7 +72,7 @@ export const gateCommand: EvalCommand = {
     } catch (err) {
       if (isMiniAgentError(err) && REFUSED.includes(err.code)) {
         if (values.json) io.out(`${JSON.stringify({ decision: "refused", code: err.code, message: err.message })}\n`);
-        io.err(`mini-agent-client gate: ${err.code}: ${err.message}\n`);
+        io.err(`mini-agent-client gate: ${err.code}: ${termSafe(err.message, { lines: true })}\n`);
         return GATE_EXIT.refused;
       }
       throw err;
@@ -86,5 +87,9 @@ export function renderGate(result: GateResult): string {
   const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] as number))).join("  ");
   const base = result.baseline ? `baseline: ${result.baseline.cases} case(s)` : "no baseline";
   const differ = result.settings_differ.length > 0 ? [`settings differ from the baseline: ${result.settings_differ.join(", ")}`] : [];
-  return [`report: ${result.report.cases} case(s); ${base}`, ...differ, line(head), ...rows.map(line), `decision: ${result.decision}`, ""].join("\n");
+  // a rule's note names cases (folder names): each line terminal-safe
+  return [`report: ${result.report.cases} case(s); ${base}`, ...differ, line(head), ...rows.map(line), `decision: ${result.decision}`]
+    .map((l) => termSafe(l))
+    .concat("")
+    .join("\n");
 }

@@ -1,3 +1,4 @@
+import { termSafe } from "../../client/src/quote.js";
 import { stat } from "node:fs/promises";
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -22,7 +23,7 @@ export const metricsCommand: EvalCommand = {
         options: { json: { type: "boolean" }, help: { type: "boolean", short: "h" }, socket: { type: "string" }, "state-dir": { type: "string" } },
       });
     } catch (err) {
-      io.err(`mini-agent-client eval metrics: ${(err as Error).message}\n\n${USAGE}\n`);
+      io.err(`mini-agent-client eval metrics: ${termSafe((err as Error).message)}\n\n${USAGE}\n`);
       return EXIT.usage;
     }
     if (parsed.values.help) {
@@ -36,7 +37,7 @@ export const metricsCommand: EvalCommand = {
     const dir = path.resolve(io.cwd, parsed.positionals[0] as string);
     const st = await stat(dir).catch(() => null);
     if (!st?.isDirectory()) {
-      io.err(`mini-agent-client eval metrics: ${dir} is not a folder\n`);
+      io.err(`mini-agent-client eval metrics: ${termSafe(dir)} is not a folder\n`);
       return EXIT.usage;
     }
     const { folder, inputs, skipped } = await readTraceFiles(dir);
@@ -68,7 +69,8 @@ export function renderMetrics(folder: string, m: Metrics): string {
     `uncertain recoveries: ${u.ended_uncertain.length} run(s) ended uncertain, ${u.resumed_runs} run(s) resumed (${u.resumes} resume(s)), ${u.recovered_writes} write(s) recovered by receipt`,
   );
   for (const r of u.ended_uncertain) out.push(`  uncertain: ${r.run}${r.path === null ? "" : ` (${r.path})`}`);
-  return `${out.join("\n")}\n`;
+  // file names and paths come from trace folders and runs: each line terminal-safe
+  return `${out.map((l) => termSafe(l)).join("\n")}\n`;
 }
 
 function row(c: Count): string[] {

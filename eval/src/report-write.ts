@@ -1,3 +1,4 @@
+import { termSafe } from "../../client/src/quote.js";
 import path from "node:path";
 import { type CaseResult, EvalReport } from "../../daemon/src/contracts/eval-report.js";
 import { MiniAgentError } from "../../daemon/src/errors.js";
@@ -56,7 +57,7 @@ export function reportSummary(io: EvalIO, json: boolean, output: string, report:
   if (json) io.out(`${JSON.stringify({ kind: "summary", report: file, aggregates: a })}\n`);
   else
     io.out(
-      `${a.passed}/${a.cases} passed (${a.failed} failed, ${a.needs_human} need a human, ${a.errors} errors)${where ? ` ${where}` : ""}; p50 ${(a.wall_ms.p50 / 1000).toFixed(1)}s p95 ${(a.wall_ms.p95 / 1000).toFixed(1)}s per case; report: ${file}\n`,
+      `${termSafe(`${a.passed}/${a.cases} passed (${a.failed} failed, ${a.needs_human} need a human, ${a.errors} errors)${where ? ` ${where}` : ""}; p50 ${(a.wall_ms.p50 / 1000).toFixed(1)}s p95 ${(a.wall_ms.p95 / 1000).toFixed(1)}s per case; report: ${file}`)}\n`,
     );
   return a.passed === a.cases ? 0 : 1;
 }

@@ -1,5 +1,4 @@
 import fs from "node:fs";
-import path from "node:path";
 import type { ApiClient } from "../../client/src/api-client.js";
 import type { CaseResult } from "../../daemon/src/contracts/eval-report.js";
 import type { RunStatus } from "../../daemon/src/contracts/run.js";
@@ -9,7 +8,7 @@ import { parseTraceFile } from "../../daemon/src/contracts/trace-file.js";
 import { isMiniAgentError, MiniAgentError } from "../../daemon/src/errors.js";
 import type { LoadedCase } from "./case-load.js";
 import { judgeCase, observeRun, verdictOf } from "./judge.js";
-import { markStarted, workspacePath, writeAtomic } from "./run-state.js";
+import { caseFile, markStarted, workspacePath, writeAtomic } from "./run-state.js";
 
 /** What a case run needs besides the case: the daemon, the settings, the output folder and a clock. */
 export interface CaseRunContext {
@@ -111,8 +110,8 @@ async function followAndJudge(c: LoadedCase, attempt: number, first: RunView, st
   const wallMs = ctx.now() - started;
   const traceText = await guard(() => fetchTrace(ctx.api, runId));
   const diff = (await guard(() => ctx.api.diff(runId))).diff;
-  writeAtomic(path.join(ctx.output, "traces", `${c.id}.jsonl`), traceText);
-  writeAtomic(path.join(ctx.output, "diffs", `${c.id}.diff`), diff);
+  writeAtomic(caseFile(ctx.output, "traces", `${c.id}.jsonl`), traceText);
+  writeAtomic(caseFile(ctx.output, "diffs", `${c.id}.diff`), diff);
   const events = parseTraceLines(traceText);
   const o = observeRun(view, events);
   const rules = judgeCase(c.expect, o);

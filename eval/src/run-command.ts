@@ -1,7 +1,7 @@
 import { ApiClient } from "../../client/src/api-client.js";
 import { EXIT } from "../../client/src/exit-codes.js";
 import { resolveTarget } from "../../client/src/target.js";
-import { quoteArgv } from "../../client/src/quote.js";
+import { quoteArgv, termSafe } from "../../client/src/quote.js";
 import type { CaseResult } from "../../daemon/src/contracts/eval-report.js";
 import { TERMINAL_STATUSES } from "../../daemon/src/contracts/run.js";
 import { isMiniAgentError, MiniAgentError } from "../../daemon/src/errors.js";
@@ -29,7 +29,7 @@ export const runCommand: EvalCommand = {
         io.out(`${RUN_USAGE}\n`);
         return EXIT.ok;
       }
-      io.err(`mini-agent-client eval run: ${parsed.message}\n\n${RUN_USAGE}\n`);
+      io.err(`mini-agent-client eval run: ${termSafe(parsed.message)}\n\n${RUN_USAGE}\n`);
       return EXIT.usage;
     }
     const opts = parsed.opts;
@@ -122,7 +122,7 @@ async function runSuite(opts: RunOptions, argv: string[], io: EvalIO): Promise<n
     const left = cases.length - results.size;
     const msg = `mini-agent-client eval run: ${(halted as CaseInterrupted).why}; ${results.size}/${cases.length} cases done (results in ${opts.output}/cases), ${left} left.\nResume with the same command once the daemon runs:\n  mini-agent-client eval run ${quoteArgv(argv)}\n`;
     if (opts.json) io.out(`${JSON.stringify({ kind: "halted", done: results.size, total: cases.length, reason: (halted as CaseInterrupted).why })}\n`);
-    io.err(msg);
+    io.err(termSafe(msg, { lines: true }));
     return EXIT.unavailable;
   }
 

@@ -31,7 +31,31 @@ function sink(stderrIsTTY: boolean) {
   };
 }
 
+/** ESC (a screen clear), an OSC window title ended by BEL, CR, a newline and U+202E (right-to-left override) */
+const HOSTILE = "case\u001b[2J\u001b]0;pwned\u0007\rx\ny\u202eevil";
+const RAW = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+
 describe("eval run progress", () => {
+  it("regression: a case folder's name with terminal escapes, CR, newline or U+202E is printed escaped on one line (it was printed raw)", () => {
+    const line = caseLine(result({ id: HOSTILE, verdict: "error", error: `daemon refused ${HOSTILE}` }), 1, 2);
+    expect(line).not.toMatch(RAW);
+    expect(line).toContain("case\\x1b[2J\\x1b]0;pwned\\x07\\x0dx\\x0ay\\u202eevil");
+    for (const l of renderLive({ total: 2, skipped: 0, finished: [], workers: [{ id: HOSTILE, since: 0 }] }, 1000)) expect(l).not.toMatch(RAW);
+    const c = handClock();
+    const s = sink(true);
+    const p = createProgress(s.io(c.clock), { json: false, total: 1, skipped: 0, workers: 1 });
+    p.started(0, HOSTILE);
+    p.finished(0, result({ id: HOSTILE }));
+    p.close();
+    // what reaches the terminal is only the block's own cursor moves, never the case's bytes
+    expect(
+      s.err
+        .join("")
+        .replace(/\u001b\[\d+F\u001b\[J/g, "")
+        .replace(/\n/g, ""),
+    ).not.toMatch(RAW);
+  });
+
   it("one line per finished case without a terminal", () => {
     expect(caseLine(result({ id: "linkcheck-canonical", wall_ms: 41_234, tool_calls: 9 }), 3, 10)).toBe("[3/10] passed linkcheck-canonical 41.2s 9 calls");
     const failed = result({ verdict: "failed", rules: [{ rule: "max_tool_calls", expected: 5, observed: 8, passed: false }] });

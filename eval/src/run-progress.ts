@@ -1,3 +1,4 @@
+import { termSafe } from "../../client/src/quote.js";
 import type { Clock } from "../../client/src/progress.js";
 import type { CaseResult } from "../../daemon/src/contracts/eval-report.js";
 
@@ -20,7 +21,8 @@ export interface ProgressState {
 
 export function caseLine(r: CaseResult, done: number, total: number): string {
   const extra = r.verdict === "error" && r.error !== null ? ` (${r.error.split("\n")[0]})` : r.verdict === "failed" ? ` (${failedRules(r)})` : "";
-  return `[${done}/${total}] ${r.verdict} ${r.id} ${(r.wall_ms / 1000).toFixed(1)}s ${r.tool_calls} calls${extra}`;
+  // the case's name (a folder name) and its error text come from the case: one terminal-safe line
+  return termSafe(`[${done}/${total}] ${r.verdict} ${r.id} ${(r.wall_ms / 1000).toFixed(1)}s ${r.tool_calls} calls${extra}`);
 }
 
 function failedRules(r: CaseResult): string {
@@ -45,7 +47,7 @@ export function renderLive(s: ProgressState, now: number): string[] {
   const notPassed = s.finished.length - passed;
   const eta = etaMs(s);
   const head = `eval: ${done}/${s.total} done, ${passed} passed, ${notPassed} not passed${s.skipped > 0 ? `, ${s.skipped} skipped (done before)` : ""}, ETA ${eta === null ? "…" : duration(eta)}`;
-  return [head, ...s.workers.map((w, i) => `  [${i + 1}] ${w === null ? "idle" : `${w.id} ${((now - w.since) / 1000).toFixed(1)}s`}`)];
+  return [head, ...s.workers.map((w, i) => `  [${i + 1}] ${w === null ? "idle" : `${termSafe(w.id)} ${((now - w.since) / 1000).toFixed(1)}s`}`)];
 }
 
 export function duration(ms: number): string {

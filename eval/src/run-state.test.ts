@@ -3,7 +3,8 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { result } from "./report.testkit.js";
-import { markStarted, openOutput, planCase, writeCaseResult } from "./run-state.js";
+import { isMiniAgentError } from "../../daemon/src/errors.js";
+import { caseFile, markStarted, openOutput, planCase, workspacePath, writeCaseResult } from "./run-state.js";
 
 let dir: string;
 beforeEach(() => {
@@ -53,5 +54,32 @@ describe("resume bookkeeping in the output folder", () => {
     expect(JSON.parse(fs.readFileSync(path.join(dir, "settings.json"), "utf8")).runtime).toBe("runc");
     openOutput(dir, { ...settings, runtime: "runsc" }, true);
     expect(JSON.parse(fs.readFileSync(path.join(dir, "settings.json"), "utf8")).runtime).toBe("runsc");
+  });
+
+  it("regression: an output subfolder that is a link out of the output folder is refused before anything is written (case files went through it)", () => {
+    const outside = fs.mkdtempSync(path.join(os.tmpdir(), "eval-state-outside-"));
+    try {
+      fs.mkdirSync(path.join(dir, "out"));
+      fs.symlinkSync(outside, path.join(dir, "out", "traces"));
+      const code = (f: () => unknown) => {
+        try {
+          f();
+          return "accepted";
+        } catch (err) {
+          return isMiniAgentError(err) ? err.code : String(err);
+        }
+      };
+      expect(code(() => openOutput(path.join(dir, "out"), settings, false))).toBe("path_escape");
+      expect(fs.existsSync(path.join(dir, "out", "settings.json"))).toBe(false);
+      // each path named after a case is checked after resolution too (a link planted after the output was opened)
+      expect(code(() => caseFile(path.join(dir, "out"), "traces", "a.jsonl"))).toBe("path_escape");
+      fs.mkdirSync(path.join(dir, "out", "workspaces"));
+      fs.symlinkSync(outside, path.join(dir, "out", "workspaces", "a.1"));
+      expect(code(() => workspacePath(path.join(dir, "out"), "a", 1))).toBe("path_escape");
+      expect(code(() => workspacePath(path.join(dir, "out"), "..", 1))).toBe("accepted");
+      expect(fs.readdirSync(outside)).toEqual([]);
+    } finally {
+      fs.rmSync(outside, { recursive: true, force: true });
+    }
   });
 });

@@ -3,6 +3,7 @@ import path from "node:path";
 import { z } from "zod";
 import { CaseResult } from "../../daemon/src/contracts/eval-report.js";
 import { MiniAgentError } from "../../daemon/src/errors.js";
+import { resolveInside } from "./work-dir.js";
 
 /**
  * The output folder is the eval run's only memory, so running the same command
@@ -28,7 +29,9 @@ export type StartedRecord = z.infer<typeof StartedRecord>;
 export const OUTPUT_DIRS = ["cases", "started", "traces", "diffs", "workspaces"] as const;
 
 export function openOutput(dir: string, settings: EvalSettings, rerun: boolean): void {
-  for (const d of OUTPUT_DIRS) fs.mkdirSync(path.join(dir, d), { recursive: true });
+  fs.mkdirSync(dir, { recursive: true });
+  // refused before anything is written: a subfolder that is a link out of the output folder (every case file lands below these)
+  for (const d of OUTPUT_DIRS) fs.mkdirSync(resolveInside(dir, d), { recursive: true });
   const file = path.join(dir, "settings.json");
   const before = readJson(file, EvalSettings);
   if (before !== null && !rerun) {
@@ -81,11 +84,16 @@ export function writeAtomic(file: string, text: string, mode = 0o600): void {
 }
 
 export function workspacePath(dir: string, id: string, attempt: number): string {
-  return path.join(dir, "workspaces", `${id}.${attempt}`);
+  return resolveInside(dir, "workspaces", `${id}.${attempt}`);
 }
 
-const casePath = (dir: string, id: string) => path.join(dir, "cases", `${id}.json`);
-const startedPath = (dir: string, id: string) => path.join(dir, "started", `${id}.json`);
+/** Where a case's trace or diff is written (`traces/<id>.jsonl`, `diffs/<id>.diff`), checked like every path named after a case. */
+export function caseFile(dir: string, sub: "traces" | "diffs", name: string): string {
+  return resolveInside(dir, sub, name);
+}
+
+const casePath = (dir: string, id: string) => resolveInside(dir, "cases", `${id}.json`);
+const startedPath = (dir: string, id: string) => resolveInside(dir, "started", `${id}.json`);
 
 /** null when absent or not valid (an invalid result is never trusted as done). */
 function readJson<T>(file: string, schema: z.ZodType<T>): T | null {

@@ -114,6 +114,22 @@ describe("eval capture through the daemon, the client and Docker", () => {
     expect(fs.readdirSync(parent)).toEqual(["case"]);
   });
 
+  it("regression: --out inside the daemon's state dir exits 64 with one line and writes nothing (it was accepted); a missing parent elsewhere is made (it was refused)", async () => {
+    const state = path.join(base, "state");
+    const before = fs.readdirSync(state).sort();
+    const cap = await runClient(["eval", "capture", runId, "--out", path.join(state, "cases", "x"), ...socket]);
+    expect({ code: cap.code, stdout: cap.stdout }).toEqual({ code: 64, stdout: "" });
+    expect(cap.stderr).toMatch(
+      /^mini-agent-client eval: capture_out_invalid: --out \S+ is inside the daemon's state dir \S+; give a folder outside it \(nothing was written\)\n$/,
+    );
+    expect(fs.readdirSync(state).sort()).toEqual(before);
+
+    const out = path.join(base, "made", "by", "capture", "case");
+    const made = await runClient(["eval", "capture", runId, "--out", out, ...socket]);
+    expect({ code: made.code, err: made.stderr }).toEqual({ code: 0, err: "" });
+    expect(fs.existsSync(path.join(out, "expect.json"))).toBe(true);
+  });
+
   it("refuses to capture a run that is not finished (awaiting approval), naming its status", async () => {
     const run = await runClient(["run", "--fixture", FIXTURE, "--workspace", path.join(base, "ws-pending"), ...socket]);
     expect({ code: run.code, err: run.stderr }).toMatchObject({ code: 3 });

@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import path from "node:path";
 import { Queue } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -5,6 +6,9 @@ import { startFleetBase, stopFleetBase } from "./fleet-base.js";
 import { pinTestImage } from "../kit/sandbox-image.js";
 import { shellRun } from "../kit/shell.js";
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
+import { loadCase } from "../../eval/src/case-load.js";
+import { packCase } from "../../eval/src/fleet/case-payload.js";
+import { queueFor } from "../../eval/src/fleet/queue-names.js";
 import { connectionOptions, parseQueueUrl } from "../../eval/src/fleet/queue-url.js";
 import { containersOf, enqueueCase, REPO, type RedisHandle, startWorker, type WorkerHandle, workerStateDir } from "../../scripts/fleet-kit.js";
 
@@ -15,6 +19,10 @@ import { containersOf, enqueueCase, REPO, type RedisHandle, startWorker, type Wo
  * `mini-agent-client probe` stores a passing report, it takes the live case.
  * Likewise a worker with no image of a family pinned in its state dir leaves
  * that family's replay cases queued until the image is there.
+ */
+/*
+ * Forged jobs: raw BullMQ jobs with crafted data on the queue the worker takes from. Each must be failed
+ * terminally with its reason while the worker stays up and runs the next case.
  */
 const docker = createDockerClient(process.env);
 let base: string;
@@ -128,5 +136,57 @@ describe("a worker without a family's image", () => {
     }
     expect(await w.stop("SIGTERM")).toBe(0);
     expect(await containersOf(docker, stateDir)).toEqual([]);
+  }, 1_200_000);
+});
+
+describe("forged jobs on a worker's queue", () => {
+  it("regression: a job whose case id steps out of the work dir (it unpacked and ran a case at an absolute path) and a job whose data is not JSON (it stayed active, retried every ~10 s) are failed terminally with the reason; the worker stays up and runs the next case", async () => {
+    const caseDir = path.join(REPO, "evals/linkcheck-commands");
+    const c = await loadCase(caseDir);
+    const p = await packCase(caseDir);
+    const target = path.join(base, "escaped-case");
+    const q = new Queue(queueFor("runc", "node", "replay"), { connection: connectionOptions(parseQueueUrl(redis.url)) });
+    try {
+      const forged = {
+        schema_version: 1,
+        suite_run: "33333333333333333333",
+        case_id: `${"../".repeat(12)}${target.slice(1)}`,
+        case_hash: c.hash,
+        family: "node",
+        model: "replay",
+        profile: "eval",
+        tar_base64: p.tar.toString("base64"),
+        tar_sha256: p.sha256,
+      };
+      await q.add("case", forged, { jobId: "forged-escape", attempts: 3 });
+      await q.add("case", { ...forged, case_id: "x" }, { jobId: "forged-not-json", attempts: 3 });
+      // what an attacker with the queue's password can store: bytes BullMQ cannot parse
+      await redis.cli(["hset", `bull:${q.name}:forged-not-json`, "data", "{not json"]);
+      const valid = await enqueueCase(redis.url, caseDir, { suiteRun: "33333333333333333333" });
+      const stateDir = workerStateDir(base, "worker-f", imageLock);
+      const w = await startWorker({ queue: redis.url, stateDir, id: "worker-f", args: ["--families", "node"] });
+      workers.push(w);
+      await until("the valid case done", async () => ((await q.getJobState(valid.jobId)) === "completed" ? true : null));
+      expect((await q.getJob(valid.jobId))!.returnvalue.result.verdict).toBe("passed");
+      for (const id of ["forged-escape", "forged-not-json"])
+        await until(`${id} failed`, async () => ((await q.getJobState(id)) === "failed" ? true : null), 60_000);
+      // failed once and for all: no second attempt comes, though each job allows three
+      await new Promise((r) => setTimeout(r, 3000));
+      for (const [id, reason] of [
+        ["forged-escape", /^invalid_request: .*case_id/s],
+        ["forged-not-json", /^invalid_request: the job's stored data is not JSON/],
+      ] as const) {
+        expect(await q.getJobState(id), id).toBe("failed");
+        const raw = await redis.cli(["hget", `bull:${q.name}:${id}`, "failedReason"]);
+        expect(raw.trim(), id).toMatch(reason);
+        expect(await redis.cli(["hget", `bull:${q.name}:${id}`, "ats"]), id).toMatch(/^1?\s*$/);
+      }
+      expect(fs.existsSync(target)).toBe(false);
+      expect(w.proc.exitCode).toBeNull();
+      expect(await w.stop("SIGTERM")).toBe(0);
+      expect(await containersOf(docker, stateDir)).toEqual([]);
+    } finally {
+      await q.close();
+    }
   }, 1_200_000);
 });

@@ -30,6 +30,7 @@ const STATUS: Partial<Record<ErrorCode, number>> = {
   illegal_transition: 409,
   approval_stale: 409,
   capture_refused: 409,
+  capture_out_invalid: 400,
   approval_required: 409,
   approval_rejected: 409,
   binding_mismatch: 409,

@@ -29,7 +29,10 @@ function tmp(): string {
 const TASK = TaskSpec.parse({ ...TEST_TASK, forbidden: ["secret/**"], creatable: ["src/new_*.js"] });
 
 /** a run whose workspace held forbidden files and a symlink, with a history of refused and passing calls */
-async function finishedRun(status: "failed" | "running" = "failed"): Promise<{ ledger: Ledger; ws: string }> {
+async function finishedRun(
+  status: "failed" | "running" = "failed",
+  plant: (ws: string, root: string) => void = () => {},
+): Promise<{ ledger: Ledger; ws: string }> {
   const root = tmp();
   const ws = path.join(root, "ws");
   const control = path.join(root, "control");
@@ -40,6 +43,7 @@ async function finishedRun(status: "failed" | "running" = "failed"): Promise<{ l
   fs.writeFileSync(path.join(ws, ".env"), "TOKEN=abc\n");
   fs.writeFileSync(path.join(ws, "secret", "plan.txt"), "hidden\n");
   fs.symlinkSync("/etc/passwd", path.join(ws, "passwd"));
+  plant(ws, root);
   await captureBaseline(ws, control);
   // the run then changed the workspace: capture must not see it
   fs.writeFileSync(path.join(ws, "src", "a.js"), "export const a = 2;\n");
@@ -86,6 +90,9 @@ async function finishedRun(status: "failed" | "running" = "failed"): Promise<{ l
   return { ledger, ws };
 }
 
+/** the daemon's state dir of these tests: a folder of its own, outside every --out but the one that names it */
+const service = (ledger: Ledger, stateDir = tmp()) => createCaptureService({ ledger: () => ledger, stateDir });
+
 async function codeOf(p: Promise<unknown>): Promise<{ code: string; message: string }> {
   try {
     await p;
@@ -100,7 +107,7 @@ describe("capture", () => {
   it("writes repo/ from the baseline (not the changed workspace) without forbidden files or symlinks, and says what it left out", async () => {
     const { ledger } = await finishedRun();
     const out = path.join(tmp(), "case");
-    const r = await createCaptureService({ ledger: () => ledger }).capture("run_1", out);
+    const r = await service(ledger).capture("run_1", out);
     expect(fs.readFileSync(path.join(out, "repo/src/a.js"), "utf8")).toBe("export const a = 1;\n");
     expect(fs.statSync(path.join(out, "repo/run.sh")).mode & 0o111).not.toBe(0);
     for (const gone of [".env", "secret/plan.txt", "passwd"]) expect(fs.existsSync(path.join(out, "repo", gone)), gone).toBe(false);
@@ -120,10 +127,34 @@ describe("capture", () => {
     ]);
   });
 
+  it("regression: a hard-linked file (content from outside the workspace) and repository metadata stay out of the case, by the sandboxes' export rule (the hard link was written into repo/ with mode 0644)", async () => {
+    const { ledger } = await finishedRun("failed", (ws, root) => {
+      fs.writeFileSync(path.join(root, "outside-secret.txt"), "from outside the workspace\n");
+      fs.linkSync(path.join(root, "outside-secret.txt"), path.join(ws, "src", "linked.txt"));
+      fs.mkdirSync(path.join(ws, ".git", "refs", "heads"), { recursive: true });
+      for (const f of ["HEAD", "config", "refs/heads/main"]) fs.writeFileSync(path.join(ws, ".git", f), "x\n");
+    });
+    const out = path.join(tmp(), "case");
+    const r = await service(ledger).capture("run_1", out);
+    expect(fs.existsSync(path.join(out, "repo/src/linked.txt"))).toBe(false);
+    expect(fs.existsSync(path.join(out, "repo/.git"))).toBe(false);
+    expect(r.files.filter((f) => f.startsWith("repo/"))).toEqual(["repo/run.sh", "repo/src/a.js"]);
+    // one line per folder the rule refuses as a whole, one per path otherwise, each with its reason
+    expect(r.left_out_groups).toEqual([
+      { path: ".env", files: 1, reason: "forbidden" },
+      { path: ".git/", files: 3, reason: "repository_metadata" },
+      { path: "passwd", files: 1, reason: "symlink" },
+      { path: "secret/", files: 1, reason: "forbidden" },
+      { path: "src/linked.txt", files: 1, reason: "hard_link" },
+    ]);
+    expect(r.left_out).toContain("src/linked.txt");
+    expect(String(r.expect.description)).toContain(".git/ (3 files): repository metadata");
+  });
+
   it("derives expect.json from the run: only tools that succeeded, red before green, the protocol errors it made (replayed, they recur: expected, not a regression), forbids that held, stale calls, limits with tokens", async () => {
     const { ledger } = await finishedRun();
     const out = path.join(tmp(), "case");
-    await createCaptureService({ ledger: () => ledger }).capture("run_1", out);
+    await service(ledger).capture("run_1", out);
     const e = JSON.parse(fs.readFileSync(path.join(out, "expect.json"), "utf8"));
     expect(e).toEqual({
       schema_version: 1,
@@ -142,7 +173,7 @@ describe("capture", () => {
   it("refuses a run that is not finished, naming its status, and writes nothing", async () => {
     const { ledger } = await finishedRun("running");
     const out = path.join(tmp(), "case");
-    const r = await codeOf(createCaptureService({ ledger: () => ledger }).capture("run_1", out));
+    const r = await codeOf(service(ledger).capture("run_1", out));
     expect(r.code).toBe("capture_refused");
     expect(r.message).toContain("running");
     expect(fs.existsSync(out)).toBe(false);
@@ -154,21 +185,43 @@ describe("capture", () => {
     fs.mkdirSync(path.join(root, "ws"));
     await captureBaseline(path.join(root, "ws"), path.join(root, "control"));
     insertTestRun(ledger, { status: "cancelled", record: { control_dir: path.join(root, "control") } });
-    const r = await codeOf(createCaptureService({ ledger: () => ledger }).capture("run_1", path.join(root, "case")));
+    const r = await codeOf(service(ledger).capture("run_1", path.join(root, "case")));
     expect(r).toMatchObject({ code: "capture_refused" });
     expect(r.message).toContain("no decision");
   });
 
-  it("writes into an empty folder, refuses a non-empty one or a missing parent, and leaves no temp folder behind", async () => {
+  it("writes into an empty folder, refuses a non-empty one, and leaves no temp folder behind", async () => {
     const { ledger } = await finishedRun();
-    const svc = createCaptureService({ ledger: () => ledger });
+    const svc = service(ledger);
     const parent = tmp();
     const empty = path.join(parent, "empty");
     fs.mkdirSync(empty);
     await svc.capture("run_1", empty);
     expect(fs.existsSync(path.join(empty, "expect.json"))).toBe(true);
     expect((await codeOf(svc.capture("run_1", empty))).code).toBe("capture_refused");
-    expect((await codeOf(svc.capture("run_1", path.join(parent, "no", "such")))).code).toBe("capture_refused");
     expect(fs.readdirSync(parent)).toEqual(["empty"]);
+  });
+
+  it("regression: a missing parent of --out is made as mkdir -p would (it was refused: create it first)", async () => {
+    const { ledger } = await finishedRun();
+    const parent = tmp();
+    await service(ledger).capture("run_1", path.join(parent, "cases", "new", "case"));
+    expect(fs.existsSync(path.join(parent, "cases", "new", "case", "expect.json"))).toBe(true);
+    expect(fs.readdirSync(path.join(parent, "cases", "new"))).toEqual(["case"]);
+  });
+
+  it("regression: --out inside the daemon's state dir is refused as a usage error, also through a link, and nothing is made there (it was accepted)", async () => {
+    const { ledger } = await finishedRun();
+    const state = tmp();
+    const svc = service(ledger, state);
+    const link = path.join(tmp(), "to-state");
+    fs.symlinkSync(state, link);
+    for (const out of [path.join(state, "case"), path.join(state, "deep", "er", "case"), state, path.join(link, "case")]) {
+      const r = await codeOf(svc.capture("run_1", out));
+      expect(r.code, out).toBe("capture_out_invalid");
+      expect(r.message, out).toContain("inside the daemon's state dir");
+      expect(r.message).not.toContain("\n");
+    }
+    expect(fs.readdirSync(state)).toEqual([]);
   });
 });

@@ -1,12 +1,13 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import { MiniAgentError, isMiniAgentError } from "../errors.js";
-import type { CaseCapturedBody } from "../contracts/api-responses.js";
+import { CAPTURE_LEFT_OUT_TEXT, type CaseCapturedBody } from "../contracts/api-responses.js";
 import { CASE_FILES } from "../contracts/eval-case.js";
 import { TERMINAL_STATUSES } from "../contracts/run.js";
 import type { Ledger } from "../store/ledger.js";
-import { createForbiddenMatcher, loadBaseline } from "../workspace/index.js";
+import { createExportRule, loadBaseline } from "../workspace/index.js";
 import { expectDefaults } from "./expect-defaults.js";
+import { groupLeftOut, leftOutOfCase } from "./left-out.js";
 import { withStaging } from "./out-dir.js";
 import { replayFromMessages } from "./replay.js";
 
@@ -14,7 +15,8 @@ import { replayFromMessages } from "./replay.js";
  * `POST /v1/runs/:id/capture` (issue 13): a terminal run becomes a
  * self-contained eval case (contracts/eval-case.ts). repo/ comes from the
  * run's baseline copy in the host's control dir, never from the workspace the
- * run changed; files the task forbids never reached the model and are left out.
+ * run changed; it goes through the export rule sandboxes use (left-out.ts), so
+ * what never reached the model or a sandbox never reaches a case either.
  */
 export interface CaptureService {
   capture(runId: string, out: string): Promise<CaseCapturedBody>;
@@ -23,7 +25,11 @@ export interface CaptureService {
 /** the task's control files, as createRun copied them into the run's control dir (runtime/service-impl.ts) */
 const ACCEPTANCE_DIR = "acceptance";
 
-export function createCaptureService(deps: { ledger: () => Ledger }): CaptureService {
+export function createCaptureService(deps: {
+  ledger: () => Ledger;
+  /** the daemon's state dir: no case is written inside it */
+  stateDir: string;
+}): CaptureService {
   return {
     async capture(runId, out) {
       const ledger = deps.ledger();
@@ -39,13 +45,16 @@ export function createCaptureService(deps: { ledger: () => Ledger }): CaptureSer
       } catch (err) {
         throw new MiniAgentError("capture_refused", `run ${runId} has no readable baseline to rebuild repo/ from`, { cause: err });
       }
-      const forbidden = createForbiddenMatcher(run.record.task.forbidden);
-      const leftOut = [
-        ...Object.keys(baseline.manifest.files).filter((rel) => forbidden(rel)),
-        // symlinks and special files are never followed or recreated: a case holds regular files only
-        ...Object.keys(baseline.manifest.special),
-      ].sort();
-      const why = leftOut.length > 0 ? `; left out of repo/ (forbidden to the task, or not a regular file): ${leftOut.join(", ")}` : "";
+      // no opt-in: a run's --sandbox-include lifts a forbidden file into ITS sandbox, never into a case others receive
+      const rule = createExportRule({ forbidden: run.record.task.forbidden, include: [] });
+      const refused = leftOutOfCase(rule, baseline.manifest, baseline.hardLinked);
+      const skip = new Set(refused.map((e) => e.path));
+      const leftOut = refused.map((e) => e.path);
+      const groups = groupLeftOut(rule, refused);
+      const why =
+        groups.length > 0
+          ? `; left out of repo/: ${groups.map((g) => `${g.path}${g.files > 1 ? ` (${g.files} files)` : ""}: ${CAPTURE_LEFT_OUT_TEXT[g.reason]}`).join("; ")}`
+          : "";
       const description = `captured from run ${runId} (task ${run.record.task.name}): ${run.status}${run.reason ? ` (${run.reason})` : ""}${why}`;
       const expect = expectDefaults(run, messages, ledger.listActions(runId), description.slice(0, 2048));
 
@@ -56,9 +65,9 @@ export function createCaptureService(deps: { ledger: () => Ledger }): CaptureSer
       );
       const written: string[] = [];
       try {
-        await withStaging(out, async (staging) => {
+        await withStaging(out, deps.stateDir, async (staging) => {
           for (const rel of Object.keys(baseline.manifest.files).sort()) {
-            if (forbidden(rel)) continue;
+            if (skip.has(rel)) continue;
             const bytes = await baseline.readFile(rel);
             if (bytes === null) continue;
             const dest = path.join(staging, CASE_FILES.repo, ...rel.split("/"));
@@ -82,7 +91,15 @@ export function createCaptureService(deps: { ledger: () => Ledger }): CaptureSer
         if (isMiniAgentError(err)) throw err;
         throw new MiniAgentError("capture_refused", `the case could not be written to ${out}: ${(err as Error).message}`, { cause: err });
       }
-      return { kind: "case_captured", run_id: runId, out, files: written.sort(), left_out: leftOut, expect: expect as Record<string, unknown> };
+      return {
+        kind: "case_captured",
+        run_id: runId,
+        out,
+        files: written.sort(),
+        left_out: leftOut,
+        left_out_groups: groups,
+        expect: expect as Record<string, unknown>,
+      };
     },
   };
 }

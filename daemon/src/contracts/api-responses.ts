@@ -83,6 +83,19 @@ export const PolicyShowBody = z.strictObject({
 });
 export type PolicyShowBody = z.infer<typeof PolicyShowBody>;
 
+/** Why capture left a baseline entry out of repo/: the export rule's refusals, plus a file the baseline could not read. */
+export const CaptureLeftOutReason = z.enum(["repository_metadata", "forbidden", "symlink", "special", "hard_link", "unreadable"]);
+export type CaptureLeftOutReason = z.infer<typeof CaptureLeftOutReason>;
+/** How each reason reads, in the client's summary and in expect.json's description alike. */
+export const CAPTURE_LEFT_OUT_TEXT: Record<CaptureLeftOutReason, string> = {
+  repository_metadata: "repository metadata, never exported",
+  forbidden: "forbidden to the task",
+  symlink: "a symlink, never followed or recreated",
+  special: "not a regular file",
+  hard_link: "hard-linked (its other name may be outside the workspace)",
+  unreadable: "unreadable at run start",
+};
+
 /** `POST /v1/runs/:id/capture`: the case folder written (contracts/eval-case.ts). */
 export const CaseCapturedBody = z.strictObject({
   kind: z.literal("case_captured"),
@@ -91,8 +104,10 @@ export const CaseCapturedBody = z.strictObject({
   out: z.string(),
   /** relative paths written, sorted (repo/ files as repo/<path>) */
   files: z.array(z.string()),
-  /** repo/ files the task forbids (never shown to the model), left out of the case */
+  /** baseline entries the export rule refused (workspace/sandbox-export.ts), left out of repo/, sorted */
   left_out: z.array(z.string()),
+  /** the same, one line each: a folder the rule refused as a whole with its count, or a single path, and why */
+  left_out_groups: z.array(z.strictObject({ path: z.string(), files: z.int(), reason: CaptureLeftOutReason })),
   /** expect.json as written: the defaults from the run (contracts/eval-case.ts CaseExpect) */
   expect: z.record(z.string(), z.unknown()),
 });

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Sha256Hex } from "./common.js";
+import { Id, Sha256Hex } from "./common.js";
 import { CaseResult, WorkerIdentity } from "./eval-report.js";
 import { ImageFamily } from "./test-report.js";
 
@@ -15,7 +15,11 @@ import { ImageFamily } from "./test-report.js";
 export const FleetJob = z.strictObject({
   schema_version: z.literal(1),
   suite_run: z.string().regex(/^[0-9a-f]{16,64}$/),
-  case_id: z.string().min(1).max(128),
+  /**
+   * a case folder's name, and the worker makes folders of it: the run ids' strict pattern, minus the
+   * names that are not a folder of their own (a forged `../`×12 + path once unpacked a case at an absolute path)
+   */
+  case_id: Id.refine((s) => s !== "." && s !== "..", "a case id is a folder name: not . or .."),
   /** the case's version (case-hash.ts): the worker checks the unpacked case is this one */
   case_hash: Sha256Hex,
   family: ImageFamily,

@@ -90,6 +90,21 @@ describe("a fleet job on the worker", () => {
     expect(await refusal(runJob({ ...j, model: "gpt" }, 1, deps()))).toBe("invalid_request");
   });
 
+  it("regression: a forged case id of ../ steps is refused (never retried), and nothing is unpacked outside the work dir (it ran a case at an absolute path)", async () => {
+    const outside = fs.mkdtempSync(path.join(os.tmpdir(), "ma-runjob-outside-"));
+    try {
+      const target = path.join(outside, "planted");
+      for (const case_id of [`${"../".repeat(12)}${target.slice(1)}`, "..", "a/../../b", target]) {
+        expect(await refusal(runJob(await job({ case_id }), 1, deps())), case_id).toBe("invalid_request");
+      }
+      expect(created).toBe(0);
+      expect(fs.readdirSync(outside)).toEqual([]);
+      expect(fs.readdirSync(stateDir)).toEqual([]);
+    } finally {
+      fs.rmSync(outside, { recursive: true, force: true });
+    }
+  });
+
   it("a live-model case on a worker whose isolation report for the family is stale gets an error result saying why; no run is created", async () => {
     const r = await runJob(await job({ model: "live" }), 1, deps("stale"));
     expect(created).toBe(0);

@@ -6,6 +6,7 @@ import { loadCase } from "../../../eval/src/case-load.js";
 import { unpackCase } from "../../../eval/src/fleet/case-payload.js";
 import { CaseInterrupted, errorResult, runCase } from "../../../eval/src/run-case.js";
 import { OUTPUT_DIRS } from "../../../eval/src/run-state.js";
+import { resolveInside } from "../../../eval/src/work-dir.js";
 import { describeZodError } from "../contracts/common.js";
 import type { CaseResult, WorkerIdentity } from "../contracts/eval-report.js";
 import { FLEET_RESULT_LIMITS, FleetJob, type FleetResult } from "../contracts/fleet.js";
@@ -56,11 +57,12 @@ export async function runJob(raw: unknown, attempt: number, deps: JobDeps): Prom
   const job = parsed.data;
   const worker = await deps.identity();
   const started = deps.now();
-  const dir = path.join(deps.workDir, `${job.case_id}.${attempt}.${randomBytes(4).toString("hex")}`);
-  fs.mkdirSync(path.dirname(dir), { recursive: true, mode: 0o700 });
+  fs.mkdirSync(deps.workDir, { recursive: true, mode: 0o700 });
+  const dir = inside(deps.workDir, `${job.case_id}.${attempt}.${randomBytes(4).toString("hex")}`);
+  fs.mkdirSync(dir, { mode: 0o700 });
   try {
-    const caseDir = path.join(dir, "case", job.case_id);
-    fs.mkdirSync(path.dirname(caseDir), { recursive: true, mode: 0o700 });
+    fs.mkdirSync(path.join(dir, "case"), { mode: 0o700 });
+    const caseDir = inside(dir, "case", job.case_id);
     try {
       await unpackCase(Buffer.from(job.tar_base64, "base64"), job.tar_sha256, caseDir);
     } catch (err) {
@@ -90,7 +92,7 @@ export async function runJob(raw: unknown, attempt: number, deps: JobDeps): Prom
         );
     }
 
-    const output = path.join(dir, "out");
+    const output = inside(dir, "out");
     for (const d of OUTPUT_DIRS) fs.mkdirSync(path.join(output, d), { recursive: true });
     let runId: string | null = null;
     let stop = false;
@@ -130,6 +132,16 @@ export async function runJob(raw: unknown, attempt: number, deps: JobDeps): Prom
     return pack(result, worker, read(result.trace_file), read(result.diff_file));
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The schema already refuses a case id that could step out; this is the check after resolution (links followed), failed terminally like any bad payload. */
+function inside(root: string, ...parts: string[]): string {
+  try {
+    return resolveInside(root, ...parts);
+  } catch (err) {
+    if (isMiniAgentError(err)) throw new JobRefused(err.code, err.message);
+    throw err;
   }
 }
 

@@ -1,5 +1,5 @@
 import os from "node:os";
-import { Queue, UnrecoverableError, Worker, type Job } from "bullmq";
+import { Queue, UnrecoverableError, type Job } from "bullmq";
 import { ApiClient } from "../../../client/src/api-client.js";
 import { connectionOptions, type QueueTarget } from "../../../eval/src/fleet/queue-url.js";
 import { cancelKey, queueFor, queueName } from "../../../eval/src/fleet/queue-names.js";
@@ -9,6 +9,7 @@ import type { WorkerIdentity } from "../contracts/eval-report.js";
 import type { AttemptLog, FleetResult } from "../contracts/fleet.js";
 import { canonicalJson, sha256Hex } from "../workspace/hash.js";
 import { shellWord } from "../config/program-command.js";
+import { ReadingWorker, UnreadableJobData } from "./job-read.js";
 import { createTakeWatch } from "./take-watch.js";
 import { JobRefused, runJob } from "./run-job.js";
 import { startTakeLoop } from "./take-loop.js";
@@ -94,6 +95,8 @@ export async function startWorker(opts: WorkerOptions, deps: WorkerDeps): Promis
   };
 
   const process = async (job: Job): Promise<FleetResult> => {
+    // nothing to run and nothing another worker could read: failed now, with the reason, never retried
+    if (job.data instanceof UnreadableJobData) throw new UnrecoverableError(`invalid_request: ${job.data.reason}`);
     const attempt = Math.max(1, job.attemptsStarted);
     const log: AttemptLog = { kind: "attempt_started", attempt, worker: await identity() };
     await job.log(JSON.stringify(log));
@@ -109,7 +112,7 @@ export async function startWorker(opts: WorkerOptions, deps: WorkerDeps): Promis
   // BullMQ's manual processing: a Worker per queue without a processor, so this process alone decides when to fetch (take-loop.ts)
   const sources = opts.families.flatMap((family) =>
     (["replay", "live"] as const).map((model) => {
-      const w = new Worker(queueFor(opts.runtime, family, model), null, {
+      const w = new ReadingWorker(queueFor(opts.runtime, family, model), null, {
         connection,
         autorun: false,
         lockDuration: opts.lockDurationMs,

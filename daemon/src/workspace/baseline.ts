@@ -1,5 +1,6 @@
 import fs from "node:fs/promises";
 import path from "node:path";
+import { z } from "zod";
 import { MiniAgentError } from "../errors.js";
 import { describeZodError } from "../contracts/common.js";
 import { sha256Hex } from "./hash.js";
@@ -15,6 +16,14 @@ import { walkTree } from "./walk.js";
 export const BASELINE_DIR = "baseline";
 const MANIFEST_FILE = "manifest.json";
 const FILES_DIR = "files";
+/**
+ * The regular files that were hard-linked (nlink > 1) at run start. The export
+ * rule refuses them (their other name may be outside the workspace), and `eval
+ * capture` rebuilds a shareable case from this copy, so it must know which
+ * they were; the copy itself has one link. Kept beside the manifest, not in it:
+ * the manifest's digest is the workspace's, and stays comparable with it.
+ */
+const LINKS_FILE = "hard-linked.json";
 
 export interface Baseline {
   manifest: Manifest;
@@ -22,6 +31,8 @@ export interface Baseline {
   readFile(rel: string): Promise<Buffer | null>;
   /** the file had an execute bit at run start (baselines made before this was kept say false) */
   isExecutable(rel: string): Promise<boolean>;
+  /** the files hard-linked at run start (baselines made before this was kept name none) */
+  hardLinked: ReadonlySet<string>;
 }
 
 function isInside(child: string, parent: string): boolean {
@@ -48,6 +59,7 @@ export async function captureBaseline(workspaceRoot: string, controlDir: string)
   }
   const files: Record<string, string> = {};
   const special: Record<string, string> = {};
+  const hardLinked: string[] = [];
   const unreadable = (rel: string) => void (special[rel] = "unreadable:dir");
   for (const entry of await walkTree(ws, { onUnreadable: unreadable })) {
     if (entry.type === "dir") continue;
@@ -66,6 +78,7 @@ export async function captureBaseline(workspaceRoot: string, controlDir: string)
     }
     // hash the same bytes that are stored, so the copy and the manifest cannot disagree
     files[entry.rel] = sha256Hex(read.bytes);
+    if (entry.nlink > 1) hardLinked.push(entry.rel);
     const dest = path.join(base, FILES_DIR, ...entry.rel.split("/"));
     await fs.mkdir(path.dirname(dest), { recursive: true });
     // the owner's execute bit is kept (never the others'): `eval capture` rebuilds repo/ from this copy, and a
@@ -73,8 +86,9 @@ export async function captureBaseline(workspaceRoot: string, controlDir: string)
     await fs.writeFile(dest, read.bytes, { mode: (Number(entry.stat.mode) & 0o111) !== 0 ? 0o700 : 0o600 });
   }
   const manifest: Manifest = { schema_version: 1, files, special, digest: manifestDigest(files, special) };
+  await fs.writeFile(path.join(base, LINKS_FILE), `${JSON.stringify(hardLinked)}\n`, { mode: 0o600 });
   await fs.writeFile(path.join(base, MANIFEST_FILE), JSON.stringify(manifest, null, 2) + "\n", { mode: 0o600 });
-  return makeBaseline(base, manifest);
+  return makeBaseline(base, manifest, new Set(hardLinked));
 }
 
 /** Loads and re-checks a captured baseline (schema and digest). */
@@ -94,12 +108,31 @@ export async function loadBaseline(controlDir: string): Promise<Baseline> {
   if (manifestDigest(m.files, m.special) !== m.digest) {
     throw new MiniAgentError("internal", "baseline manifest digest does not match its content");
   }
-  return makeBaseline(base, m);
+  return makeBaseline(base, m, await readHardLinked(base));
 }
 
-function makeBaseline(base: string, manifest: Manifest): Baseline {
+async function readHardLinked(base: string): Promise<Set<string>> {
+  let text: string;
+  try {
+    text = await fs.readFile(path.join(base, LINKS_FILE), "utf8");
+  } catch {
+    return new Set();
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new MiniAgentError("internal", `baseline ${LINKS_FILE} is not JSON`, { cause: err });
+  }
+  const parsed = z.array(z.string()).safeParse(raw);
+  if (!parsed.success) throw new MiniAgentError("internal", `baseline ${LINKS_FILE} is invalid: ${describeZodError(parsed.error)}`);
+  return new Set(parsed.data);
+}
+
+function makeBaseline(base: string, manifest: Manifest, hardLinked: ReadonlySet<string>): Baseline {
   return {
     manifest,
+    hardLinked,
     async readFile(rel: string): Promise<Buffer | null> {
       const expected = manifest.files[rel];
       if (expected === undefined) return null;

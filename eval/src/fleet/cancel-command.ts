@@ -1,3 +1,4 @@
+import { termSafe } from "../../../client/src/quote.js";
 import { parseArgs } from "node:util";
 import path from "node:path";
 import { Queue } from "bullmq";
@@ -39,7 +40,7 @@ export const cancelCommand: EvalCommand = {
         },
       }).values;
     } catch (err) {
-      io.err(`mini-agent-client eval cancel: ${(err as Error).message}\n\n${CANCEL_USAGE}\n`);
+      io.err(`mini-agent-client eval cancel: ${termSafe((err as Error).message)}\n\n${CANCEL_USAGE}\n`);
       return EXIT.usage;
     }
     if (v.help) {

@@ -1,8 +1,8 @@
-import path from "node:path";
+import { termSafe } from "../../../client/src/quote.js";
 import { Job, Queue } from "bullmq";
 import { EXIT } from "../../../client/src/exit-codes.js";
 import type { CaseResult, WorkerIdentity } from "../../../daemon/src/contracts/eval-report.js";
-import { AttemptLog, type FleetJob, FleetResult } from "../../../daemon/src/contracts/fleet.js";
+import { AttemptLog, FleetJob, FleetResult } from "../../../daemon/src/contracts/fleet.js";
 import { taskImageFamily } from "../../../daemon/src/contracts/task-spec.js";
 import type { ImageFamily } from "../../../daemon/src/contracts/test-report.js";
 import { MiniAgentError } from "../../../daemon/src/errors.js";
@@ -12,7 +12,7 @@ import { finishReport, reportSummary } from "../report-write.js";
 import type { RunOptions } from "../run-args.js";
 import { errorResult } from "../run-case.js";
 import { createProgress } from "../run-progress.js";
-import { dropCaseResult, type EvalSettings, openOutput, planCase, writeAtomic, writeCaseResult } from "../run-state.js";
+import { caseFile, dropCaseResult, type EvalSettings, openOutput, planCase, writeAtomic, writeCaseResult } from "../run-state.js";
 import { packCase } from "./case-payload.js";
 import { cancelSuite, dropCancelledRun, isCancelled } from "./fleet-cancel.js";
 import { openSuiteRun, readSuiteRun } from "./fleet-state.js";
@@ -54,6 +54,16 @@ export async function runFleetSuite(opts: RunOptions & { queue: string }, io: Ev
   const target = resolveQueueTarget(opts.queue, opts.queuePasswordFile);
   const { cases } = await loadSuite(opts.suiteDirs);
   const runtime = opts.runtime ?? "runc";
+  // a worker refuses a job whose case id is not a plain folder name: refused here, before anything is queued
+  for (const c of cases)
+    if (!FleetJob.shape.case_id.safeParse(c.id).success)
+      throw new MiniAgentError(
+        "case_invalid",
+        `${termSafe(c.dir)}: a case queued for a fleet needs a folder name of [A-Za-z0-9_.:-] (1-128 characters); nothing was queued`,
+        {
+          details: { file: c.dir },
+        },
+      );
   // every case packed before anything is written or enqueued: an oversized case changes nothing
   const payloads = new Map<string, Awaited<ReturnType<typeof packCase>>>();
   for (const c of cases) payloads.set(c.id, await packCase(c.dir));
@@ -160,7 +170,7 @@ export async function runFleetSuite(opts: RunOptions & { queue: string }, io: Ev
       const by = cancelled === "interrupt" ? "cancelled" : "cancelled by `eval cancel`";
       if (opts.json) io.out(`${JSON.stringify({ kind: "cancelled", done: results.size, total: cases.length, by: cancelled })}\n`);
       io.err(
-        `mini-agent-client eval run: ${by}; ${n.removed} queued cases removed, ${n.running} running ones told to stop; ${results.size}/${cases.length} cases done (results in ${opts.output}/cases), no report written. Running the same command again resumes: the cases without a result run again.\n`,
+        `${termSafe(`mini-agent-client eval run: ${by}; ${n.removed} queued cases removed, ${n.running} running ones told to stop; ${results.size}/${cases.length} cases done (results in ${opts.output}/cases), no report written. Running the same command again resumes: the cases without a result run again.`)}\n`,
       );
       return EXIT.cancelled;
     }
@@ -216,8 +226,8 @@ export async function runFleetSuite(opts: RunOptions & { queue: string }, io: Ev
       if (!parsed.success || parsed.data.result.id !== p.c.id || parsed.data.result.hash !== p.c.hash)
         return { ...errorResult(p.c, attempts, 0, "the worker's result does not fit the contract or names another case"), workers };
       const r = parsed.data;
-      if (r.result.trace_file !== null) writeAtomic(path.join(opts.output, "traces", `${p.c.id}.jsonl`), r.trace);
-      if (r.result.diff_file !== null) writeAtomic(path.join(opts.output, "diffs", `${p.c.id}.diff`), r.diff);
+      if (r.result.trace_file !== null) writeAtomic(caseFile(opts.output, "traces", `${p.c.id}.jsonl`), r.trace);
+      if (r.result.diff_file !== null) writeAtomic(caseFile(opts.output, "diffs", `${p.c.id}.diff`), r.diff);
       return {
         ...r.result,
         trace_file: r.result.trace_file === null ? null : `traces/${p.c.id}.jsonl`,
