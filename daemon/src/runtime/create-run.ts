@@ -8,9 +8,10 @@ import { Budgets, TaskSpec } from "../contracts/task-spec.js";
 import type { ImageFamily } from "../contracts/test-report.js";
 import { requireImageFamily } from "../sandbox/families.js";
 import { MiniAgentError } from "../errors.js";
-import { isCanonicalReplay, loadReplayFile } from "../models/replay.js";
+import { isBuiltinFixture, isCanonicalReplay, loadReplayFile } from "../models/replay.js";
 import { BUILTIN_DAEMON_POLICY, type DaemonPolicy } from "../policy/daemon-policy.js";
 import { type PolicyTrace, resolveRunPolicy } from "../policy/run-policy.js";
+import { WORKSPACE_POLICY_FILE } from "../policy/workspace-policy.js";
 import type { RunState } from "../store/records.js";
 import type { CreateRunInput } from "./service.js";
 
@@ -131,7 +132,30 @@ export function checkCreateInput(input: CreateRunInput, builtinFixturesDir: stri
   // the workspace's own rules: a fixture's repo/ is what becomes the workspace; a broken file refuses the run here
   const resolved = resolveRunPolicy(daemonPolicy, input.policyProfile, fixtureDir ? path.join(fixtureDir, "repo") : path.resolve(input.workspace));
   const policy = { effective: resolved.policy, trace: resolved.trace };
+  if (input.backend === "trusted_local") refuseHostCommandsFromData(input, resolved.policy, fixtureDir, builtinFixturesDir);
   return { task, budgets: budgets.data, workspace: path.resolve(input.workspace), fixtureDir, taskControlDir, replay, sandboxInclude: include.data, policy };
+}
+
+/**
+ * trusted_local runs host processes, so nothing a repository names may decide
+ * what they are: an ad-hoc draft's test command comes from the workspace's own
+ * files (package.json, a Makefile), and a workspace policy file's
+ * verify_commands are the workspace's words. Both run only in a container.
+ */
+function refuseHostCommandsFromData(input: CreateRunInput, policy: EffectivePolicy, fixtureDir: string | null, builtinFixturesDir: string): void {
+  if (input.adhoc) {
+    throw new MiniAgentError(
+      "backend_not_isolated",
+      "an ad-hoc run's test command comes from the workspace's own files and never runs as a host process; use the container backend",
+    );
+  }
+  const fromWorkspace = policy.workspace?.verify_commands ?? [];
+  if (fromWorkspace.length > 0 && !(fixtureDir !== null && isBuiltinFixture(fixtureDir, builtinFixturesDir))) {
+    throw new MiniAgentError(
+      "backend_not_isolated",
+      `the workspace's ${WORKSPACE_POLICY_FILE} adds verify commands (${fromWorkspace.map((c) => c.name).join(", ")}) that would run as host processes on trusted_local; use the container backend`,
+    );
+  }
 }
 
 /**
