@@ -2,7 +2,7 @@ import fs from "node:fs";
 import type http from "node:http";
 import os from "node:os";
 import type { DestinationStream, Logger } from "pino";
-import { draftTask, execGitRunner } from "./adhoc/index.js";
+import { draftTask } from "./adhoc/index.js";
 import { usageErrorText } from "./config/cli-args.js";
 import { closeServer, listenTcp, listenUnix } from "./api/listen.js";
 import type { IsolationService, LiveGate } from "./api/ports.js";
@@ -144,12 +144,8 @@ export async function main(argv: string[], deps: MainDeps): Promise<number> {
     services = await deps.createServices({ config, log, credentials, env: deps.env, secrets, policy });
     await startUp(services, log);
 
-    // ad-hoc tasks: the folders that are never a workspace, and git for the dirty-worktree warning
-    const draftDeps = {
-      stateDir: config.stateDir,
-      homeDirs: [deps.env.HOME ?? "", os.userInfo().homedir],
-      git: execGitRunner({ path: deps.env.PATH ?? "/usr/local/bin:/usr/bin:/bin" }),
-    };
+    // ad-hoc tasks: the folders that are never a workspace (the git state is read as data, no git runs)
+    const draftDeps = { stateDir: config.stateDir, homeDirs: [deps.env.HOME ?? "", os.userInfo().homedir] };
     const apiDeps = {
       runService: services.runService,
       drafter: { draft: (input: Parameters<typeof draftTask>[0]) => draftTask(input, draftDeps) },

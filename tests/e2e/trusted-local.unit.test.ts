@@ -102,4 +102,42 @@ describe("trusted_local through the daemon", () => {
     expect(Object.keys(env)).not.toContain("MINI_AGENT_API_KEY");
     expect(Object.keys(env)).not.toContain("OPENAI_API_KEY");
   });
+
+  it("regression: a --goal draft or a workspace policy's verify_commands never choose a host process on trusted_local (the repository named the program)", async () => {
+    const socket = ["--socket", d.socketPath];
+    const marker = path.join(root, "host-ran-marker");
+    const markTest = `import test from "node:test";\nimport fs from "node:fs";\ntest("m", () => fs.writeFileSync(${JSON.stringify(marker)}, "ran"));\n`;
+    const replay = path.join(root, "final-replay.json");
+    fs.writeFileSync(replay, JSON.stringify({ schema_version: 1, decisions: [{ kind: "final", text: "done" }] }));
+    const trusted = ["--backend", "trusted_local", "--replay", replay, "--trust-replay-file", ...socket];
+
+    // a drafted task: package.json names the test command, and its test writes the marker
+    const drafted = path.join(root, "ws-drafted");
+    fs.mkdirSync(path.join(drafted, "tests"), { recursive: true });
+    fs.writeFileSync(path.join(drafted, "package.json"), JSON.stringify({ type: "module", scripts: { test: "node --test tests/" } }));
+    fs.writeFileSync(path.join(drafted, "tests/test_m.js"), markTest);
+    const goal = await runClient(["run", "--workspace", drafted, "--goal", "g", ...trusted]);
+    expect({ code: goal.code, err: goal.stderr }).toMatchObject({ code: 2, err: expect.stringMatching(/backend_not_isolated: an ad-hoc run's test command/) });
+
+    // a task spec of the user's, in a workspace whose policy file adds a verify command that writes the marker
+    const withPolicy = path.join(root, "ws-policy");
+    fs.cpSync(path.join(FIXTURE, "repo"), withPolicy, { recursive: true });
+    fs.mkdirSync(path.join(withPolicy, ".mini-agent"));
+    fs.writeFileSync(path.join(withPolicy, "mark.js"), `require("fs").writeFileSync(${JSON.stringify(marker)}, "ran");\n`);
+    fs.writeFileSync(path.join(withPolicy, ".mini-agent/policy.json"), JSON.stringify({ verify_commands: [{ name: "mark", command: ["node", "mark.js"] }] }));
+    const { acceptance: _, ...task } = JSON.parse(fs.readFileSync(path.join(FIXTURE, "task.json"), "utf8")) as Record<string, unknown>;
+    const taskFile = path.join(root, "task-no-acceptance.json");
+    fs.writeFileSync(taskFile, JSON.stringify(task));
+    const policy = await runClient(["run", "--workspace", withPolicy, "--task-spec", taskFile, ...trusted]);
+    // `node mark.js` is not on the command policy's allowlist: the command policy refuses it first (policy/workspace-verify.ts);
+    // one it allowed would still be refused as a host process (runtime/create-run.ts)
+    expect({ code: policy.code, err: policy.stderr }).toMatchObject({
+      code: 1,
+      err: expect.stringMatching(/policy_denied: \.mini-agent\/policy\.json: verify command "mark"/),
+    });
+
+    expect(fs.existsSync(marker)).toBe(false);
+    const listed = JSON.parse((await runClient(["list", "--json", ...socket])).stdout) as Array<{ workspace?: string }>;
+    expect(listed.filter((r) => r.workspace === drafted || r.workspace === withPolicy)).toEqual([]);
+  });
 });

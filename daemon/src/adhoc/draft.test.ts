@@ -8,7 +8,7 @@ import { classify } from "../policy/classify.js";
 import { protectedChanges } from "../verifier/protected-paths.js";
 import type { Manifest } from "../workspace/manifest.js";
 import { draftTask, type DraftDeps, type DraftInput } from "./draft.js";
-import { dirtyFiles, execGitRunner } from "./git-state.js";
+import { dirtyFiles } from "./git-state.js";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -26,9 +26,8 @@ function write(root: string, files: Record<string, string>): void {
   }
 }
 
-const git = execGitRunner({ path: process.env.PATH ?? "/usr/bin:/bin" });
 function deps(over: Partial<DraftDeps> = {}): DraftDeps {
-  return { stateDir: tmp("adhoc-state-"), homeDirs: ["/nonexistent-home"], git, ...over };
+  return { stateDir: tmp("adhoc-state-"), homeDirs: ["/nonexistent-home"], ...over };
 }
 function project(): string {
   const ws = tmp();
@@ -181,7 +180,7 @@ describe("draftTask: bad input is refused with a typed code before anything is r
   });
 });
 
-describe("dirty git worktree: listed as a warning, read without running anything from the repository", () => {
+describe("dirty git worktree: listed as a warning, read as data without running git", () => {
   const sh = (cwd: string, ...args: string[]) =>
     execFileSync("git", args, { cwd, env: { PATH: process.env.PATH, HOME: "/nonexistent", GIT_CONFIG_NOSYSTEM: "1" }, stdio: "pipe" });
   function gitRepo(): string {
@@ -194,10 +193,10 @@ describe("dirty git worktree: listed as a warning, read without running anything
 
   it("modified, deleted, untracked files are listed; ignored ones are not; a clean tree has none", async () => {
     const ws = gitRepo();
-    expect((await dirtyFiles(git, ws)).files).toEqual([]);
+    expect((await dirtyFiles(ws)).files).toEqual([]);
     write(ws, { "src/x.js": "changed", "notes.txt": "mine", ".gitignore": "*.log\n", "debug.log": "" });
     fs.rmSync(path.join(ws, "tests/test_x.js"));
-    expect(await dirtyFiles(git, ws)).toEqual({ files: [".gitignore", "notes.txt", "src/x.js", "tests/test_x.js"], unavailable: null });
+    expect(await dirtyFiles(ws)).toEqual({ files: [".gitignore", "notes.txt", "src/x.js", "tests/test_x.js"], unavailable: null });
     const d = await draftTask(input(ws), deps());
     expect(d.dirty_files).toEqual([".gitignore", "notes.txt", "src/x.js", "tests/test_x.js"]);
     expect(d.warnings[0]).toMatch(/4 changed file\(s\) that become part of the baseline: \.gitignore, notes\.txt/);
@@ -217,18 +216,19 @@ describe("dirty git worktree: listed as a warning, read without running anything
     write(ws, { ".gitattributes": "* filter=evil\n" });
     // stat data changed on a tracked file: the case where status runs the clean filter to compare content
     write(ws, { "src/x.js": "changed" });
-    const d = await dirtyFiles(git, ws);
+    const d = await dirtyFiles(ws);
     expect(fs.readdirSync(markers).filter((f) => f.startsWith("ran-"))).toEqual([]);
     expect(d.files).toEqual(expect.arrayContaining([".gitattributes", "src/x.js"]));
   });
 
-  it("no .git, or no git binary: no list and never a failure", async () => {
-    expect(await dirtyFiles(git, project())).toEqual({ files: [], unavailable: null });
-    const noGit = execGitRunner({ path: tmp("adhoc-empty-path-") });
-    const d = await dirtyFiles(noGit, gitRepo());
-    expect(d).toEqual({ files: [], unavailable: "git could not read this repository" });
-    const drafted = await draftTask(input(gitRepo()), deps({ git: noGit }));
+  it("a .git file (a linked worktree) is not followed: no list, and the draft says why in one line", async () => {
+    expect(await dirtyFiles(project())).toEqual({ files: [], unavailable: null });
+    const ws = project();
+    fs.writeFileSync(path.join(ws, ".git"), `gitdir: ${gitRepo()}/.git\n`);
+    const drafted = await draftTask(input(ws), deps());
     expect(drafted.dirty_files).toEqual([]);
-    expect(drafted.warnings[0]).toMatch(/could not list the git worktree's changed files \(git could not read this repository\)/);
+    expect(drafted.warnings[0]).toMatch(
+      /could not list the git worktree's changed files \(\.git is a file naming a git directory elsewhere .*it is not followed\)/,
+    );
   });
 });

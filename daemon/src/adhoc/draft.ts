@@ -7,7 +7,7 @@ import { MiniAgentError } from "../errors.js";
 import { splitWords } from "./argv.js";
 import { globEscapes, pathRules, TEST_TIMEOUT_SECONDS } from "./defaults.js";
 import { detectTestCommand } from "./detect.js";
-import { dirtyFiles, type GitRunner } from "./git-state.js";
+import { dirtyFiles, GIT_STATE_LIMITS, type GitStateLimits } from "./git-state.js";
 import { repoFiles } from "./repo-files.js";
 import { interpretTestCommand, type DraftedTest } from "./test-command.js";
 import { checkWorkspace, type WorkspaceLimits } from "./workspace-check.js";
@@ -16,7 +16,7 @@ import { checkWorkspace, type WorkspaceLimits } from "./workspace-check.js";
  * An ad-hoc task: the user's folder, a goal and (optionally) a test command
  * become a TaskSpec drafted on the host, with no hand-written task.json and no
  * hidden acceptance. Every refusal is a typed error thrown before anything is
- * prepared; reading the folder is the only side effect.
+ * prepared; reading the folder is the only side effect (nothing in it is run).
  */
 export interface DraftInput {
   workspace: string;
@@ -40,7 +40,8 @@ export interface Draft {
 }
 
 export interface DraftDeps extends WorkspaceLimits {
-  git: GitRunner;
+  /** bounds on reading the git worktree's state (default GIT_STATE_LIMITS) */
+  gitLimits?: GitStateLimits;
 }
 
 const PRESET = "tests";
@@ -106,7 +107,7 @@ export async function draftTask(input: DraftInput, deps: DraftDeps): Promise<Dra
 
   const warnings = [...test.notes];
   if (family && test.family && family !== test.family) warnings.push(`--image-family ${family}, but ${test.command[0]} suggests ${test.family}`);
-  const dirty = await dirtyFiles(deps.git, ws);
+  const dirty = await dirtyFiles(ws, deps.gitLimits ?? GIT_STATE_LIMITS);
   if (dirty.files.length > 0) {
     const shown = dirty.files.slice(0, MAX_DIRTY_SHOWN).join(", ");
     const more = dirty.files.length > MAX_DIRTY_SHOWN ? ` and ${dirty.files.length - MAX_DIRTY_SHOWN} more` : "";

@@ -1,113 +1,107 @@
-import { execFile } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import git from "isomorphic-git";
+import { confinedFs } from "./confined-fs.js";
 
 /**
- * Files the user changed in a git worktree (modified, added, deleted,
+ * Files the user changed in a git worktree (modified, staged, deleted,
  * untracked and not ignored): they become part of the run's baseline, so the
- * user is told before the run starts. A warning only: no git binary, no .git,
- * a repository git refuses, a timeout: no list, never a failure.
+ * user is told before the run starts. A warning only: no .git, a repository
+ * that cannot be read, too many files, too slow: no list, never a failure.
  *
- * The daemon never runs anything from the repository, and a repository's own
- * config can make `git status` run programs. So git runs with:
- * - `core.fsmonitor=false`: a hook path there runs on every status;
- * - `core.hooksPath=/dev/null` and `--no-optional-locks`: no index write, so no
- *   post-index-change hook;
- * - every filter driver the config names overridden to an empty command
- *   (`filter.<name>.clean=`, `.smudge=`, `.process=`): status runs the clean
- *   filter of a file whose stat data changed; git runs no filter whose command
- *   is empty. Attributes can only NAME a driver; the command comes from config,
- *   and command-line config beats the repository's;
- * - `--ignore-submodules=all`: a submodule has its own config;
- * - `--work-tree` set to the workspace: `core.worktree` cannot point it elsewhere;
- * - a fresh environment (no GIT_* from the daemon), a timeout and an output cap.
+ * No git program runs. A repository's config, attributes, hooks and includes
+ * can make `git status` run commands (a filter driver named `lfs=x` escaped
+ * every `-c filter.<name>.clean=` override, since git splits `-c` at the first
+ * `=`), so overriding them one by one can never be complete. Instead the
+ * on-disk format is read as data by isomorphic-git (pure JS: it reads the
+ * index, the HEAD tree and `.gitignore` files; it has no filters, hooks,
+ * fsmonitor, pager or includes, and never starts a process), through a file
+ * system that only reads and only below the workspace (confined-fs.ts).
+ *
+ * A `.git` that is a file (a linked worktree or a submodule) or a link names a
+ * git directory elsewhere: it is not followed, and the user is told why there
+ * is no list. Symlinks in the worktree are compared as links (their target
+ * text), never followed.
  */
-export interface GitRunner {
-  /** git with these arguments in `cwd`; never throws: a failure is `ok: false` */
-  run(args: string[], cwd: string): Promise<{ ok: true; stdout: string } | { ok: false; reason: string }>;
-}
-
-export interface GitRunnerOptions {
-  /** PATH to find git on (the daemon's, given by the entry point) */
-  path: string;
-  timeoutMs?: number;
-}
-
-export function execGitRunner(opts: GitRunnerOptions): GitRunner {
-  const env = { PATH: opts.path, LC_ALL: "C", GIT_TERMINAL_PROMPT: "0", GIT_OPTIONAL_LOCKS: "0", HOME: "/nonexistent", GIT_CONFIG_NOSYSTEM: "1" };
-  return {
-    run: (args, cwd) =>
-      new Promise((resolve) => {
-        execFile("git", args, { cwd, env, timeout: opts.timeoutMs ?? 10_000, maxBuffer: 8 * 1024 * 1024, windowsHide: true }, (err, stdout) => {
-          if (err) resolve({ ok: false, reason: (err as NodeJS.ErrnoException).code === "ENOENT" ? "git is not installed" : "git status failed" });
-          else resolve({ ok: true, stdout: String(stdout) });
-        });
-      }),
-  };
-}
-
 export interface DirtyState {
   files: string[];
   /** why there is no list although the folder has a .git (for the log and the user) */
   unavailable: string | null;
 }
 
-const FILTER_KEY = /^filter\.(.+)\.(clean|smudge|process|required)$/i;
-
-/** The filter driver names the repository's config defines (read as data, never run). */
-async function filterDrivers(git: GitRunner, ws: string): Promise<string[] | null> {
-  const r = await git.run(["--no-optional-locks", "config", "-z", "--list"], ws);
-  if (!r.ok) return null;
-  const names = new Set<string>();
-  for (const entry of r.stdout.split("\0")) {
-    const key = entry.split("\n")[0] ?? "";
-    const m = FILTER_KEY.exec(key);
-    if (m) names.add(m[1]!);
-  }
-  return [...names];
+export interface GitStateLimits {
+  /** give up after this long: drafting must not wait on a huge or slow tree */
+  timeoutMs: number;
+  /** give up after this many directory entries and stat calls */
+  maxEntries: number;
+  now: () => number;
 }
 
-export async function dirtyFiles(git: GitRunner, workspace: string): Promise<DirtyState> {
+export const GIT_STATE_LIMITS: GitStateLimits = { timeoutMs: 10_000, maxEntries: 200_000, now: () => Date.now() };
+
+/** a statusMatrix row: [path, HEAD, workdir, stage]; [1, 1, 1] is unchanged */
+type Row = [string, number, number, number];
+
+function dotGitShape(workspace: string): "none" | "dir" | "file" | "link" | "other" {
   try {
-    fs.lstatSync(path.join(workspace, ".git"));
+    const st = fs.lstatSync(path.join(workspace, ".git"));
+    if (st.isSymbolicLink()) return "link";
+    if (st.isFile()) return "file";
+    return st.isDirectory() ? "dir" : "other";
   } catch {
-    return { files: [], unavailable: null };
+    return "none";
   }
-  const drivers = await filterDrivers(git, workspace);
-  if (drivers === null) return { files: [], unavailable: "git could not read this repository" };
-  const neutral = drivers.flatMap((d) => [
-    "-c",
-    `filter.${d}.clean=`,
-    "-c",
-    `filter.${d}.smudge=`,
-    "-c",
-    `filter.${d}.process=`,
-    "-c",
-    `filter.${d}.required=false`,
-  ]);
-  const args = [
-    "--no-optional-locks",
-    `--work-tree=${workspace}`,
-    "-c",
-    "core.fsmonitor=false",
-    "-c",
-    "core.hooksPath=/dev/null",
-    "-c",
-    "core.untrackedCache=false",
-    ...neutral,
-    "status",
-    "--porcelain=v1",
-    "-z",
-    "--untracked-files=all",
-    "--no-renames",
-    "--ignore-submodules=all",
-  ];
-  const r = await git.run(args, workspace);
-  if (!r.ok) return { files: [], unavailable: r.reason };
-  // porcelain v1 -z: "XY PATH\0" per entry; without renames there is no second path
-  const files = r.stdout
-    .split("\0")
-    .filter((e) => e.length > 3)
-    .map((e) => e.slice(3));
+}
+
+export async function dirtyFiles(workspace: string, limits: GitStateLimits = GIT_STATE_LIMITS): Promise<DirtyState> {
+  const shape = dotGitShape(workspace);
+  if (shape === "none") return { files: [], unavailable: null };
+  if (shape === "file")
+    return { files: [], unavailable: ".git is a file naming a git directory elsewhere (a linked worktree or submodule); it is not followed" };
+  if (shape === "link") return { files: [], unavailable: ".git is a symlink; it is not followed" };
+  if (shape === "other") return { files: [], unavailable: ".git is not a folder" };
+
+  if (indexVersion(workspace) === 4) return { files: [], unavailable: "its index is in git's format 4 (feature.manyFiles), which is not read here" };
+
+  const cfs = confinedFs(workspace, { maxEntries: limits.maxEntries, deadline: limits.now() + limits.timeoutMs, now: limits.now });
+  let rows: Row[];
+  try {
+    const dir = fs.realpathSync(workspace);
+    rows = (await git.statusMatrix({ fs: cfs.client, dir, gitdir: path.join(dir, ".git"), refresh: false, cache: {} })) as Row[];
+  } catch (err) {
+    const why = cfs.stopped();
+    if (why === null) return { files: [], unavailable: `its git data could not be read (${errorCode(err)})` };
+    return { files: [], unavailable: limitReason(why, limits) };
+  }
+  // a walk cut short answers "not found" for the rest: its list would be wrong, so there is none
+  const why = cfs.stopped();
+  if (why !== null) return { files: [], unavailable: limitReason(why, limits) };
+  const files = rows.filter(([, head, workdir, stage]) => !(head === 1 && workdir === 1 && stage === 1)).map(([file]) => file);
   return { files: [...new Set(files)].sort(), unavailable: null };
+}
+
+/** the index's format version, from its header (read only when it is a regular file); null when there is none */
+function indexVersion(workspace: string): number | null {
+  const file = path.join(workspace, ".git", "index");
+  let fd: number | undefined;
+  try {
+    if (!fs.lstatSync(file).isFile()) return null;
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+    const head = Buffer.alloc(8);
+    if (fs.readSync(fd, head, 0, 8, 0) < 8 || head.toString("latin1", 0, 4) !== "DIRC") return null;
+    return head.readUInt32BE(4);
+  } catch {
+    return null;
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
+}
+
+function limitReason(why: "deadline" | "entries", limits: GitStateLimits): string {
+  return why === "deadline" ? `reading it took over ${limits.timeoutMs / 1000} s` : `it has over ${limits.maxEntries} files and folders`;
+}
+
+function errorCode(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : "unreadable";
 }

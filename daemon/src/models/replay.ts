@@ -32,19 +32,24 @@ export function loadReplayFile(file: string): ReplayFile {
  * explicit `trustReplayFile` (a statement, not a verification).
  */
 export function isCanonicalReplay(replayPath: string, fixtureDir: string | undefined, builtinFixturesDir: string): boolean {
-  if (!fixtureDir) return false;
-  const real = (p: string) => {
-    try {
-      return fs.realpathSync(p);
-    } catch {
-      return null;
-    }
-  };
-  const fixture = real(fixtureDir);
-  const builtin = real(builtinFixturesDir);
-  const replay = real(replayPath);
-  if (!fixture || !builtin || !replay) return false;
-  return path.dirname(fixture) === builtin && replay === path.join(fixture, "replay.json");
+  if (!fixtureDir || !isBuiltinFixture(fixtureDir, builtinFixturesDir)) return false;
+  const fixture = realOrNull(fixtureDir);
+  return fixture !== null && realOrNull(replayPath) === path.join(fixture, "replay.json");
+}
+
+/** a fixture that ships with mini-agent: directly in the built-in fixtures folder (links resolved) */
+export function isBuiltinFixture(fixtureDir: string, builtinFixturesDir: string): boolean {
+  const fixture = realOrNull(fixtureDir);
+  const builtin = realOrNull(builtinFixturesDir);
+  return fixture !== null && builtin !== null && path.dirname(fixture) === builtin;
+}
+
+function realOrNull(p: string): string | null {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    return null;
+  }
 }
 
 /**

@@ -8,10 +8,11 @@ import { Budgets, TaskSpec } from "../contracts/task-spec.js";
 import type { ImageFamily } from "../contracts/test-report.js";
 import { requireImageFamily } from "../sandbox/families.js";
 import { MiniAgentError } from "../errors.js";
-import { isCanonicalReplay, loadReplayFile } from "../models/replay.js";
+import { isBuiltinFixture, isCanonicalReplay, loadReplayFile } from "../models/replay.js";
 import { BUILTIN_DAEMON_POLICY, type DaemonPolicy } from "../policy/daemon-policy.js";
 import { type PolicyTrace, resolveRunPolicy } from "../policy/run-policy.js";
 import { checkWorkspaceVerifyCommands } from "../policy/workspace-verify.js";
+import { WORKSPACE_POLICY_FILE } from "../policy/workspace-policy.js";
 import type { RunState } from "../store/records.js";
 import type { CreateRunInput } from "./service.js";
 
@@ -135,7 +136,30 @@ export function checkCreateInput(input: CreateRunInput, builtinFixturesDir: stri
   const workspaceVerify = checkWorkspaceVerifyCommands(resolved.policy, input.backend);
   const trace = workspaceVerify.length > 0 ? { ...resolved.trace, workspace_verify_commands: workspaceVerify } : resolved.trace;
   const policy = { effective: resolved.policy, trace };
+  if (input.backend === "trusted_local") refuseHostCommandsFromData(input, resolved.policy, fixtureDir, builtinFixturesDir);
   return { task, budgets: budgets.data, workspace: path.resolve(input.workspace), fixtureDir, taskControlDir, replay, sandboxInclude: include.data, policy };
+}
+
+/**
+ * trusted_local runs host processes, so nothing a repository names may decide
+ * what they are: an ad-hoc draft's test command comes from the workspace's own
+ * files (package.json, a Makefile), and a workspace policy file's
+ * verify_commands are the workspace's words. Both run only in a container.
+ */
+function refuseHostCommandsFromData(input: CreateRunInput, policy: EffectivePolicy, fixtureDir: string | null, builtinFixturesDir: string): void {
+  if (input.adhoc) {
+    throw new MiniAgentError(
+      "backend_not_isolated",
+      "an ad-hoc run's test command comes from the workspace's own files and never runs as a host process; use the container backend",
+    );
+  }
+  const fromWorkspace = policy.workspace?.verify_commands ?? [];
+  if (fromWorkspace.length > 0 && !(fixtureDir !== null && isBuiltinFixture(fixtureDir, builtinFixturesDir))) {
+    throw new MiniAgentError(
+      "backend_not_isolated",
+      `the workspace's ${WORKSPACE_POLICY_FILE} adds verify commands (${fromWorkspace.map((c) => c.name).join(", ")}) that would run as host processes on trusted_local; use the container backend`,
+    );
+  }
 }
 
 /**
