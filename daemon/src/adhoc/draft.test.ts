@@ -159,6 +159,37 @@ describe("draftTask: bad input is refused with a typed code before anything is r
     }
   });
 
+  it("regression: a system folder (/etc, /usr/..., /var/lib, /proc, /sys, /dev, /boot, /opt, /srv, /var/tmp itself) or a link to one was accepted as a workspace", async () => {
+    const d = deps();
+    const linkParent = tmp();
+    fs.symlinkSync("/etc", path.join(linkParent, "etc-link"));
+    fs.symlinkSync("/usr/share", path.join(linkParent, "share-link"));
+    const cases: Array<[string, RegExp]> = [
+      ["/etc", /is the system folder \/etc;/],
+      ["/usr/share", /is inside the system folder \/usr;/],
+      ["/var", /is the system folder \/var;/],
+      ["/var/lib", /is inside the system folder \/var;/],
+      ["/var/tmp", /is the system folder \/var\/tmp|is inside the system folder \/var;/],
+      ["/proc", /system folder \/proc;/],
+      ["/sys", /system folder \/sys;/],
+      ["/dev", /system folder \/dev;/],
+      ["/boot", /system folder \/boot;/],
+      ["/opt", /system folder \/opt;/],
+      ["/srv", /system folder \/srv;/],
+      [path.join(linkParent, "etc-link"), /resolves to \/etc, which is the system folder \/etc;/],
+      [path.join(linkParent, "share-link"), /resolves to \/usr\/share, which is inside the system folder \/usr;/],
+    ];
+    for (const [ws, why] of cases) {
+      if (!fs.existsSync(ws)) continue; // /boot, /srv or /opt may be absent in a container
+      expect(await refusal(draftTask(input(ws), d)), ws).toEqual({ code: "invalid_workspace", message: expect.stringMatching(why) });
+    }
+    // scratch folders stay usable: a project below /tmp (every other test here) and below /var/tmp
+    const scratch = fs.mkdtempSync("/var/tmp/adhoc-scratch-");
+    dirs.push(scratch);
+    write(scratch, { "package.json": JSON.stringify({ scripts: { test: "node --test tests/" } }), "tests/test_x.js": "" });
+    expect((await draftTask(input(scratch), d)).workspace).toBe(fs.realpathSync(scratch));
+  });
+
   it("a --test that names no program, an undetectable project, an escaping glob, an unknown image family", async () => {
     const ws = project();
     expect(await refusal(draftTask(input(ws, { test: "   " }), deps()))).toMatchObject({

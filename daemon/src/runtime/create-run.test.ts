@@ -4,6 +4,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { isMiniAgentError } from "../errors.js";
+import type { TaskSpec } from "../contracts/task-spec.js";
 import { checkCreateInput } from "./create-run.js";
 
 const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../fixtures");
@@ -56,5 +57,45 @@ describe("checkCreateInput: --runtime", () => {
       /^invalid_request: unknown runtime "kata"; use runc or runsc/,
     );
     expect(fs.existsSync(ws)).toBe(false);
+  });
+});
+
+describe("checkCreateInput: the workspace", () => {
+  const base = { model: "replay" as const, trustReplayFile: false, backend: "container" as const };
+  const codeOf = (f: () => unknown) => {
+    try {
+      f();
+      return null;
+    } catch (err) {
+      return isMiniAgentError(err) ? { code: err.code, message: err.message } : "other";
+    }
+  };
+
+  it("regression: a task-spec run in a system folder (/etc, /usr/local, a link to /var/lib) or a fixture copied below /opt was accepted", () => {
+    const spec = JSON.parse(fs.readFileSync(path.join(LINKCHECK, "task.json"), "utf8")) as TaskSpec;
+    const links = fs.mkdtempSync(path.join(os.tmpdir(), "ma-sys-link-"));
+    try {
+      fs.symlinkSync("/var/lib", path.join(links, "lib-link"));
+      for (const ws of ["/etc", "/usr/local", path.join(links, "lib-link")]) {
+        expect(
+          codeOf(() => checkCreateInput({ ...base, workspace: ws, taskSpec: spec }, FIXTURES)),
+          ws,
+        ).toEqual({
+          code: "invalid_workspace",
+          message: expect.stringMatching(/system folder \/(etc|usr|var);/),
+        });
+      }
+      // not created yet: judged by where it would be, before anything is made
+      const fresh = path.join(links, "lib-link", `ma-never-${process.pid}`);
+      expect(codeOf(() => checkCreateInput({ ...base, workspace: fresh, fixtureDir: LINKCHECK }, FIXTURES))).toMatchObject({ code: "invalid_workspace" });
+      expect(fs.existsSync(fresh)).toBe(false);
+      expect(codeOf(() => checkCreateInput({ ...base, workspace: "/opt/ma-never/ws", fixtureDir: LINKCHECK }, FIXTURES))).toMatchObject({
+        code: "invalid_workspace",
+      });
+      // a temp folder is where tests and users keep workspaces: still accepted
+      expect(codeOf(() => checkCreateInput({ ...base, workspace: path.join(links, "ws"), fixtureDir: LINKCHECK }, FIXTURES))).toBeNull();
+    } finally {
+      fs.rmSync(links, { recursive: true, force: true });
+    }
   });
 });
