@@ -99,3 +99,29 @@ describe("checkCreateInput: the workspace", () => {
     }
   });
 });
+
+describe("checkCreateInput: --sandbox-include", () => {
+  const base = { model: "replay" as const, trustReplayFile: false, backend: "container" as const, fixtureDir: LINKCHECK };
+  const workspace = () => path.join(os.tmpdir(), `ma-include-${process.pid}-${Math.random().toString(36).slice(2)}`);
+
+  it("regression: a wildcard opt-in (`*`, `**`, `.env*`, `config/*.key`, `{a,b}`) was accepted and lifted every forbidden file it matched", () => {
+    for (const glob of ["*", "**", ".env*", "config/*.key", "certs/{a,b}.pem", "id_?sa", "keys/[ab].key", "+(x).key"]) {
+      const ws = workspace();
+      let refusal: { code: string; message: string } | null = null;
+      try {
+        checkCreateInput({ ...base, workspace: ws, sandboxInclude: [".env.test", glob] }, FIXTURES);
+      } catch (err) {
+        if (isMiniAgentError(err)) refusal = { code: err.code, message: err.message };
+      }
+      expect(refusal, glob).toEqual({
+        code: "invalid_glob",
+        message: expect.stringContaining(`--sandbox-include ${JSON.stringify(glob)} is refused: a wildcard would let every forbidden file`),
+      });
+      expect(refusal?.message).toContain("name each file the tests need by its path, e.g. --sandbox-include .env.test");
+      expect(fs.existsSync(ws)).toBe(false);
+    }
+    expect(
+      checkCreateInput({ ...base, workspace: workspace(), sandboxInclude: [".env.test", "config/dev.key", ".ssh/known_hosts"] }, FIXTURES).sandboxInclude,
+    ).toEqual([".env.test", "config/dev.key", ".ssh/known_hosts"]);
+  });
+});

@@ -3,7 +3,7 @@ import path from "node:path";
 import { describeZodError } from "../contracts/common.js";
 import type { ReplayFile } from "../contracts/decision.js";
 import type { EffectivePolicy } from "../contracts/policy.js";
-import { Runtime, SandboxInclude } from "../contracts/sandbox.js";
+import { Runtime, SandboxInclude, sandboxIncludeRefusal } from "../contracts/sandbox.js";
 import { Budgets, TaskSpec } from "../contracts/task-spec.js";
 import type { ImageFamily } from "../contracts/test-report.js";
 import { requireImageFamily } from "../sandbox/families.js";
@@ -118,6 +118,10 @@ export function checkCreateInput(input: CreateRunInput, builtinFixturesDir: stri
 
   const include = SandboxInclude.safeParse(input.sandboxInclude ?? []);
   if (!include.success) throw bad(`sandbox_include is invalid:\n${describeZodError(include.error)}`);
+  for (const glob of include.data) {
+    const why = sandboxIncludeRefusal(glob);
+    if (why) throw new MiniAgentError("invalid_glob", why);
+  }
 
   let replay: CheckedCreate["replay"] = null;
   if (input.model === "replay") {
