@@ -83,7 +83,7 @@ export const COMMANDS = {
       "  run it with --task-spec. --image-family sets the sandbox image (default: from the test command, else node).\n" +
       "At a pending write it shows the diff: on a terminal it asks y/N; otherwise it prints the approve/reject\n" +
       "commands and exits 3.\n" +
-      "Files the task forbids (.env*, *.pem, id_*, .npmrc, the task's forbidden globs) never enter a sandbox;\n" +
+      "Files the task forbids (.env*, keys, credential files: the built-in list, and the task's forbidden globs) never enter a sandbox;\n" +
       "--sandbox-include PATH (repeatable) lets the file it names in for a project whose tests need it; a wildcard\n" +
       "is refused, name each file (logged and traced; read_file still refuses them; links, special files and .git\n" +
       "never go in).\n" +
