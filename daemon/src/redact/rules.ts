@@ -59,17 +59,17 @@ export const VALUE_SHAPES: readonly ValueShape[] = [
     pattern: /\b([a-z][a-z0-9+.-]{1,20}:\/\/[^\s:@/"'`]*:)([^\s@/"'`]{3,})(@[\w.-])/gi,
     replace: (_m: string, head: string, _pw: string, tail: string) => `${head}${REDACTED}${tail}`,
   },
-  // a .pgpass line `host:port:database:user:password`
+  // a .pgpass line `host:port:database:user:password`, also where a line is quoted or prefixed (`# ` in TAP output)
   {
     name: "pgpass_line",
-    pattern: /^([^\s:#]+:(?:\d{1,5}|\*):[^\s:]+:[^\s:]+:)(\S+)$/gm,
+    pattern: /(?<![\w:.*-])([A-Za-z0-9*][^\s:#"']*:(?:\d{1,5}|\*):[^\s:"']+:[^\s:"']+:)([^\s"'\\]+)/g,
     replace: (_m: string, head: string) => `${head}${REDACTED}`,
   },
   // .netrc: `machine h login u password p` (on one line or several); `login u password p`, and a line
   // that is only `password p`, as a search snippet shows the third line of a netrc entry
   {
     name: "netrc_password",
-    pattern: /(\b(?:machine\s+\S+\s+(?:(?:login|account|port)\s+\S+\s+)*|login\s+\S+\s+)password\s+|^[ \t]*password[ \t]+(?=\S+[ \t]*$))(\S+)/gm,
+    pattern: /(\b(?:machine\s+\S+\s+(?:(?:login|account|port)\s+\S+\s+)*|login\s+\S+\s+)password\s+|^[^\w\n]*password[ \t]+(?=\S+[ \t]*$))(\S+)/gm,
     replace: (_m: string, head: string) => `${head}${REDACTED}`,
   },
   // .htpasswd and shadow-style hashes: bcrypt `$2y$10$...`, `$apr1$salt$hash`, sha-crypt `$5$`/`$6$`, `{SHA}base64`
