@@ -61,7 +61,7 @@ export const COMMANDS = {
       "run --fixture DIR [--workspace NEWDIR] | run --workspace DIR --task-spec FILE [--control DIR]\n" +
       '      | run --workspace DIR --goal TEXT [--test "CMD ARG..."] [--writable GLOB]... [--protect GLOB]... [--print-task]\n' +
       "      [--image-family node|python|go] [--model replay|live] [--replay FILE] [--trust-replay-file]\n" +
-      "      [--backend container|trusted_local] [--runtime runc|runsc] [--sandbox-include GLOB ...]\n" +
+      "      [--backend container|trusted_local] [--runtime runc|runsc] [--sandbox-include PATH ...]\n" +
       "      [--policy-profile interactive|ci|eval]\n" +
       "      [--orchestrator manual|langgraph|agents-sdk]",
     details:
@@ -84,9 +84,10 @@ export const COMMANDS = {
       "  run it with --task-spec. --image-family sets the sandbox image (default: from the test command, else node).\n" +
       "At a pending write it shows the diff: on a terminal it asks y/N; otherwise it prints the approve/reject\n" +
       "commands and exits 3.\n" +
-      "Files the task forbids (.env*, *.pem, id_*, .npmrc, the task's forbidden globs) never enter a sandbox;\n" +
-      "--sandbox-include GLOB (repeatable) lets the matching ones in for a project whose tests need them\n" +
-      "(logged and traced; read_file still refuses them; links, special files and .git never go in).\n" +
+      "Files the task forbids (.env*, keys, credential files: the built-in list, and the task's forbidden globs) never enter a sandbox;\n" +
+      "--sandbox-include PATH (repeatable) lets the file it names in for a project whose tests need it; a wildcard\n" +
+      "is refused, name each file (logged and traced; read_file still refuses them; links, special files and .git\n" +
+      "never go in).\n" +
       "--policy-profile picks a profile of the daemon's policy (default: its default_profile, else interactive);\n" +
       "`mini-agent-client policy show` prints what a run gets.\n" +
       "--orchestrator picks who takes the turns: manual (default; mini-agent's own loop), langgraph (a LangGraph.js\n" +

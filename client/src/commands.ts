@@ -2,7 +2,7 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { Backend, IMAGE_FAMILIES, Runtime, SandboxInclude } from "../../daemon/src/contracts/sandbox.js";
+import { Backend, IMAGE_FAMILIES, Runtime, SandboxInclude, sandboxIncludeRefusal } from "../../daemon/src/contracts/sandbox.js";
 import { MiniAgentError } from "../../daemon/src/errors.js";
 import { OrchestratorName } from "../../daemon/src/contracts/run.js";
 import type { ApiClient } from "./api-client.js";
@@ -56,7 +56,7 @@ function budgetsFrom(cmd: ParsedCommand): Partial<Record<(typeof BUDGET_FLAGS)[k
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
-/** --sandbox-include GLOB (repeatable), checked with the daemon's own schema so a bad glob is a usage error */
+/** --sandbox-include PATH (repeatable), checked with the daemon's own schema and wildcard rule so a bad one is a usage error */
 function sandboxIncludeFrom(cmd: ParsedCommand): string[] {
   const given = cmd.opts["sandbox-include"];
   const globs = Array.isArray(given) ? given : [];
@@ -64,6 +64,10 @@ function sandboxIncludeFrom(cmd: ParsedCommand): string[] {
   // zod/mini has no pretty-printer; the issue's path and message are what a user needs
   if (!parsed.success)
     throw new UsageError(`--sandbox-include: ${parsed.error.issues.map((i) => `${i.path.length ? `[${i.path.join(".")}] ` : ""}${i.message}`).join("; ")}`);
+  for (const glob of parsed.data) {
+    const why = sandboxIncludeRefusal(glob);
+    if (why) throw new UsageError(why);
+  }
   return parsed.data;
 }
 

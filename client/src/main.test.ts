@@ -189,14 +189,14 @@ describe("mini-agent-client flow", () => {
     script.svc.createRun = async (input) => (sent.push(input.sandboxInclude), create(input));
     const t = io({ tty: false });
     const code = await main(
-      ["run", "--fixture", "fx", "--workspace", "ws", "--sandbox-include", ".env.test", "--sandbox-include", "config/*.key", "--socket", socket],
+      ["run", "--fixture", "fx", "--workspace", "ws", "--sandbox-include", ".env.test", "--sandbox-include", "config/dev.key", "--socket", socket],
       t.value,
     );
     expect(code).toBe(3);
-    expect(sent).toEqual([[".env.test", "config/*.key"]]);
+    expect(sent).toEqual([[".env.test", "config/dev.key"]]);
   });
 
-  it.each([["/etc/shadow"], ["../outside/.env"], ["./.env.test"], ["a\\b"]])(
+  it.each([["/etc/shadow"], ["../outside/.env"], ["./.env.test"], ["a\\b"], ["*"], ["config/*.key"]])(
     "run --sandbox-include %j is a usage error (64) and nothing is sent",
     async (glob) => {
       const sent: unknown[] = [];
@@ -210,6 +210,16 @@ describe("mini-agent-client flow", () => {
       expect(sent).toEqual([]);
     },
   );
+
+  it("regression: run --sandbox-include '*' lifted every forbidden file at every depth; a wildcard is a usage error (64) naming the pattern and what to write", async () => {
+    script.svc.createRun = async () => {
+      throw new Error("must not be called");
+    };
+    const t = io({ tty: false });
+    expect(await main(["run", "--fixture", "fx", "--workspace", "ws", "--sandbox-include", ".env*", "--socket", socket], t.value)).toBe(64);
+    expect(t.err()).toContain('--sandbox-include ".env*" is refused: a wildcard would let every forbidden file it matches');
+    expect(t.err()).toContain("e.g. --sandbox-include .env.test");
+  });
 
   it("regression: run had no per-run runtime; run --runtime runsc sends it with the create-run request", async () => {
     const sent: unknown[] = [];

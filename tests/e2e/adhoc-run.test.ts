@@ -194,11 +194,15 @@ describe("run --goal: --print-task and refused input through the real client", (
     fs.writeFileSync(path.join(tmp, "a-file"), "");
     const noTests = path.join(tmp, "empty");
     fs.mkdirSync(noTests);
+    const etcLink = path.join(tmp, "share-link");
+    fs.symlinkSync("/usr/share", etcLink);
     const cases: Array<[string[], RegExp]> = [
       [["--workspace", path.join(tmp, "missing")], /invalid_workspace: workspace .* does not exist/],
       [["--workspace", path.join(tmp, "a-file")], /is not a folder/],
       [["--workspace", "/"], /is the root folder/],
       [["--workspace", "/root"], /is a home folder/],
+      [["--workspace", "/etc"], /invalid_workspace: workspace \/etc is the system folder \/etc/],
+      [["--workspace", etcLink], /resolves to \/usr\/share, which is inside the system folder \/usr/],
       [["--workspace", stateDir], /inside the daemon's state dir/],
       [["--workspace", tmp], /contains the daemon's state dir/],
       [["--workspace", ws, "--test", "  "], /invalid_test_command: .*names no program/],

@@ -12,6 +12,7 @@ import { createLiveRunRecorder } from "../../daemon/src/live-record/recorder.js"
 import { listLiveRunRecords } from "../../daemon/src/live-record/write.js";
 import { createLogger } from "../../daemon/src/log/logger.js";
 import { resolveLiveModelConfig } from "../../daemon/src/models/live/config.js";
+import { CORPUS_SECRETS, CREDENTIAL_CORPUS } from "../../daemon/src/redact/credential-corpus.testkit.js";
 import { createSecretSet } from "../../daemon/src/redact/index.js";
 import { resolveSandboxConfig } from "../../daemon/src/sandbox/config.js";
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
@@ -47,8 +48,12 @@ const SHAPES: ReadonlyArray<[text: string, secret: string]> = [
   ["blob Zx81Kq0PmA7wT4nB2vR9cL5hJ3yF6dG1sE", "Zx81Kq0PmA7wT4nB2vR9cL5hJ3yF6dG1sE"],
   [`the live key itself: ${KEY}`, KEY],
 ];
-const TEXT = SHAPES.map(([t]) => t).join("\n");
-const SECRETS = SHAPES.map(([, s]) => s);
+/** the credential files' text pasted into an ordinary file: each value must be caught by its shape */
+const CORPUS_TEXT = CREDENTIAL_CORPUS.filter((f) => f.binary === undefined)
+  .map((f) => f.content)
+  .join("\n");
+const TEXT = `${SHAPES.map(([t]) => t).join("\n")}\n${CORPUS_TEXT}`;
+const SECRETS = [...SHAPES.map(([, s]) => s), ...CORPUS_SECRETS];
 
 /** Secret values found in `text`; the test's verdict for each sink. */
 const leaks = (text: string) => SECRETS.filter((s) => text.includes(s));
@@ -74,14 +79,20 @@ describe("one redaction rule set, every sink", () => {
     fs.rmSync(root, { recursive: true, force: true });
   });
 
-  it("regression: a short Bearer token (8-15 characters) and every other secret shape reach no sink (log, ledger, trace export, live record, model messages, tool observations)", async () => {
+  it("regression: a short Bearer token (8-15 characters), the credential files' values and every other secret shape reach no sink, and no credential file reaches the sandbox (log, ledger, trace export, live record, model messages, tool observations)", async () => {
     // a task whose ordinary, non-forbidden files hold the secrets, and whose test prints them
     const fixture = path.join(root, "fixture");
     fs.cpSync(LINKCHECK, fixture, { recursive: true });
     fs.writeFileSync(path.join(fixture, "repo", "docs", "deploy-notes.md"), `# deploy notes\n\n${TEXT}\n`);
+    // the credential files themselves: forbidden, so never in /workspace; the test prints every path it finds there
+    for (const f of CREDENTIAL_CORPUS) {
+      fs.mkdirSync(path.dirname(path.join(fixture, "repo", f.path)), { recursive: true });
+      fs.writeFileSync(path.join(fixture, "repo", f.path), f.content);
+    }
     fs.writeFileSync(
       path.join(fixture, "repo", "tests", "test_env.js"),
-      `import test from "node:test";\ntest("prints the deploy notes", () => { console.log(${JSON.stringify(TEXT)}); });\n`,
+      `import test from "node:test";\nimport fs from "node:fs";\ntest("prints the deploy notes", () => { console.log(${JSON.stringify(TEXT)}); ` +
+        `console.log("SANDBOX FILES " + JSON.stringify(fs.readdirSync("/workspace", { recursive: true }))); });\n`,
     );
 
     // the daemon's wiring in small: one secret set, told the key when it is read, given to every sink
@@ -164,6 +175,10 @@ describe("one redaction rule set, every sink", () => {
     expect(JSON.stringify(readNotes)).toContain("Bearer [redacted]");
     expect(JSON.stringify(tests)).toContain("prints the deploy notes");
     expect(JSON.stringify(tests)).toContain("[redacted]");
+    // the sandbox copy: the walk of /workspace reached the output, and no credential file was in it
+    expect(JSON.stringify(tests)).toContain("SANDBOX FILES");
+    expect(JSON.stringify(tests)).toContain("deploy-notes.md");
+    expect(CREDENTIAL_CORPUS.map((f) => f.path).filter((rel) => JSON.stringify(tests).includes(`\\"${rel}\\"`))).toEqual([]);
     expect(invalid).toMatchObject({ ok: false, error: { code: "invalid_fields" } });
     // the read_file observation reached the model scrubbed, with its version intact for apply_patch
     expect(sent[2]).toContain((readNotes!.data as { version: string }).version);

@@ -1,4 +1,5 @@
 import path from "node:path";
+import picomatch from "picomatch";
 
 /**
  * What an ad-hoc task may change. Default: every file that is not forbidden
@@ -53,7 +54,69 @@ const DEPENDENCY_DIRS = ["**/node_modules/**", ".venv/**"];
  */
 const RULES_FILES = ["AGENTS.md", "AGENT.md", "CLAUDE.md", ".cursorrules", ".mini-agent/**"];
 
-export const DEFAULT_PROTECTED: readonly string[] = [".git/**", ...LOCK_FILES.map((f) => `**/${f}`), ...CI_GLOBS, ...DEPENDENCY_DIRS, ...RULES_FILES];
+/**
+ * Files that later RUN ON THE HOST, outside every sandbox: git hooks and hook
+ * managers (run at the user's next commit), editor tasks, launch and settings
+ * files and dev containers (run when the folder is opened), coding-assistant
+ * settings, hooks and MCP servers (`.claude/`, `.cursor/`, `.mcp.json`), direnv's
+ * `.envrc` (run on `cd`), and the rules files of nested folders, which steer the
+ * next assistant like the root ones. A change here is a change to what the user's
+ * machine executes, so only an explicit `--writable` naming one lifts it
+ * (hostRunLifted); `**` never does.
+ */
+export const HOST_RUN_FILES: readonly string[] = [
+  ".husky/**",
+  ".githooks/**",
+  ".pre-commit-config.yaml",
+  ".pre-commit-hooks.yaml",
+  "lefthook.yml",
+  ".lefthook.yml",
+  "lefthook.yaml",
+  ".lefthook.yaml",
+  "lefthook-local.yml",
+  ".lefthook-local.yml",
+  ".lefthook/**",
+  ".vscode/**",
+  ".devcontainer/**",
+  ".devcontainer.json",
+  ".idea/**",
+  ".claude/**",
+  ".cursor/**",
+  ".mcp.json",
+  "**/.envrc",
+  "**/AGENTS.md",
+  "**/AGENT.md",
+  "**/CLAUDE.md",
+  "**/CLAUDE.local.md",
+];
+
+export const DEFAULT_PROTECTED: readonly string[] = [
+  ".git/**",
+  ...LOCK_FILES.map((f) => `**/${f}`),
+  ...CI_GLOBS,
+  ...DEPENDENCY_DIRS,
+  ...RULES_FILES,
+  ...HOST_RUN_FILES,
+];
+
+/** picomatch's wildcards; a glob without one names a path literally */
+const WILDCARD = /[*?[\]{}]|[!+@]\(/;
+
+/**
+ * Whether a `--writable` glob names a host-run protection explicitly: the
+ * protection's own glob (`.husky/**`), or a literal path it covers
+ * (`.vscode/tasks.json`, `docs/AGENTS.md`). A wider glob (`**`, `.vscode/*`)
+ * does not: the user must have meant that file.
+ */
+function namesExplicitly(writable: string, protection: string): boolean {
+  if (writable === protection) return true;
+  return !WILDCARD.test(writable) && picomatch.isMatch(writable, protection, { dot: true });
+}
+
+/** The host-run protections a `--writable` list lifts (see HOST_RUN_FILES). */
+export function hostRunLifted(writable: readonly string[]): Set<string> {
+  return new Set(HOST_RUN_FILES.filter((p) => writable.some((w) => namesExplicitly(w, p))));
+}
 
 export const DEFAULT_WRITABLE: readonly string[] = ["**"];
 
@@ -85,10 +148,16 @@ export interface PathRules {
   protected: string[];
 }
 
-/** `--writable` replaces the default writable set; `--protect` adds to the protected set; protected wins. */
+/**
+ * `--writable` replaces the default writable set; `--protect` adds to the protected set; protected wins,
+ * except that a host-run protection is lifted by a `--writable` naming it (hostRunLifted). `--protect` still
+ * wins over that: the user said both, and keeping a file is the safe reading.
+ */
 export function pathRules(writable: readonly string[], protect: readonly string[]): PathRules {
-  const protectedGlobs = [...new Set([...DEFAULT_PROTECTED, ...protect.map((g) => g.replace(/^\.\//, ""))])];
   const allowed = (writable.length > 0 ? writable : DEFAULT_WRITABLE).map((g) => g.replace(/^\.\//, ""));
+  const lifted = hostRunLifted(allowed);
+  const userProtect = protect.map((g) => g.replace(/^\.\//, ""));
+  const protectedGlobs = [...new Set([...DEFAULT_PROTECTED.filter((g) => !lifted.has(g)), ...userProtect])];
   const rules = [...new Set(allowed), ...protectedGlobs.map((g) => `!${g}`)];
   return { writable: rules, creatable: rules, protected: protectedGlobs };
 }

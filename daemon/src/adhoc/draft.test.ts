@@ -124,6 +124,56 @@ describe("draftTask: protected paths always beat the default writable set", () =
     expect(verdict("CLAUDE.md")).toBe("deny");
   });
 
+  it("regression: files that later run on the host (git hooks, hook managers, editor tasks, dev containers, assistant settings, .envrc, nested AGENTS.md/CLAUDE.md) were writable by default", async () => {
+    const d = await draftTask(input(project()), deps());
+    const verdict = (rel: string) => classify("apply_patch", { path: rel, version: "absent", old: "", new: "x" }, d.task).verdict;
+    const hostRun = [
+      ".husky/pre-commit",
+      ".husky/_/husky.sh",
+      ".githooks/pre-push",
+      ".pre-commit-config.yaml",
+      "lefthook.yml",
+      ".lefthook.yml",
+      ".vscode/tasks.json",
+      ".vscode/launch.json",
+      ".vscode/settings.json",
+      ".devcontainer/devcontainer.json",
+      ".devcontainer.json",
+      ".claude/settings.json",
+      ".claude/hooks/x.sh",
+      ".cursor/mcp.json",
+      ".mcp.json",
+      ".idea/workspace.xml",
+      ".envrc",
+      "services/api/.envrc",
+      "packages/app/AGENTS.md",
+      "docs/deep/CLAUDE.md",
+    ];
+    for (const rel of hostRun) expect({ rel, verdict: verdict(rel) }).toEqual({ rel, verdict: "deny" });
+    const before = manifest(hostRun, "a".repeat(64));
+    expect(protectedChanges(d.task, before, manifest(hostRun, "b".repeat(64))).sort()).toEqual([...hostRun].sort());
+    // ordinary files beside them stay writable
+    for (const rel of ["src/hooks/useX.ts", "docs/agents.txt", "vscode-notes.md"]) expect(verdict(rel)).toBe("ask");
+  });
+
+  it("a --writable that names a host-run file or its glob lifts that protection; `**` or a wider glob never does; --protect still wins", async () => {
+    const verdicts = async (writable: string[], protect: string[] = []) => {
+      const d = await draftTask(input(project(), { writable, protect }), deps());
+      return (rel: string) => classify("apply_patch", { path: rel, version: "absent", old: "", new: "x" }, d.task).verdict;
+    };
+    const named = await verdicts(["src/**", ".husky/pre-commit", ".vscode/tasks.json", "packages/app/AGENTS.md", ".claude/**"]);
+    for (const rel of [".husky/pre-commit", ".vscode/tasks.json", "packages/app/AGENTS.md", ".claude/settings.json"]) expect(named(rel)).toBe("ask");
+    // the root rules files stay protected whatever --writable says, as before
+    expect(named("AGENTS.md")).toBe("deny");
+    // not named: still protected
+    expect(named(".vscode/launch.json")).toBe("deny");
+    expect(named(".githooks/pre-push")).toBe("deny");
+    const wide = await verdicts(["**", ".vscode/*", ".husky/*"]);
+    for (const rel of [".husky/pre-commit", ".vscode/tasks.json", "x/CLAUDE.md", ".envrc"]) expect(wide(rel)).toBe("deny");
+    const both = await verdicts([".husky/pre-commit"], [".husky/**"]);
+    expect(both(".husky/pre-commit")).toBe("deny");
+  });
+
   it("--writable replaces the default; --protect adds to the defaults", async () => {
     const d = await draftTask(input(project(), { writable: ["src/**"], protect: ["src/vendor/**"] }), deps());
     expect(d.task.writable).toContain("src/**");
@@ -156,6 +206,37 @@ describe("draftTask: bad input is refused with a typed code before anything is r
     for (const [ws, why] of cases) {
       expect(await refusal(draftTask(input(ws), d)), ws).toEqual({ code: "invalid_workspace", message: expect.stringMatching(why) });
     }
+  });
+
+  it("regression: a system folder (/etc, /usr/..., /var/lib, /proc, /sys, /dev, /boot, /opt, /srv, /var/tmp itself) or a link to one was accepted as a workspace", async () => {
+    const d = deps();
+    const linkParent = tmp();
+    fs.symlinkSync("/etc", path.join(linkParent, "etc-link"));
+    fs.symlinkSync("/usr/share", path.join(linkParent, "share-link"));
+    const cases: Array<[string, RegExp]> = [
+      ["/etc", /is the system folder \/etc;/],
+      ["/usr/share", /is inside the system folder \/usr;/],
+      ["/var", /is the system folder \/var;/],
+      ["/var/lib", /is inside the system folder \/var;/],
+      ["/var/tmp", /is the system folder \/var\/tmp|is inside the system folder \/var;/],
+      ["/proc", /system folder \/proc;/],
+      ["/sys", /system folder \/sys;/],
+      ["/dev", /system folder \/dev;/],
+      ["/boot", /system folder \/boot;/],
+      ["/opt", /system folder \/opt;/],
+      ["/srv", /system folder \/srv;/],
+      [path.join(linkParent, "etc-link"), /resolves to \/etc, which is the system folder \/etc;/],
+      [path.join(linkParent, "share-link"), /resolves to \/usr\/share, which is inside the system folder \/usr;/],
+    ];
+    for (const [ws, why] of cases) {
+      if (!fs.existsSync(ws)) continue; // /boot, /srv or /opt may be absent in a container
+      expect(await refusal(draftTask(input(ws), d)), ws).toEqual({ code: "invalid_workspace", message: expect.stringMatching(why) });
+    }
+    // scratch folders stay usable: a project below /tmp (every other test here) and below /var/tmp
+    const scratch = fs.mkdtempSync("/var/tmp/adhoc-scratch-");
+    dirs.push(scratch);
+    write(scratch, { "package.json": JSON.stringify({ scripts: { test: "node --test tests/" } }), "tests/test_x.js": "" });
+    expect((await draftTask(input(scratch), d)).workspace).toBe(fs.realpathSync(scratch));
   });
 
   it("a --test that names no program, an undetectable project, an escaping glob, an unknown image family", async () => {

@@ -1,11 +1,13 @@
 import fs from "node:fs";
 import path from "node:path";
 import { MiniAgentError } from "../errors.js";
+import { systemFolderOf, systemFolderRefusal } from "../workspace/index.js";
 
 /**
  * An ad-hoc run works IN PLACE on the user's folder, so the folder must be a
  * project, not something whose every file would become writable: never the
- * root, a home folder, or the daemon's own state (ledger, baselines, sockets).
+ * root, a system folder (workspace/system-folders.ts), a home folder, or the
+ * daemon's own state (ledger, baselines, sockets).
  */
 export interface WorkspaceLimits {
   stateDir: string;
@@ -36,6 +38,8 @@ export function checkWorkspace(workspace: string, limits: WorkspaceLimits): stri
   if (!st.isDirectory()) throw refuse("is not a folder");
   const ws = real(workspace);
   if (ws === "/") throw refuse("is the root folder; give the project's folder");
+  const system = systemFolderOf(ws);
+  if (system) throw refuse(systemFolderRefusal(workspace, ws, system));
   const homes = new Set([...limits.homeDirs.filter(Boolean).map(real), "/root"]);
   if (homes.has(ws) || /^\/home\/[^/]+$/.test(ws)) throw refuse("is a home folder; give the project's folder");
   if (ws === "/home" || [...homes].some((h) => inside(h, ws))) throw refuse("contains a home folder; give the project's folder");

@@ -12,8 +12,9 @@ export const Backend = z.enum(["container", "trusted_local"]);
 export type Backend = z.infer<typeof Backend>;
 
 /**
- * One opt-in glob of `--sandbox-include`: a path relative to the workspace
- * root. It can only lift the forbidden-glob rule for the paths it matches
+ * One opt-in of `--sandbox-include`: a file's path relative to the workspace
+ * root (a new run's may not hold a wildcard: sandboxIncludeRefusal). It can only
+ * lift the forbidden-glob rule for the file it names exactly
  * (workspace/sandbox-export.ts); links, special files and `.git` stay out.
  */
 export const SandboxIncludeGlob = z.string().check(
@@ -28,11 +29,27 @@ export const SandboxIncludeGlob = z.string().check(
 /** A run's opt-in list: bounded, so a request cannot make every sync test thousands of globs. */
 export const SandboxInclude = z.array(SandboxIncludeGlob).check(z.maxLength(32));
 
+/** picomatch's wildcards: `*`, `?`, `[...]`, `{a,b}` and the extglobs `!(..)`, `+(..)`, `@(..)`. */
+const WILDCARD = /[*?[\]{}]|[!+@]\(/;
+
+/**
+ * Why a NEW run's opt-in is refused, or null. Every opt-in lifts the forbidden
+ * rule, so a wildcard (`*`, `**`, `.env*`, `config/*.key`) let in every
+ * forbidden file it matched at any depth, keys and credentials included, with
+ * no word about which: a forbidden file goes in only when named by its own path.
+ * Not part of SandboxIncludeGlob: runs recorded before this rule keep parsing
+ * (their wildcards now match nothing, workspace/sandbox-export.ts).
+ */
+export function sandboxIncludeRefusal(glob: string): string | null {
+  if (!WILDCARD.test(glob)) return null;
+  return `--sandbox-include ${JSON.stringify(glob)} is refused: a wildcard would let every forbidden file it matches (keys, .env files, credentials, at any depth) into the sandbox; name each file the tests need by its path, e.g. --sandbox-include .env.test`;
+}
+
 /** What of a workspace may be copied into a sandbox; applied by workspace/sandbox-export.ts. */
 export interface ExportSpec {
   /** the task's `forbidden` globs, on top of the built-in list (the same ones read_file refuses) */
   forbidden: readonly string[];
-  /** the run's explicit opt-in (`--sandbox-include`): lifts the forbidden globs for the paths it matches */
+  /** the run's explicit opt-in (`--sandbox-include`): lifts the forbidden globs for the exact paths it names */
   include: readonly string[];
 }
 

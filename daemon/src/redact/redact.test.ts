@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { createSecretSet, redactDeep, redactText, REDACTED } from "./index.js";
+import { CREDENTIAL_CORPUS } from "./credential-corpus.testkit.js";
 import { VALUE_SHAPES } from "./rules.js";
 
 /** One sample per value shape in rules.ts: [shape, text, the secret part that must vanish]. */
@@ -18,6 +19,13 @@ const SECRET_SAMPLES: ReadonlyArray<[string, string, string]> = [
   ["google_api_key", "maps key AIzaSyA1b2C3d4E5f6G7h8I9j0KlMnOpQrStUvW used", "AIzaSyA1b2C3d4E5f6G7h8I9j0KlMnOpQrStUvW"],
   ["assigned_secret", "STRIPE_KEY=Zx81Kq0PmA7wT4nB2vR9\nsigning_key: q7Lm2Rt9Xv4Bn8Kd3Pw6", "Zx81Kq0PmA7wT4nB2vR9"],
   ["secret_assignment", 'db password="hunter2hunter" client_secret = s3cr3tV4lue', "hunter2hunter"],
+  ["url_credentials", "remote https://alice:gitCredPw7Qx2@github.example.com/x.git", "gitCredPw7Qx2"],
+  ["pgpass_line", "db.internal:5432:orders:app:pgPassW0rd-91", "pgPassW0rd-91"],
+  ["netrc_password", "machine api.example.com login alice password n3trcPassw0rd", "n3trcPassw0rd"],
+  ["password_hash", "admin:$apr1$r31.....$HqJZimcKQFAMYayBlzkrA/", "HqJZimcKQFAMYayBlzkrA/"],
+  ["xml_secret", "<server><password>mvnPassw0rd!x</password></server>", "mvnPassw0rd!x"],
+  ["prefixed_token", "VAULT_TOKEN hvs.CAESIVaultT0kenValue0123456789abcd", "CAESIVaultT0kenValue0123456789abcd"],
+  ["auth_blob", '{"auths":{"r.example.com":{"auth":"YWxpY2U6ZG9ja2VyUGFzczk5"}}}', "YWxpY2U6ZG9ja2VyUGFzczk5"],
 ];
 
 describe("redactText: every value shape", () => {
@@ -56,6 +64,21 @@ describe("redactText: every value shape", () => {
   });
 });
 
+describe("redactText: the values of credential files, in whatever file they are pasted", () => {
+  for (const f of CREDENTIAL_CORPUS.filter((c) => c.binary === undefined)) {
+    it(`regression: the values of a ${f.path} reached search snippets and outputs (3 of 13 caught)`, () => {
+      const out = redactText(f.content);
+      expect(f.secrets.filter((v) => out.includes(v))).toEqual([]);
+      // and line by line, as search returns them
+      const lines = f.content
+        .split("\n")
+        .map((l) => redactText(l))
+        .join("\n");
+      expect(f.secrets.filter((v) => lines.includes(v))).toEqual([]);
+    });
+  }
+});
+
 describe("redactText keeps ordinary content", () => {
   const sha = createHash("sha256").update("x").digest("hex");
   const kept = [
@@ -73,6 +96,12 @@ describe("redactText keeps ordinary content", () => {
     "Accessors_are_only_available_when_targeting_ECMAScript_5_and_higher_1056",
     "the bearer of bad news",
     "sk-learn and task-1234",
+    "log in with your password and the login page, then the password field",
+    '"auth": "required", auth: none',
+    "see https://github.com/org/repo and git@github.com:org/repo.git",
+    'const url = `${scheme}://${host}:${port}/db`; s.replace(/(\\d+)/, "$1$2")',
+    "time 12:30:45 at host:8080:path",
+    "<password>${DB_PASSWORD}</password>",
   ];
   for (const text of kept) {
     it(JSON.stringify(text.slice(0, 50)), () => {

@@ -48,7 +48,56 @@ const keepLabel = (_m: string, label: string, sep: string): string => `${label}$
  */
 export const VALUE_SHAPES: readonly ValueShape[] = [
   // a private key block, or what is left of one when the text was cut
-  { name: "pem_private_key", inDiff: true, pattern: /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g },
+  {
+    name: "pem_private_key",
+    inDiff: true,
+    pattern: /-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)/g,
+  },
+  // `https://user:password@host` (.git-credentials, a database URL, a proxy): the password goes, the user and host stay
+  {
+    name: "url_credentials",
+    pattern: /\b([a-z][a-z0-9+.-]{1,20}:\/\/[^\s:@/"'`]*:)([^\s@/"'`]{3,})(@[\w.-])/gi,
+    replace: (_m: string, head: string, _pw: string, tail: string) => `${head}${REDACTED}${tail}`,
+  },
+  // a .pgpass line `host:port:database:user:password`, also where a line is quoted or prefixed (`# ` in TAP output)
+  {
+    name: "pgpass_line",
+    pattern: /(?<![\w:.*-])([A-Za-z0-9*][^\s:#"']*:(?:\d{1,5}|\*):[^\s:"']+:[^\s:"']+:)([^\s"'\\]+)/g,
+    replace: (_m: string, head: string) => `${head}${REDACTED}`,
+  },
+  // .netrc: `machine h login u password p` (on one line or several); `login u password p`, and a line
+  // that is only `password p`, as a search snippet shows the third line of a netrc entry
+  {
+    name: "netrc_password",
+    pattern: /(\b(?:machine\s+\S+\s+(?:(?:login|account|port)\s+\S+\s+)*|login\s+\S+\s+)password\s+|^[^\w\n]*password[ \t]+(?=\S+[ \t]*$))(\S+)/gm,
+    replace: (_m: string, head: string) => `${head}${REDACTED}`,
+  },
+  // .htpasswd and shadow-style hashes: bcrypt `$2y$10$...`, `$apr1$salt$hash`, sha-crypt `$5$`/`$6$`, `{SHA}base64`
+  {
+    name: "password_hash",
+    pattern:
+      /\$2[abxy]?\$\d\d\$[./A-Za-z0-9]{53}|\$(?:apr1|1|5|6)\$(?:rounds=\d+\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{20,}|\{SSHA?\}[A-Za-z0-9+/]{20,}={0,2}/g,
+  },
+  // <password>x</password> in Maven's settings.xml and other XML configuration
+  {
+    name: "xml_secret",
+    pattern: /(<(password|passphrase|privateKey|token|secret|apiKey|accessKey|secretKey)>)(?!\$\{)([^<]{3,})(<\/\2>)/gi,
+    replace: (_m: string, open: string, _tag: string, _v: string, close: string) => `${open}${REDACTED}${close}`,
+  },
+  // prefixed tokens of tools whose credential files are forbidden too: Vault (hvs./hvb./hvr.), GitLab, npm, PyPI, Docker Hub
+  {
+    name: "prefixed_token",
+    inDiff: true,
+    pattern: /\b(?:hv[sbr]\.[A-Za-z0-9_-]{20,}|glpat-[A-Za-z0-9_-]{20,}|npm_[A-Za-z0-9]{36}|pypi-[A-Za-z0-9_-]{50,}|dckr_pat_[A-Za-z0-9_-]{20,})/g,
+  },
+  // a docker config.json `"auth": "dXNlcjpwYXNz"`, a kubeconfig `client-key-data: LS0t...`, `identitytoken`
+  {
+    name: "auth_blob",
+    pattern: /(["']?(?:auth|identitytoken|registrytoken|client-key-data)["']?)(\s*:\s*)(["']?)[A-Za-z0-9+/=._-]{8,}\3/gi,
+    // a word (`"auth": "required"`) stays: docker's value is base64 of user:password, a key's is base64 too
+    replace: (m: string, label: string, sep: string, q: string) =>
+      /[0-9=+/]/.test(m.slice(label.length + sep.length)) ? `${label}${sep}${q}${REDACTED}${q}` : m,
+  },
   // `Authorization: Bearer x`, `authorization=Basic x`, `Proxy-Authorization: x`: the scheme and the credential go
   {
     name: "authorization_header",
@@ -58,8 +107,12 @@ export const VALUE_SHAPES: readonly ValueShape[] = [
   // from 6 characters on: the old ledger rules kept anything under 16 (issue 10 item 2); prose
   // such as "the bearer of" stays
   { name: "bearer_token", pattern: /\b(bearer)(\s+)[A-Za-z0-9._~+/=-]{6,}/gi, replace: keepLabel },
-  // npm's `//registry/:_authToken=...`, `_auth=`, `_password=`
-  { name: "npm_auth", pattern: /(_authToken|_auth|_password)(\s*=\s*)[^\s"']+/g, replace: keepLabel },
+  // npm's `//registry/:_authToken=...`, `_auth=`, `_password=`; yarn's `npmAuthToken: ...`, `npmAuthIdent: ...`
+  {
+    name: "npm_auth",
+    pattern: /(_authToken|_auth|_password|npmAuthToken|npmAuthIdent|npmPassword)(\s*[=:]\s*)["']?[^\s"']+["']?/g,
+    replace: keepLabel,
+  },
   // OpenAI-style keys, including the masked echo some providers send back (`sk-ab***yz`)
   { name: "sk_key", inDiff: true, pattern: /\b(?:sk|rk|pk)-[A-Za-z0-9_*.-]{8,}/g },
   { name: "stripe_key", inDiff: true, pattern: /\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{8,}/g },
@@ -74,7 +127,7 @@ export const VALUE_SHAPES: readonly ValueShape[] = [
   {
     name: "secret_assignment",
     pattern:
-      /\b([A-Za-z0-9_.-]{0,64}(?:password|passwd|secret|token|api[_-]?key|apikey|access[_-]?key))(\s*=\s*|["']?\s*:\s*)("[^"\n]{3,}"|'[^'\n]{3,}'|[^\s"'`,;(){}[\]<>]{3,}(?![\w(]|\.[A-Za-z_$]))/gi,
+      /\b([A-Za-z0-9_.-]{0,64}(?:password|passwd|secret|token|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key))(\s*=\s*|["']?\s*:\s*)("[^"\n]{3,}"|'[^'\n]{3,}'|[^\s"'`,;(){}[\]<>]{3,}(?![\w(]|\.[A-Za-z_$]))/gi,
     replace: (m: string, label: string, sep: string, value: string) => (!/^["']/.test(value) && !/\d/.test(value) ? m : `${label}${sep}${REDACTED}`),
   },
   // `STRIPE_KEY=...` in an env file, `apiKey: "..."` in JSON or YAML, `token := "..."` in Go: a

@@ -4,6 +4,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { isMiniAgentError } from "../errors.js";
+import type { TaskSpec } from "../contracts/task-spec.js";
 import { checkCreateInput } from "./create-run.js";
 
 const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../fixtures");
@@ -98,5 +99,71 @@ describe("checkCreateInput: a workspace file's verify commands pass the command 
     expect(String((err as Error).message)).toContain("policy:ci:commands.unlisted");
     expect(fs.existsSync(i.workspace)).toBe(false);
     fs.rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+describe("checkCreateInput: the workspace", () => {
+  const base = { model: "replay" as const, trustReplayFile: false, backend: "container" as const };
+  const codeOf = (f: () => unknown) => {
+    try {
+      f();
+      return null;
+    } catch (err) {
+      return isMiniAgentError(err) ? { code: err.code, message: err.message } : "other";
+    }
+  };
+
+  it("regression: a task-spec run in a system folder (/etc, /usr/local, a link to /var/lib) or a fixture copied below /opt was accepted", () => {
+    const spec = JSON.parse(fs.readFileSync(path.join(LINKCHECK, "task.json"), "utf8")) as TaskSpec;
+    const links = fs.mkdtempSync(path.join(os.tmpdir(), "ma-sys-link-"));
+    try {
+      fs.symlinkSync("/var/lib", path.join(links, "lib-link"));
+      for (const ws of ["/etc", "/usr/local", path.join(links, "lib-link")]) {
+        expect(
+          codeOf(() => checkCreateInput({ ...base, workspace: ws, taskSpec: spec }, FIXTURES)),
+          ws,
+        ).toEqual({
+          code: "invalid_workspace",
+          message: expect.stringMatching(/system folder \/(etc|usr|var);/),
+        });
+      }
+      // not created yet: judged by where it would be, before anything is made
+      const fresh = path.join(links, "lib-link", `ma-never-${process.pid}`);
+      expect(codeOf(() => checkCreateInput({ ...base, workspace: fresh, fixtureDir: LINKCHECK }, FIXTURES))).toMatchObject({ code: "invalid_workspace" });
+      expect(fs.existsSync(fresh)).toBe(false);
+      expect(codeOf(() => checkCreateInput({ ...base, workspace: "/opt/ma-never/ws", fixtureDir: LINKCHECK }, FIXTURES))).toMatchObject({
+        code: "invalid_workspace",
+      });
+      // a temp folder is where tests and users keep workspaces: still accepted
+      expect(codeOf(() => checkCreateInput({ ...base, workspace: path.join(links, "ws"), fixtureDir: LINKCHECK }, FIXTURES))).toBeNull();
+    } finally {
+      fs.rmSync(links, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("checkCreateInput: --sandbox-include", () => {
+  const base = { model: "replay" as const, trustReplayFile: false, backend: "container" as const, fixtureDir: LINKCHECK };
+  const workspace = () => path.join(os.tmpdir(), `ma-include-${process.pid}-${Math.random().toString(36).slice(2)}`);
+
+  it("regression: a wildcard opt-in (`*`, `**`, `.env*`, `config/*.key`, `{a,b}`) was accepted and lifted every forbidden file it matched", () => {
+    for (const glob of ["*", "**", ".env*", "config/*.key", "certs/{a,b}.pem", "id_?sa", "keys/[ab].key", "+(x).key"]) {
+      const ws = workspace();
+      let refusal: { code: string; message: string } | null = null;
+      try {
+        checkCreateInput({ ...base, workspace: ws, sandboxInclude: [".env.test", glob] }, FIXTURES);
+      } catch (err) {
+        if (isMiniAgentError(err)) refusal = { code: err.code, message: err.message };
+      }
+      expect(refusal, glob).toEqual({
+        code: "invalid_glob",
+        message: expect.stringContaining(`--sandbox-include ${JSON.stringify(glob)} is refused: a wildcard would let every forbidden file`),
+      });
+      expect(refusal?.message).toContain("name each file the tests need by its path, e.g. --sandbox-include .env.test");
+      expect(fs.existsSync(ws)).toBe(false);
+    }
+    expect(
+      checkCreateInput({ ...base, workspace: workspace(), sandboxInclude: [".env.test", "config/dev.key", ".ssh/known_hosts"] }, FIXTURES).sandboxInclude,
+    ).toEqual([".env.test", "config/dev.key", ".ssh/known_hosts"]);
   });
 });

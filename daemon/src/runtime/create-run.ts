@@ -3,12 +3,13 @@ import path from "node:path";
 import { describeZodError } from "../contracts/common.js";
 import type { ReplayFile } from "../contracts/decision.js";
 import type { EffectivePolicy } from "../contracts/policy.js";
-import { Runtime, SandboxInclude } from "../contracts/sandbox.js";
+import { Runtime, SandboxInclude, sandboxIncludeRefusal } from "../contracts/sandbox.js";
 import { Budgets, TaskSpec } from "../contracts/task-spec.js";
 import type { ImageFamily } from "../contracts/test-report.js";
 import { requireImageFamily } from "../sandbox/families.js";
 import { MiniAgentError } from "../errors.js";
 import { isBuiltinFixture, isCanonicalReplay, loadReplayFile } from "../models/replay.js";
+import { realPathOf, systemFolderOf, systemFolderRefusal } from "../workspace/index.js";
 import { BUILTIN_DAEMON_POLICY, type DaemonPolicy } from "../policy/daemon-policy.js";
 import { type PolicyTrace, resolveRunPolicy } from "../policy/run-policy.js";
 import { checkWorkspaceVerifyCommands } from "../policy/workspace-verify.js";
@@ -72,6 +73,10 @@ function isDir(p: string): boolean {
 export function checkCreateInput(input: CreateRunInput, builtinFixturesDir: string, daemonPolicy: DaemonPolicy = BUILTIN_DAEMON_POLICY): CheckedCreate {
   const bad = (message: string) => new MiniAgentError("invalid_request", message);
   if (!path.isAbsolute(input.workspace)) throw bad("workspace must be an absolute path");
+  // every kind of run, not only ad hoc: a task spec's run works in place, and a fixture's repo/ is copied there
+  const realWorkspace = realPathOf(input.workspace);
+  const system = systemFolderOf(realWorkspace);
+  if (system) throw new MiniAgentError("invalid_workspace", `workspace ${input.workspace} ${systemFolderRefusal(input.workspace, realWorkspace, system)}`);
   if ((input.fixtureDir === undefined) === (input.taskSpec === undefined)) throw bad("give exactly one of fixtureDir or taskSpec");
   if (input.model === "live" && input.backend === "trusted_local") {
     throw new MiniAgentError("backend_not_isolated", "a live model never runs on the trusted_local backend; use the container backend");
@@ -115,6 +120,10 @@ export function checkCreateInput(input: CreateRunInput, builtinFixturesDir: stri
 
   const include = SandboxInclude.safeParse(input.sandboxInclude ?? []);
   if (!include.success) throw bad(`sandbox_include is invalid:\n${describeZodError(include.error)}`);
+  for (const glob of include.data) {
+    const why = sandboxIncludeRefusal(glob);
+    if (why) throw new MiniAgentError("invalid_glob", why);
+  }
 
   let replay: CheckedCreate["replay"] = null;
   if (input.model === "replay") {

@@ -4,6 +4,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { captureBaseline } from "../workspace/baseline.js";
 import { sha256Hex } from "../workspace/hash.js";
 import { commitPreparedAction, prepareApplyPatch } from "./apply-patch.js";
+import { CORPUS_SECRETS, CREDENTIAL_CORPUS } from "../redact/credential-corpus.testkit.js";
+import { listFilesTool } from "./list-files.js";
 import { readFileTool } from "./read-file.js";
 import { searchTool } from "./search.js";
 import { showDiffTool } from "./show-diff.js";
@@ -114,6 +116,25 @@ describe("search", () => {
     run = await tempRun({ "src/a.js": "k", "docs/b.md": "k" });
     expect((await searchTool("c1", { query: "k", path: "docs" }, run.ctx)).data).toMatchObject({ hits: [{ path: "docs/b.md", line: 1 }] });
     expect(await searchTool("c1", { query: "k", path: ".git" }, run.ctx)).toMatchObject({ ok: false, error: { code: "path_denied" } });
+  });
+});
+
+describe("credential files: listing, read_file, search", () => {
+  it("regression: .git-credentials, .pgpass, .yarnrc.yml, credentials.json, gh hosts.yml, *.tfstate, .vault-token, cargo and maven credentials, kubeconfig*, .htpasswd, *.jks, *.asc, ssh_host_*_key were listed, read and searched", async () => {
+    const files: Record<string, string> = { "src/a.js": "export const a = 1;\n" };
+    for (const f of CREDENTIAL_CORPUS) files[f.path] = f.content;
+    run = await tempRun(files);
+    const listed = JSON.stringify(await listFilesTool("c0", { path: "." }, run.ctx));
+    expect(listed).toContain("src/a.js");
+    expect(CREDENTIAL_CORPUS.map((f) => f.path).filter((p) => listed.includes(p))).toEqual([]);
+    for (const f of CREDENTIAL_CORPUS) {
+      const r = await readFileTool("c1", { path: f.path }, run.ctx);
+      expect({ path: f.path, ok: r.ok, code: r.error?.code }).toEqual({ path: f.path, ok: false, code: "path_denied" });
+    }
+    for (const value of CORPUS_SECRETS) {
+      const r = await searchTool("c2", { query: value.slice(0, 12) }, run.ctx);
+      expect({ value, hits: (r.data as { hits: unknown[] }).hits }).toEqual({ value, hits: [] });
+    }
   });
 });
 

@@ -4,28 +4,69 @@ import picomatch from "picomatch";
 export type Matcher = (rel: string) => boolean;
 
 /**
- * Built-in forbidden-to-read globs (issue 3: .git/, .env*, *.pem, *.key, id_* and
- * the like). A task's `forbidden` list adds to these; it can never remove one.
+ * Built-in forbidden-to-read globs: THE list (the README points here, no second
+ * copy). A task's `forbidden` list adds to these; it can never remove one. What
+ * matches is never listed, read, searched, copied into a sandbox or captured.
+ * Folders cover what is beneath them (createForbiddenMatcher tests every prefix);
+ * names match in any case and at any depth.
  */
 export const BUILTIN_FORBIDDEN: readonly string[] = [
+  // version control metadata: remotes with tokens, hooks, objects of forbidden files
   "**/.git",
   "**/.hg",
   "**/.svn",
+  // environment files and private keys, keystores and key rings
   "**/.env*",
   "**/*.pem",
   "**/*.key",
   "**/*.p12",
   "**/*.pfx",
   "**/*.keystore",
+  "**/*.jks",
+  "**/*.asc",
+  "**/*.kdbx",
   "**/id_*",
+  "**/ssh_host_*_key",
   "**/.ssh",
-  "**/.aws",
   "**/.gnupg",
+  // credential files of common tools (the login a tool saved in a home folder or a project)
+  "**/.git-credentials",
   "**/.netrc",
+  "**/_netrc",
+  "**/.pgpass",
+  "**/.my.cnf",
   "**/.npmrc",
+  "**/.yarnrc.yml",
   "**/.pypirc",
+  "**/.gem/credentials",
+  "**/.cargo/credentials",
+  "**/.cargo/credentials.toml",
+  "**/.m2/settings.xml",
+  "**/.m2/settings-security.xml",
+  "**/.gradle/gradle.properties",
   "**/.docker",
+  "**/.dockercfg",
   "**/.kube",
+  "**/kubeconfig*",
+  "**/.aws",
+  "**/.azure",
+  "**/.config/gcloud",
+  "**/.config/gh",
+  "**/.config/hub",
+  "**/credentials.json",
+  "**/application_default_credentials.json",
+  "**/.vault-token",
+  "**/.htpasswd",
+  "**/.s3cfg",
+  "**/.boto",
+  // terraform: state holds every secret it manages in clear, variable files usually the inputs
+  "**/*.tfstate",
+  "**/*.tfstate.*",
+  "**/*.tfvars",
+  "**/*.tfvars.json",
+  "**/.terraformrc",
+  "**/terraform.rc",
+  "**/.terraform.d/credentials.tfrc.json",
 ];
 
 /**

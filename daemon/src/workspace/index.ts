@@ -1,5 +1,6 @@
 /** Workspace: safe paths, the manifest and digest, the baseline in the control dir. */
 export { resolveSafePath, normalizeRel, type SafePathResult, type SafePathOptions, type PathPurpose } from "./safe-path.js";
+export { systemFolderOf, systemFolderRefusal, realPathOf, SYSTEM_FOLDERS } from "./system-folders.js";
 export { createForbiddenMatcher, globMatcher, BUILTIN_FORBIDDEN, type Matcher } from "./forbidden.js";
 export { computeManifest, changedPaths, Manifest, type ManifestOptions } from "./manifest.js";
 export { captureBaseline, loadBaseline, type Baseline } from "./baseline.js";

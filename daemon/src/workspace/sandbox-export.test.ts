@@ -76,12 +76,21 @@ describe("listExport: what may leave the host for a sandbox", () => {
     expect(l.included).toEqual([".env.test", ".ssh/known_hosts"]);
   });
 
-  it("an opt-in never lets through a symlink, a hard link, a fifo or .git, however wide the glob", async () => {
-    const l = await listExport(ws, { forbidden: TASK_FORBIDDEN, include: ["**"] });
-    for (const rel of ["src/link.txt", "linked-dir", "src/hardlinked.txt", "src/fifo", ".git", ".git/HEAD", ".git/config"]) {
+  it("an opt-in never lets through a symlink, a hard link, a fifo or .git, even when it names them", async () => {
+    const named = ["src/link.txt", "linked-dir", "src/hardlinked.txt", "src/fifo", ".git", ".git/HEAD", ".git/config"];
+    const l = await listExport(ws, { forbidden: TASK_FORBIDDEN, include: [...named, ".env"] });
+    for (const rel of named) expect(rels(l)).not.toContain(rel);
+    expect(rels(l)).toContain(".env");
+  });
+
+  it("regression: an opt-in of `**`, `.env*` or a folder lifted every forbidden file it covered, at every depth (it lifts only the path it names)", async () => {
+    // new runs cannot send a wildcard (contracts/sandbox.ts); a run recorded with one keeps resuming, lifting nothing
+    const l = await listExport(ws, { forbidden: TASK_FORBIDDEN, include: ["**", "*", ".env*", ".ssh", "private", "certs"] });
+    for (const rel of [".env", ".env.local", ".env.test", ".npmrc", "id_rsa", "certs/x.pem", "x.key", ".ssh/config", ".ssh/known_hosts", "private/notes.txt"]) {
       expect(rels(l)).not.toContain(rel);
     }
-    expect(rels(l)).toContain(".env");
+    expect(l.included).toEqual([".ssh", "private"]);
+    expect(rels(l)).toContain("src/a.js");
   });
 
   it("agrees with read_file on every file: what the model may not read never goes into a sandbox (regression: the tar left out only .git)", async () => {

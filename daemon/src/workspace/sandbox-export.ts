@@ -67,12 +67,23 @@ function prefixMatcher(globs: readonly string[], opts: picomatch.PicomatchOption
   };
 }
 
+/**
+ * An opt-in lifts the one path it names, compared as a string: not a glob (a
+ * `*` recorded by an older run matches only a file named `*`), not a prefix (a
+ * folder named by an opt-in would lift every forbidden file beneath it), and
+ * case-sensitive. A forbidden folder above a named file still goes in, empty
+ * but for that file (listExport's "parent").
+ */
+function exactMatcher(paths: readonly string[]): Matcher {
+  const named = new Set(paths);
+  return (rel) => named.has(rel);
+}
+
 export function createExportRule(spec: ExportSpec = { forbidden: [], include: [] }): ExportRule {
   return {
     // the very matcher read_file uses (built-in globs plus the task's)
     forbidden: createForbiddenMatcher(spec.forbidden),
-    // case-sensitive on purpose: an opt-in lifts what it names exactly, never more
-    include: prefixMatcher(spec.include, { dot: true }),
+    include: exactMatcher(spec.include),
     never: prefixMatcher(NEVER_EXPORTED, { dot: true, nocase: true }),
     canLift: spec.include.length > 0,
   };
