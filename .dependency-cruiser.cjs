@@ -36,12 +36,13 @@ module.exports = {
     {
       name: "eval-talks-to-the-daemon-through-its-api",
       comment:
-        "eval/ (eval run, capture, metrics, gate) is a client of the daemon: its contracts, error codes, the state-dir rule and the client's API code, never the daemon's logic. Two pure exceptions: the case loader checks a replay's apply_patch versions with the host's own patch rule (tools/patch-text.ts) and file-version hash (workspace/hash.ts), so a case is never judged by a second copy that could disagree.",
+        "eval/ (eval run, capture, metrics, gate) is a client of the daemon: its contracts, error codes, the state-dir rule and the client's API code, never the daemon's logic. Three pure exceptions: the case loader checks a replay's apply_patch versions with the host's own patch rule (tools/patch-text.ts) and file-version hash (workspace/hash.ts), so a case is never judged by a second copy that could disagree; and it measures a case's repo/ with the daemon's own copy limits (workspace/copy-limits.ts), so a case the daemon would refuse is refused before the suite starts.",
       severity: "error",
       from: { path: "^eval/src/", pathNot: "\\.test\\.ts$" },
       to: {
         path: "^daemon/",
-        pathNot: "^daemon/src/(contracts/|errors\\.ts$|config/(state-dir|cli-args|program-command)\\.ts$|tools/patch-text\\.ts$|workspace/hash\\.ts$)",
+        pathNot:
+          "^daemon/src/(contracts/|errors\\.ts$|config/(state-dir|cli-args|program-command)\\.ts$|tools/patch-text\\.ts$|workspace/hash\\.ts$|workspace/copy-limits\\.ts$)",
       },
     },
     {

@@ -55,6 +55,8 @@ export const COMMANDS = {
       "print-task": { type: "boolean" },
       "policy-profile": { type: "string" },
       orchestrator: { type: "string" },
+      "max-workspace-bytes": { type: "string" },
+      "max-workspace-files": { type: "string" },
       ...BUDGET_OPTIONS,
     },
     summary:
@@ -63,7 +65,7 @@ export const COMMANDS = {
       "      [--image-family node|python|go] [--model replay|live] [--replay FILE] [--trust-replay-file]\n" +
       "      [--backend container|trusted_local] [--runtime runc|runsc] [--sandbox-include PATH ...]\n" +
       "      [--policy-profile interactive|ci|eval]\n" +
-      "      [--orchestrator manual|langgraph|agents-sdk]",
+      "      [--orchestrator manual|langgraph|agents-sdk] [--max-workspace-bytes SIZE] [--max-workspace-files N]",
     details:
       "Creates a run and follows it. --fixture copies DIR/repo into NEWDIR (which must not exist; without\n" +
       "--workspace, a new folder under the temp dir, named when the run starts) and uses the\n" +
@@ -88,6 +90,9 @@ export const COMMANDS = {
       "--sandbox-include PATH (repeatable) lets the file it names in for a project whose tests need it; a wildcard\n" +
       "is refused, name each file (logged and traced; read_file still refuses them; links, special files and .git\n" +
       "never go in).\n" +
+      "Before anything is copied, the workspace (or the fixture's repo/) is measured: over 96 MiB (sparse files count by\n" +
+      "  their length) or 20,000 files it is refused with the figure and the limit (exit 64). --max-workspace-bytes SIZE\n" +
+      "  (bytes, or 200M, 1G) and --max-workspace-files N raise the limits for this run (default: the daemon's).\n" +
       "--policy-profile picks a profile of the daemon's policy (default: its default_profile, else interactive);\n" +
       "`mini-agent-client policy show` prints what a run gets.\n" +
       "--orchestrator picks who takes the turns: manual (default; mini-agent's own loop), langgraph (a LangGraph.js\n" +

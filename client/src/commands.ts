@@ -5,6 +5,7 @@ import path from "node:path";
 import { Backend, IMAGE_FAMILIES, Runtime, SandboxInclude, sandboxIncludeRefusal } from "../../daemon/src/contracts/sandbox.js";
 import { MiniAgentError } from "../../daemon/src/errors.js";
 import { OrchestratorName } from "../../daemon/src/contracts/run.js";
+import { COPY_LIMIT_FLAGS, parseByteSize, parseFileCount } from "../../daemon/src/contracts/copy-limits.js";
 import type { ApiClient } from "./api-client.js";
 import { BUDGET_FLAGS, type CommandName, type ParsedCommand } from "./args.js";
 import { EXIT, exitForStatus, type ExitCode } from "./exit-codes.js";
@@ -69,6 +70,17 @@ function sandboxIncludeFrom(cmd: ParsedCommand): string[] {
     if (why) throw new UsageError(why);
   }
   return parsed.data;
+}
+
+/** --max-workspace-bytes/-files, read before anything is sent (exit 64 for a value that is not a size or a count) */
+export function copyLimitsFrom(cmd: ParsedCommand): { max_workspace_bytes?: number; max_workspace_files?: number } {
+  const bytesText = opt(cmd, COPY_LIMIT_FLAGS.maxBytes.slice(2));
+  const filesText = opt(cmd, COPY_LIMIT_FLAGS.maxFiles.slice(2));
+  const bytes = bytesText === undefined ? undefined : parseByteSize(bytesText);
+  const files = filesText === undefined ? undefined : parseFileCount(filesText);
+  if (bytes === null) throw new UsageError(`${COPY_LIMIT_FLAGS.maxBytes}: a size in bytes, or with K, M or G (binary), at least 1`);
+  if (files === null) throw new UsageError(`${COPY_LIMIT_FLAGS.maxFiles}: a whole number, at least 1`);
+  return { ...(bytes !== undefined && { max_workspace_bytes: bytes }), ...(files !== undefined && { max_workspace_files: files }) };
 }
 
 /** The client owns nothing: the one file it reads is a task spec, to send it. */
@@ -139,6 +151,7 @@ const run: Handler = async (cmd, ctx) => {
   const policyProfile = await policyProfileFrom(cmd);
   const orchestrator = orchestratorFrom(cmd);
   const runtime = runtimeFrom(cmd, backend.data);
+  const copyLimits = copyLimitsFrom(cmd);
   if (adhoc) {
     // drafted first: bad input is refused (exit 64) and the dirty-worktree warning shown before anything starts
     const draft = await ctx.api.draftTask({ workspace, ...adhoc, ...(imageFamily !== undefined && { image_family: imageFamily }) });
@@ -165,6 +178,7 @@ const run: Handler = async (cmd, ctx) => {
     ...(sandboxInclude.length > 0 && { sandbox_include: sandboxInclude }),
     ...(policyProfile !== undefined && { policy_profile: policyProfile }),
     ...(orchestrator !== undefined && { orchestrator }),
+    ...copyLimits,
   });
   const by = orchestrator !== undefined ? `, orchestrator ${orchestrator}` : "";
   const under = runtime !== undefined ? `, runtime ${runtime}` : "";

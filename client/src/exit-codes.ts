@@ -60,13 +60,14 @@ const UNAVAILABLE: readonly ErrorCode[] = [
   "queue_auth_failed",
 ];
 
-/** bad command-line input the daemon found (an ad-hoc run's folder, test command, globs, image family) */
+/** bad command-line input the daemon found (an ad-hoc run's folder or its size, test command, globs, image family) */
 const USAGE: readonly ErrorCode[] = [
   "invalid_workspace",
   "invalid_test_command",
   "test_command_not_found",
   "invalid_glob",
   "unknown_image_family",
+  "workspace_too_large",
   "queue_url_invalid",
   "queue_password_file_invalid",
   "capture_out_invalid",

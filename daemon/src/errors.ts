@@ -68,6 +68,8 @@ export const ERROR_CODES = [
   "test_command_not_found",
   "invalid_glob",
   "unknown_image_family",
+  /** a workspace, fixture or case repo/ over the copy limits (bytes or files), refused before anything is copied */
+  "workspace_too_large",
   // evals and the release gate (eval/): a case folder, a captured run, a report, gate rules
   /** a case folder that is not a valid case (missing file, unknown field in expect.json, bad task or replay) */
   "case_invalid",

@@ -121,6 +121,7 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
     // unset in normal use; the recovery tests name a point where the daemon SIGKILLs itself
     crash: crashHookFromEnv(env),
     controlLimits: config.controlLimits,
+    copyLimits: config.copyLimits,
     policy: ctx.policy,
   });
 

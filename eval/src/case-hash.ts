@@ -1,3 +1,5 @@
+import { createHash } from "node:crypto";
+import { createReadStream } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { MiniAgentError } from "../../daemon/src/errors.js";
@@ -27,7 +29,7 @@ export async function treeEntries(root: string, label: string): Promise<TreeEntr
       const childRel = rel === "" ? name : `${rel}/${name}`;
       const st = await fs.lstat(childAbs);
       if (st.isDirectory()) await visit(childAbs, childRel);
-      else if (st.isFile()) out.push([childRel, (st.mode & 0o111) !== 0 ? "x" : "-", sha256Hex(await fs.readFile(childAbs))]);
+      else if (st.isFile()) out.push([childRel, (st.mode & 0o111) !== 0 ? "x" : "-", await fileSha256(childAbs)]);
       else
         throw new MiniAgentError(
           "case_invalid",
@@ -37,6 +39,13 @@ export async function treeEntries(root: string, label: string): Promise<TreeEntr
   };
   await visit(root, "");
   return out.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+}
+
+/** SHA-256 of a file's bytes, streamed: a case's file is never held whole (a 1.5 GB sparse one once took the client to 1.6 GB). */
+async function fileSha256(file: string): Promise<string> {
+  const hash = createHash("sha256");
+  for await (const chunk of createReadStream(file, { highWaterMark: 256 * 1024 })) hash.update(chunk as Buffer);
+  return hash.digest("hex");
 }
 
 export interface HashInput {

@@ -47,6 +47,19 @@ async function refusal(p: Promise<unknown>): Promise<{ code: string; message: st
 }
 
 describe("loadCase", () => {
+  it("refuses a case whose repo/ holds a 1.5 GiB sparse file before reading it (counted by its length; the client never buffers it)", async () => {
+    const dir = makeCase();
+    const img = path.join(dir, "repo", "disk.img");
+    fs.writeFileSync(img, "");
+    fs.truncateSync(img, 1.5 * 1024 ** 3);
+    const r = await refusal(loadCase(dir));
+    expect(r.code).toBe("workspace_too_large");
+    expect(r.message).toMatch(/^case repo\/ too large: 1\.5 GiB in \d+ files \(limit 96 MiB: .*\); raise with --max-workspace-bytes$/);
+    // with the limit raised, a 100 MiB one loads (hashed in pieces; the replay check reads only the files the replay names)
+    fs.truncateSync(img, 100 * 1024 ** 2);
+    await expect(loadCase(dir, { maxBytes: 128 * 1024 ** 2, maxFiles: 20_000 })).resolves.toMatchObject({ id: "linkcheck-canonical" });
+  }, 120_000);
+
   it("loads a good case: id is the folder name, the task, replay and expect parsed, control/ seen", async () => {
     const dir = makeCase();
     const c = await loadCase(dir);

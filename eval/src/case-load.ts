@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import type { z } from "zod";
@@ -7,6 +8,7 @@ import { describeZodError } from "../../daemon/src/contracts/common.js";
 import { CASE_FILES, CaseExpect } from "../../daemon/src/contracts/eval-case.js";
 import { ReplayFile } from "../../daemon/src/contracts/decision.js";
 import { TaskSpec } from "../../daemon/src/contracts/task-spec.js";
+import { checkCopySize, COPY_LIMITS, type CopyLimits } from "../../daemon/src/workspace/copy-limits.js";
 import { caseHash, suiteHash, treeEntries } from "./case-hash.js";
 import { checkReplayVersions } from "./case-replay-check.js";
 
@@ -68,7 +70,7 @@ async function readJson<S extends z.ZodType>(dir: string, name: string, schema: 
 }
 
 /** Loads one case folder; every refusal is case_invalid (naming the file and field) or case_replay_mismatch (naming the call). */
-export async function loadCase(dirIn: string): Promise<LoadedCase> {
+export async function loadCase(dirIn: string, limits: CopyLimits = COPY_LIMITS): Promise<LoadedCase> {
   const dir = path.resolve(dirIn);
   if ((await kindOf(dir)) !== "dir") throw invalid(`${shown(dir)}: not a case folder (it does not exist or is not a folder)`, { file: dir });
   const known = new Set<string>(Object.values(CASE_FILES));
@@ -91,14 +93,16 @@ export async function loadCase(dirIn: string): Promise<LoadedCase> {
       paths: ["acceptance"],
     });
 
+  // measured before a byte of repo/ is read: the daemon copies it into every run's workspace, and would refuse it there
+  await checkCopySize(repoDir, "case repo/", limits);
   const repo = await treeEntries(repoDir, `${dir}/repo`);
   const control = controlKind === "dir" ? await treeEntries(controlDir, `${dir}/control`) : null;
 
-  // the replay's versions, checked against repo/'s bytes (regular files only: treeEntries refused the rest)
+  // the replay's versions, checked against repo/'s bytes (regular files only: treeEntries refused the rest);
+  // only the files a call names are read, one at a time, never the whole repo/ into memory
   const repoFiles = new Set(repo.map((e) => e[0]));
-  const bytesOf = new Map<string, Buffer>();
-  for (const rel of repoFiles) bytesOf.set(rel, await fs.readFile(path.join(repoDir, ...rel.split("/"))));
-  checkReplayVersions(replay.value, (rel) => bytesOf.get(rel) ?? null, new Set(expect.value.stale_calls ?? []));
+  const readRepoFile = (rel: string) => (repoFiles.has(rel) ? readFileSync(path.join(repoDir, ...rel.split("/"))) : null);
+  checkReplayVersions(replay.value, readRepoFile, new Set(expect.value.stale_calls ?? []));
 
   return {
     id: path.basename(dir),
@@ -116,7 +120,7 @@ export async function loadCase(dirIn: string): Promise<LoadedCase> {
  * immediate subfolders are cases. Sorted by id; two cases with one id, or no
  * case at all, is case_invalid.
  */
-export async function loadSuite(dirs: readonly string[]): Promise<LoadedSuite> {
+export async function loadSuite(dirs: readonly string[], limits: CopyLimits = COPY_LIMITS): Promise<LoadedSuite> {
   const caseDirs: string[] = [];
   for (const d of dirs) {
     const abs = path.resolve(d);
@@ -138,7 +142,7 @@ export async function loadSuite(dirs: readonly string[]): Promise<LoadedSuite> {
     byId.set(id, c);
   }
   const cases: LoadedCase[] = [];
-  for (const c of caseDirs) cases.push(await loadCase(c));
+  for (const c of caseDirs) cases.push(await loadCase(c, limits));
   cases.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   return { cases, hash: suiteHash(cases) };
 }

@@ -1,8 +1,11 @@
 import path from "node:path";
 import { parseArgs } from "node:util";
+import { COPY_LIMIT_FLAGS, parseByteSize, parseFileCount } from "../../daemon/src/contracts/copy-limits.js";
+import { COPY_LIMITS, type CopyLimits } from "../../daemon/src/workspace/copy-limits.js";
 
 export const RUN_USAGE = `usage: mini-agent-client eval run SUITE_DIR... --output DIR [--model replay|live] [--concurrency N]
                                [--runtime runc|runsc] [--policy-profile eval] [--rerun] [--json]
+                               [--max-workspace-bytes SIZE] [--max-workspace-files N]
                                [--socket PATH] [--state-dir DIR] [--queue URL [--queue-password-file FILE]]
   SUITE_DIR      a case folder (it has expect.json) or a folder of case folders
   --output DIR   where traces/, diffs/, cases/ and eval-report.json go; running again resumes
@@ -10,6 +13,9 @@ export const RUN_USAGE = `usage: mini-agent-client eval run SUITE_DIR... --outpu
   --concurrency  cases run at once, 1..16 (default 1)
   --runtime      the OCI runtime of every case's sandboxes, asked per run (default: the daemon's)
   --policy-profile  the policy profile every run gets (default eval)
+  --max-workspace-bytes SIZE, --max-workspace-files N  a case's repo/ is measured before the suite
+                 starts (sparse files by their length) and refused over 96 MiB or 20,000 files (exit 64);
+                 these raise the limits, for the check and for every case's run (bytes, or 200M, 1G)
   --rerun        run every case again, even those with a result
   --json         one JSON line per finished case on stdout, then a summary line
   --queue URL    run the cases on an eval fleet: one job per case on redis://[:PASSWORD@]HOST:PORT/DB
@@ -42,6 +48,14 @@ export interface RunOptions {
   queue: string | undefined;
   /** --queue-password-file, resolved against cwd; only with --queue */
   queuePasswordFile: string | undefined;
+  /** --max-workspace-bytes/-files; absent: the defaults (workspace/copy-limits.ts) */
+  maxWorkspaceBytes?: number;
+  maxWorkspaceFiles?: number;
+}
+
+/** The limits a case's repo/ is checked against: the flags', else the defaults. */
+export function copyLimitsOf(opts: Pick<RunOptions, "maxWorkspaceBytes" | "maxWorkspaceFiles">): CopyLimits {
+  return { maxBytes: opts.maxWorkspaceBytes ?? COPY_LIMITS.maxBytes, maxFiles: opts.maxWorkspaceFiles ?? COPY_LIMITS.maxFiles };
 }
 
 export type ParsedRunArgs = { ok: true; opts: RunOptions } | { ok: false; help: boolean; message: string };
@@ -66,6 +80,8 @@ export function parseRunArgs(argv: string[], cwd: string): ParsedRunArgs {
         "state-dir": { type: "string" },
         queue: { type: "string" },
         "queue-password-file": { type: "string" },
+        "max-workspace-bytes": { type: "string" },
+        "max-workspace-files": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -87,6 +103,10 @@ export function parseRunArgs(argv: string[], cwd: string): ParsedRunArgs {
   const profile = v["policy-profile"] ?? "eval";
   if (profile !== "interactive" && profile !== "ci" && profile !== "eval")
     return { ok: false, help: false, message: `--policy-profile must be interactive, ci or eval, not ${profile}` };
+  const maxBytes = v["max-workspace-bytes"] === undefined ? undefined : parseByteSize(v["max-workspace-bytes"]);
+  if (maxBytes === null) return { ok: false, help: false, message: `${COPY_LIMIT_FLAGS.maxBytes}: a size in bytes, or with K, M or G (binary), at least 1` };
+  const maxFiles = v["max-workspace-files"] === undefined ? undefined : parseFileCount(v["max-workspace-files"]);
+  if (maxFiles === null) return { ok: false, help: false, message: `${COPY_LIMIT_FLAGS.maxFiles}: a whole number, at least 1` };
   if (v["queue-password-file"] !== undefined && v.queue === undefined)
     return { ok: false, help: false, message: "--queue-password-file FILE goes with --queue redis://HOST:PORT/DB" };
   return {
@@ -104,6 +124,8 @@ export function parseRunArgs(argv: string[], cwd: string): ParsedRunArgs {
       stateDir: v["state-dir"],
       queue: v.queue,
       queuePasswordFile: v["queue-password-file"] === undefined ? undefined : path.resolve(cwd, v["queue-password-file"]),
+      ...(maxBytes !== undefined && { maxWorkspaceBytes: maxBytes }),
+      ...(maxFiles !== undefined && { maxWorkspaceFiles: maxFiles }),
     },
   };
 }

@@ -21,6 +21,9 @@ export interface CaseRunContext {
   /** the daemon's own runtime: what a case ran under when the run names none */
   daemonRuntime: Runtime;
   now(): number;
+  /** `--max-workspace-bytes/-files`: passed to every case's createRun; absent: the daemon's limits */
+  maxWorkspaceBytes?: number;
+  maxWorkspaceFiles?: number;
   /** told the run id once the daemon accepted the case (the progress display shows it) */
   onStarted?(id: string, runId: string): void;
 }
@@ -66,6 +69,8 @@ export async function runCase(c: LoadedCase, attempt: number, ctx: CaseRunContex
           backend: "container",
           policy_profile: ctx.profile,
           ...(ctx.runtime !== undefined && { runtime: ctx.runtime }),
+          ...(ctx.maxWorkspaceBytes !== undefined && { max_workspace_bytes: ctx.maxWorkspaceBytes }),
+          ...(ctx.maxWorkspaceFiles !== undefined && { max_workspace_files: ctx.maxWorkspaceFiles }),
         })
       ).run;
     } catch (err) {

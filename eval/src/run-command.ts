@@ -9,7 +9,7 @@ import { type LoadedCase, loadSuite } from "./case-load.js";
 import { longestFirst } from "./case-order.js";
 import type { EvalCommand, EvalIO } from "./command.js";
 import { finishReport, reportSummary } from "./report-write.js";
-import { parseRunArgs, RUN_USAGE, type RunOptions } from "./run-args.js";
+import { copyLimitsOf, parseRunArgs, RUN_USAGE, type RunOptions } from "./run-args.js";
 import { CaseInterrupted, type CaseRunContext, errorResult, runCase } from "./run-case.js";
 import { createProgress } from "./run-progress.js";
 import { dropCaseResult, type EvalSettings, openOutput, planCase, writeCaseResult } from "./run-state.js";
@@ -50,7 +50,7 @@ function onSigint(handler: () => void): () => void {
 }
 
 async function runSuite(opts: RunOptions, argv: string[], io: EvalIO): Promise<number> {
-  const { cases } = await loadSuite(opts.suiteDirs);
+  const { cases } = await loadSuite(opts.suiteDirs, copyLimitsOf(opts));
   const target = resolveTarget({ socket: opts.socket, "state-dir": opts.stateDir }, io);
   const api = new ApiClient({ socketPath: target.socketPath, stateDir: target.stateDir, explicitSocket: target.explicitSocket });
   const health = await api.health();
@@ -89,6 +89,8 @@ async function runSuite(opts: RunOptions, argv: string[], io: EvalIO): Promise<n
     ...(opts.runtime !== undefined && { runtime: opts.runtime }),
     daemonRuntime,
     now: () => io.clock.now(),
+    ...(opts.maxWorkspaceBytes !== undefined && { maxWorkspaceBytes: opts.maxWorkspaceBytes }),
+    ...(opts.maxWorkspaceFiles !== undefined && { maxWorkspaceFiles: opts.maxWorkspaceFiles }),
   };
   let halted: CaseInterrupted | null = null;
   const work = async (worker: number) => {

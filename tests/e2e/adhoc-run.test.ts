@@ -3,7 +3,7 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { runClient, Started, stateDirIn } from "./harness.js";
+import { allFiles, REPO, runClient, Started, stateDirIn } from "./harness.js";
 import { TaskSpec } from "../../daemon/src/contracts/task-spec.js";
 import { pinTestImage } from "../kit/sandbox-image.js";
 
@@ -82,6 +82,12 @@ async function setUp(opts: { source?: string } = {}) {
     return p;
   };
   return { tmp, stateDir, ws, socket: ["--socket", d.socketPath], replay };
+}
+
+/** a 1.5 GiB file with no blocks on disk */
+function sparse(file: string): void {
+  fs.writeFileSync(file, "");
+  fs.truncateSync(file, 1.5 * 1024 ** 3);
 }
 
 async function statusJson(runId: string, socket: string[]): Promise<Record<string, unknown>> {
@@ -220,5 +226,68 @@ describe("run --goal: --print-task and refused input through the real client", (
     }
     const list = await runClient(["list", "--json", ...socket]);
     expect(JSON.parse(list.stdout)).toEqual([]);
+  }, 600_000);
+
+  it("a workspace over the copy limits is refused at run before anything is copied (a 1.5 GiB sparse file counts by its length): one line with the figure, the limit and the flag, exit 64, nothing written", async () => {
+    const { ws, socket, stateDir, replay } = await setUp();
+    // 0 bytes on disk; a baseline or tar copy would have written 1.5 GiB
+    fs.mkdirSync(path.join(ws, "node_modules", "blob"), { recursive: true });
+    sparse(path.join(ws, "node_modules", "blob", "disk.img"));
+    const replayFile = replay(EMPTY_REPLAY);
+    const before = new Set(allFiles(stateDir));
+    const r = await runClient(["run", "--workspace", ws, "--goal", "g", "--replay", replayFile, ...socket]);
+    expect({ code: r.code, out: r.stdout, err: r.stderr }).toMatchObject({ code: 64 });
+    // the drafted task's warnings come first (the draft only reads); the refusal itself is one line
+    const lines = r.stderr
+      .trim()
+      .split("\n")
+      .filter((l) => l.startsWith("mini-agent-client:"));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(
+      /^mini-agent-client: workspace_too_large: workspace too large: 1\.5 GiB in 5 files \(limit 96 MiB: the sandbox's 128 MiB workspace less room for the tests' own writes\); raise with --max-workspace-bytes; of it, node_modules\/ \(a dependency folder\) holds 1\.5 GiB in 1 file$/,
+    );
+    // nothing new in the state dir (no control dir, no baseline, no dense copy), no run
+    const added = allFiles(stateDir).filter((f) => !before.has(f) && !path.relative(stateDir, f).startsWith("logs/"));
+    expect(added).toEqual([]);
+    expect(JSON.parse((await runClient(["list", "--json", ...socket])).stdout)).toEqual([]);
+
+    // the same through a fixture: its repo/ is measured before it is copied into the new workspace
+    const fixture = path.join(path.dirname(ws), "sparse-fixture");
+    fs.cpSync(path.join(REPO, "fixtures", "linkcheck"), fixture, { recursive: true });
+    sparse(path.join(fixture, "repo", "disk.img"));
+    const fresh = path.join(path.dirname(ws), "fresh-ws");
+    const f = await runClient(["run", "--fixture", fixture, "--workspace", fresh, ...socket]);
+    expect({ code: f.code, err: f.stderr }).toMatchObject({
+      code: 64,
+      err: expect.stringMatching(/workspace_too_large: fixture repo\/ too large: 1\.5 GiB in \d+ files/),
+    });
+    expect(fs.existsSync(fresh)).toBe(false);
+    expect(allFiles(stateDir).filter((x) => !before.has(x) && !path.relative(stateDir, x).startsWith("logs/"))).toEqual([]);
+  }, 600_000);
+
+  it("too many files is refused with --max-workspace-files named; the flags raise the limits and the same run then starts", async () => {
+    const { ws, socket, replay } = await setUp({ source: FIXED });
+    for (let i = 0; i < 30; i++) fs.writeFileSync(path.join(ws, `data-${i}.txt`), "x".repeat(4096));
+    const flags = ["--backend", "trusted_local", "--trust-replay-file", "--replay", replay(EMPTY_REPLAY), ...socket];
+    let r = await runClient(["run", "--workspace", ws, "--goal", "g", "--max-workspace-files", "20", ...flags]);
+    expect({ code: r.code, err: r.stderr }).toMatchObject({
+      code: 64,
+      err: expect.stringMatching(
+        /\nmini-agent-client: workspace_too_large: workspace has too many files: 0\.1 MiB in 34 files \(limit 20 files\); raise with --max-workspace-files\n$/,
+      ),
+    });
+    r = await runClient(["run", "--workspace", ws, "--goal", "g", "--max-workspace-bytes", "64K", ...flags]);
+    expect({ code: r.code, err: r.stderr }).toMatchObject({
+      code: 64,
+      err: expect.stringMatching(/workspace too large: 0\.1 MiB in 34 files \(limit 0\.1 MiB\); raise with --max-workspace-bytes/),
+    });
+    r = await runClient(["run", "--workspace", ws, "--goal", "g", "--max-workspace-files", "x", ...flags]);
+    expect({ code: r.code, err: r.stderr }).toMatchObject({ code: 64, err: expect.stringMatching(/--max-workspace-files: a whole number/) });
+    expect(JSON.parse((await runClient(["list", "--json", ...socket])).stdout)).toEqual([]);
+
+    // raised: the run is created (and fails as no_changes: the replay changes nothing)
+    r = await runClient(["run", "--workspace", ws, "--goal", "g", "--max-workspace-files", "40", "--max-workspace-bytes", "1M", ...flags]);
+    expect(r.stdout).toMatch(/run \S+ started/);
+    expect(r.stderr).not.toMatch(/workspace_too_large/);
   }, 600_000);
 });

@@ -18,6 +18,7 @@ const STATUS: Partial<Record<ErrorCode, number>> = {
   test_command_not_found: 400,
   invalid_glob: 400,
   unknown_image_family: 400,
+  workspace_too_large: 400,
   path_denied: 400,
   unknown_preset: 400,
   unknown_tool: 400,

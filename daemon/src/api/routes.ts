@@ -101,6 +101,12 @@ export const ROUTES: Route[] = [
       ...(r.image_family !== undefined && !draft && { imageFamily: r.image_family }),
       ...(r.policy_profile !== undefined && { policyProfile: r.policy_profile }),
       ...(r.orchestrator !== undefined && { orchestrator: r.orchestrator }),
+      ...((r.max_workspace_bytes !== undefined || r.max_workspace_files !== undefined) && {
+        copyLimits: {
+          ...(r.max_workspace_bytes !== undefined && { maxBytes: r.max_workspace_bytes }),
+          ...(r.max_workspace_files !== undefined && { maxFiles: r.max_workspace_files }),
+        },
+      }),
       ...(draft && { taskSpec: draft.task, adhoc: { testSource: draft.test_source, dirtyFiles: draft.dirty_files } }),
     };
     return { json: { kind: "run", run: await ctx.deps.runService.createRun(input) }, status: 201 };

@@ -3,6 +3,8 @@ import { z } from "zod";
 import { describeZodError } from "../contracts/common.js";
 import { Runtime } from "../contracts/sandbox.js";
 import { parseCli } from "./cli-args.js";
+import { parseByteSize, parseFileCount } from "../contracts/copy-limits.js";
+import { COPY_LIMITS, type CopyLimits } from "../workspace/copy-limits.js";
 import { resolveStateDir, statePath } from "./state-dir.js";
 
 /** Every default of the daemon process, in one place (documented in `--help`). */
@@ -52,6 +54,8 @@ export interface DaemonConfig {
   maxWaitMs: number;
   shutdownTimeoutMs: number;
   controlLimits: { maxBytes: number; maxFiles: number };
+  /** `--max-workspace-bytes/-files`: the copy limits of a run that names none (workspace/copy-limits.ts) */
+  copyLimits: CopyLimits;
   /** `--sandbox-pool N`: ready sandboxes per family and configuration; 0: none */
   sandboxPool: number;
   /** `--policy FILE`, else <state-dir>/policy.json; only the default may be missing (then the built-in policy applies) */
@@ -74,6 +78,10 @@ options:
   --runtime NAME         OCI runtime for sandboxes: runc|runsc (default ${DAEMON_DEFAULTS.runtime})
   --control-max-bytes N  largest task control folder a run may bring, in bytes (default ${DAEMON_DEFAULTS.controlMaxBytes})
   --control-max-files N  most files and folders in it (default ${DAEMON_DEFAULTS.controlMaxFiles})
+  --max-workspace-bytes SIZE  largest workspace, fixture or case repo/ a run copies, in bytes or with
+                         K/M/G (default ${COPY_LIMITS.maxBytes}: the sandbox's workspace less room for test writes);
+                         a run's own --max-workspace-bytes overrides it
+  --max-workspace-files N  most regular files in it (default ${COPY_LIMITS.maxFiles})
   --sandbox-pool N       ready, never-used sandboxes kept per image family and configuration for
                          fresh runs (0-${DAEMON_DEFAULTS.sandboxPoolMax}, default ${DAEMON_DEFAULTS.sandboxPool}; 0 disables); removed at shutdown
   --policy FILE          the approval policy (JSON). Default: <state-dir>/policy.json, and when that
@@ -123,6 +131,8 @@ export function parseDaemonArgs(argv: string[], env: NodeJS.ProcessEnv, cwd: str
       runtime: { type: "string" },
       "control-max-bytes": { type: "string" },
       "control-max-files": { type: "string" },
+      "max-workspace-bytes": { type: "string" },
+      "max-workspace-files": { type: "string" },
       policy: { type: "string" },
       "sandbox-pool": { type: "string" },
       help: { type: "boolean" },
@@ -141,6 +151,10 @@ export function parseDaemonArgs(argv: string[], env: NodeJS.ProcessEnv, cwd: str
   if (!maxBytes.success) return { kind: "usage_error", message: "--control-max-bytes: a whole number of bytes, at least 1" };
   const maxFiles = PositiveInt.safeParse(values["control-max-files"] ?? String(DAEMON_DEFAULTS.controlMaxFiles));
   if (!maxFiles.success) return { kind: "usage_error", message: "--control-max-files: a whole number, at least 1" };
+  const wsBytes = typeof values["max-workspace-bytes"] === "string" ? parseByteSize(values["max-workspace-bytes"]) : COPY_LIMITS.maxBytes;
+  if (wsBytes === null) return { kind: "usage_error", message: "--max-workspace-bytes: a size in bytes, or with K, M or G (binary), at least 1" };
+  const wsFiles = typeof values["max-workspace-files"] === "string" ? parseFileCount(values["max-workspace-files"]) : COPY_LIMITS.maxFiles;
+  if (wsFiles === null) return { kind: "usage_error", message: "--max-workspace-files: a whole number, at least 1" };
 
   const poolText = values["sandbox-pool"] ?? String(DAEMON_DEFAULTS.sandboxPool);
   const pool = typeof poolText === "string" && /^(0|[1-9][0-9]?)$/.test(poolText) ? Number(poolText) : -1;
@@ -175,6 +189,7 @@ export function parseDaemonArgs(argv: string[], env: NodeJS.ProcessEnv, cwd: str
       maxWaitMs: DAEMON_DEFAULTS.maxWaitMs,
       shutdownTimeoutMs: DAEMON_DEFAULTS.shutdownTimeoutMs,
       controlLimits: { maxBytes: maxBytes.data, maxFiles: maxFiles.data },
+      copyLimits: { maxBytes: wsBytes, maxFiles: wsFiles },
       sandboxPool: pool,
       policy:
         typeof values.policy === "string" ? { file: path.resolve(cwd, values.policy), named: true } : { file: statePath(stateDir, "policy"), named: false },

@@ -69,6 +69,10 @@ export const CreateRunRequest = z
     policy_profile: ProfileName.optional(),
     /** `--orchestrator`: who takes the run's turns and saves its pauses (default manual) */
     orchestrator: z.optional(OrchestratorName),
+    /** `--max-workspace-bytes`: this run's limit on the workspace (or fixture repo/) it copies (default: the daemon's) */
+    max_workspace_bytes: z.int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
+    /** `--max-workspace-files`: this run's limit on the regular files in it */
+    max_workspace_files: z.int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
   })
   .refine((r) => [r.fixture_dir, r.task_spec, r.adhoc].filter((x) => x !== undefined).length === 1, {
     message: "give exactly one of fixture_dir, task_spec or adhoc",

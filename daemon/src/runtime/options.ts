@@ -6,6 +6,7 @@ import { MiniAgentError } from "../errors.js";
 import type { DaemonPolicy } from "../policy/daemon-policy.js";
 import type { Ledger } from "../store/ledger.js";
 import { verify } from "../verifier/verify.js";
+import type { CopyLimits } from "../workspace/copy-limits.js";
 import type { ControlLimits } from "./control-dir.js";
 import type { Clock, CrashHook, ExecutorFactory, ModelFactory, RuntimeLogger, ToolPort, Verifier } from "./ports.js";
 import type { ViewBuilder } from "./view-input.js";
@@ -28,6 +29,8 @@ export interface RunServiceOptions {
   approvalKey?: Uint8Array;
   /** how large a task's control folder may be (default: the daemon's defaults) */
   controlLimits?: ControlLimits;
+  /** how large a workspace (or a fixture's repo/) a run may copy, unless the run names its own (default: COPY_LIMITS) */
+  copyLimits?: CopyLimits;
   /** the live credentials the daemon holds (redact/ SecretSet.values): the ledger scrubs them from every row */
   knownSecrets?: () => readonly string[];
   /** the daemon's policy file (default: the built-in policy); each run resolves and keeps its own at creation */
@@ -48,6 +51,7 @@ export const OPTION_NAMES = [
   "crash",
   "approvalKey",
   "controlLimits",
+  "copyLimits",
   "knownSecrets",
   "policy",
 ];
@@ -77,5 +81,9 @@ export function checkOptions(options: RunServiceOptions): void {
   const limits = options.controlLimits;
   if (limits !== undefined && !(Number.isSafeInteger(limits.maxBytes) && limits.maxBytes > 0 && Number.isSafeInteger(limits.maxFiles) && limits.maxFiles > 0)) {
     throw new MiniAgentError("invalid_request", "controlLimits needs maxBytes and maxFiles, both positive whole numbers");
+  }
+  const copy = options.copyLimits;
+  if (copy !== undefined && !(Number.isSafeInteger(copy.maxBytes) && copy.maxBytes > 0 && Number.isSafeInteger(copy.maxFiles) && copy.maxFiles > 0)) {
+    throw new MiniAgentError("invalid_request", "copyLimits needs maxBytes and maxFiles, both positive whole numbers");
   }
 }

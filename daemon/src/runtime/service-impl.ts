@@ -58,6 +58,7 @@ import type { CreateRunInput, RunService, RunView, TraceEvent } from "./service.
 import { toolContextOf } from "./tool-context.js";
 import { defaultToolPort } from "./tools-port.js";
 import { defaultViewBuilder } from "./view-input.js";
+import { checkCopySize, COPY_LIMITS } from "../workspace/copy-limits.js";
 
 export type { RunServiceOptions };
 
@@ -120,6 +121,10 @@ export class RunServiceImpl implements RunService {
     let controlDir: string | null = null;
     let inserted = false;
     try {
+      // before anything is copied (fixture repo/ → workspace, workspace → baseline and sandboxes): the figure, the limit, the flag
+      const limits = { ...(this.options.copyLimits ?? COPY_LIMITS), ...(input.copyLimits ?? {}) };
+      if (checked.fixtureDir) await checkCopySize(path.join(checked.fixtureDir, "repo"), "fixture repo/", limits);
+      else await checkCopySize(ws, "workspace", limits);
       const runId = newRunId();
       // walked (async, within limits, regular files and folders only) before anything exists; copied below
       const control = checked.taskControlDir

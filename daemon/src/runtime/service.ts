@@ -3,6 +3,7 @@ import type { ProfileName } from "../contracts/policy.js";
 import type { OrchestratorName } from "../contracts/run.js";
 import type { Backend, Runtime } from "../contracts/sandbox.js";
 import type { Budgets, TaskSpec } from "../contracts/task-spec.js";
+import type { CopyLimits } from "../workspace/copy-limits.js";
 
 /**
  * The seam between the daemon's HTTP API (api/) and the control plane (runtime/).
@@ -34,6 +35,8 @@ export interface CreateRunInput {
   policyProfile?: ProfileName;
   /** `--orchestrator`: who takes the turns (default manual); the services are the same for all */
   orchestrator?: OrchestratorName;
+  /** `--max-workspace-bytes/-files`: this run's copy limits (absent: the daemon's) */
+  copyLimits?: Partial<CopyLimits>;
 }
 
 /** The run view and its parts are defined once, as schemas, in contracts/run-view.ts. */

@@ -13,7 +13,7 @@ import { refuseChangedList } from "./changed-list.js";
 import { toResult } from "./result.js";
 import { WarmSession } from "./warm-session.js";
 import type { SandboxPool } from "./sandbox-pool.js";
-import { listExport } from "../workspace/index.js";
+import { checkExportFits, listExport } from "../workspace/index.js";
 import { notifyIncluded, packControl, packExport } from "./workspace-tar.js";
 
 /** putArchive had no deadline; a channel that stops reading must still not hold a run forever */
@@ -147,6 +147,7 @@ export class DockerExecutor implements Executor {
     };
     // what may leave the host is decided before anything is created
     const exported = await listExport(req.workspaceDir, req.exportSpec);
+    checkExportFits(exported.entries, this.config.workspaceBytes);
     step("list_export");
     const withControl = req.controlDir !== undefined;
     const digest = await this.pinnedDigest();

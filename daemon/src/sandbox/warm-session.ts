@@ -9,7 +9,7 @@ import { toResult } from "./result.js";
 import type { SandboxSession } from "./executor.js";
 import { IN_IMAGE } from "./host-config.js";
 import { SandboxContainer, SETTLE_CLEARED, spawnerLostError } from "./sandbox-container.js";
-import { listExport } from "../workspace/index.js";
+import { checkExportFits, listExport } from "../workspace/index.js";
 import { notifyIncluded, packExport } from "./workspace-tar.js";
 import { exportManifest, planSync, type Manifest } from "./workspace-sync.js";
 
@@ -111,6 +111,7 @@ export class WarmSession implements SandboxSession {
    */
   private async sync(req: Omit<SandboxRunRequest, "runId">): Promise<SandboxContainer> {
     const list = await listExport(req.workspaceDir, req.exportSpec);
+    checkExportFits(list.entries, this.o.config.workspaceBytes);
     const current = exportManifest(list);
     let plan = planSync(this.synced, current);
     if (plan.kind === "full" && plan.clearFirst && !(await this.clear(this.box!))) {

@@ -5,7 +5,7 @@ import { MiniAgentError } from "../errors.js";
 import { describeZodError } from "../contracts/common.js";
 import { sha256Hex } from "./hash.js";
 import { Manifest, manifestDigest } from "./manifest.js";
-import { readNoFollow } from "./read.js";
+import { copyNoFollow, readNoFollow } from "./read.js";
 import { walkTree } from "./walk.js";
 
 /**
@@ -71,19 +71,19 @@ export async function captureBaseline(workspaceRoot: string, controlDir: string)
       special[entry.rel] = "special";
       continue;
     }
-    const read = await readNoFollow(entry.abs);
-    if (!read.ok) {
-      special[entry.rel] = `unreadable:${read.reason}`;
-      continue;
-    }
-    // hash the same bytes that are stored, so the copy and the manifest cannot disagree
-    files[entry.rel] = sha256Hex(read.bytes);
-    if (entry.nlink > 1) hardLinked.push(entry.rel);
     const dest = path.join(base, FILES_DIR, ...entry.rel.split("/"));
     await fs.mkdir(path.dirname(dest), { recursive: true });
     // the owner's execute bit is kept (never the others'): `eval capture` rebuilds repo/ from this copy, and a
-    // script that was executable at run start must still be; the copy itself is never executed
-    await fs.writeFile(dest, read.bytes, { mode: (Number(entry.stat.mode) & 0o111) !== 0 ? 0o700 : 0o600 });
+    // script that was executable at run start must still be; the copy itself is never executed.
+    // Streamed, and the hash is of the very bytes written, so the copy and the manifest cannot disagree
+    const copied = await copyNoFollow(entry.abs, dest, (Number(entry.stat.mode) & 0o111) !== 0 ? 0o700 : 0o600);
+    if (!copied.ok) {
+      await fs.rm(dest, { force: true });
+      special[entry.rel] = `unreadable:${copied.reason}`;
+      continue;
+    }
+    files[entry.rel] = copied.sha256;
+    if (entry.nlink > 1) hardLinked.push(entry.rel);
   }
   const manifest: Manifest = { schema_version: 1, files, special, digest: manifestDigest(files, special) };
   await fs.writeFile(path.join(base, LINKS_FILE), `${JSON.stringify(hardLinked)}\n`, { mode: 0o600 });

@@ -1,4 +1,7 @@
-import type { BigIntStats } from "node:fs";
+import type { BigIntStats as FullStats } from "node:fs";
+
+/** The stamps an entry is keyed by (a walk keeps only these of its lstat). */
+type BigIntStats = Pick<FullStats, "dev" | "ino" | "size" | "mtimeNs" | "ctimeNs">;
 
 /**
  * Content hashes of files the daemon has already read, so a manifest of an

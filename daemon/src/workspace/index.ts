@@ -6,6 +6,9 @@ export { computeManifest, changedPaths, Manifest, type ManifestOptions } from ".
 export { captureBaseline, loadBaseline, type Baseline } from "./baseline.js";
 export { workspaceDigest, currentFileVersion } from "./version.js";
 export { sha256Hex, canonicalJson } from "./hash.js";
+export { checkCopySize, checkExportFits, copyRefusal, COPY_LIMITS, type CopyLimits, type CopyWhat } from "./copy-limits.js";
+export { measureTree, type TreeSize } from "./tree-size.js";
+export { DEPENDENCY_DIRS, isDependencyDirName } from "./dependency-dirs.js";
 export {
   listExport,
   exportVerdict,

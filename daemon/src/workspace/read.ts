@@ -65,6 +65,55 @@ export async function readNoFollow(abs: string, opts: NoFollowOptions | number =
   }
 }
 
+/** Bytes read per step: a file is hashed or copied in pieces, never held whole (a 1.5 GB file once was). */
+const CHUNK_BYTES = 256 * 1024;
+
+/** SHA-256 of an open file from its start, read in CHUNK_BYTES pieces; `onChunk` sees each piece (a copy writes it). */
+export async function hashOpen(fh: fs.FileHandle, onChunk?: (chunk: Buffer) => Promise<void>): Promise<string> {
+  const hash = createHash("sha256");
+  const buf = Buffer.allocUnsafe(CHUNK_BYTES);
+  for (let pos = 0; ; ) {
+    const { bytesRead } = await fh.read(buf, 0, CHUNK_BYTES, pos);
+    if (bytesRead === 0) break;
+    const piece = buf.subarray(0, bytesRead);
+    hash.update(piece);
+    await onChunk?.(piece);
+    pos += bytesRead;
+  }
+  return hash.digest("hex");
+}
+
+export type NoFollowCopy = { ok: true; sha256: string } | { ok: false; reason: "absent" | "not_regular" | "symlink" | "unreadable" };
+
+/**
+ * Copies a regular file (opened with O_NOFOLLOW, checked on the descriptor)
+ * to `dest`, a new file, and returns the SHA-256 of exactly the bytes
+ * written, streaming: memory does not grow with the file.
+ */
+export async function copyNoFollow(abs: string, dest: string, mode: number): Promise<NoFollowCopy> {
+  const opened = await openNoFollow(abs);
+  if (!opened.ok) return opened;
+  const fh = opened.fh;
+  try {
+    if (!(await fh.stat()).isFile()) return { ok: false, reason: "not_regular" };
+    const out = await fs.open(dest, "wx", mode);
+    try {
+      const sha256 = await hashOpen(fh, async (piece) => {
+        for (let off = 0; off < piece.length; ) off += (await out.write(piece, off, piece.length - off)).bytesWritten;
+      });
+      return { ok: true, sha256 };
+    } finally {
+      await out.close();
+    }
+  } catch (err) {
+    // a failed write (disk full) is the copy's failure, not an unreadable source
+    if ((err as NodeJS.ErrnoException).syscall === "write" || (err as NodeJS.ErrnoException).code === "EEXIST") throw err;
+    return { ok: false, reason: "unreadable" };
+  } finally {
+    await fh.close();
+  }
+}
+
 export type NoFollowHash = { ok: true; sha256: string; nlink: number } | { ok: false; reason: "absent" | "not_regular" | "symlink" | "unreadable" };
 
 /**
@@ -81,9 +130,7 @@ export async function hashNoFollow(abs: string, cache: FileHashCache | null): Pr
     const before = await fh.stat({ bigint: true });
     if (!before.isFile()) return { ok: false, reason: "not_regular" };
     const nlink = Number(before.nlink);
-    const sha256 = createHash("sha256")
-      .update(await fh.readFile())
-      .digest("hex");
+    const sha256 = await hashOpen(fh);
     if (cache) cache.set(abs, before, await fh.stat({ bigint: true }), sha256);
     return { ok: true, sha256, nlink };
   } catch {

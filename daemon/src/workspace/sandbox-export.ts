@@ -6,7 +6,7 @@ import type { ExportSpec } from "../contracts/sandbox.js";
 import { MiniAgentError } from "../errors.js";
 import { createForbiddenMatcher, type Matcher } from "./forbidden.js";
 import { openNoFollow } from "./read.js";
-import { walkTree, type WalkEntry } from "./walk.js";
+import { walkTree, type WalkEntry, type WalkStat } from "./walk.js";
 
 /**
  * What of a workspace may leave the host for a sandbox (issue 10): the rule
@@ -105,7 +105,7 @@ export interface ExportEntry {
   abs: string;
   type: "file" | "dir";
   /** the walk's lstat: the packer checks the opened file is still this one */
-  stat: fs.BigIntStats;
+  stat: WalkStat;
   /** "parent": a forbidden folder sent as an empty folder only because an opted-in path lies beneath it */
   via: "rule" | "include" | "parent";
 }

@@ -9,7 +9,7 @@ import { MiniAgentError } from "../../../daemon/src/errors.js";
 import { type LoadedCase, loadSuite } from "../case-load.js";
 import type { EvalIO } from "../command.js";
 import { finishReport, reportSummary } from "../report-write.js";
-import type { RunOptions } from "../run-args.js";
+import { copyLimitsOf, type RunOptions } from "../run-args.js";
 import { errorResult } from "../run-case.js";
 import { createProgress } from "../run-progress.js";
 import { caseFile, dropCaseResult, type EvalSettings, openOutput, planCase, writeAtomic, writeCaseResult } from "../run-state.js";
@@ -52,7 +52,7 @@ interface Pending {
  */
 export async function runFleetSuite(opts: RunOptions & { queue: string }, io: EvalIO, deps: FleetRunDeps): Promise<number> {
   const target = resolveQueueTarget(opts.queue, opts.queuePasswordFile);
-  const { cases } = await loadSuite(opts.suiteDirs);
+  const { cases } = await loadSuite(opts.suiteDirs, copyLimitsOf(opts));
   const runtime = opts.runtime ?? "runc";
   // a worker refuses a job whose case id is not a plain folder name: refused here, before anything is queued
   for (const c of cases)
