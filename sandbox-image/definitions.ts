@@ -1,12 +1,13 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { type BuiltinFamily, IMAGE_FAMILIES } from "../daemon/src/contracts/sandbox.js";
 import { buildGoCacheSeed } from "./go-seed.js";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, "..");
 
 /**
- * One image family per test-preset family (node, python, go). A family is its
+ * One image family per built-in family (daemon/src/contracts/sandbox.ts). A family is its
  * interpreter or toolchain binaries, the trees they need, and its env; the
  * builder copies the binaries with exactly the shared libraries `ldd` lists, so
  * nothing else is needed to add one. What a family needs from the sandbox at run
@@ -201,8 +202,13 @@ export const IMAGE_DEFINITIONS = {
 
 export type ImageFamily = keyof typeof IMAGE_DEFINITIONS;
 
-/** the families candidate code runs in (node-base packages the daemon itself: no sandbox, no probes) */
-export const SANDBOX_FAMILIES = ["node", "python", "go"] as const satisfies readonly ImageFamily[];
+/**
+ * the families candidate code runs in: the one list in contracts/sandbox.ts (node-base packages the
+ * daemon itself: no sandbox, no probes). The type below fails to compile when one lacks a recipe.
+ */
+export const SANDBOX_FAMILIES: readonly BuiltinFamily[] = IMAGE_FAMILIES;
+const EVERY_FAMILY_HAS_A_RECIPE: Record<BuiltinFamily, ImageDefinition> = IMAGE_DEFINITIONS;
+void EVERY_FAMILY_HAS_A_RECIPE;
 
 export function repoPath(rel: string): string {
   return path.join(REPO, rel);

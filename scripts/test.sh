@@ -25,9 +25,7 @@ npm run --silent lint
 # every sandbox image family, built once into one lock; test files pin from it instead of rebuilding
 # (tests/kit/sandbox-image.ts). python and go first install their toolchains (scripts/toolchains-ensure.sh).
 images=$(mktemp -d)
-for family in node python go; do
-  npm run --silent image:build -- --family "$family" --state-dir "$images" --quiet
-done
+npm run --silent image:build -- --all --state-dir "$images" --quiet
 export MINI_AGENT_TEST_IMAGE_LOCK="$images/sandbox-image.lock.json"
 
 status=0

@@ -1,4 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
+import { FAMILY_CHOICES } from "../../daemon/src/contracts/sandbox.js";
 
 /**
  * Command-line grammar of mini-agent-client: one table of commands, each with
@@ -59,7 +60,7 @@ export const COMMANDS = {
     summary:
       "run --fixture DIR [--workspace NEWDIR] | run --workspace DIR --task-spec FILE [--control DIR]\n" +
       '      | run --workspace DIR --goal TEXT [--test "CMD ARG..."] [--writable GLOB]... [--protect GLOB]... [--print-task]\n' +
-      "      [--image-family node|python|go] [--model replay|live] [--replay FILE] [--trust-replay-file]\n" +
+      `      [--image-family ${FAMILY_CHOICES}|CUSTOM] [--model replay|live] [--replay FILE] [--trust-replay-file]\n` +
       "      [--backend container|trusted_local] [--runtime runc|runsc] [--sandbox-include GLOB ...]\n" +
       "      [--policy-profile interactive|ci|eval]\n" +
       "      [--orchestrator manual|langgraph|agents-sdk]",
@@ -132,9 +133,9 @@ export const COMMANDS = {
   probe: {
     positionals: [],
     options: { runtime: { type: "string" }, family: { type: "string" } },
-    summary: "probe [--runtime runc|runsc] [--family node|python|go]",
+    summary: `probe [--runtime runc|runsc] [--family ${FAMILY_CHOICES}|CUSTOM]`,
     details:
-      "Runs the isolation probes in the daemon and stores the report (needed before --model live). Reports are per image family: a live run in the python image needs a passing `probe --family python`.",
+      "Runs the isolation probes in the daemon and stores the report (needed before --model live). Reports are per image family: a live run in the python image needs a passing `probe --family python`. A custom family (built with `npm run image:build -- --family NAME --dockerfile PATH` into the daemon's state dir) is probed the same way.",
   },
   events: {
     positionals: ["RUN"],

@@ -18,6 +18,7 @@ import { loadDaemonPolicy, type DaemonPolicy } from "./policy/daemon-policy.js";
 import { createPolicyView } from "./policy/policy-view.js";
 import { createSecretSet, type SecretSet } from "./redact/index.js";
 import type { RunService } from "./runtime/service.js";
+import { readImageLockSync } from "./sandbox/image-lock.js";
 
 /** Exit codes of mini-agent-daemon, set in this one place (documented in --help). */
 export const DAEMON_EXIT = { ok: 0, failure: 1, usage: 64, alreadyRunning: 75 } as const;
@@ -146,6 +147,14 @@ export async function main(argv: string[], deps: MainDeps): Promise<number> {
       stateDir: config.stateDir,
       homeDirs: [deps.env.HOME ?? "", os.userInfo().homedir],
       git: execGitRunner({ path: deps.env.PATH ?? "/usr/local/bin:/usr/bin:/bin" }),
+      // read per draft: a custom family built while the daemon runs is known at once
+      imageLock: () => {
+        try {
+          return readImageLockSync(statePath(config.stateDir, "imageLock"));
+        } catch {
+          return null; // the executor's preflight reports a bad lock with its own error
+        }
+      },
     };
     const apiDeps = {
       runService: services.runService,

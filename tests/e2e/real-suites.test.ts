@@ -1,8 +1,10 @@
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
+import { promisify } from "node:util";
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readImageLock } from "../../daemon/src/sandbox/image-lock.js";
 import { pinTestImage } from "../kit/sandbox-image.js";
 import { REPO, runClient, Started, stateDirIn } from "./harness.js";
 
@@ -16,13 +18,15 @@ import { REPO, runClient, Started, stateDirIn } from "./harness.js";
 const started = new Started();
 let socket: string[];
 let tmp: string;
+let stateDir: string;
 
 beforeAll(async () => {
   tmp = started.dir("ma-suites-");
   const imageLock = path.join(tmp, "lock", "sandbox-image.lock.json");
   await pinTestImage(imageLock, "node");
   await pinTestImage(imageLock, "python");
-  const d = await started.daemon({ stateDir: stateDirIn(tmp, imageLock) });
+  stateDir = stateDirIn(tmp, imageLock);
+  const d = await started.daemon({ stateDir });
   socket = ["--socket", d.socketPath];
 }, 900_000);
 
@@ -170,4 +174,98 @@ describe("ordinary suites run in the images, counted as the host counts them", (
     const host = hostPytestCount(ws);
     expect(view).toMatchObject({ image_family: "python", verification: { passed: true, tests: { discovered: host, passed: host, failed: 0 } } });
   }, 600_000);
+});
+
+/** `npm run <script> -- ARGS` as a user runs it: exit code and output, never a throw */
+async function npmScript(file: string, args: string[]): Promise<{ code: number; out: string }> {
+  try {
+    const r = await promisify(execFile)(process.execPath, ["--import", "tsx", file, ...args], { cwd: REPO, maxBuffer: 32 << 20 });
+    return { code: 0, out: r.stdout + r.stderr };
+  } catch (err) {
+    const e = err as { code?: number; stdout?: string; stderr?: string };
+    return { code: typeof e.code === "number" ? e.code : -1, out: `${e.stdout ?? ""}${e.stderr ?? ""}` };
+  }
+}
+
+describe("a custom image family FROM the node image", () => {
+  const build = (name: string, dockerfile: string) =>
+    npmScript("sandbox-image/build.ts", ["--family", name, "--dockerfile", dockerfile, "--state-dir", stateDir, "--quiet"]);
+  const lockText = () => fs.readFileSync(path.join(stateDir, "sandbox-image.lock.json"), "utf8");
+
+  it("is built from the user's Dockerfile, pinned with its base, proven by every probe, and a run in it uses its program", async () => {
+    const ctx = path.join(tmp, "family-greet");
+    fs.mkdirSync(ctx, { recursive: true });
+    // a program with no shell behind it: the kernel starts node for the #! line
+    fs.writeFileSync(path.join(ctx, "greet"), '#!/usr/bin/node\nprocess.stdout.write("hello " + (process.argv[2] ?? "world") + "\\n");\n', { mode: 0o755 });
+    const write = (name: string, text: string) => {
+      fs.writeFileSync(path.join(ctx, name), text);
+      return path.join(ctx, name);
+    };
+    const before = lockText();
+    const refused: Array<[string, string, RegExp]> = [
+      [
+        "greet",
+        write("Dockerfile.other", "FROM alpine:3.19\nCOPY greet /usr/local/bin/greet\n"),
+        /FROM alpine:3\.19 is not one of the pinned mini-agent family images.*FROM mini-agent\/sandbox-node:local/,
+      ],
+      ["greet", write("Dockerfile.root", "FROM mini-agent/sandbox-node:local\nUSER 0:0\n"), /the greet family is refused: it changes USER to "0:0"/],
+      ["greet", write("Dockerfile.two", "FROM mini-agent/sandbox-node:local\nFROM mini-agent/sandbox-python:local\n"), /exactly one FROM/],
+      [
+        "node",
+        write("Dockerfile.ok", "# a team's own tool\nFROM mini-agent/sandbox-node:local\nCOPY greet /usr/local/bin/greet\n"),
+        /node is a built-in family/,
+      ],
+      ["Greet!", path.join(ctx, "Dockerfile.ok"), /is not a family name/],
+    ];
+    for (const [name, file, message] of refused) {
+      const r = await build(name, file);
+      expect({ code: r.code, out: r.out }).toMatchObject({ code: 64, out: expect.stringMatching(message) });
+      expect(r.out).not.toMatch(/\n\s+at /); // no stack
+    }
+    expect(lockText()).toBe(before);
+
+    const made = await build("greet", path.join(ctx, "Dockerfile.ok"));
+    expect(made.code, made.out).toBe(0);
+    const lock = await readImageLock(path.join(stateDir, "sandbox-image.lock.json"));
+    expect(lock?.images.greet).toMatchObject({ tag: "mini-agent/sandbox-greet:local", base: "node", base_digest: lock?.images.node?.digest });
+
+    const probe = await npmScript("probes/cli.ts", ["--json", "--family", "greet", "--state-dir", stateDir]);
+    expect(probe.code, probe.out).toBe(0);
+    const report = JSON.parse(probe.out.slice(probe.out.indexOf("{"), probe.out.lastIndexOf("}") + 1)) as {
+      passed: boolean;
+      image_family: string;
+      image_digest: string;
+      probes: Array<{ id: string; passed: boolean }>;
+    };
+    expect(report).toMatchObject({ passed: true, image_family: "greet", image_digest: lock?.images.greet?.digest });
+    expect(report.probes.filter((p) => !p.passed)).toEqual([]);
+
+    const TEST =
+      'import test from "node:test";\nimport assert from "node:assert/strict";\nimport { execFileSync } from "node:child_process";\nimport { who } from "../src/who.js";\ntest("greets", () => assert.equal(execFileSync("greet", [who()], { encoding: "utf8" }), "hello team\\n"));\n';
+    const BUGGY = 'export function who() {\n  return "nobody";\n}\n';
+    const ws = project("greet-proj", {
+      "package.json": JSON.stringify({ name: "greet-proj", type: "module", scripts: { test: "node --test tests/" } }),
+      "src/who.js": BUGGY,
+      "tests/test_greet.js": TEST,
+    });
+    const unknown = await runClient([
+      "run",
+      "--workspace",
+      ws,
+      "--goal",
+      "g",
+      "--image-family",
+      "nosuch",
+      "--replay",
+      fixReplay("src/who.js", BUGGY, '"nobody"', '"team"'),
+      ...socket,
+    ]);
+    expect({ code: unknown.code, err: unknown.stderr }).toMatchObject({
+      code: 64,
+      err: expect.stringMatching(/unknown_image_family: .*node, python, go, greet/),
+    });
+    const { code, out, view } = await runToEnd(ws, fixReplay("src/who.js", BUGGY, '"nobody"', '"team"'), ["--image-family", "greet"]);
+    expect({ code, status: view.status }, out).toEqual({ code: 0, status: "completed" });
+    expect(view).toMatchObject({ image_family: "greet", verification: { passed: true, tests: { discovered: 1, passed: 1, failed: 0 } } });
+  }, 900_000);
 });

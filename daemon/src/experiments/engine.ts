@@ -2,7 +2,8 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { isMiniAgentError, MiniAgentError } from "../errors.js";
 import type { ImageFamily } from "../contracts/test-report.js";
-import type { Runtime } from "../contracts/sandbox.js";
+import { IMAGE_FAMILIES, isBuiltinFamily, type Runtime } from "../contracts/sandbox.js";
+import { unknownFamily } from "../sandbox/families.js";
 import { createDockerClient } from "../sandbox/docker-client.js";
 import { DockerExecutor } from "../sandbox/docker-executor.js";
 import { recordImage } from "../sandbox/image-lock.js";
@@ -53,6 +54,8 @@ export async function setUpEngine(scratch: string, env: NodeJS.ProcessEnv, runti
       let made = families.get(family);
       if (!made) {
         made = (async () => {
+          // experiments build the family's image themselves: only a built-in one has a recipe
+          if (!isBuiltinFamily(family)) throw unknownFamily(family, IMAGE_FAMILIES);
           const image = await buildFamily(docker, family);
           await recordImage(lockPath, family, { tag: image.tag, digest: image.digest, built_at: "1970-01-01T00:00:00.000Z" });
           return new DockerExecutor({ lockPath, docker, config: { runtime, imageFamily: family } });
