@@ -1,10 +1,11 @@
 import { resolveStateDir } from "../daemon/src/config/state-dir.js";
 import { createDockerClient } from "../daemon/src/sandbox/docker-client.js";
 import { isMiniAgentError } from "../daemon/src/errors.js";
-import { SANDBOX_FAMILIES } from "../sandbox-image/definitions.js";
+import { FAMILY_CHOICES } from "../daemon/src/contracts/sandbox.js";
+import { ImageFamily } from "../daemon/src/contracts/test-report.js";
 import { runIsolationProbes } from "./run.js";
 
-const USAGE = "usage: npm run probe -- [--json] [--runtime runc|runsc] [--family node|python|go] [--state-dir DIR]";
+const USAGE = `usage: npm run probe -- [--json] [--runtime runc|runsc] [--family ${FAMILY_CHOICES}|CUSTOM] [--state-dir DIR]`;
 
 /** Exit codes: 0 every probe passed, 1 a probe failed or the run failed, 2 no engine, 64 bad usage. */
 export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
@@ -27,8 +28,9 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
     process.stderr.write(`--runtime must be runc or runsc\n${USAGE}\n`);
     return 64;
   }
-  if (family !== undefined && !(SANDBOX_FAMILIES as readonly string[]).includes(family)) {
-    process.stderr.write(`--family must be one of ${SANDBOX_FAMILIES.join(", ")}\n${USAGE}\n`);
+  // the shape here; a well-formed name the state dir's lock does not know is refused by the executor with the known ones
+  if (family !== undefined && !ImageFamily.safeParse(family).success) {
+    process.stderr.write(`--family must be a family name (${FAMILY_CHOICES}, or a custom family in the state dir's lock)\n${USAGE}\n`);
     return 64;
   }
   const stateDir = resolveStateDir(env, stateFlag);
@@ -43,7 +45,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
   } catch (err) {
     const msg = isMiniAgentError(err) ? `${err.code}: ${err.message}` : String((err as Error)?.message ?? err);
     process.stderr.write(`isolation probes could not run: ${msg}\n`);
-    return 1;
+    return isMiniAgentError(err) && err.code === "unknown_image_family" ? 64 : 1;
   }
   if (json) process.stdout.write(JSON.stringify(report, null, 2) + "\n");
   else if (!report.available) process.stdout.write("no Docker engine reachable: isolation NOT verified (runtime_unavailable)\n");

@@ -6,6 +6,7 @@ import type Docker from "dockerode";
 import { statePath } from "../daemon/src/config/state-dir.js";
 import { createDockerClient } from "../daemon/src/sandbox/docker-client.js";
 import { DockerExecutor } from "../daemon/src/sandbox/docker-executor.js";
+import { customFamilyNeeds } from "../daemon/src/sandbox/families.js";
 import { hostConfigHash, IN_IMAGE } from "../daemon/src/sandbox/host-config.js";
 import type { SandboxContainer } from "../daemon/src/sandbox/sandbox-container.js";
 import { hostCanSpawn, inspectProbes, leftovers, runtimeRegistrationProbe } from "./host-probes.js";
@@ -29,6 +30,13 @@ export interface ProbeOptions {
 
 const CANARY_ENV = "MINI_AGENT_PROBE_CANARY";
 
+/** The given overrides over a custom family's base needs: the probes prove the HostConfig its runs get. */
+function probeConfig(opts: ProbeOptions): unknown {
+  const c = (opts.config ?? {}) as Record<string, unknown>;
+  if (typeof c.imageFamily !== "string") return c;
+  return { ...customFamilyNeeds(c.imageFamily, statePath(opts.stateDir, "imageLock")), ...c };
+}
+
 function p(id: string, property: string, expected: unknown, observed: unknown, passed: boolean, dnp: string): ProbeResult {
   return { id, property, expected, observed, passed, does_not_prove: dnp };
 }
@@ -44,7 +52,7 @@ function p(id: string, property: string, expected: unknown, observed: unknown, p
 export async function runIsolationProbes(opts: ProbeOptions): Promise<IsolationReport | UnavailableReport> {
   const now = opts.now ?? (() => new Date());
   const docker = opts.docker ?? createDockerClient({});
-  const executor = new DockerExecutor({ lockPath: statePath(opts.stateDir, "imageLock"), config: opts.config ?? {}, docker });
+  const executor = new DockerExecutor({ lockPath: statePath(opts.stateDir, "imageLock"), config: probeConfig(opts), docker });
   const config = executor.config;
   let engineVersion: string;
   let engineInfo: Record<string, unknown>;
@@ -89,7 +97,7 @@ export async function runIsolationProbes(opts: ProbeOptions): Promise<IsolationR
     // the same probe program again, in a sandbox from the pool: it must be indistinguishable
     const pool = opts.pool ?? new SandboxPool({ docker, size: 1 });
     try {
-      const pooledExecutor = new DockerExecutor({ lockPath: statePath(opts.stateDir, "imageLock"), config: opts.config ?? {}, docker, pool });
+      const pooledExecutor = new DockerExecutor({ lockPath: statePath(opts.stateDir, "imageLock"), config: probeConfig(opts), docker, pool });
       await pool.whenFilled({ config: pooledExecutor.config, digest, withControl: true });
       const pooled = await insideProbes(pooledExecutor, docker, digest, inside);
       probes.push(

@@ -2,11 +2,14 @@ import { resolveStateDir, statePath } from "../daemon/src/config/state-dir.js";
 import { createDockerClient } from "../daemon/src/sandbox/docker-client.js";
 import { recordImage } from "../daemon/src/sandbox/image-lock.js";
 import { isMiniAgentError } from "../daemon/src/errors.js";
+import { IMAGE_FAMILIES } from "../daemon/src/contracts/sandbox.js";
+import { buildCustomFamily } from "./custom-family.js";
 import { buildFamily } from "./image-builder.js";
 import { IMAGE_DEFINITIONS, type ImageFamily } from "./definitions.js";
 
 /**
- * `npm run image:build [-- --family node] [--state-dir DIR] [--quiet]`
+ * `npm run image:build [-- --family node]... [--all] [--state-dir DIR] [--quiet]`
+ * `npm run image:build -- --family NAME --dockerfile PATH [--state-dir DIR]` (a custom family)
  * Builds the sandbox image(s) through the Engine API and records each
  * content digest in the state dir's image lock.
  */
@@ -14,20 +17,33 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
   let stateFlag: string | undefined;
   const families: ImageFamily[] = [];
   let quiet = false;
+  let dockerfile: string | undefined;
+  const named: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "--state-dir") stateFlag = argv[++i];
-    else if (a === "--family") {
-      const f = argv[++i];
-      if (!f || !(f in IMAGE_DEFINITIONS)) {
-        process.stderr.write(`unknown --family ${f}; use one of: ${Object.keys(IMAGE_DEFINITIONS).join(", ")}\n`);
+    else if (a === "--family") named.push(argv[++i] ?? "");
+    else if (a === "--all") families.push(...IMAGE_FAMILIES);
+    else if (a === "--dockerfile") dockerfile = argv[++i];
+    else if (a === "--quiet") quiet = true;
+    else {
+      process.stderr.write(`unknown option ${a}; use --family NAME, --all, --dockerfile PATH, --state-dir DIR, --quiet\n`);
+      return 64;
+    }
+  }
+  if (dockerfile !== undefined && (named.length !== 1 || families.length > 0)) {
+    process.stderr.write("--dockerfile builds one custom family: give exactly one --family NAME with it (and no --all)\n");
+    return 64;
+  }
+  if (dockerfile === undefined) {
+    for (const f of named) {
+      if (!(f in IMAGE_DEFINITIONS)) {
+        process.stderr.write(
+          `unknown --family ${JSON.stringify(f)}; use one of: ${Object.keys(IMAGE_DEFINITIONS).join(", ")}, or build a custom family with --family NAME --dockerfile PATH\n`,
+        );
         return 64;
       }
       families.push(f as ImageFamily);
-    } else if (a === "--quiet") quiet = true;
-    else {
-      process.stderr.write(`unknown option ${a}; use --family NAME, --state-dir DIR, --quiet\n`);
-      return 64;
     }
   }
   const stateDir = resolveStateDir(env, stateFlag);
@@ -38,7 +54,26 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
     process.stderr.write("no Docker engine is reachable (DOCKER_HOST or /var/run/docker.sock); run `npm run docker:ensure`\n");
     return 2;
   }
-  for (const family of families.length ? families : (["node"] as ImageFamily[])) {
+  const lockPath = statePath(stateDir, "imageLock");
+  if (dockerfile !== undefined) {
+    try {
+      const built = await buildCustomFamily(docker, {
+        name: named[0]!,
+        dockerfile,
+        lockPath,
+        ...(quiet ? {} : { onProgress: (l) => process.stderr.write(`  ${l}\n`) }),
+      });
+      process.stdout.write(`${built.family} ${built.tag} ${built.digest} (FROM ${built.base})\nlock: ${lockPath}\n`);
+      return 0;
+    } catch (err) {
+      if (isMiniAgentError(err) && err.code === "invalid_request") {
+        process.stderr.write(`${err.message}\n`);
+        return 64;
+      }
+      throw err;
+    }
+  }
+  for (const family of families.length ? [...new Set(families)] : (["node"] as ImageFamily[])) {
     const built = await buildFamily(docker, family, quiet ? undefined : (l) => process.stderr.write(`  ${l}\n`));
     await recordImage(statePath(stateDir, "imageLock"), family, { tag: built.tag, digest: built.digest, built_at: new Date().toISOString() });
     process.stdout.write(`${built.family} ${built.tag} ${built.digest}\n`);

@@ -1,12 +1,13 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { type BuiltinFamily, IMAGE_FAMILIES } from "../daemon/src/contracts/sandbox.js";
 import { buildGoCacheSeed } from "./go-seed.js";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, "..");
 
 /**
- * One image family per test-preset family (node, python, go). A family is its
+ * One image family per built-in family (daemon/src/contracts/sandbox.ts). A family is its
  * interpreter or toolchain binaries, the trees they need, and its env; the
  * builder copies the binaries with exactly the shared libraries `ldd` lists, so
  * nothing else is needed to add one. What a family needs from the sandbox at run
@@ -18,6 +19,11 @@ export interface ImageDefinition {
   tag: string;
   /** host executables copied to the same path, with their `ldd` closure. */
   binaries: string[];
+  /**
+   * shared libraries by soname (as `ldconfig -p` finds them on the host), copied with their `ldd`
+   * closure: what the family's native add-ons load though its interpreter does not.
+   */
+  libraries?: string[];
   /** extra host files or directories copied verbatim: [hostPath, imagePath]. */
   trees: Array<[string, string]>;
   /** files baked under /opt/mini-agent: [repoRelativeSource, imagePath, mode]. */
@@ -31,6 +37,11 @@ export interface ImageDefinition {
   exclude?: string[];
   /** directories copied by `trees` whose shared objects (`*.so`) also get their `ldd` closure (Python's extension modules). */
   libraryClosureOf?: string[];
+  /**
+   * Exact edits to a copied file (a backported upstream fix): the build fails when `from` is not
+   * in the file exactly once, so a different host version is never silently left unpatched.
+   */
+  patches?: Array<{ file: string; from: string; to: string }>;
   /** symbolic links made in the image: [imagePath, target]. */
   symlinks?: Array<[string, string]>;
   /**
@@ -63,6 +74,9 @@ export const TMP_SEED_DIR = "/opt/mini-agent/tmp-seed";
 
 const BASE_ENV = { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: "/tmp", LANG: "C.UTF-8" };
 
+/** glibc's and gcc's runtime libraries, from Debian's libc6, libgcc-s1 and libstdc++6. */
+const NATIVE_ADDON_LIBRARIES = ["librt.so.1", "libdl.so.2", "libpthread.so.0", "libm.so.6", "libgcc_s.so.1", "libstdc++.so.6"];
+
 /** Debian's Go 1.19 (package golang-go); GOROOT is where its `go` binary lives. */
 const GOROOT = "/usr/lib/go-1.19";
 
@@ -71,6 +85,11 @@ export const IMAGE_DEFINITIONS = {
     family: "node",
     tag: "mini-agent/sandbox-node:local",
     binaries: ["/usr/bin/node"],
+    // What native test tooling loads beyond node's own closure: rolldown's binding (vitest 4, vite)
+    // and lightningcss need librt, the rest is what Rust/C++ add-ons (swc, esbuild's npm
+    // binaries) link. Without librt vitest dies at start-up ("Cannot find native binding").
+    libraries: NATIVE_ADDON_LIBRARIES,
+    hostPackages: ["libc6", "libgcc-s1", "libstdc++6"],
     trees: [],
     assets: [],
     staticHelpers: SANDBOX_HELPERS,
@@ -94,6 +113,16 @@ export const IMAGE_DEFINITIONS = {
         `/usr/lib/python3/dist-packages/${n}`,
         `/usr/lib/python3/dist-packages/${n}`,
       ]),
+    ],
+    // pytest 7.2 asserts a config file exists when a `paths` ini value is read, so `-o pythonpath=src`
+    // in a project without [tool.pytest.ini_options] died with AssertionError; pytest 7.3 and later
+    // resolve such values from the invocation directory, as this backport does.
+    patches: [
+      {
+        file: "/usr/lib/python3/dist-packages/_pytest/config/__init__.py",
+        from: "            # TODO: This assert is probably not valid in all cases.\n            assert self.inipath is not None\n            dp = self.inipath.parent\n",
+        to: "            dp = self.inipath.parent if self.inipath is not None else self.invocation_params.dir\n",
+      },
     ],
     exclude: ["/usr/lib/python3.11/ensurepip", "/usr/lib/python3.11/site-packages", "/usr/lib/python3.11/test", "/usr/lib/python3.11/idlelib"],
     libraryClosureOf: ["/usr/lib/python3.11/lib-dynload"],
@@ -173,8 +202,13 @@ export const IMAGE_DEFINITIONS = {
 
 export type ImageFamily = keyof typeof IMAGE_DEFINITIONS;
 
-/** the families candidate code runs in (node-base packages the daemon itself: no sandbox, no probes) */
-export const SANDBOX_FAMILIES = ["node", "python", "go"] as const satisfies readonly ImageFamily[];
+/**
+ * the families candidate code runs in: the one list in contracts/sandbox.ts (node-base packages the
+ * daemon itself: no sandbox, no probes). The type below fails to compile when one lacks a recipe.
+ */
+export const SANDBOX_FAMILIES: readonly BuiltinFamily[] = IMAGE_FAMILIES;
+const EVERY_FAMILY_HAS_A_RECIPE: Record<BuiltinFamily, ImageDefinition> = IMAGE_DEFINITIONS;
+void EVERY_FAMILY_HAS_A_RECIPE;
 
 export function repoPath(rel: string): string {
   return path.join(REPO, rel);

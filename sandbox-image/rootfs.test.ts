@@ -3,7 +3,7 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { assembleContext, dockerfile, parseLdd } from "./rootfs.js";
+import { assembleContext, dockerfile, parseLdconfig, parseLdd } from "./rootfs.js";
 import { IMAGE_DEFINITIONS, SANDBOX_FAMILIES } from "./definitions.js";
 
 describe("rootfs assembly", () => {
@@ -66,5 +66,29 @@ describe("rootfs assembly", () => {
     expect(IMAGE_DEFINITIONS.python.env).toMatchObject({ PYTHONDONTWRITEBYTECODE: "1" });
     expect(IMAGE_DEFINITIONS.go.env).toMatchObject({ GOPROXY: "off", GOSUMDB: "off", GOTOOLCHAIN: "local", CGO_ENABLED: "0" });
     expect(IMAGE_DEFINITIONS.go.env.GOFLAGS ?? "").not.toMatch(/-mod=/);
+  });
+
+  it("finds a library by soname where the host's loader does (ldconfig -p), the 64-bit one", () => {
+    const out =
+      "3 libs found in cache\n\tlibrt.so.1 (libc6) => /lib/i386-linux-gnu/librt.so.1\n\tlibrt.so.1 (libc6,x86-64) => /lib/x86_64-linux-gnu/librt.so.1\n\tlibm.so.6 (libc6,x86-64) => /lib/x86_64-linux-gnu/libm.so.6\n";
+    expect(parseLdconfig(out, "librt.so.1")).toBe("/lib/x86_64-linux-gnu/librt.so.1");
+    expect(parseLdconfig(out, "libnope.so.1")).toBeNull();
+  });
+
+  it("the node family carries what native test tooling loads (librt for vitest's rolldown binding), and a patch that does not apply fails the build", async () => {
+    expect(IMAGE_DEFINITIONS.node.libraries).toEqual(expect.arrayContaining(["librt.so.1", "libstdc++.so.6", "libgcc_s.so.1"]));
+    const tmp = await fs.mkdtemp(path.join(os.tmpdir(), "mini-agent-rootfs-"));
+    try {
+      const file = path.join(tmp, "host.txt");
+      await fs.writeFile(file, "old line\n");
+      const def = { ...IMAGE_DEFINITIONS["node-base"], binaries: [], trees: [[file, "/opt/f.txt"]] as Array<[string, string]> };
+      await assembleContext({ ...def, patches: [{ file: "/opt/f.txt", from: "old", to: "new" }] }, path.join(tmp, "ok"));
+      expect(await fs.readFile(path.join(tmp, "ok/rootfs/opt/f.txt"), "utf8")).toBe("new line\n");
+      await expect(assembleContext({ ...def, patches: [{ file: "/opt/f.txt", from: "absent", to: "x" }] }, path.join(tmp, "bad"))).rejects.toMatchObject({
+        code: "sandbox_error",
+      });
+    } finally {
+      await fs.rm(tmp, { recursive: true, force: true });
+    }
   });
 });

@@ -2,6 +2,7 @@ import { execFile } from "node:child_process";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
+import { MiniAgentError } from "../daemon/src/errors.js";
 import { repoPath, TMP_SEED_DIR, type ImageDefinition } from "./definitions.js";
 
 const run = promisify(execFile);
@@ -44,6 +45,39 @@ async function copyClosure(file: string, rootfs: string): Promise<void> {
   for (const lib of parseLdd(stdout)) await copyResolved(lib, rootfs);
 }
 
+/** Where the host's loader finds a soname (`ldconfig -p`), so no library directory is hard-coded. */
+export function parseLdconfig(output: string, soname: string): string | null {
+  for (const line of output.split("\n")) {
+    const m = line.match(/^\s*(\S+)\s+\(([^)]*)\)\s+=>\s+(\/\S+)/);
+    if (m && m[1] === soname && /64/i.test(m[2]!)) return m[3]!;
+  }
+  return null;
+}
+
+async function copyLibraries(sonames: string[], rootfs: string): Promise<void> {
+  if (sonames.length === 0) return;
+  const { stdout } = await run("ldconfig", ["-p"]);
+  for (const soname of sonames) {
+    const lib = parseLdconfig(stdout, soname);
+    if (lib === null) throw new MiniAgentError("sandbox_error", `the host has no ${soname} (ldconfig -p); the image needs it for native add-ons`);
+    await copyResolved(lib, rootfs);
+    await copyClosure(lib, rootfs);
+  }
+}
+
+/** Applies a definition's exact edits to files already copied into the root filesystem. */
+async function applyPatches(patches: NonNullable<ImageDefinition["patches"]>, rootfs: string): Promise<void> {
+  for (const { file, from, to } of patches) {
+    const target = path.join(rootfs, file);
+    const text = await fs.readFile(target, "utf8");
+    const at = text.indexOf(from);
+    if (at < 0 || text.indexOf(from, at + 1) >= 0) {
+      throw new MiniAgentError("sandbox_error", `cannot patch ${file}: the text to replace is not in it exactly once (a different host version?)`);
+    }
+    await fs.writeFile(target, text.slice(0, at) + to + text.slice(at + from.length));
+  }
+}
+
 /** Regular files under `dir` that start with the ELF magic. */
 async function elfFilesUnder(dir: string): Promise<string[]> {
   const out: string[] = [];
@@ -77,10 +111,12 @@ export async function assembleContext(def: ImageDefinition, contextDir: string):
     await copyResolved(bin, rootfs);
     await copyClosure(bin, rootfs);
   }
+  await copyLibraries(def.libraries ?? [], rootfs);
   const excluded = (src: string) => (def.exclude ?? []).some((x) => src === x || src.startsWith(x + "/"));
   for (const [src, dest] of def.trees) {
     await fs.cp(src, path.join(rootfs, dest), { recursive: true, dereference: true, filter: (from) => !excluded(from) });
   }
+  await applyPatches(def.patches ?? [], rootfs);
   for (const dir of def.libraryClosureOf ?? []) {
     for (const file of await elfFilesUnder(dir)) if (!excluded(file)) await copyClosure(file, rootfs);
   }

@@ -2,6 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { EvalReport } from "../daemon/src/contracts/eval-report.js";
+import { IMAGE_FAMILIES } from "../daemon/src/contracts/sandbox.js";
 import { createDockerClient } from "../daemon/src/sandbox/docker-client.js";
 import { pinFamilyImage } from "../sandbox-image/pin-image.js";
 import { containersOf, runClient, startRedis, startWorker, type WorkerHandle, workerStateDir } from "./fleet-kit.js";
@@ -36,7 +37,7 @@ async function main(): Promise<number> {
   await docker.ping();
   const base = fs.mkdtempSync(path.join(os.tmpdir(), "ma-bench-fleet-"));
   const lock = path.join(base, "sandbox-image.lock.json");
-  for (const f of ["node", "python", "go"] as const) await pinFamilyImage(docker, lock, f, opts.imageLock);
+  for (const f of IMAGE_FAMILIES) await pinFamilyImage(docker, lock, f, opts.imageLock);
   const redis = await startRedis(path.join(base, "redis"));
   const rows: string[] = [];
   const perMin: number[] = [];

@@ -13,7 +13,7 @@ import { seccompProfile } from "../daemon/src/sandbox/seccomp-profile.js";
 import { SandboxPool } from "../daemon/src/sandbox/sandbox-pool.js";
 
 /**
- * `npm run bench:sandbox [-- --runs N] [--runtime runc|runsc] [--family node|python|go]... [--state-dir DIR]`
+ * `npm run bench:sandbox [-- --runs N] [--runtime runc|runsc] [--family NAME]... (a built-in family) [--state-dir DIR]`
  * In ONE run, the median wall time of the same test command as: a host
  * process, a warm exec (per-run sandbox: sync + exec + leftover kill), a fresh
  * container via the Engine API (what the Verifier did before the pool), a
@@ -49,7 +49,7 @@ function parseArgs(argv: string[]) {
       const f = argv[++i];
       if (!(IMAGE_FAMILIES as readonly string[]).includes(f ?? "")) throw new Error(`--family must be one of ${IMAGE_FAMILIES.join(", ")}`);
       if (!o.families.includes(f as Family)) o.families.push(f as Family);
-    } else throw new Error(`unknown option ${a}; use --runs N, --runtime runc|runsc, --family node|python|go, --cpus N, --state-dir DIR`);
+    } else throw new Error(`unknown option ${a}; use --runs N, --runtime runc|runsc, --family ${IMAGE_FAMILIES.join("|")}, --cpus N, --state-dir DIR`);
   }
   if (!Number.isInteger(o.runs) || o.runs < 1) throw new Error("--runs must be a positive integer");
   if (o.runtime !== "runc" && o.runtime !== "runsc") throw new Error("--runtime must be runc or runsc");

@@ -21,11 +21,8 @@ bash scripts/redis-ensure.sh --install-only
 # One family after another, since all three write the same lock file; after the other installs,
 # since toolchains-ensure.sh's apt-get would not wait for their dpkg lock.
 images=$(mktemp -d)
-(
-  for family in node python go; do
-    npm run --silent image:build -- --family "$family" --state-dir "$images" --quiet
-  done
-) >"$images/build.log" 2>&1 &
+# --all: every built-in family (the one list, contracts/sandbox.ts), one after another into one lock
+npm run --silent image:build -- --all --state-dir "$images" --quiet >"$images/build.log" 2>&1 &
 images_pid=$!
 # whichever way this script ends, no image build runs on after it
 trap 'wait "$images_pid" 2>/dev/null || true' EXIT

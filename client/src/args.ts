@@ -1,5 +1,6 @@
 import type { ParseArgsConfig } from "node:util";
 import { didYouMean, parseCli } from "../../daemon/src/config/cli-args.js";
+import { FAMILY_CHOICES } from "../../daemon/src/contracts/sandbox.js";
 
 /**
  * Command-line grammar of mini-agent-client: one table of commands, each with
@@ -62,7 +63,7 @@ export const COMMANDS = {
     summary:
       "run --fixture DIR [--workspace NEWDIR] | run --workspace DIR --task-spec FILE [--control DIR]\n" +
       '      | run --workspace DIR --goal TEXT [--test "CMD ARG..."] [--writable GLOB]... [--protect GLOB]... [--print-task]\n' +
-      "      [--image-family node|python|go] [--model replay|live] [--replay FILE] [--trust-replay-file]\n" +
+      `      [--image-family ${FAMILY_CHOICES}|CUSTOM] [--model replay|live] [--replay FILE] [--trust-replay-file]\n` +
       "      [--backend container|trusted_local] [--runtime runc|runsc] [--sandbox-include PATH ...]\n" +
       "      [--policy-profile interactive|ci|eval]\n" +
       "      [--orchestrator manual|langgraph|agents-sdk] [--max-workspace-bytes SIZE] [--max-workspace-files N]",
@@ -139,9 +140,9 @@ export const COMMANDS = {
   probe: {
     positionals: [],
     options: { runtime: { type: "string" }, family: { type: "string" } },
-    summary: "probe [--runtime runc|runsc] [--family node|python|go]",
+    summary: `probe [--runtime runc|runsc] [--family ${FAMILY_CHOICES}|CUSTOM]`,
     details:
-      "Runs the isolation probes in the daemon and stores the report (needed before --model live). Reports are per image family: a live run in the python image needs a passing `probe --family python`.",
+      "Runs the isolation probes in the daemon and stores the report (needed before --model live). Reports are per image family: a live run in the python image needs a passing `probe --family python`. A custom family (built with `npm run image:build -- --family NAME --dockerfile PATH` into the daemon's state dir) is probed the same way.",
   },
   events: {
     positionals: ["RUN"],

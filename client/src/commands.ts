@@ -2,7 +2,7 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { Backend, IMAGE_FAMILIES, Runtime, SandboxInclude, sandboxIncludeRefusal } from "../../daemon/src/contracts/sandbox.js";
+import { Backend, FAMILY_NAME_PATTERN, IMAGE_FAMILIES, Runtime, SandboxInclude, sandboxIncludeRefusal } from "../../daemon/src/contracts/sandbox.js";
 import { MiniAgentError } from "../../daemon/src/errors.js";
 import { OrchestratorName } from "../../daemon/src/contracts/run.js";
 import { COPY_LIMIT_FLAGS, parseByteSize, parseFileCount } from "../../daemon/src/contracts/copy-limits.js";
@@ -326,8 +326,9 @@ const probe: Handler = async (cmd, ctx) => {
   const runtime = rt === undefined ? undefined : Runtime.safeParse(rt);
   if (runtime && !runtime.success) throw new UsageError("--runtime: use runc or runsc");
   const family = opt(cmd, "family");
-  if (family !== undefined && !(IMAGE_FAMILIES as readonly string[]).includes(family)) {
-    throw new UsageError(`--family: use one of ${IMAGE_FAMILIES.join(", ")}`);
+  // the shape only: a custom family lives in the daemon's image lock, and the daemon names the known ones
+  if (family !== undefined && !FAMILY_NAME_PATTERN.test(family)) {
+    throw new UsageError(`--family: use one of ${IMAGE_FAMILIES.join(", ")} or a custom family built into the daemon's state dir`);
   }
   if (!ctx.json) ctx.out("running isolation probes (this starts several sandbox containers)...\n");
   const { report } = await ctx.api.probe(runtime?.data, family);

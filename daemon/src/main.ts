@@ -19,6 +19,7 @@ import { loadDaemonPolicy, type DaemonPolicy } from "./policy/daemon-policy.js";
 import { createPolicyView } from "./policy/policy-view.js";
 import { createSecretSet, type SecretSet } from "./redact/index.js";
 import type { RunService } from "./runtime/service.js";
+import { readImageLockSync } from "./sandbox/image-lock.js";
 
 /** Exit codes of mini-agent-daemon, set in this one place (documented in --help). */
 export const DAEMON_EXIT = { ok: 0, failure: 1, usage: 64, alreadyRunning: 75 } as const;
@@ -145,7 +146,18 @@ export async function main(argv: string[], deps: MainDeps): Promise<number> {
     await startUp(services, log);
 
     // ad-hoc tasks: the folders that are never a workspace (the git state is read as data, no git runs)
-    const draftDeps = { stateDir: config.stateDir, homeDirs: [deps.env.HOME ?? "", os.userInfo().homedir] };
+    const draftDeps = {
+      stateDir: config.stateDir,
+      homeDirs: [deps.env.HOME ?? "", os.userInfo().homedir],
+      // read per draft: a custom family built while the daemon runs is known at once
+      imageLock: () => {
+        try {
+          return readImageLockSync(statePath(config.stateDir, "imageLock"));
+        } catch {
+          return null; // the executor's preflight reports a bad lock with its own error
+        }
+      },
+    };
     const apiDeps = {
       runService: services.runService,
       drafter: { draft: (input: Parameters<typeof draftTask>[0]) => draftTask(input, draftDeps) },

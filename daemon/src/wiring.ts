@@ -18,6 +18,7 @@ import { crashHookFromEnv } from "./runtime/crash.js";
 import type { LiveModelRequest } from "./runtime/ports.js";
 import { createRunService } from "./runtime/service-impl.js";
 import { resolveSandboxConfig } from "./sandbox/config.js";
+import { customFamilyNeeds } from "./sandbox/families.js";
 import { createDockerClient } from "./sandbox/docker-client.js";
 import { DockerExecutor } from "./sandbox/docker-executor.js";
 import { LocalExecutor } from "./sandbox/local-executor.js";
@@ -38,11 +39,13 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
   const docker = createDockerClient(env);
   const lockPath = statePath(config.stateDir, "imageLock");
   const instance = instanceIdFor(config.stateDir);
+  // a custom family gets its base family's sandbox needs (families.ts), merged under the caller's
+  const customFamilyNeedsOf = (family: string) => customFamilyNeeds(family, lockPath);
   // one set of sandbox overrides: the executor, the gate and each family's config are made from it
   const sandboxOverrides = (imageFamily?: string, runtime?: Runtime) => ({
     runtime: runtime ?? config.runtime,
     instance,
-    ...(imageFamily ? { imageFamily } : {}),
+    ...(imageFamily ? { imageFamily, ...customFamilyNeedsOf(imageFamily) } : {}),
   });
   const sandbox = resolveSandboxConfig(sandboxOverrides());
   // one pool for every family's executor: its key keeps their sandboxes apart; drained in close()

@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import type { ImageFamily } from "../../daemon/src/contracts/test-report.js";
+import type { BuiltinFamily } from "../../daemon/src/contracts/sandbox.js";
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
 import { containersOf, type RedisHandle, startRedis, type WorkerHandle } from "../../scripts/fleet-kit.js";
 import { tempDir } from "../e2e/harness.js";
@@ -13,7 +13,7 @@ export interface FleetBase {
   redis: RedisHandle;
 }
 
-export async function startFleetBase(prefix: string, families: readonly ImageFamily[]): Promise<FleetBase> {
+export async function startFleetBase(prefix: string, families: readonly BuiltinFamily[]): Promise<FleetBase> {
   await createDockerClient(process.env).ping();
   const base = tempDir(prefix);
   const imageLock = path.join(base, "sandbox-image.lock.json");

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ToolResult } from "../../daemon/src/contracts/tool-call.js";
-import type { ImageFamily } from "../../daemon/src/contracts/test-report.js";
+import type { BuiltinFamily } from "../../daemon/src/contracts/sandbox.js";
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
 import { DockerExecutor } from "../../daemon/src/sandbox/docker-executor.js";
 import { driveReplay, fixtureAcceptance, stepData as data } from "../../daemon/src/tools/replay-driver.testkit.js";
@@ -22,7 +22,7 @@ import { pinTestImage } from "../kit/sandbox-image.js";
  */
 const docker = createDockerClient(process.env);
 let lockDir: string;
-const executors = {} as Record<Exclude<ImageFamily, "node">, DockerExecutor>;
+const executors = {} as Record<Exclude<BuiltinFamily, "node">, DockerExecutor>;
 let run: (TempRun & { fixtureDir: string }) | undefined;
 
 beforeAll(async () => {

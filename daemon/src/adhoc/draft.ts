@@ -2,7 +2,8 @@ import path from "node:path";
 import { describeZodError } from "../contracts/common.js";
 import { TaskSpec } from "../contracts/task-spec.js";
 import type { ImageFamily } from "../contracts/test-report.js";
-import { requireImageFamily } from "../sandbox/families.js";
+import { familyBase, knownFamilies, requireImageFamily, unknownFamily } from "../sandbox/families.js";
+import type { ImageLock } from "../sandbox/image-lock.js";
 import { MiniAgentError } from "../errors.js";
 import { splitWords } from "./argv.js";
 import { globEscapes, pathRules, TEST_TIMEOUT_SECONDS } from "./defaults.js";
@@ -42,6 +43,8 @@ export interface Draft {
 export interface DraftDeps extends WorkspaceLimits {
   /** bounds on reading the git worktree's state (default GIT_STATE_LIMITS) */
   gitLimits?: GitStateLimits;
+  /** the daemon's image lock, which names its custom families and their bases (absent: built-in families only) */
+  imageLock?: () => ImageLock | null;
 }
 
 const PRESET = "tests";
@@ -84,14 +87,18 @@ function checkGlobs(flag: string, globs: readonly string[]): void {
 export async function draftTask(input: DraftInput, deps: DraftDeps): Promise<Draft> {
   const ws = checkWorkspace(input.workspace, deps);
   if (input.goal.trim() === "") throw new MiniAgentError("invalid_request", "--goal is empty; say what the change should achieve");
+  const lock = deps.imageLock?.() ?? null;
   const family: ImageFamily | undefined = input.imageFamily === undefined ? undefined : requireImageFamily(input.imageFamily);
+  // refused here, before the folder is read: a family neither built in nor in the daemon's lock
+  if (family !== undefined && familyBase(family, lock) === null) throw unknownFamily(family, knownFamilies(lock));
   checkGlobs("--writable", input.writable);
   checkGlobs("--protect", input.protect);
   const { test, source } = testFor(input, ws);
   const rules = pathRules(input.writable, input.protect);
 
   const imageFamily = family ?? test.family ?? "node";
-  const seconds = TEST_TIMEOUT_SECONDS[imageFamily];
+  // a custom family follows its base's conventions (its timeouts)
+  const seconds = TEST_TIMEOUT_SECONDS[familyBase(imageFamily, lock) ?? "node"];
   const parsed = TaskSpec.safeParse({
     schema_version: 1,
     name: taskName(ws),

@@ -4,8 +4,28 @@ import * as z from "zod/mini";
 
 export const Runtime = z.enum(["runc", "runsc"]);
 
-/** The sandbox image families, as a plain list so the client checks `--family` without classic zod (ImageFamily in test-report.ts is made from it). */
+/**
+ * The built-in sandbox image families: the ONE list every program derives from (the image
+ * recipes in sandbox-image/definitions.ts, the client's and the probes' help, the fleet's queues,
+ * the test script). Adding one to mini-agent touches this list and its recipe, nothing else.
+ * A plain list so the client checks names without classic zod.
+ */
 export const IMAGE_FAMILIES = ["node", "python", "go"] as const;
+export type BuiltinFamily = (typeof IMAGE_FAMILIES)[number];
+
+/**
+ * What a family's name may be: a built-in one, or a custom family a user built FROM one of them
+ * (`npm run image:build -- --family NAME --dockerfile PATH`), known from the state dir's image lock.
+ * Lowercase, so it fits an image tag and a queue or label value.
+ */
+export const FAMILY_NAME_PATTERN = /^[a-z][a-z0-9-]{0,30}[a-z0-9]$/;
+
+export function isBuiltinFamily(name: string): name is BuiltinFamily {
+  return (IMAGE_FAMILIES as readonly string[]).includes(name);
+}
+
+/** "node|python|go" for usage lines, from the one list. */
+export const FAMILY_CHOICES = IMAGE_FAMILIES.join("|");
 export type Runtime = z.infer<typeof Runtime>;
 
 export const Backend = z.enum(["container", "trusted_local"]);

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { IMAGE_FAMILIES } from "./sandbox.js";
+import { FAMILY_NAME_PATTERN } from "./sandbox.js";
 
 /**
  * The test report formats the host can read (tools/parsers/). A test preset's
@@ -16,6 +16,10 @@ export type TestReportKind = z.infer<typeof TestReportKind>;
 export const PresetParser = z.enum(["node_test", "junit_xml", "go_test_json", "exit_code"]);
 export type PresetParser = z.infer<typeof PresetParser>;
 
-/** The sandbox image families (sandbox-image/definitions.ts); a task or a run names one. */
-export const ImageFamily = z.enum(IMAGE_FAMILIES);
+/**
+ * A sandbox image family's name, as a task or a run gives it: a built-in family or a custom one.
+ * Only its shape is checked here; whether the daemon has it pinned is the executor's preflight
+ * (image-pin.ts), which names the known ones.
+ */
+export const ImageFamily = z.string().regex(FAMILY_NAME_PATTERN, "a family name: lowercase letters, digits and '-'");
 export type ImageFamily = z.infer<typeof ImageFamily>;

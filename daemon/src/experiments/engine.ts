@@ -2,7 +2,8 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { isMiniAgentError, MiniAgentError } from "../errors.js";
 import type { ImageFamily } from "../contracts/test-report.js";
-import type { Runtime } from "../contracts/sandbox.js";
+import { IMAGE_FAMILIES, isBuiltinFamily, type Runtime } from "../contracts/sandbox.js";
+import { unknownFamily } from "../sandbox/families.js";
 import { createDockerClient } from "../sandbox/docker-client.js";
 import { DockerExecutor } from "../sandbox/docker-executor.js";
 import { pinFamilyImage } from "../../../sandbox-image/pin-image.js";
@@ -53,6 +54,8 @@ export async function setUpEngine(scratch: string, env: NodeJS.ProcessEnv, runti
       let made = families.get(family);
       if (!made) {
         made = (async () => {
+          // experiments pin a built-in family's image (a custom one has no recipe to rebuild it from)
+          if (!isBuiltinFamily(family)) throw unknownFamily(family, IMAGE_FAMILIES);
           await pinFamilyImage(docker, lockPath, family, sourceLock);
           return new DockerExecutor({ lockPath, docker, config: { runtime, imageFamily: family } });
         })();

@@ -19,11 +19,12 @@ describe("checkCreateInput: --image-family on a fixture or task-spec run", () =>
     expect(checkCreateInput({ ...base, workspace: workspace(), imageFamily: "python" }, FIXTURES).task.image_family).toBe("python");
   });
 
-  it("refuses an unknown family with unknown_image_family, before a workspace exists", () => {
+  // a well-formed name may be a custom family of the daemon's lock: the executor's preflight decides (image-pin.ts)
+  it("refuses a name that cannot be a family with unknown_image_family, before a workspace exists", () => {
     const ws = workspace();
     let code: string | null = null;
     try {
-      checkCreateInput({ ...base, workspace: ws, imageFamily: "rust" }, FIXTURES);
+      checkCreateInput({ ...base, workspace: ws, imageFamily: "Rust!" }, FIXTURES);
     } catch (err) {
       code = isMiniAgentError(err) ? err.code : "other";
     }

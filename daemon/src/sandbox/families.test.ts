@@ -1,6 +1,11 @@
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { resolveSandboxConfig, SANDBOX_DEFAULTS } from "./config.js";
 import { hostConfigHash, hostConfigTemplate } from "./host-config.js";
+import { customFamilyNeeds, familyBase, familySandboxDefaults, knownFamilies, unknownFamily } from "./families.js";
+import { readImageLock, recordImage } from "./image-lock.js";
 
 describe("a family's sandbox needs (families.ts)", () => {
   it("go gets an exec, larger /tmp and more memory; node and python keep the defaults and a noexec /tmp", () => {
@@ -27,5 +32,29 @@ describe("a family's sandbox needs (families.ts)", () => {
       tmpfsBytes: 32 << 20,
       memoryBytes: 256 << 20,
     });
+  });
+});
+
+describe("custom families (a Dockerfile FROM a built-in family, pinned in the lock)", () => {
+  it("follow their base's sandbox needs and are known by name; a name the lock lacks is refused with the known ones", async () => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), "ma-families-"));
+    try {
+      const lockPath = path.join(dir, "sandbox-image.lock.json");
+      const d = (n: string) => `sha256:${n.repeat(64)}`;
+      await recordImage(lockPath, "go", { tag: "mini-agent/sandbox-go:local", digest: d("a"), built_at: "x" });
+      await recordImage(lockPath, "golint", { tag: "mini-agent/sandbox-golint:local", digest: d("b"), built_at: "x", base: "go", base_digest: d("a") });
+      const lock = await readImageLock(lockPath);
+      expect(familyBase("golint", lock)).toBe("go");
+      expect(familyBase("nosuch", lock)).toBeNull();
+      expect(knownFamilies(lock)).toEqual(["node", "python", "go", "golint"]);
+      expect(customFamilyNeeds("golint", lockPath)).toEqual(familySandboxDefaults("go"));
+      expect(customFamilyNeeds("go", lockPath)).toEqual({});
+      expect(unknownFamily("nosuch", knownFamilies(lock))).toMatchObject({
+        code: "unknown_image_family",
+        message: expect.stringMatching(/node, python, go, golint/),
+      });
+    } finally {
+      await fs.rm(dir, { recursive: true, force: true });
+    }
   });
 });

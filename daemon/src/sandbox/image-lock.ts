@@ -1,7 +1,9 @@
+import fsSync from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import { describeZodError, SchemaVersion } from "../contracts/common.js";
+import { isBuiltinFamily } from "../contracts/sandbox.js";
 import { MiniAgentError } from "../errors.js";
 
 /**
@@ -11,14 +13,22 @@ import { MiniAgentError } from "../errors.js";
  */
 export function rebuildHint(lockPath: string, family?: string): string {
   // node is the build's default family; any other must be named or the build makes the wrong image
-  const fam = family && family !== "node" ? `--family ${family} ` : "";
+  // a custom family is rebuilt from its own Dockerfile, which only the user can name
+  const custom = family !== undefined && !isBuiltinFamily(family);
+  const fam = family && family !== "node" ? `--family ${family} ${custom ? "--dockerfile PATH " : ""}` : "";
   return `rebuild it with \`npm run image:build -- ${fam}--state-dir ${path.dirname(lockPath)}\``;
 }
 
+const Digest = z.string().regex(/^sha256:[0-9a-f]{64}$/);
+
 const LockedImage = z.strictObject({
   tag: z.string().min(1),
-  digest: z.string().regex(/^sha256:[0-9a-f]{64}$/),
+  digest: Digest,
   built_at: z.string(),
+  /** a custom family only: the built-in family it was built FROM, whose conventions it follows */
+  base: z.string().optional(),
+  /** a custom family only: the pinned digest of that base when it was built */
+  base_digest: Digest.optional(),
 });
 export type LockedImage = z.infer<typeof LockedImage>;
 
@@ -37,6 +47,25 @@ export async function readImageLock(lockPath: string): Promise<ImageLock | null>
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
     throw new MiniAgentError("image_missing", `cannot read the image lock ${lockPath}; ${rebuildHint(lockPath)}`, { cause: err });
   }
+  return parseImageLock(text, lockPath);
+}
+
+/**
+ * The same read, synchronous, for the composition root, which learns a custom family's base
+ * when it first makes that family's executor (readImageLock's rules and errors).
+ */
+export function readImageLockSync(lockPath: string): ImageLock | null {
+  let text: string;
+  try {
+    text = fsSync.readFileSync(lockPath, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw new MiniAgentError("image_missing", `cannot read the image lock ${lockPath}; ${rebuildHint(lockPath)}`, { cause: err });
+  }
+  return parseImageLock(text, lockPath);
+}
+
+function parseImageLock(text: string, lockPath: string): ImageLock {
   let json: unknown;
   try {
     json = JSON.parse(text);

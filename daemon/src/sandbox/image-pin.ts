@@ -1,6 +1,8 @@
 import type Docker from "dockerode";
 import { MiniAgentError } from "../errors.js";
 import type { SandboxConfig } from "./config.js";
+import { isBuiltinFamily } from "../contracts/sandbox.js";
+import { knownFamilies, unknownFamily } from "./families.js";
 import { readImageLock, rebuildHint } from "./image-lock.js";
 import { PROTOCOL_LABEL, SANDBOX_PROTOCOL } from "./labels.js";
 
@@ -26,6 +28,8 @@ export function engineError(err: unknown): MiniAgentError {
 export async function resolvePinnedImage(docker: Docker, config: SandboxConfig, lockPath: string): Promise<string> {
   const lock = await readImageLock(lockPath);
   const entry = lock?.images[config.imageFamily];
+  // a name that is neither built in nor a custom family of this lock is the user's typo: usage, not a rebuild
+  if (!entry && !isBuiltinFamily(config.imageFamily)) throw unknownFamily(config.imageFamily, knownFamilies(lock));
   if (!entry) {
     throw new MiniAgentError(
       "image_missing",

@@ -5,7 +5,7 @@ import { instanceIdFor } from "../config/state-dir.js";
 import { IMAGE_FAMILIES } from "../contracts/sandbox.js";
 import type { ImageFamily } from "../contracts/test-report.js";
 
-export const WORKER_USAGE = `usage: mini-agent-worker --queue URL --state-dir DIR [--concurrency N] [--families node,python,go]
+export const WORKER_USAGE = `usage: mini-agent-worker --queue URL --state-dir DIR [--concurrency N] [--families ${IMAGE_FAMILIES.join(",")}]
                          [--runtime runc|runsc] [--worker-id ID] [--lock-duration-ms MS] [--stalled-interval-ms MS]
   --queue URL        redis://[:PASSWORD@]HOST:PORT/DB or rediss://... (TLS); the password is never printed
   --queue-password-file FILE  the queue's password from FILE (its first line; refused if group or

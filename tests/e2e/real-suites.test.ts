@@ -1,0 +1,271 @@
+import { execFile, execFileSync } from "node:child_process";
+import { promisify } from "node:util";
+import crypto from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readImageLock } from "../../daemon/src/sandbox/image-lock.js";
+import { pinTestImage } from "../kit/sandbox-image.js";
+import { REPO, runClient, Started, stateDirIn } from "./harness.js";
+
+/**
+ * Projects laid out as real ones are, each through the real client on the container backend:
+ * a vitest suite with its node_modules (native rolldown binding: needs librt in the node image),
+ * and pytest on a src layout, configured in pyproject.toml or with `-o pythonpath=src` (which
+ * crashed Debian's pytest 7.2 without a pytest config table). Each run fixes one bug by replay
+ * and the Verifier's count must equal what the same runner counts on the host.
+ */
+const started = new Started();
+let socket: string[];
+let tmp: string;
+let stateDir: string;
+
+beforeAll(async () => {
+  tmp = started.dir("ma-suites-");
+  const imageLock = path.join(tmp, "lock", "sandbox-image.lock.json");
+  await pinTestImage(imageLock, "node");
+  await pinTestImage(imageLock, "python");
+  stateDir = stateDirIn(tmp, imageLock);
+  const d = await started.daemon({ stateDir });
+  socket = ["--socket", d.socketPath];
+}, 900_000);
+
+afterAll(async () => {
+  await started.stopDaemons("SIGTERM");
+  started.removeDirs();
+});
+
+const sha256 = (s: string) => crypto.createHash("sha256").update(s).digest("hex");
+
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], {
+    cwd,
+    stdio: "pipe",
+    env: { PATH: process.env.PATH, HOME: "/nonexistent" },
+  });
+
+/** A git repository made of `files`, committed, so the ad-hoc run has a clean baseline. */
+function project(name: string, files: Record<string, string>): string {
+  const ws = path.join(tmp, name);
+  for (const [rel, content] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(ws, rel)), { recursive: true });
+    fs.writeFileSync(path.join(ws, rel), content);
+  }
+  git(ws, "init", "-q");
+  git(ws, "add", "-A");
+  git(ws, "commit", "-qm", "init");
+  return ws;
+}
+
+/** The replay a person would expect: read the file, fix `a - b`, run the tests, stop. */
+function fixReplay(file: string, buggy: string, from: string, to: string): string {
+  const p = path.join(tmp, `replay-${crypto.randomUUID()}.json`);
+  const decisions = [
+    { kind: "tool", call: { call_id: "c_read", name: "read_file", arguments: { path: file } } },
+    { kind: "tool", call: { call_id: "c_fix", name: "apply_patch", arguments: { path: file, version: sha256(buggy), old: from, new: to } } },
+    { kind: "tool", call: { call_id: "c_green", name: "run_tests", arguments: { preset: "tests" } } },
+    { kind: "final", text: "fixed" },
+  ];
+  fs.writeFileSync(p, JSON.stringify({ schema_version: 1, decisions }));
+  return p;
+}
+
+/** `run --workspace --goal`, approving every write; returns the final status view. */
+async function runToEnd(ws: string, replay: string, extra: string[] = []): Promise<{ code: number; out: string; view: Record<string, unknown> }> {
+  let r = await runClient(["run", "--workspace", ws, "--goal", "make the tests pass", "--replay", replay, ...extra, ...socket]);
+  let out = r.stdout + r.stderr;
+  const runId = /run (\S+) started/.exec(r.stdout)?.[1] ?? "";
+  expect(runId, out).not.toBe("");
+  const view = async () => JSON.parse((await runClient(["status", runId, "--json", ...socket])).stdout) as Record<string, unknown>;
+  for (let i = 0; i < 5 && r.code === 3; i++) {
+    r = await runClient(["approve", runId, String((await view()).action_id), ...socket]);
+    out += r.stdout + r.stderr;
+  }
+  return { code: r.code, out, view: await view() };
+}
+
+/** vitest and what it loads at run time, copied from the shared install (hoisted, so one level deep). */
+function copyVitest(ws: string): void {
+  const seen = new Set<string>();
+  const queue = ["vitest"];
+  while (queue.length > 0) {
+    const name = queue.pop()!;
+    const dir = path.join(REPO, "node_modules", name);
+    if (seen.has(name) || !fs.existsSync(path.join(dir, "package.json"))) continue;
+    seen.add(name);
+    const pkg = JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8")) as Record<string, Record<string, string> | undefined>;
+    queue.push(...Object.keys({ ...pkg.dependencies, ...pkg.optionalDependencies }));
+    fs.cpSync(dir, path.join(ws, "node_modules", name), { recursive: true, dereference: true });
+  }
+}
+
+const BUGGY_JS = "export function add(a, b) {\n  return a - b;\n}\n";
+const VITEST_SUITE = `import { describe, expect, test } from "vitest";
+import { add } from "../src/add.js";
+describe("add", () => {
+  test("adds", () => expect(add(2, 3)).toBe(5));
+  test("is commutative", () => expect(add(4, 1)).toBe(add(1, 4)));
+  test.each([[0, 0, 0], [1, -1, 0], [10, 5, 15]])("add(%i, %i) = %i", (a, b, sum) => expect(add(a, b)).toBe(sum));
+});
+`;
+
+describe("ordinary suites run in the images, counted as the host counts them", () => {
+  it("regression: a vitest project (rolldown's native binding needs librt.so.1) completes in the node image; it ended as '0/0 passed, runner exited 1'", async () => {
+    const ws = project("vitest-proj", {
+      "package.json": JSON.stringify({ name: "vitest-proj", type: "module", scripts: { test: "vitest run" } }),
+      "src/add.js": BUGGY_JS,
+      "test/add.test.js": VITEST_SUITE,
+      ".gitignore": "node_modules/\n",
+    });
+    copyVitest(ws);
+    const { code, out, view } = await runToEnd(ws, fixReplay("src/add.js", BUGGY_JS, "a - b", "a + b"));
+    expect({ code, status: view.status }, out).toEqual({ code: 0, status: "completed" });
+    const host = JSON.parse(execFileSync(process.execPath, ["node_modules/vitest/vitest.mjs", "run", "--reporter=json"], { cwd: ws, encoding: "utf8" })) as {
+      numTotalTests: number;
+      numPassedTests: number;
+    };
+    expect(host).toMatchObject({ numTotalTests: 5, numPassedTests: 5 });
+    expect(view).toMatchObject({
+      image_family: "node",
+      verification: { passed: true, tests: { discovered: host.numTotalTests, passed: host.numPassedTests, failed: 0 } },
+    });
+  }, 600_000);
+
+  const BUGGY_PY = "def add(a, b):\n    return a - b\n";
+  const PY_TESTS =
+    "import pytest\nfrom pkg.calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n\n@pytest.mark.parametrize('a,b', [(0, 0), (1, -1), (7, 8)])\ndef test_commutative(a, b):\n    assert add(a, b) == add(b, a)\n";
+  /** what the host's pytest counts on the fixed tree, with src on the path the plain way (any pytest version) */
+  const hostPytestCount = (ws: string): number => {
+    const xml = path.join(tmp, `host-${crypto.randomUUID()}.xml`);
+    execFileSync("python3", ["-m", "pytest", "-q", "-p", "no:cacheprovider", `--junitxml=${xml}`], {
+      cwd: ws,
+      stdio: "pipe",
+      env: { ...process.env, PYTHONPATH: "src", PYTHONDONTWRITEBYTECODE: "1" },
+    });
+    return Number(/<testsuite [^>]*tests="(\d+)"/.exec(fs.readFileSync(xml, "utf8"))?.[1]);
+  };
+
+  it("a src-layout package with pythonpath and testpaths in [tool.pytest.ini_options] completes in the python image", async () => {
+    const ws = project("py-src", {
+      "pyproject.toml": '[project]\nname = "pkg"\nversion = "0.1.0"\n\n[tool.pytest.ini_options]\npythonpath = ["src"]\ntestpaths = ["tests"]\n',
+      "src/pkg/__init__.py": "",
+      "src/pkg/calc.py": BUGGY_PY,
+      "tests/test_calc.py": PY_TESTS,
+      // outside testpaths: collected only if testpaths were ignored, and it fails
+      "scratch/test_never.py": "def test_never():\n    assert False\n",
+    });
+    const { code, out, view } = await runToEnd(ws, fixReplay("src/pkg/calc.py", BUGGY_PY, "a - b", "a + b"));
+    expect({ code, status: view.status }, out).toEqual({ code: 0, status: "completed" });
+    fs.rmSync(path.join(ws, "scratch"), { recursive: true });
+    const host = hostPytestCount(ws);
+    expect(host).toBe(4);
+    expect(view).toMatchObject({ image_family: "python", verification: { passed: true, tests: { discovered: host, passed: host, failed: 0 } } });
+  }, 600_000);
+
+  it("regression: `pytest -o pythonpath=src` on a project without a pytest config table completes; pytest 7.2 died with AssertionError (inipath is None)", async () => {
+    const ws = project("py-override", {
+      "pyproject.toml": '[project]\nname = "pkg"\nversion = "0.1.0"\n',
+      "src/pkg/__init__.py": "",
+      "src/pkg/calc.py": BUGGY_PY,
+      "tests/test_calc.py": PY_TESTS,
+    });
+    const { code, out, view } = await runToEnd(ws, fixReplay("src/pkg/calc.py", BUGGY_PY, "a - b", "a + b"), ["--test", "pytest -o pythonpath=src tests"]);
+    expect({ code, status: view.status }, out).toEqual({ code: 0, status: "completed" });
+    const host = hostPytestCount(ws);
+    expect(view).toMatchObject({ image_family: "python", verification: { passed: true, tests: { discovered: host, passed: host, failed: 0 } } });
+  }, 600_000);
+});
+
+/** `npm run <script> -- ARGS` as a user runs it: exit code and output, never a throw */
+async function npmScript(file: string, args: string[]): Promise<{ code: number; out: string }> {
+  try {
+    const r = await promisify(execFile)(process.execPath, ["--import", "tsx", file, ...args], { cwd: REPO, maxBuffer: 32 << 20 });
+    return { code: 0, out: r.stdout + r.stderr };
+  } catch (err) {
+    const e = err as { code?: number; stdout?: string; stderr?: string };
+    return { code: typeof e.code === "number" ? e.code : -1, out: `${e.stdout ?? ""}${e.stderr ?? ""}` };
+  }
+}
+
+describe("a custom image family FROM the node image", () => {
+  const build = (name: string, dockerfile: string) =>
+    npmScript("sandbox-image/build.ts", ["--family", name, "--dockerfile", dockerfile, "--state-dir", stateDir, "--quiet"]);
+  const lockText = () => fs.readFileSync(path.join(stateDir, "sandbox-image.lock.json"), "utf8");
+
+  it("is built from the user's Dockerfile, pinned with its base, proven by every probe, and a run in it uses its program", async () => {
+    const ctx = path.join(tmp, "family-greet");
+    fs.mkdirSync(ctx, { recursive: true });
+    // a program with no shell behind it: the kernel starts node for the #! line
+    fs.writeFileSync(path.join(ctx, "greet"), '#!/usr/bin/node\nprocess.stdout.write("hello " + (process.argv[2] ?? "world") + "\\n");\n', { mode: 0o755 });
+    const write = (name: string, text: string) => {
+      fs.writeFileSync(path.join(ctx, name), text);
+      return path.join(ctx, name);
+    };
+    const before = lockText();
+    const refused: Array<[string, string, RegExp]> = [
+      [
+        "greet",
+        write("Dockerfile.other", "FROM alpine:3.19\nCOPY greet /usr/local/bin/greet\n"),
+        /FROM alpine:3\.19 is not one of the pinned mini-agent family images.*FROM mini-agent\/sandbox-node:local/,
+      ],
+      ["greet", write("Dockerfile.root", "FROM mini-agent/sandbox-node:local\nUSER 0:0\n"), /the greet family is refused: it changes USER to "0:0"/],
+      ["greet", write("Dockerfile.two", "FROM mini-agent/sandbox-node:local\nFROM mini-agent/sandbox-python:local\n"), /exactly one FROM/],
+      [
+        "node",
+        write("Dockerfile.ok", "# a team's own tool\nFROM mini-agent/sandbox-node:local\nCOPY greet /usr/local/bin/greet\n"),
+        /node is a built-in family/,
+      ],
+      ["Greet!", path.join(ctx, "Dockerfile.ok"), /is not a family name/],
+    ];
+    for (const [name, file, message] of refused) {
+      const r = await build(name, file);
+      expect({ code: r.code, out: r.out }).toMatchObject({ code: 64, out: expect.stringMatching(message) });
+      expect(r.out).not.toMatch(/\n\s+at /); // no stack
+    }
+    expect(lockText()).toBe(before);
+
+    const made = await build("greet", path.join(ctx, "Dockerfile.ok"));
+    expect(made.code, made.out).toBe(0);
+    const lock = await readImageLock(path.join(stateDir, "sandbox-image.lock.json"));
+    expect(lock?.images.greet).toMatchObject({ tag: "mini-agent/sandbox-greet:local", base: "node", base_digest: lock?.images.node?.digest });
+
+    const probe = await npmScript("probes/cli.ts", ["--json", "--family", "greet", "--state-dir", stateDir]);
+    expect(probe.code, probe.out).toBe(0);
+    const report = JSON.parse(probe.out.slice(probe.out.indexOf("{"), probe.out.lastIndexOf("}") + 1)) as {
+      passed: boolean;
+      image_family: string;
+      image_digest: string;
+      probes: Array<{ id: string; passed: boolean }>;
+    };
+    expect(report).toMatchObject({ passed: true, image_family: "greet", image_digest: lock?.images.greet?.digest });
+    expect(report.probes.filter((p) => !p.passed)).toEqual([]);
+
+    const TEST =
+      'import test from "node:test";\nimport assert from "node:assert/strict";\nimport { execFileSync } from "node:child_process";\nimport { who } from "../src/who.js";\ntest("greets", () => assert.equal(execFileSync("greet", [who()], { encoding: "utf8" }), "hello team\\n"));\n';
+    const BUGGY = 'export function who() {\n  return "nobody";\n}\n';
+    const ws = project("greet-proj", {
+      "package.json": JSON.stringify({ name: "greet-proj", type: "module", scripts: { test: "node --test tests/" } }),
+      "src/who.js": BUGGY,
+      "tests/test_greet.js": TEST,
+    });
+    const unknown = await runClient([
+      "run",
+      "--workspace",
+      ws,
+      "--goal",
+      "g",
+      "--image-family",
+      "nosuch",
+      "--replay",
+      fixReplay("src/who.js", BUGGY, '"nobody"', '"team"'),
+      ...socket,
+    ]);
+    expect({ code: unknown.code, err: unknown.stderr }).toMatchObject({
+      code: 64,
+      err: expect.stringMatching(/unknown_image_family: .*node, python, go, greet/),
+    });
+    const { code, out, view } = await runToEnd(ws, fixReplay("src/who.js", BUGGY, '"nobody"', '"team"'), ["--image-family", "greet"]);
+    expect({ code, status: view.status }, out).toEqual({ code: 0, status: "completed" });
+    expect(view).toMatchObject({ image_family: "greet", verification: { passed: true, tests: { discovered: 1, passed: 1, failed: 0 } } });
+  }, 900_000);
+});
