@@ -16,3 +16,7 @@ export {
   type ExportRule,
   type ExportVerdict,
 } from "./sandbox-export.js";
+export { DEPENDENCY_DIRS, findDependencyDirs, dependencySkip, isDependencyPath, type DependencyDir } from "./dependency-dirs.js";
+export { listLayerContent, type LayerContent, type LayerEntry } from "./dependency-export.js";
+export { readVenv, type VenvFacts } from "./venv.js";
+export { openNoFollow } from "./read.js";
