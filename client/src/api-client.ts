@@ -92,6 +92,14 @@ export class ApiClient {
   health() {
     return this.json("GET", "/v1/health", undefined, "health");
   }
+  /** the dependency layers (`env list`) */
+  envLayers() {
+    return this.json("GET", "/v1/env/layers", undefined, "env_layers");
+  }
+  /** `env gc`: removes (or, dry, names) unused layers last used more than olderThanMs ago */
+  envGc(olderThanMs: number, dryRun: boolean) {
+    return this.json("POST", "/v1/env/gc", { older_than_ms: olderThanMs, dry_run: dryRun }, "env_layers");
+  }
   /** the effective policy for a profile and a workspace folder (`policy show`) */
   policy(profile?: string, workspace?: string) {
     const q = new URLSearchParams();

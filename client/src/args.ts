@@ -159,6 +159,16 @@ export const COMMANDS = {
       "built-in one), the profile, and the tightening of DIR/.mini-agent/policy.json (a workspace file only ever\n" +
       "adds denies or takes auto-approvals away). --json prints it as data.",
   },
+  env: {
+    positionals: ["list|gc"],
+    options: { "older-than": { type: "string" }, "dry-run": { type: "boolean" } },
+    summary: "env list | env gc [--older-than D] [--dry-run]",
+    details:
+      "The dependency layers (node_modules, .venv/venv, Go's vendor: built once per lock file and content, mounted\n" +
+      "read-only in every sandbox of a run with that key). `env list`: key, folder, size, last used, the runs using it.\n" +
+      "`env gc` removes the layers last used longer ago than --older-than (30s, 15m, 12h, 7d; default: any) that no\n" +
+      "resumable run uses; a run that may still start a sandbox keeps its layer. --dry-run only says what it would remove.",
+  },
   health: {
     positionals: [],
     options: {},

@@ -11,7 +11,7 @@ import { BUDGET_FLAGS, type CommandName, type ParsedCommand } from "./args.js";
 import { EXIT, exitForStatus, type ExitCode } from "./exit-codes.js";
 import { followRun, type FollowIO } from "./follow.js";
 import { renderDiff } from "./color.js";
-import { eventLine, policyText, progressLine, runEndLines, shellQuote, statusJson } from "./render.js";
+import { envText, eventLine, policyText, progressLine, runEndLines, shellQuote, statusJson } from "./render.js";
 import { oneLine, whyLine } from "./why.js";
 
 export interface CommandContext extends FollowIO {
@@ -411,4 +411,24 @@ const policy: Handler = async (cmd, ctx) => {
   return EXIT.ok;
 };
 
-export const HANDLERS: Record<CommandName, Handler> = { run, status, list, approve, reject, resume, cancel, trace, diff, probe, events, health, policy };
+/** `--older-than`: a whole number with s, m, h or d; refused (exit 64) otherwise, before anything is sent */
+function durationMs(given: string): number {
+  const m = /^(\d{1,9})([smhd])$/.exec(given);
+  if (!m) throw new UsageError(`--older-than: use a whole number with s, m, h or d, e.g. 7d or 12h (got '${given}')`);
+  return Number(m[1]) * { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as "s" | "m" | "h" | "d"];
+}
+
+const env: Handler = async (cmd, ctx) => {
+  const sub = arg(cmd, 0);
+  if (sub !== "list" && sub !== "gc") throw new UsageError(`env takes 'list' or 'gc' (got '${sub}')`);
+  if (sub === "list" && (opt(cmd, "older-than") !== undefined || cmd.opts["dry-run"] !== undefined))
+    throw new UsageError("--older-than and --dry-run go with `env gc`");
+  const olderThan = opt(cmd, "older-than");
+  const body =
+    sub === "list" ? await ctx.api.envLayers() : await ctx.api.envGc(olderThan === undefined ? 0 : durationMs(olderThan), cmd.opts["dry-run"] === true);
+  if (ctx.json) printJson(ctx, body);
+  else ctx.out(envText(body));
+  return EXIT.ok;
+};
+
+export const HANDLERS: Record<CommandName, Handler> = { run, status, list, approve, reject, resume, cancel, trace, diff, probe, events, health, policy, env };

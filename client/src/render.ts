@@ -1,4 +1,4 @@
-import type { PolicyShowBody } from "../../daemon/src/contracts/api-responses.js";
+import type { EnvLayersBody, PolicyShowBody } from "../../daemon/src/contracts/api-responses.js";
 import type { RunView, TraceEvent } from "../../daemon/src/contracts/run-view.js";
 import { renderDiff, type DiffStyle } from "./color.js";
 import { quoteArgv } from "./quote.js";
@@ -128,6 +128,28 @@ function shapeText(shape: readonly string[]): string {
 }
 
 /** `policy show`: the effective policy, one fact a line, in the order it is decided (deny first). */
+function mib(bytes: number): string {
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+}
+
+/** `env list|gc`: one line per layer; gc says first what it removed (or, dry, would remove). */
+export function envText(body: EnvLayersBody): string {
+  const lines: string[] = [];
+  if (body.removed !== undefined) {
+    const verb = body.dry_run ? "would remove" : "removed";
+    lines.push(body.removed.length === 0 ? `${verb} nothing` : `${verb} ${body.removed.length}: ${body.removed.map((k) => k.slice(0, 12)).join(" ")}`);
+  }
+  if (body.layers.length === 0) lines.push("no dependency layers");
+  else lines.push("KEY           FOLDER        SIZE        LAST USED                 RUNS");
+  for (const l of body.layers) {
+    const runs = l.runs.length === 0 ? "-" : l.runs.map((r) => (l.resumable_runs.includes(r) ? `${r} (resumable)` : r)).join(" ");
+    lines.push(
+      `${l.key.slice(0, 12)}  ${l.folder.padEnd(12)}  ${mib(l.size_bytes).padEnd(10)}  ${l.last_used_at.padEnd(24)}  ${runs}${l.present ? "" : " [volume gone]"}`,
+    );
+  }
+  return lines.map(oneLine).join("\n") + "\n";
+}
+
 export function policyText(shown: PolicyShowBody): string {
   const p = shown.policy;
   const source =

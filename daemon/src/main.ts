@@ -8,6 +8,7 @@ import { closeServer, listenTcp, listenUnix } from "./api/listen.js";
 import type { IsolationService, LiveGate } from "./api/ports.js";
 import { createApiServer } from "./api/server.js";
 import type { CaptureService } from "./capture/index.js";
+import type { EnvService } from "./runtime/env-layers.js";
 import { DAEMON_DEFAULTS, DAEMON_USAGE, isLoopbackHost, parseDaemonArgs, type DaemonConfig } from "./config/daemon-config.js";
 import { acquireInstanceLock, type InstanceLock } from "./config/instance-lock.js";
 import { statePath } from "./config/state-dir.js";
@@ -30,6 +31,8 @@ export interface DaemonServices {
   liveGate: LiveGate;
   /** `eval capture`: reads the run's ledger rows and baseline (capture/) */
   capture: CaptureService;
+  /** `env list|gc` (runtime/env-layers.ts); absent: no dependency layers */
+  env?: EnvService;
   /** removes containers/volumes this project left behind (by label); resolves with how many */
   reapLeftovers(): Promise<number>;
   /** releases engine connections etc. after shutdown; optional */
@@ -165,6 +168,7 @@ export async function main(argv: string[], deps: MainDeps): Promise<number> {
       liveGate: services.liveGate,
       policy: createPolicyView(policy),
       capture: services.capture,
+      ...(services.env && { env: services.env }),
       version: deps.version,
       pid: deps.pid,
       maxBodyBytes: config.maxBodyBytes,

@@ -21,6 +21,8 @@ import { resolveSandboxConfig } from "./sandbox/config.js";
 import { customFamilyNeeds } from "./sandbox/families.js";
 import { createDockerClient } from "./sandbox/docker-client.js";
 import { DockerExecutor } from "./sandbox/docker-executor.js";
+import { DependencyLayers } from "./sandbox/dependency-layer.js";
+import { createEnvService } from "./runtime/env-layers.js";
 import { LocalExecutor } from "./sandbox/local-executor.js";
 import type { Executor } from "./sandbox/executor.js";
 import type { IsolationFacts } from "./gate/isolation-facts.js";
@@ -51,7 +53,9 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
   // one pool for every family's executor: its key keeps their sandboxes apart; drained in close()
   const pool = new SandboxPool({ docker, size: config.sandboxPool, log: log.child({ part: "sandbox-pool" }) });
   const sandboxLog = log.child({ part: "sandbox" });
-  const container = new DockerExecutor({ lockPath, config: sandboxOverrides(), docker, pool, log: sandboxLog });
+  // one layer store for every family's executor: a layer is content, the same for every image that mounts it
+  const layers = new DependencyLayers({ docker, dir: statePath(config.stateDir, "layers"), instance, log: sandboxLog });
+  const container = new DockerExecutor({ lockPath, config: sandboxOverrides(), docker, pool, layers, log: sandboxLog });
   // one executor per (image family, runtime), made on first use and kept: a run's warm session, Verifier
   // and acceptance all use its task's family and its own runtime (`--runtime`, else the daemon's), so each
   // has its own HostConfig and pool key; its preflight refuses a runtime the engine does not have
@@ -60,7 +64,7 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
   const containerFor = (family: ImageFamily, runtime: Runtime = config.runtime): DockerExecutor => {
     let executor = containers.get(executorKey(family, runtime));
     if (!executor) {
-      executor = new DockerExecutor({ lockPath, config: sandboxOverrides(family, runtime), docker, pool, log: sandboxLog });
+      executor = new DockerExecutor({ lockPath, config: sandboxOverrides(family, runtime), docker, pool, layers, log: sandboxLog });
       containers.set(executorKey(family, runtime), executor);
     }
     return executor;
@@ -151,6 +155,7 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
     isolation,
     liveGate,
     capture: createCaptureService({ ledger: () => runService.ledger, stateDir: config.stateDir }),
+    env: createEnvService({ layers, runs: () => runService.ledger.listRuns(), now: () => Date.now() }),
     reapLeftovers: () =>
       reapOwnLeftovers(
         docker,

@@ -5,6 +5,7 @@ import type { Draft, DraftInput } from "../adhoc/index.js";
 import type { RunService } from "../runtime/service.js";
 import type { ImageFamily } from "../contracts/test-report.js";
 import type { CaptureService } from "../capture/index.js";
+import type { EnvService } from "../runtime/env-layers.js";
 
 /**
  * What the HTTP API needs besides the RunService. main.ts adapts the sandbox
@@ -51,6 +52,8 @@ export interface ApiDeps {
   policy: PolicyService;
   /** `eval capture`: a finished run as an eval case folder (capture/) */
   capture: CaptureService;
+  /** `env list|gc`: the dependency layers (absent: a daemon without an engine keeps none) */
+  env?: EnvService;
   version: string;
   pid: number;
   maxBodyBytes: number;

@@ -6,6 +6,7 @@ import {
   CreateRunRequest,
   DraftTaskRequest,
   EmptyRequest,
+  EnvGcRequest,
   EventsQuery,
   PolicyQuery,
   ProbeRequest,
@@ -190,6 +191,16 @@ export const ROUTES: Route[] = [
     return {
       json: ctx.deps.policy.show({ ...(q.profile !== undefined && { profile: q.profile }), ...(q.workspace !== undefined && { workspace: q.workspace }) }),
     };
+  }),
+  route("GET", "/env/layers", async (ctx) => {
+    noQuery(ctx.query);
+    return { json: ctx.deps.env ? await ctx.deps.env.list() : { kind: "env_layers", layers: [] } };
+  }),
+  route("POST", "/env/gc", async (ctx) => {
+    noQuery(ctx.query);
+    const r = await body(ctx, EnvGcRequest, "env gc");
+    if (!ctx.deps.env) return { json: { kind: "env_layers", layers: [], removed: [], dry_run: r.dry_run } };
+    return { json: await ctx.deps.env.gc({ olderThanMs: r.older_than_ms, dryRun: r.dry_run }) };
   }),
   route("GET", "/health", async (ctx) => {
     noQuery(ctx.query);

@@ -34,6 +34,8 @@ export const STATE_FILES = {
   policy: "policy.json",
   /** what orchestrators save of their pauses (orchestrators/): langgraph.sqlite, agents-sdk/<run_id>.json */
   orchestrators: "orchestrators",
+  /** one `<key>.json` per dependency layer this daemon built (sandbox/dependency-layer.ts); the layers themselves are engine volumes */
+  layers: "layers",
 } as const;
 
 export function statePath(stateDir: string, name: keyof typeof STATE_FILES): string {

@@ -113,6 +113,33 @@ export const CaseCapturedBody = z.strictObject({
 });
 export type CaseCapturedBody = z.infer<typeof CaseCapturedBody>;
 
+/** One dependency layer as `env list` shows it (sandbox/dependency-layer.ts keeps the rest). */
+export const DependencyLayerInfo = z.strictObject({
+  key: z.string(),
+  folder: z.string(),
+  volume: z.string(),
+  /** bytes of the files it holds */
+  size_bytes: z.number(),
+  files: z.number(),
+  built_at: z.string(),
+  last_used_at: z.string(),
+  /** runs whose record names it; `resumable_runs` of them keep it from `env gc` */
+  runs: z.array(z.string()),
+  resumable_runs: z.array(z.string()),
+  /** false when the engine no longer has its volume (then gc forgets it) */
+  present: z.boolean(),
+});
+export type DependencyLayerInfo = z.infer<typeof DependencyLayerInfo>;
+
+/** `GET /v1/env/layers` and `POST /v1/env/gc`: the layers, and for gc what was (or, dry, would be) removed. */
+export const EnvLayersBody = z.strictObject({
+  kind: z.literal("env_layers"),
+  layers: z.array(DependencyLayerInfo),
+  removed: z.optional(z.array(z.string())),
+  dry_run: z.optional(z.boolean()),
+});
+export type EnvLayersBody = z.infer<typeof EnvLayersBody>;
+
 export const ApiResponse = z.discriminatedUnion("kind", [
   z.strictObject({ kind: z.literal("run"), run: RunView }),
   z.strictObject({ kind: z.literal("runs"), runs: z.array(RunView) }),
@@ -131,6 +158,7 @@ export const ApiResponse = z.discriminatedUnion("kind", [
     warnings: z.array(z.string()),
   }),
   CaseCapturedBody,
+  EnvLayersBody,
 ]);
 export type ApiResponse = z.infer<typeof ApiResponse>;
 export type ApiResponseOf<K extends ApiResponse["kind"]> = Extract<ApiResponse, { kind: K }>;

@@ -107,9 +107,26 @@ export const PolicyQuery = z.strictObject({ profile: ProfileName.optional(), wor
 /** `family`: the image family to probe (node when absent); its report is stored under its own key */
 export const ProbeRequest = z.strictObject({ runtime: z.optional(Runtime), family: z.optional(ImageFamily) });
 
+/** `POST /v1/env/gc`: remove dependency layers last used more than `older_than_ms` ago that no resumable run names */
+export const EnvGcRequest = z.strictObject({
+  older_than_ms: z.int().min(0).max(Number.MAX_SAFE_INTEGER).default(0),
+  dry_run: z.boolean().default(false),
+});
+
 // ---- response bodies: contracts/api-responses.ts (zod/mini, what the client loads) and contracts/run-view.ts
 
-export { API_VERSION, ApiResponse, CaseCapturedBody, ErrorBody, HealthBody, IsolationReportBody, IsolationVerdict, PolicyShowBody } from "./api-responses.js";
+export {
+  API_VERSION,
+  ApiResponse,
+  CaseCapturedBody,
+  DependencyLayerInfo,
+  EnvLayersBody,
+  ErrorBody,
+  HealthBody,
+  IsolationReportBody,
+  IsolationVerdict,
+  PolicyShowBody,
+} from "./api-responses.js";
 export type { ApiResponseOf } from "./api-responses.js";
 
 /** The trace endpoint answers JSONL, not JSON: one event per line. */

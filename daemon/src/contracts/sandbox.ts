@@ -65,12 +65,31 @@ export function sandboxIncludeRefusal(glob: string): string | null {
   return `--sandbox-include ${JSON.stringify(glob)} is refused: a wildcard would let every forbidden file it matches (keys, .env files, credentials, at any depth) into the sandbox; name each file the tests need by its path, e.g. --sandbox-include .env.test`;
 }
 
+/**
+ * A dependency folder of the workspace (node_modules, .venv, Go's vendor) as
+ * it enters a run's sandboxes: a read-only volume built once per key
+ * (sandbox/dependency-layer.ts), mounted at /workspace/<folder>; the folder is
+ * never copied. Fixed when the run is created and kept in its record.
+ */
+export const DependencyLayerRef = z.strictObject({
+  folder: z.enum(["node_modules", ".venv", "venv", "vendor"]),
+  /** sha256 hex of the folder's lock files and its exported content */
+  key: z.string().check(z.regex(/^[a-f0-9]{64}$/)),
+  /** the engine's volume name */
+  volume: z.string().check(z.regex(/^mini-agent-layer-[a-f0-9-]{8,100}$/)),
+  /** a venv's site-packages, relative to the folder: put on PYTHONPATH (its bin/python names a host interpreter) */
+  site_packages: z.optional(z.string().check(z.regex(/^lib\/python3\.[0-9]+\/site-packages$/))),
+});
+export type DependencyLayerRef = z.infer<typeof DependencyLayerRef>;
+
 /** What of a workspace may be copied into a sandbox; applied by workspace/sandbox-export.ts. */
 export interface ExportSpec {
   /** the task's `forbidden` globs, on top of the built-in list (the same ones read_file refuses) */
   forbidden: readonly string[];
   /** the run's explicit opt-in (`--sandbox-include`): lifts the forbidden globs for the exact paths it names */
   include: readonly string[];
+  /** the run's dependency layers: these folders are mounted read-only instead of copied (absent: none) */
+  layers?: readonly DependencyLayerRef[];
 }
 
 /** One command to run in the sandbox. Paths are host paths the executor copies IN; nothing is bind-mounted. */

@@ -3,6 +3,7 @@ import type { TaskSpec } from "../contracts/task-spec.js";
 import { TOOL_NAMES } from "../contracts/tool-call.js";
 import { createForbiddenMatcher, globMatcher } from "../workspace/forbidden.js";
 import { isWorkspaceRoot, normalizeRel } from "../workspace/safe-path.js";
+import { isDependencyPath } from "../workspace/dependency-dirs.js";
 
 export type Verdict = "allow" | "ask" | "deny";
 
@@ -57,6 +58,9 @@ export function classify(name: string, args: Record<string, unknown>, task: Task
     case "apply_patch": {
       const p = pathOf(args.path);
       if (!p.ok) return p.decision;
+      // installed dependencies are the run's environment (a read-only layer in the sandbox), never the task's
+      // content; `vendor` needs the filesystem (go.mod) to be one, so apply_patch re-checks it there
+      if (isDependencyPath(p.rel, false)) return deny("not_writable", `${p.rel} is inside a dependency folder; dependency folders are read-only`);
       if (!globMatcher(task.writable)(p.rel)) return deny("not_writable", `${p.rel} is not writable for this task`);
       if (args.version === "absent" && !globMatcher(task.creatable)(p.rel)) {
         return deny("not_writable", `${p.rel} may not be created for this task`);

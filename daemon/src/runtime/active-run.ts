@@ -46,7 +46,7 @@ export class ActiveRun {
   }
 
   warmSession(): Promise<SandboxSession> {
-    this.session ??= this.executor.openSession(this.runId);
+    this.session ??= this.executor.openSession(this.runId, this.ctx.dependencyLayers ?? []);
     return this.session;
   }
 

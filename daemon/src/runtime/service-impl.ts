@@ -135,7 +135,8 @@ export class RunServiceImpl implements RunService {
           })
         : null;
       // each may refuse (backend unavailable, image missing, live gate closed): before anything exists
-      await this.options.executorFactory(input.backend, taskImageFamily(checked.task), input.runtime).preflight();
+      const executor = this.options.executorFactory(input.backend, taskImageFamily(checked.task), input.runtime);
+      await executor.preflight();
       // loaded before anything exists: a framework that cannot load refuses the run, and the trace names what ran
       const orchestrator = await this.orchestrators.get(input.orchestrator ?? DEFAULT_ORCHESTRATOR);
       // the replay was parsed by checkCreateInput; its cursor is read from the ledger at each turn
@@ -149,6 +150,9 @@ export class RunServiceImpl implements RunService {
       const workspace = fs.realpathSync(ws);
       const holder = this.activeRunFor(workspace);
       if (holder) throw busy(workspace, holder);
+      // built once per key and kept for the life of the run (its Verifier and a resume use the same ones);
+      // a venv of another Python than the image's is refused here, before anything of the run exists
+      const layers = (await executor.prepareLayers?.(workspace, { forbidden: checked.task.forbidden, include: checked.sandboxInclude })) ?? [];
 
       // staged, then renamed into place: a half-copied control dir never carries the run's name
       const controlRoot = statePath(this.stateDir, "controlRoot");
@@ -172,6 +176,7 @@ export class RunServiceImpl implements RunService {
         replay_trusted: checked.replay?.trusted ?? false,
         budgets: checked.budgets,
         ...(checked.sandboxInclude.length > 0 && { sandbox_include: checked.sandboxInclude }),
+        ...(layers.length > 0 && { dependency_layers: layers }),
         ...(input.adhoc && { adhoc: { test_source: input.adhoc.testSource, dirty_files: input.adhoc.dirtyFiles } }),
         policy: checked.policy.effective,
         orchestrator: orchestrator.name,
@@ -200,6 +205,8 @@ export class RunServiceImpl implements RunService {
             orchestrator: { name: orchestrator.name, package: orchestrator.package.name, version: orchestrator.package.version },
             // the opt-in is part of what the run was started with; which paths it let in is traced as sandbox_include
             ...(checked.sandboxInclude.length > 0 && { sandbox_include: checked.sandboxInclude }),
+            // which dependency folders enter its sandboxes as read-only layers, and by which key
+            ...(layers.length > 0 && { dependency_layers: layers.map((l) => ({ folder: l.folder, key: l.key })) }),
             // an ad-hoc task was drafted by the daemon, not written by the user: the trace keeps what it was
             ...(input.adhoc && { task_spec: checked.task, test_source: input.adhoc.testSource, dirty_files: input.adhoc.dirtyFiles }),
           },

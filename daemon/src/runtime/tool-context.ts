@@ -8,6 +8,7 @@ export function toolContextOf(record: RunRecord): ToolContext {
     workspaceRoot: record.workspace,
     controlDir: record.control_dir,
     sandboxInclude: record.sandbox_include ?? [],
+    ...(record.dependency_layers && { dependencyLayers: record.dependency_layers }),
     ...(record.policy && { policy: record.policy }),
   };
 }

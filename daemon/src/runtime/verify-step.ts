@@ -43,6 +43,7 @@ export async function verifyAndFinish(deps: RuntimeDeps, active: ActiveRun, fina
       executor: active.executor,
       signal: active.signal,
       sandboxInclude: active.ctx.sandboxInclude ?? [],
+      ...(active.ctx.dependencyLayers && { dependencyLayers: active.ctx.dependencyLayers }),
       onSandboxInclude: sandboxIncludeReporter(deps, active.runId, active.ctx.sandboxInclude ?? []),
       ...(run.record.policy && { policy: run.record.policy }),
     });

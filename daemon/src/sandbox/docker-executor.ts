@@ -1,6 +1,6 @@
 import type Docker from "dockerode";
 import { pino, type Logger } from "pino";
-import type { SandboxResult, SandboxRunRequest, Runtime } from "../contracts/sandbox.js";
+import type { DependencyLayerRef, ExportSpec, SandboxResult, SandboxRunRequest, Runtime } from "../contracts/sandbox.js";
 import { MiniAgentError } from "../errors.js";
 import { buildExecEnv, resolveSandboxConfig, type SandboxConfig } from "./config.js";
 import { createDockerClient } from "./docker-client.js";
@@ -13,6 +13,7 @@ import { refuseChangedList } from "./changed-list.js";
 import { toResult } from "./result.js";
 import { WarmSession } from "./warm-session.js";
 import type { SandboxPool } from "./sandbox-pool.js";
+import { withLayerEnv, type DependencyLayers } from "./dependency-layer.js";
 import { checkExportFits, listExport } from "../workspace/index.js";
 import { notifyIncluded, packControl, packExport } from "./workspace-tar.js";
 
@@ -30,6 +31,8 @@ export interface DockerExecutorOptions {
   log?: Logger;
   /** ready, never-used sandboxes for `run` (sandbox-pool.ts); without it every run creates its own. */
   pool?: SandboxPool;
+  /** dependency layers (dependency-layer.ts); without it no run gets one and dependency folders are copied as before */
+  layers?: DependencyLayers;
 }
 
 export interface FreshRunHooks {
@@ -57,9 +60,10 @@ export class DockerExecutor implements Executor {
   private readonly now: () => number;
   private readonly log: Logger;
   private readonly pool: SandboxPool | null;
+  private readonly layers: DependencyLayers | null;
 
   constructor(opts: DockerExecutorOptions) {
-    const known = new Set(["lockPath", "config", "docker", "now", "log", "pool"]);
+    const known = new Set(["lockPath", "config", "docker", "now", "log", "pool", "layers"]);
     for (const k of Object.keys(opts)) {
       if (!known.has(k)) throw new MiniAgentError("invalid_fields", `unknown DockerExecutor option ${k}; known: ${[...known].join(", ")}`);
     }
@@ -69,6 +73,12 @@ export class DockerExecutor implements Executor {
     this.now = opts.now ?? (() => performance.now());
     this.log = opts.log ?? pino({ level: "silent" });
     this.pool = opts.pool ?? null;
+    this.layers = opts.layers ?? null;
+  }
+
+  async prepareLayers(workspaceRoot: string, spec: ExportSpec): Promise<DependencyLayerRef[]> {
+    if (!this.layers) return [];
+    return this.layers.ensure(workspaceRoot, spec, this.config, await this.pinnedDigest());
   }
 
   /** The digest every container is created from; throws image_missing / image_digest_mismatch / runtime_unavailable. */
@@ -135,7 +145,8 @@ export class DockerExecutor implements Executor {
    * container the command runs in, so what they prove is this code path.
    */
   async runFresh(req: SandboxRunRequest, hooks: FreshRunHooks = {}): Promise<SandboxResult> {
-    const env = buildExecEnv(this.config, req.env);
+    const layers = req.exportSpec?.layers ?? [];
+    const env = withLayerEnv(buildExecEnv(this.config, req.env), layers);
     checkReportRequest(req.reportFile);
     refuseChangedList(req, "fresh");
     const t0 = this.now();
@@ -151,11 +162,13 @@ export class DockerExecutor implements Executor {
     step("list_export");
     const withControl = req.controlDir !== undefined;
     const digest = await this.pinnedDigest();
+    await this.layers?.check(layers);
     step("pin");
-    const pooled = this.pool ? await this.pool.take({ config: this.config, digest, withControl }) : null;
+    // a pool member is made before any run asks, so it has no layer mounts: a run with layers makes its own sandbox
+    const pooled = this.pool && layers.length === 0 ? await this.pool.take({ config: this.config, digest, withControl }) : null;
     // a pooled sandbox has no run label (made before the run asked): this line ties the two together
     if (pooled) this.log.info({ runId: req.runId, purpose: req.purpose, container: pooled.id, sandbox: pooled.name }, "pooled sandbox serves this run");
-    const box = pooled ?? (await SandboxContainer.start(this.docker, this.config, digest, req.runId, req.purpose, withControl, this.log));
+    const box = pooled ?? (await SandboxContainer.start(this.docker, this.config, digest, req.runId, req.purpose, withControl, this.log, layers));
     try {
       step("take");
       await hooks.beforeContent?.(box, pooled !== null);
@@ -196,9 +209,10 @@ export class DockerExecutor implements Executor {
     }
   }
 
-  async openSession(runId: string): Promise<SandboxSession> {
+  async openSession(runId: string, layers: readonly DependencyLayerRef[] = []): Promise<SandboxSession> {
     const digest = await this.pinnedDigest();
-    const session = new WarmSession({ docker: this.docker, config: this.config, digest, runId, now: this.now, log: this.log });
+    await this.layers?.check(layers);
+    const session = new WarmSession({ docker: this.docker, config: this.config, digest, runId, now: this.now, log: this.log, layers });
     await session.open();
     return session;
   }

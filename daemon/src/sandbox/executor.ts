@@ -1,4 +1,4 @@
-import type { SandboxResult, SandboxRunRequest, Runtime } from "../contracts/sandbox.js";
+import type { DependencyLayerRef, ExportSpec, SandboxResult, SandboxRunRequest, Runtime } from "../contracts/sandbox.js";
 
 /**
  * Runs one command against a copy of a workspace. The container implementation
@@ -9,8 +9,14 @@ export interface Executor {
   readonly kind: "container" | "trusted_local";
   /** A FRESH sandbox for this one command (verifier, acceptance, probes). */
   run(req: SandboxRunRequest): Promise<SandboxResult>;
-  /** A warm sandbox kept for one agent run: workspace synced in before each exec. */
-  openSession(runId: string): Promise<SandboxSession>;
+  /** A warm sandbox kept for one agent run: workspace synced in before each exec; `layers` mounted read-only. */
+  openSession(runId: string, layers?: readonly DependencyLayerRef[]): Promise<SandboxSession>;
+  /**
+   * The workspace's dependency folders as read-only layers, built when missing
+   * (sandbox/dependency-layer.ts); called once when a run is created. A backend
+   * without sandboxes has none (absent: []).
+   */
+  prepareLayers?(workspaceRoot: string, spec: ExportSpec): Promise<DependencyLayerRef[]>;
   describe(): Promise<{ runtime: Runtime | "host"; imageDigest: string | null; engineVersion: string | null }>;
   /**
    * What a run on this backend needs, checked when the run is created and

@@ -1,5 +1,6 @@
 import crypto from "node:crypto";
 import type Docker from "dockerode";
+import type { DependencyLayerRef } from "../contracts/sandbox.js";
 import type { SandboxConfig } from "./config.js";
 import { canonicalJson } from "../workspace/hash.js";
 import { seccompProfile } from "./seccomp-profile.js";
@@ -97,7 +98,12 @@ export function tmpfsVolumeOptions(bytes: number, owner: "sandbox" | "root"): Re
  * Volumes, not HostConfig.Tmpfs: the engine uploads (putArchive) into
  * volumes, never into a tmpfs under a read-only root.
  */
-export function sandboxMounts(config: SandboxConfig, labels: Record<string, string>, withControl: boolean): Docker.MountSettings[] {
+export function sandboxMounts(
+  config: SandboxConfig,
+  labels: Record<string, string>,
+  withControl: boolean,
+  layers: readonly DependencyLayerRef[] = [],
+): Docker.MountSettings[] {
   const volume = (target: string, options: Record<string, string>): Docker.MountSettings => ({
     Type: "volume",
     // no name: an anonymous volume, named by the engine and removed with the container
@@ -109,10 +115,31 @@ export function sandboxMounts(config: SandboxConfig, labels: Record<string, stri
   });
   const mounts = [volume(IN_IMAGE.workspace, tmpfsVolumeOptions(config.workspaceBytes, "sandbox"))];
   if (withControl) mounts.push(volume(IN_IMAGE.control, tmpfsVolumeOptions(config.controlBytes, "root")));
+  // dependency layers: built once, mounted READ-ONLY at their folder inside the workspace (after /workspace:
+  // the engine mounts by path depth), never copied, never counted against the workspace tmpfs
+  for (const l of layers)
+    mounts.push({
+      Type: "volume",
+      Source: l.volume,
+      Target: layerTarget(l),
+      ReadOnly: true,
+      VolumeOptions: { NoCopy: true } as Docker.MountSettings["VolumeOptions"],
+    });
   return mounts;
 }
 
-export function containerSpec(config: SandboxConfig, digest: string, labels: Record<string, string>, withControl: boolean): Docker.ContainerCreateOptions {
+/** Where a dependency layer is mounted in a sandbox. */
+export function layerTarget(l: Pick<DependencyLayerRef, "folder">): string {
+  return `${IN_IMAGE.workspace}/${l.folder}`;
+}
+
+export function containerSpec(
+  config: SandboxConfig,
+  digest: string,
+  labels: Record<string, string>,
+  withControl: boolean,
+  layers: readonly DependencyLayerRef[] = [],
+): Docker.ContainerCreateOptions {
   return {
     Image: digest,
     Cmd: [...IN_IMAGE.spawner],
@@ -129,6 +156,6 @@ export function containerSpec(config: SandboxConfig, digest: string, labels: Rec
     AttachStdout: false,
     AttachStderr: false,
     Tty: false,
-    HostConfig: { ...(hostConfigTemplate(config) as Docker.HostConfig), Mounts: sandboxMounts(config, labels, withControl) },
+    HostConfig: { ...(hostConfigTemplate(config) as Docker.HostConfig), Mounts: sandboxMounts(config, labels, withControl, layers) },
   };
 }

@@ -37,7 +37,17 @@ export function labelFilter(key: string, value: string): string {
 /** the filter that finds everything mini-agent made */
 export const OWNER_FILTER = labelFilter(OWNER_LABEL, OWNER_VALUE);
 
-export type Purpose = SandboxRunRequest["purpose"] | "session";
+export type Purpose = SandboxRunRequest["purpose"] | "session" | "layer_build";
+
+/**
+ * On a dependency layer's VOLUME (sandbox/dependency-layer.ts): its key. A layer is
+ * kept across runs and daemon restarts on purpose, so it carries no OWNER_LABEL (the
+ * start-up reaper and the leftover check would remove it); `env gc` removes layers,
+ * and only the instance's own (INSTANCE_LABEL).
+ */
+export const LAYER_LABEL = "mini-agent.layer";
+/** the dependency folder a layer holds (node_modules, .venv, venv, vendor) */
+export const LAYER_FOLDER_LABEL = "mini-agent.layer-folder";
 
 /** The labels every sandbox container and its volumes carry. */
 export function sandboxLabels(runId: string, purpose: Purpose, instance: string | null = null): Record<string, string> {

@@ -1,6 +1,7 @@
 import crypto from "node:crypto";
 import type Docker from "dockerode";
 import { pino, type Logger } from "pino";
+import type { DependencyLayerRef } from "../contracts/sandbox.js";
 import { MiniAgentError } from "../errors.js";
 import type { SandboxConfig } from "./config.js";
 import { AttachChannel } from "./attach-channel.js";
@@ -55,8 +56,9 @@ export class SandboxContainer {
     purpose: Purpose,
     withControl: boolean,
     log: Logger = SILENT,
+    layers: readonly DependencyLayerRef[] = [],
   ): Promise<SandboxContainer> {
-    return SandboxContainer.startLabelled(docker, config, digest, runId, sandboxLabels(runId, purpose, config.instance), withControl, log);
+    return SandboxContainer.startLabelled(docker, config, digest, runId, sandboxLabels(runId, purpose, config.instance), withControl, log, layers);
   }
 
   /**
@@ -71,6 +73,7 @@ export class SandboxContainer {
     baseLabels: Record<string, string>,
     withControl: boolean,
     log: Logger = SILENT,
+    layers: readonly DependencyLayerRef[] = [],
   ): Promise<SandboxContainer> {
     const name = `mini-agent-${shortId(nameHint)}`;
     const labels = { ...baseLabels, [SANDBOX_LABEL]: name };
@@ -78,7 +81,7 @@ export class SandboxContainer {
     const runId = baseLabels[RUN_LABEL];
     let container: Docker.Container | undefined;
     try {
-      container = await docker.createContainer({ ...containerSpec(config, digest, labels, withControl), name });
+      container = await docker.createContainer({ ...containerSpec(config, digest, labels, withControl, layers), name });
       // tmpfs volumes only hold data while mounted, so content goes in after start (putArchive).
       await container.start();
       const channel = await AttachChannel.open(docker, container);

@@ -1,6 +1,6 @@
 import type Docker from "dockerode";
 import type { Logger } from "pino";
-import type { SandboxResult, SandboxRunRequest } from "../contracts/sandbox.js";
+import type { DependencyLayerRef, SandboxResult, SandboxRunRequest } from "../contracts/sandbox.js";
 import { MiniAgentError } from "../errors.js";
 import { buildExecEnv, type SandboxConfig } from "./config.js";
 import { checkReportRequest, NOT_READ_AFTER_STOP, readReportIn } from "./report-read.js";
@@ -12,6 +12,7 @@ import { SandboxContainer, SETTLE_CLEARED, spawnerLostError } from "./sandbox-co
 import { checkExportFits, listExport } from "../workspace/index.js";
 import { notifyIncluded, packExport } from "./workspace-tar.js";
 import { exportManifest, planSync, type Manifest } from "./workspace-sync.js";
+import { withLayerEnv } from "./dependency-layer.js";
 
 /**
  * One warm container for one agent run. Before each exec the workspace is
@@ -35,11 +36,22 @@ export class WarmSession implements SandboxSession {
   /** host metadata of what the box's /workspace holds; null: it is empty (or unknown, then emptied first). */
   private synced: Manifest | null = null;
 
-  constructor(private readonly o: { docker: Docker; config: SandboxConfig; digest: string; runId: string; now: () => number; log: Logger }) {}
+  constructor(
+    private readonly o: {
+      docker: Docker;
+      config: SandboxConfig;
+      digest: string;
+      runId: string;
+      now: () => number;
+      log: Logger;
+      /** the run's dependency layers, mounted read-only in every box of the session (fixed for the run) */
+      layers?: readonly DependencyLayerRef[];
+    },
+  ) {}
 
   async open(): Promise<void> {
     this.synced = null;
-    this.box = await SandboxContainer.start(this.o.docker, this.o.config, this.o.digest, this.o.runId, "session", false, this.o.log);
+    this.box = await SandboxContainer.start(this.o.docker, this.o.config, this.o.digest, this.o.runId, "session", false, this.o.log, this.o.layers ?? []);
   }
 
   exec(req: Omit<SandboxRunRequest, "runId">): Promise<SandboxResult> {
@@ -54,7 +66,7 @@ export class WarmSession implements SandboxSession {
       // hidden acceptance assets only ever go to a fresh sandbox, never to the warm one the candidate shares
       throw new MiniAgentError("invalid_fields", "controlDir is not accepted in a warm session; use Executor.run");
     }
-    const env = buildExecEnv(this.o.config, req.env);
+    const env = withLayerEnv(buildExecEnv(this.o.config, req.env), this.o.layers);
     checkReportRequest(req.reportFile);
     checkChangedRequest(req.listChanged);
     await this.cleanup;

@@ -4,7 +4,7 @@ import { Decision } from "../contracts/decision.js";
 import { EffectivePolicy } from "../contracts/policy.js";
 import { OrchestratorName, RunStatus } from "../contracts/run.js";
 import { BudgetName, VerificationEvidence } from "../contracts/run-view.js";
-import { Backend, Runtime, SandboxInclude } from "../contracts/sandbox.js";
+import { Backend, DependencyLayerRef, Runtime, SandboxInclude } from "../contracts/sandbox.js";
 import { Budgets, TaskSpec } from "../contracts/task-spec.js";
 import { ToolResult } from "../contracts/tool-call.js";
 import { MiniAgentError } from "../errors.js";
@@ -32,6 +32,8 @@ export const RunRecord = z.strictObject({
   budgets: Budgets,
   /** `--sandbox-include`: forbidden paths the run's sandboxes may still see (absent: none) */
   sandbox_include: z.optional(SandboxInclude),
+  /** the dependency folders that enter its sandboxes as read-only layers (absent: none; runs made before layers) */
+  dependency_layers: z.optional(z.array(DependencyLayerRef)),
   /** an ad-hoc run (`--goal`): the daemon drafted `task` from the folder (absent: a fixture or a given task spec) */
   adhoc: z.optional(z.strictObject({ test_source: z.string(), dirty_files: z.array(z.string()) })),
   /** the policy resolved at creation (daemon file + profile + workspace tightening); absent in runs made before policies: the built-in `interactive` */

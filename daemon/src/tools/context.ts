@@ -1,7 +1,10 @@
 import type { EffectivePolicy } from "../contracts/policy.js";
-import type { ExportSpec } from "../contracts/sandbox.js";
+import type { DependencyLayerRef, ExportSpec } from "../contracts/sandbox.js";
 import type { TaskSpec } from "../contracts/task-spec.js";
+import fs from "node:fs";
+import path from "node:path";
 import { createForbiddenMatcher, globMatcher, type Matcher } from "../workspace/forbidden.js";
+import { isDependencyPath } from "../workspace/dependency-dirs.js";
 import { resolveLimits, type ToolLimits } from "./limits.js";
 
 /** What every tool needs to know about the run. Paths are host paths; they never appear in results. */
@@ -16,13 +19,15 @@ export interface ToolContext {
    * see (never the model through read_file or search)
    */
   sandboxInclude?: readonly string[];
+  /** the run's dependency layers (RunRecord.dependency_layers): mounted read-only in its sandboxes, never copied */
+  dependencyLayers?: readonly DependencyLayerRef[];
   /** the run's resolved policy (RunRecord.policy); absent: the built-in `interactive` (policy/effective.ts policyOf) */
   policy?: EffectivePolicy;
 }
 
 /** What of the workspace may be copied into this run's sandboxes: the task's forbidden globs and the run's opt-ins. */
-export function exportSpecOf(ctx: Pick<ToolContext, "task" | "sandboxInclude">): ExportSpec {
-  return { forbidden: ctx.task.forbidden, include: ctx.sandboxInclude ?? [] };
+export function exportSpecOf(ctx: Pick<ToolContext, "task" | "sandboxInclude" | "dependencyLayers">): ExportSpec {
+  return { forbidden: ctx.task.forbidden, include: ctx.sandboxInclude ?? [], ...(ctx.dependencyLayers?.length && { layers: ctx.dependencyLayers }) };
 }
 
 export interface ToolEnv {
@@ -33,10 +38,13 @@ export interface ToolEnv {
 }
 
 /** Matchers and limits derived from the task, computed the same way for tools and policy. */
-export function toolEnv(ctx: Pick<ToolContext, "task" | "limits">): ToolEnv {
+export function toolEnv(ctx: Pick<ToolContext, "task" | "limits"> & Partial<Pick<ToolContext, "workspaceRoot">>): ToolEnv {
+  const writable = globMatcher(ctx.task.writable);
+  // a dependency folder is never written, whatever `writable` says: it is the run's read-only layer
+  const hasGoMod = ctx.workspaceRoot !== undefined && fs.existsSync(path.join(ctx.workspaceRoot, "go.mod"));
   return {
     forbidden: createForbiddenMatcher(ctx.task.forbidden),
-    writable: globMatcher(ctx.task.writable),
+    writable: (rel) => !isDependencyPath(rel, hasGoMod) && writable(rel),
     creatable: globMatcher(ctx.task.creatable),
     limits: resolveLimits(ctx.limits),
   };

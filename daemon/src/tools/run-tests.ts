@@ -13,6 +13,7 @@ import type { ToolLimits } from "./limits.js";
 import { errorResult, okResult } from "./result.js";
 import { DEFAULT_JUNIT_REPORT_PATH, parserFor, type TestFailure, type TestReportSummary } from "./parsers/index.js";
 import { exitCodeOnlySummary, judgeTestRun, type TestRunFacts, type TestSummary } from "./test-verdict.js";
+import { dependencySkip } from "../workspace/dependency-dirs.js";
 
 export interface RunTestsContext extends ToolContext {
   /** a fresh-container Executor, or the run's warm SandboxSession */
@@ -44,8 +45,10 @@ export async function presetInvocation(task: TaskSpec, preset: string, workspace
   if (!Object.hasOwn(task.test_presets, preset)) return null;
   const spec = task.test_presets[preset]!;
   const forbidden = createForbiddenMatcher(task.forbidden);
+  const dependencies = dependencySkip(workspaceRoot);
   const entries = await walkTree(workspaceRoot, {
-    skip: (rel, type) => forbidden(rel) || type === "symlink" || type === "other",
+    // a dependency's own test files are never the project's candidates (and its folder may be 150 MB)
+    skip: (rel, type) => forbidden(rel) || type === "symlink" || type === "other" || dependencies(rel),
     excludeAbs: controlDir === undefined ? [] : [controlDir],
   });
   const candidates = entries.filter((e) => e.type === "file" && e.nlink === 1).map((e) => e.rel);

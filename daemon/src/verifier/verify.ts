@@ -33,7 +33,7 @@
 import type { Logger } from "pino";
 import type { EffectivePolicy } from "../contracts/policy.js";
 import type { TaskSpec } from "../contracts/task-spec.js";
-import type { SandboxResult } from "../contracts/sandbox.js";
+import type { DependencyLayerRef, SandboxResult } from "../contracts/sandbox.js";
 import type { Executor } from "../sandbox/executor.js";
 import type { VerificationEvidence, VerifyCommandResult } from "../contracts/run-view.js";
 import { isMiniAgentError } from "../errors.js";
@@ -86,6 +86,8 @@ export interface VerifyInput {
   policy?: EffectivePolicy;
   /** the run's `--sandbox-include` globs; the task's forbidden globs come from `task` */
   sandboxInclude?: readonly string[];
+  /** the run's dependency layers: its fresh sandboxes mount the same ones as run_tests' did */
+  dependencyLayers?: readonly DependencyLayerRef[];
   /** told which opted-in paths entered a Verifier sandbox (log and trace); must not throw */
   onSandboxInclude?: (paths: string[]) => void;
   signal?: AbortSignal;
@@ -121,7 +123,7 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
   // both fresh sandboxes get exactly what run_tests' sandbox got: the same export rule
   const exported = {
     workspaceDir: input.workspaceRoot,
-    exportSpec: exportSpecOf({ task, sandboxInclude: input.sandboxInclude }),
+    exportSpec: exportSpecOf({ task, sandboxInclude: input.sandboxInclude, dependencyLayers: input.dependencyLayers }),
     ...(input.onSandboxInclude && { onIncluded: input.onSandboxInclude }),
   };
   const details: string[] = [];

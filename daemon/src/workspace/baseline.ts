@@ -7,6 +7,7 @@ import { sha256Hex } from "./hash.js";
 import { Manifest, manifestDigest } from "./manifest.js";
 import { copyNoFollow, readNoFollow } from "./read.js";
 import { walkTree } from "./walk.js";
+import { dependencySkip } from "./dependency-dirs.js";
 
 /**
  * The run-start snapshot, kept in the CONTROL dir (outside the workspace) so
@@ -40,7 +41,7 @@ function isInside(child: string, parent: string): boolean {
   return r === "" || (!r.startsWith("..") && !path.isAbsolute(r));
 }
 
-/** Copies every regular file and writes the manifest. Refuses to overwrite an existing baseline (resume must reuse it). */
+/** Copies every regular file (but dependency folders) and writes the manifest. Refuses to overwrite an existing baseline (resume must reuse it). */
 export async function captureBaseline(workspaceRoot: string, controlDir: string): Promise<Baseline> {
   const ws = await fs.realpath(workspaceRoot);
   const control = path.resolve(controlDir);
@@ -61,7 +62,9 @@ export async function captureBaseline(workspaceRoot: string, controlDir: string)
   const special: Record<string, string> = {};
   const hardLinked: string[] = [];
   const unreadable = (rel: string) => void (special[rel] = "unreadable:dir");
-  for (const entry of await walkTree(ws, { onUnreadable: unreadable })) {
+  // dependency folders are the project's environment, not its content: a 150 MB node_modules
+  // copied per run filled the state dir (328 MB after 15 runs); they are protected and never written
+  for (const entry of await walkTree(ws, { onUnreadable: unreadable, skip: dependencySkip(ws) })) {
     if (entry.type === "dir") continue;
     if (entry.type === "symlink") {
       special[entry.rel] = `symlink:${sha256Hex(await fs.readlink(entry.abs).catch(() => ""))}`;

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { isMiniAgentError } from "../errors.js";
 import { tempRun, type TempRun } from "../tools/workspace.testkit.js";
 import { captureBaseline } from "./baseline.js";
-import { checkCopySize, checkExportFits, COPY_LIMITS } from "./copy-limits.js";
+import { checkCopySize, checkLayerSize, checkExportFits, COPY_LIMITS } from "./copy-limits.js";
 import { parseByteSize } from "../contracts/copy-limits.js";
 import { measureTree, type TreeSizeFs } from "./tree-size.js";
 
@@ -108,17 +108,26 @@ describe("checkCopySize", () => {
     expect(err.details).toMatchObject({ limit: "bytes", files: 2, max_bytes: COPY_LIMITS.maxBytes, flag: "--max-workspace-bytes" });
   });
 
-  it("refuses too many files with the file limit's flag, and names a dependency folder that tips it over", async () => {
+  it("refuses too many files with the file limit's flag, and names a dependency folder that tips it over (a fixture's repo/ is copied whole)", async () => {
     const files: Record<string, string> = { "src/a.js": "a" };
     for (let i = 0; i < 30; i++) files[`node_modules/p${i}/index.js`] = "x";
     run = await tempRun(files);
-    const err = await refusal(checkCopySize(run.ws, "workspace", { maxBytes: COPY_LIMITS.maxBytes, maxFiles: 10 }));
+    const err = await refusal(checkCopySize(run.ws, "fixture repo/", { maxBytes: COPY_LIMITS.maxBytes, maxFiles: 10 }));
     expect(err.message).toBe(
-      "workspace has too many files: 0 MiB in 31 files (limit 10 files); raise with --max-workspace-files; of it, node_modules/ (a dependency folder) holds 0 MiB in 30 files",
+      "fixture repo/ has too many files: 0 MiB in 31 files (limit 10 files); raise with --max-workspace-files; of it, node_modules/ (a dependency folder) holds 0 MiB in 30 files",
     );
     expect(err.message).not.toMatch(/\n/);
     // the flag's value lets the same tree through
-    await expect(checkCopySize(run.ws, "workspace", { maxBytes: COPY_LIMITS.maxBytes, maxFiles: 31 })).resolves.toMatchObject({ files: 31 });
+    await expect(checkCopySize(run.ws, "fixture repo/", { maxBytes: COPY_LIMITS.maxBytes, maxFiles: 31 })).resolves.toMatchObject({ files: 31 });
+  });
+
+  it("a workspace's own dependency folders at its root do not count: they enter sandboxes as a read-only layer with its own ceiling", async () => {
+    const files: Record<string, string> = { "src/a.js": "a" };
+    for (let i = 0; i < 30; i++) files[`node_modules/p${i}/index.js`] = "x";
+    run = await tempRun(files);
+    await expect(checkCopySize(run.ws, "workspace", { maxBytes: COPY_LIMITS.maxBytes, maxFiles: 10 })).resolves.toMatchObject({ files: 1 });
+    const err = await refusal(checkLayerSize(`${run.ws}/node_modules`, "node_modules", { maxBytes: COPY_LIMITS.maxBytes, maxFiles: 10 }));
+    expect(err.message).toMatch(/^dependency folder node_modules\/ too large for its read-only layer: 0 MiB in 30 files \(limit 10 files;/);
   });
 
   it("does not count repository metadata (.git is never copied into a sandbox)", async () => {

@@ -1,6 +1,7 @@
 import { COPY_LIMIT_FLAGS } from "../contracts/copy-limits.js";
 import { MiniAgentError } from "../errors.js";
 import { SANDBOX_DEFAULTS } from "../sandbox/config.js";
+import { dependencySkip } from "./dependency-dirs.js";
 import { measureTree, type TreeSize } from "./tree-size.js";
 
 /**
@@ -86,9 +87,15 @@ export function copyRefusal(what: CopyWhat, size: TreeSize, limits: CopyLimits):
   });
 }
 
-/** Measures `root` as it would be copied and throws `workspace_too_large` when it does not fit; returns the figures otherwise. */
+/**
+ * Measures `root` as it would be copied and throws `workspace_too_large` when it does not fit; returns the figures otherwise.
+ * A workspace's own dependency folders (at its root: dependency-dirs.ts) are never copied into the baseline or a
+ * sandbox's /workspace: they enter as a read-only layer, measured on its own (checkLayerSize). A fixture's or a case's
+ * repo/ is copied whole into a fresh workspace first, so it counts them.
+ */
 export async function checkCopySize(root: string, what: CopyWhat, limits: CopyLimits): Promise<TreeSize> {
-  const size = await measureTree(root, { skipDir: (rel) => NOT_COPIED.has(rel.slice(rel.lastIndexOf("/") + 1)) });
+  const deps = what === "workspace" ? dependencySkip(root) : () => false;
+  const size = await measureTree(root, { skipDir: (rel) => NOT_COPIED.has(rel.slice(rel.lastIndexOf("/") + 1)) || deps(rel) });
   const refusal = copyRefusal(what, size, limits);
   if (refusal) throw refusal;
   return size;
@@ -117,5 +124,24 @@ export function checkExportFits(entries: ReadonlyArray<{ type: "file" | "dir"; s
     "workspace_too_large",
     `workspace too large for the sandbox: ${formatBytes(bytes)} in ${files(n)} take ${formatBytes(pages * PAGE_BYTES)} of its ${formatBytes(capacityBytes)} /workspace (each file at least a ${PAGE_BYTES / 1024} KiB page); nothing was copied`,
     { details: { what: "sandbox", bytes, files: n, capacity_bytes: capacityBytes } },
+  );
+}
+
+/**
+ * A dependency folder's layer is a volume on the engine's disk, not the
+ * tmpfs: far more fits, but a copy still writes every byte out dense (a 1.5 GB
+ * sparse file in node_modules/ would become 1.5 GB of volume), so it has its
+ * own ceiling, checked before the folder is hashed or copied.
+ */
+export const LAYER_LIMITS: Readonly<CopyLimits> = { maxBytes: 1024 * MIB, maxFiles: 400_000 };
+
+export async function checkLayerSize(folderAbs: string, folder: string, limits: CopyLimits = LAYER_LIMITS): Promise<void> {
+  const size = await measureTree(folderAbs);
+  if (size.bytes <= limits.maxBytes && size.files <= limits.maxFiles) return;
+  const over = size.bytes > limits.maxBytes ? `limit ${formatBytes(limits.maxBytes)}` : `limit ${count(limits.maxFiles)} files`;
+  throw new MiniAgentError(
+    "workspace_too_large",
+    `dependency folder ${folder}/ too large for its read-only layer: ${formatBytes(size.bytes)} in ${files(size.files)} (${over}; a sparse file counts by its length); remove what the tests do not need from it`,
+    { details: { folder, bytes: size.bytes, files: size.files, max_bytes: limits.maxBytes, max_files: limits.maxFiles } },
   );
 }

@@ -6,9 +6,8 @@ export { computeManifest, changedPaths, Manifest, type ManifestOptions } from ".
 export { captureBaseline, loadBaseline, type Baseline } from "./baseline.js";
 export { workspaceDigest, currentFileVersion } from "./version.js";
 export { sha256Hex, canonicalJson } from "./hash.js";
-export { checkCopySize, checkExportFits, copyRefusal, COPY_LIMITS, type CopyLimits, type CopyWhat } from "./copy-limits.js";
+export { checkCopySize, checkExportFits, checkLayerSize, copyRefusal, COPY_LIMITS, LAYER_LIMITS, type CopyLimits, type CopyWhat } from "./copy-limits.js";
 export { measureTree, type TreeSize } from "./tree-size.js";
-export { DEPENDENCY_DIRS, isDependencyDirName } from "./dependency-dirs.js";
 export {
   listExport,
   exportVerdict,
@@ -20,3 +19,7 @@ export {
   type ExportRule,
   type ExportVerdict,
 } from "./sandbox-export.js";
+export { DEPENDENCY_DIRS, findDependencyDirs, dependencySkip, isDependencyPath, isDependencyDirName, type DependencyDir } from "./dependency-dirs.js";
+export { listLayerContent, type LayerContent, type LayerEntry } from "./dependency-export.js";
+export { readVenv, type VenvFacts } from "./venv.js";
+export { openNoFollow } from "./read.js";

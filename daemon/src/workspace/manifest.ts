@@ -5,6 +5,7 @@ import { canonicalJson, sha256Hex } from "./hash.js";
 import { fileHashCache, type FileHashCache } from "./hash-cache.js";
 import { hashNoFollow } from "./read.js";
 import { walkTree } from "./walk.js";
+import { dependencySkip } from "./dependency-dirs.js";
 
 /**
  * Regular files map to their SHA-256; anything else that is not a folder
@@ -40,7 +41,8 @@ export async function computeManifest(root: string, opts: ManifestOptions = {}):
   const files: Record<string, string> = {};
   const special: Record<string, string> = {};
   const unreadable = (rel: string) => void (special[rel] = "unreadable:dir");
-  for (const entry of await walkTree(root, { excludeAbs: opts.excludeAbs, onUnreadable: unreadable })) {
+  // the same view as the baseline: dependency folders are not the project's content (workspace/dependency-dirs.ts)
+  for (const entry of await walkTree(root, { excludeAbs: opts.excludeAbs, onUnreadable: unreadable, skip: dependencySkip(root) })) {
     if (entry.type === "dir") continue;
     if (entry.type === "symlink") {
       const target = await fs.readlink(entry.abs).catch(() => "");

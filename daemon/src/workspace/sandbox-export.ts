@@ -137,8 +137,10 @@ function checkRoot(dir: string): string {
 export async function listExport(dir: string, spec?: ExportSpec): Promise<ExportList> {
   const root = checkRoot(dir);
   const rule = createExportRule(spec);
+  // a folder that enters as a read-only dependency layer is mounted, never copied (issue 25: a 157 MB node_modules filled the tmpfs)
+  const layered = new Set<string>((spec?.layers ?? []).map((l) => l.folder));
   const walked = await walkTree(root, {
-    skip: (rel, type) => rule.never(rel) || type === "symlink" || type === "other" || (!rule.canLift && rule.forbidden(rel)),
+    skip: (rel, type) => layered.has(rel) || rule.never(rel) || type === "symlink" || type === "other" || (!rule.canLift && rule.forbidden(rel)),
   });
   const allowed = new Map<string, ExportEntry["via"]>();
   for (const e of walked) {

@@ -1,0 +1,322 @@
+import crypto from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import type Docker from "dockerode";
+import { pino, type Logger } from "pino";
+import tarStream from "tar-stream";
+import { z } from "zod";
+import type { DependencyLayerRef, ExportSpec } from "../contracts/sandbox.js";
+import { MiniAgentError } from "../errors.js";
+import { checkLayerSize, findDependencyDirs, listLayerContent, readVenv, type LayerContent } from "../workspace/index.js";
+import type { SandboxConfig } from "./config.js";
+import { containerSpec, IN_IMAGE } from "./host-config.js";
+import { engineError } from "./image-pin.js";
+import { INSTANCE_LABEL, LAYER_FOLDER_LABEL, LAYER_LABEL, sandboxLabels } from "./labels.js";
+import { packLayer } from "./layer-tar.js";
+
+/**
+ * Dependency layers (issue 25): a workspace's dependency folders enter its
+ * sandboxes as read-only, content-addressed volumes, built once per key and
+ * reused by every run, Verifier sandbox and eval case with that key, instead
+ * of being copied into each sandbox's 128 MiB workspace tmpfs. A layer is
+ * populated by the ENGINE extracting a tar (putArchive) into the volume
+ * mounted in a helper container of the run's pinned image with the same
+ * HostConfig, which is created and never started: nothing of the repository
+ * runs, not even to install it. The record of a finished build (a file in the
+ * state dir) is written last, so a volume without one (the daemon died while
+ * building) is never used: it is removed and built again.
+ */
+
+/** What the daemon keeps of a built layer; read back through this schema. */
+const LayerRecord = z.strictObject({
+  schema_version: z.literal(1),
+  key: z.string().regex(/^[a-f0-9]{64}$/),
+  folder: z.enum(["node_modules", ".venv", "venv", "vendor"]),
+  volume: z.string(),
+  size_bytes: z.number().int().min(0),
+  files: z.number().int().min(0),
+  built_at: z.string(),
+  build_ms: z.number().min(0),
+  last_used_at: z.string(),
+  /** a venv's Python minor version (pyvenv.cfg), checked against the run's image on every use */
+  venv_minor: z.string().nullable().optional(),
+  site_packages: z.string().optional(),
+});
+export type LayerRecord = z.infer<typeof LayerRecord>;
+
+export interface DependencyLayersOptions {
+  docker: Docker;
+  /** where build records are kept: statePath(stateDir, "layers") */
+  dir: string;
+  /** the daemon's instance: on every layer volume, and in its name (gc only ever sees its own) */
+  instance: string | null;
+  /** wall clock (ms since the epoch), for built/last-used times */
+  now?: () => number;
+  log?: Logger;
+}
+
+/** PYTHONPATH for the venv layers among `layers` (absent: none has site-packages). */
+export function layerEnv(layers: readonly DependencyLayerRef[] | undefined): Record<string, string> {
+  const paths = (layers ?? []).filter((l) => l.site_packages).map((l) => `${IN_IMAGE.workspace}/${l.folder}/${l.site_packages}`);
+  // the image's own python imports from the venv's site-packages: the venv's bin/python links to a host interpreter
+  return paths.length > 0 ? { PYTHONPATH: paths.join(":") } : {};
+}
+
+/** Adds layerEnv to an exec's `NAME=value` list, replacing a name it already holds. */
+export function withLayerEnv(env: string[], layers: readonly DependencyLayerRef[] | undefined): string[] {
+  const extra = layerEnv(layers);
+  const names = new Set(Object.keys(extra));
+  if (names.size === 0) return env;
+  return [...env.filter((e) => !names.has(e.slice(0, e.indexOf("=")))), ...Object.entries(extra).map(([k, v]) => `${k}=${v}`)];
+}
+
+export class DependencyLayers {
+  private readonly docker: Docker;
+  private readonly dir: string;
+  private readonly instance: string;
+  private readonly now: () => number;
+  private readonly log: Logger;
+  /** one build per key at a time: two runs asking at once share it */
+  private readonly building = new Map<string, Promise<LayerRecord>>();
+  private readonly pythonOf = new Map<string, Promise<string | null>>();
+
+  constructor(opts: DependencyLayersOptions) {
+    this.docker = opts.docker;
+    this.dir = opts.dir;
+    this.instance = opts.instance ?? "0".repeat(16);
+    this.now = opts.now ?? (() => Date.now());
+    this.log = opts.log ?? pino({ level: "silent" });
+  }
+
+  /**
+   * The layers of `workspace`'s dependency folders, built when missing, for a run
+   * whose sandboxes use `config` and the image `digest`. A venv made with another
+   * Python minor version than the image's is refused (invalid_workspace) before
+   * anything is built.
+   */
+  async ensure(workspace: string, spec: ExportSpec, config: SandboxConfig, digest: string): Promise<DependencyLayerRef[]> {
+    const refs: DependencyLayerRef[] = [];
+    for (const folder of findDependencyDirs(workspace)) {
+      const venv = folder === ".venv" || folder === "venv" ? readVenv(path.join(workspace, folder)) : null;
+      if (venv?.minor) {
+        const image = await this.imagePython(config, digest);
+        if (image !== null && image !== venv.minor) {
+          throw new MiniAgentError(
+            "invalid_workspace",
+            `${folder} was made with Python ${venv.minor}, but the ${config.imageFamily} image runs Python ${image}; make it with python${image} -m venv ${folder}, or remove it`,
+            { details: { folder, venv_python: venv.minor, image_python: image } },
+          );
+        }
+      }
+      // before a byte of it is hashed or copied: the figure and the limit
+      await checkLayerSize(path.join(workspace, folder), folder);
+      const content = await listLayerContent(workspace, folder, spec);
+      let record = this.read(content.key);
+      if (record && !(await this.volumeExists(record.volume))) record = null;
+      if (record) {
+        record = { ...record, last_used_at: new Date(this.now()).toISOString() };
+        this.write(record);
+        this.log.info({ layer: content.key, folder, volume: record.volume }, "dependency layer reused");
+      } else {
+        record = await this.buildOnce(content, venv?.minor ?? null, venv?.sitePackages ?? null, config, digest);
+      }
+      refs.push({ folder, key: record.key, volume: record.volume, ...(record.site_packages && { site_packages: record.site_packages }) });
+    }
+    return refs;
+  }
+
+  /** Refuses to start a sandbox whose layer volume is gone: the engine would silently mount a new, empty one. */
+  async check(layers: readonly DependencyLayerRef[]): Promise<void> {
+    for (const l of layers) {
+      if (await this.volumeExists(l.volume)) continue;
+      throw new MiniAgentError("sandbox_error", `the dependency layer of ${l.folder} (${l.volume}) no longer exists; start a new run to build it again`, {
+        details: { layer: l.key, folder: l.folder },
+      });
+    }
+  }
+
+  /** Every layer this daemon built (newest use first), and whether the engine still has its volume. */
+  async list(): Promise<Array<LayerRecord & { present: boolean }>> {
+    let names: string[] = [];
+    try {
+      names = fs.readdirSync(this.dir).filter((n) => /^[a-f0-9]{64}\.json$/.test(n));
+    } catch {
+      names = [];
+    }
+    const out: Array<LayerRecord & { present: boolean }> = [];
+    for (const n of names) {
+      const r = this.read(n.slice(0, -5));
+      if (r) out.push({ ...r, present: await this.volumeExists(r.volume) });
+    }
+    return out.sort((a, b) => (a.last_used_at < b.last_used_at ? 1 : a.last_used_at > b.last_used_at ? -1 : 0));
+  }
+
+  /** Removes a layer's volume, then its record; a volume the engine says is in use stays (sandbox_error). */
+  async remove(key: string): Promise<void> {
+    const r = this.read(key);
+    if (!r) return;
+    try {
+      await this.docker.getVolume(r.volume).remove();
+    } catch (err) {
+      if ((err as { statusCode?: number }).statusCode !== 404) {
+        throw new MiniAgentError("sandbox_error", `the dependency layer ${key.slice(0, 12)} could not be removed (a sandbox may still use it)`, { cause: err });
+      }
+    }
+    fs.rmSync(this.recordPath(key), { force: true });
+  }
+
+  private recordPath(key: string): string {
+    return path.join(this.dir, `${key}.json`);
+  }
+
+  private read(key: string): LayerRecord | null {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(fs.readFileSync(this.recordPath(key), "utf8"));
+    } catch {
+      return null;
+    }
+    const parsed = LayerRecord.safeParse(raw);
+    return parsed.success && parsed.data.key === key ? parsed.data : null;
+  }
+
+  /** temp file then rename: a record is whole or absent */
+  private write(r: LayerRecord): void {
+    fs.mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    const tmp = `${this.recordPath(r.key)}.${crypto.randomBytes(4).toString("hex")}.tmp`;
+    fs.writeFileSync(tmp, JSON.stringify(r, null, 2) + "\n", { mode: 0o600 });
+    fs.renameSync(tmp, this.recordPath(r.key));
+  }
+
+  private async volumeExists(name: string): Promise<boolean> {
+    try {
+      await this.docker.getVolume(name).inspect();
+      return true;
+    } catch (err) {
+      if ((err as { statusCode?: number }).statusCode === 404) return false;
+      throw engineError(err);
+    }
+  }
+
+  private buildOnce(content: LayerContent, venvMinor: string | null, sitePackages: string | null, config: SandboxConfig, digest: string): Promise<LayerRecord> {
+    let p = this.building.get(content.key);
+    if (!p) {
+      p = this.build(content, venvMinor, sitePackages, config, digest).finally(() => this.building.delete(content.key));
+      this.building.set(content.key, p);
+    }
+    return p;
+  }
+
+  private async build(
+    content: LayerContent,
+    venvMinor: string | null,
+    sitePackages: string | null,
+    config: SandboxConfig,
+    digest: string,
+  ): Promise<LayerRecord> {
+    const t0 = this.now();
+    const volume = `mini-agent-layer-${this.instance.slice(0, 16)}-${content.key.slice(0, 32)}`;
+    // a volume of this name without a record is a build that never finished
+    await this.docker
+      .getVolume(volume)
+      .remove()
+      .catch(() => undefined);
+    let helper: Docker.Container | undefined;
+    try {
+      await this.docker.createVolume({
+        Name: volume,
+        Driver: "local",
+        Labels: { [LAYER_LABEL]: content.key, [LAYER_FOLDER_LABEL]: content.folder, [INSTANCE_LABEL]: this.instance },
+      });
+      const spec = containerSpec(config, digest, sandboxLabels(`layer-${content.key.slice(0, 12)}`, "layer_build", config.instance), false);
+      spec.HostConfig = {
+        ...spec.HostConfig,
+        Mounts: [
+          {
+            Type: "volume",
+            Source: volume,
+            Target: IN_IMAGE.workspace,
+            ReadOnly: false,
+            VolumeOptions: { NoCopy: true } as Docker.MountSettings["VolumeOptions"],
+          },
+        ],
+      };
+      helper = await this.docker.createContainer({ ...spec, name: `mini-agent-layer-build-${crypto.randomBytes(6).toString("hex")}` });
+      await helper.putArchive(packLayer(content.entries) as never, { path: IN_IMAGE.workspace, noOverwriteDirNonDir: "true" });
+    } catch (err) {
+      await helper?.remove({ force: true, v: true }).catch(() => undefined);
+      await this.docker
+        .getVolume(volume)
+        .remove()
+        .catch(() => undefined);
+      if (err instanceof MiniAgentError) throw err;
+      throw new MiniAgentError("sandbox_error", `the dependency layer of ${content.folder} could not be built: ${(err as Error)?.message ?? err}`, {
+        cause: err,
+      });
+    }
+    await helper.remove({ force: true, v: true }).catch(() => undefined);
+    const at = new Date(this.now()).toISOString();
+    const record: LayerRecord = {
+      schema_version: 1,
+      key: content.key,
+      folder: content.folder,
+      volume,
+      size_bytes: content.bytes,
+      files: content.entries.filter((e) => e.type === "file").length,
+      built_at: at,
+      build_ms: Math.max(0, this.now() - t0),
+      last_used_at: at,
+      ...(venvMinor !== null && { venv_minor: venvMinor }),
+      ...(sitePackages !== null && { site_packages: sitePackages }),
+    };
+    this.write(record);
+    this.log.info({ layer: content.key, folder: content.folder, volume, bytes: content.bytes, ms: record.build_ms }, "dependency layer built");
+    return record;
+  }
+
+  /**
+   * The image's Python minor version, from its /usr/bin/python3 link (python3.11),
+   * read by the engine from a created, never started container; null without a python3.
+   */
+  private imagePython(config: SandboxConfig, digest: string): Promise<string | null> {
+    let p = this.pythonOf.get(digest);
+    if (!p) {
+      p = this.readImagePython(config, digest);
+      this.pythonOf.set(digest, p);
+    }
+    return p;
+  }
+
+  private async readImagePython(config: SandboxConfig, digest: string): Promise<string | null> {
+    let c: Docker.Container | undefined;
+    try {
+      const spec = containerSpec(config, digest, sandboxLabels("layer-python", "layer_build", config.instance), false);
+      c = await this.docker.createContainer({ ...spec, name: `mini-agent-layer-py-${crypto.randomBytes(6).toString("hex")}` });
+      const tar = (await c.getArchive({ path: "/usr/bin/python3" })) as NodeJS.ReadableStream;
+      const link = await firstLinkName(tar);
+      const m = link ? /python(3\.\d+)$/.exec(link) : null;
+      return m ? m[1]! : null;
+    } catch (err) {
+      if ((err as { statusCode?: number }).statusCode === 404) return null;
+      this.pythonOf.delete(digest);
+      throw engineError(err);
+    } finally {
+      await c?.remove({ force: true, v: true }).catch(() => undefined);
+    }
+  }
+}
+
+function firstLinkName(tar: NodeJS.ReadableStream): Promise<string | null> {
+  return new Promise((resolve, reject) => {
+    const extract = tarStream.extract();
+    let found: string | null = null;
+    extract.on("entry", (header, stream, next) => {
+      if (found === null && header.type === "symlink") found = header.linkname ?? null;
+      stream.on("end", next);
+      stream.resume();
+    });
+    extract.on("finish", () => resolve(found));
+    extract.on("error", reject);
+    tar.pipe(extract);
+  });
+}

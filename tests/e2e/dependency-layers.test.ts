@@ -1,0 +1,311 @@
+import { execFileSync } from "node:child_process";
+import crypto from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { instanceIdFor } from "../../daemon/src/config/state-dir.js";
+import type { EnvLayersBody } from "../../daemon/src/contracts/api-responses.js";
+import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
+import { INSTANCE_LABEL, LAYER_LABEL, labelFilter } from "../../daemon/src/sandbox/labels.js";
+import { pinTestImage } from "../kit/sandbox-image.js";
+import { printedJson, runClient, Started, stateDirIn, type DaemonHandle } from "./harness.js";
+
+/**
+ * Dependency layers end to end (issue 25): projects whose dependencies are
+ * installed beside them (node_modules, .venv) run their tests through the real
+ * client on the container backend. The folder enters every sandbox of the run
+ * as a read-only layer built once per key (never copied into the workspace
+ * tmpfs, never kept in the baseline); `env list|gc` show and remove layers.
+ * One daemon for the whole file.
+ */
+const docker = createDockerClient(process.env);
+const started = new Started();
+let d: DaemonHandle;
+let root: string;
+let socket: string[];
+
+const sha256 = (s: string) => crypto.createHash("sha256").update(s).digest("hex");
+const BUGGY = 'import { twice } from "helperlib";\nexport function quad(n) {\n  return twice(n);\n}\n';
+const FIXED = 'import { twice } from "helperlib";\nexport function quad(n) {\n  return twice(twice(n));\n}\n';
+const NODE_TEST = `import test from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import { execFileSync } from "node:child_process";
+import { quad } from "../src/quad.js";
+test("quad uses the installed helper", () => assert.equal(quad(3), 12));
+test("the .bin link of the layer runs", () => assert.equal(execFileSync(process.execPath, ["node_modules/.bin/hello"]).toString().trim(), "hello from the layer"));
+test("no credential file of node_modules entered the sandbox", () => assert.equal(fs.existsSync("node_modules/.npmrc"), false));
+`;
+const FIX_REPLAY = {
+  schema_version: 1,
+  decisions: [
+    {
+      kind: "tool",
+      call: {
+        call_id: "c1",
+        name: "apply_patch",
+        arguments: { path: "src/quad.js", version: sha256(BUGGY), old: "return twice(n);", new: "return twice(twice(n));" },
+      },
+    },
+    { kind: "tool", call: { call_id: "c2", name: "run_tests", arguments: { preset: "tests" } } },
+    { kind: "final", text: "quad quadruples" },
+  ],
+};
+
+function write(dir: string, files: Record<string, string | Buffer>): void {
+  for (const [rel, content] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+    fs.writeFileSync(path.join(dir, rel), content);
+  }
+}
+
+/** A node project with an installed dependency, a `.bin` link into it, an `.npmrc` in node_modules and `padding` bytes of dependency. */
+function nodeProject(name: string, padding: number, extra: Record<string, string> = {}): string {
+  const ws = path.join(root, name);
+  write(ws, {
+    "package.json": JSON.stringify({ name, type: "module", scripts: { test: "node --test tests/" } }),
+    "package-lock.json": '{"lockfileVersion":3}\n',
+    ".gitignore": "node_modules/\n",
+    "src/quad.js": BUGGY,
+    "tests/quad.test.js": NODE_TEST,
+    "node_modules/helperlib/package.json": JSON.stringify({ name: "helperlib", type: "module", main: "index.js" }),
+    "node_modules/helperlib/index.js": "export const twice = (n) => n * 2;\n",
+    "node_modules/helperlib/bin/hello.js": 'console.log("hello from the layer");\n',
+    "node_modules/.npmrc": "//registry.example/:_authToken=npm_CANARYCANARYCANARYCANARY0000\n",
+    "node_modules/bigdep/blob.bin": crypto.randomBytes(padding),
+    ...extra,
+  });
+  fs.mkdirSync(path.join(ws, "node_modules/.bin"));
+  fs.symlinkSync("../helperlib/bin/hello.js", path.join(ws, "node_modules/.bin/hello"));
+  execFileSync("git", ["init", "-q"], { cwd: ws });
+  return ws;
+}
+
+function replayFile(r: object): string {
+  const p = path.join(root, `replay-${crypto.randomUUID()}.json`);
+  fs.writeFileSync(p, JSON.stringify(r));
+  return p;
+}
+
+/** `run --goal` with the fix replay, approving every write, to the run's end */
+async function runToEnd(ws: string, approve = true): Promise<{ runId: string; code: number; out: string }> {
+  let r = await runClient(["run", "--workspace", ws, "--goal", "quad must quadruple", "--replay", replayFile(FIX_REPLAY), ...socket]);
+  const runId = /run (\S+) started/.exec(r.stdout)?.[1] ?? "";
+  let out = r.stdout + r.stderr;
+  for (let i = 0; approve && r.code === 3 && i < 5; i++) {
+    const s = printedJson(await runClient(["status", runId, "--json", ...socket]));
+    r = await runClient(["approve", runId, String(s.action_id), ...socket]);
+    out += r.stdout + r.stderr;
+  }
+  return { runId, code: r.code, out };
+}
+
+async function envList(): Promise<EnvLayersBody> {
+  return printedJson(await runClient(["env", "list", "--json", ...socket])) as unknown as EnvLayersBody;
+}
+
+function du(dir: string): number {
+  let n = 0;
+  for (const e of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) if (e.isFile()) n += fs.statSync(path.join(e.parentPath, e.name)).size;
+  return n;
+}
+
+async function layerVolumes(): Promise<string[]> {
+  const label = [LAYER_LABEL, labelFilter(INSTANCE_LABEL, instanceIdFor(d.stateDir))];
+  return ((await docker.listVolumes({ filters: { label } })).Volumes ?? []).map((v) => v.Name);
+}
+
+beforeAll(async () => {
+  const lock = path.join(started.dir("ma-layer-image-"), "sandbox-image.lock.json");
+  await pinTestImage(lock, "node", docker);
+  await pinTestImage(lock, "python", docker);
+  root = started.dir("ma-layer-");
+  d = await started.daemon({ stateDir: stateDirIn(root, lock) });
+  socket = ["--socket", d.socketPath];
+}, 900_000);
+
+afterAll(async () => {
+  await started.stopDaemons("SIGTERM");
+  // layers outlive runs on purpose (no owner label, so no reaper takes them): this file removes its own
+  for (const v of d ? await layerVolumes() : []) await docker.getVolume(v).remove({ force: true });
+  started.removeDirs();
+});
+
+describe("node_modules as a read-only dependency layer", () => {
+  it("a project's tests run against its node_modules through the layer (.bin link works, the .npmrc stays out), and the state dir does not grow by node_modules (a 157 MB node_modules once ended as sandbox_error)", async () => {
+    const ws = nodeProject("proj-a", 4 * 1024 * 1024);
+    const stateBefore = du(d.stateDir);
+    const r = await runToEnd(ws);
+    expect({ code: r.code, out: r.out }).toMatchObject({ code: 0 });
+    const s = printedJson(await runClient(["status", r.runId, "--json", ...socket]));
+    expect(s).toMatchObject({ status: "completed", tests: { passed: 3, failed: 0 } });
+    expect(fs.readFileSync(path.join(ws, "src/quad.js"), "utf8")).toBe(FIXED);
+    // the baseline holds the project, never its 4 MiB of dependencies
+    expect(du(d.stateDir) - stateBefore).toBeLessThan(1024 * 1024);
+    expect(fs.existsSync(path.join(d.stateDir, "control", r.runId, "baseline/files/node_modules"))).toBe(false);
+    const layers = (await envList()).layers;
+    expect(layers).toHaveLength(1);
+    expect(layers[0]).toMatchObject({ folder: "node_modules", runs: [r.runId], resumable_runs: [], present: true });
+    expect(layers[0]!.size_bytes).toBeGreaterThan(4 * 1024 * 1024);
+  }, 600_000);
+
+  it("a second project with the same lock file and node_modules reuses the layer: no second build", async () => {
+    const before = (await envList()).layers;
+    const ws = nodeProject("proj-b", 0);
+    // the same bytes as proj-a's dependencies: copy them over the fresh ones
+    fs.rmSync(path.join(ws, "node_modules"), { recursive: true });
+    fs.cpSync(path.join(root, "proj-a/node_modules"), path.join(ws, "node_modules"), { recursive: true, verbatimSymlinks: true });
+    const r = await runToEnd(ws);
+    expect({ code: r.code, out: r.out }).toMatchObject({ code: 0 });
+    const after = (await envList()).layers;
+    expect(after).toHaveLength(1);
+    expect(after[0]!.key).toBe(before[0]!.key);
+    expect(after[0]!.built_at).toBe(before[0]!.built_at);
+    expect(after[0]!.runs).toHaveLength(2);
+    expect(await layerVolumes()).toHaveLength(1);
+  }, 600_000);
+
+  it("a write into node_modules is refused by policy even where the task's writable globs cover it (no approval is asked)", async () => {
+    const ws = nodeProject("proj-w", 0);
+    const helper = "export const twice = (n) => n * 2;\n";
+    const sneaky = {
+      schema_version: 1,
+      decisions: [
+        {
+          kind: "tool",
+          call: {
+            call_id: "w1",
+            name: "apply_patch",
+            arguments: { path: "node_modules/helperlib/index.js", version: sha256(helper), old: "n * 2", new: "n * 4" },
+          },
+        },
+        { kind: "final", text: "done" },
+      ],
+    };
+    // a task whose writable globs cover everything: only the dependency-folder rule can refuse the write
+    const spec = path.join(root, "task-w.json");
+    fs.writeFileSync(
+      spec,
+      JSON.stringify({
+        schema_version: 1,
+        name: "write-deps",
+        task: "g",
+        writable: ["**"],
+        creatable: ["**"],
+        forbidden: [],
+        test_presets: { tests: { command: ["node", "--test"], files: ["tests/**/*.js"], parser: "node_test", timeout_seconds: 120 } },
+        verify_preset: "tests",
+        image_family: "node",
+        budgets: { model_turns: 10, tool_calls: 10, total_seconds: 600, per_call_seconds: 120 },
+      }),
+    );
+    const r = await runClient(["run", "--workspace", ws, "--task-spec", spec, "--replay", replayFile(sneaky), ...socket]);
+    expect(r.code).not.toBe(3);
+    const runId = /run (\S+) started/.exec(r.stdout)?.[1] ?? "";
+    // the trace file keeps the observation the model got: the dependency-folder rule's own words
+    const trace = await runClient(["trace", runId, "--file", ...socket]);
+    expect(trace.stdout).toContain("is inside a dependency folder");
+    expect(fs.readFileSync(path.join(ws, "node_modules/helperlib/index.js"), "utf8")).toContain("n * 2");
+  }, 600_000);
+
+  it("env gc removes a layer no resumable run uses and keeps one a run awaiting approval uses; --dry-run and --older-than remove nothing", async () => {
+    const ws = nodeProject("proj-c", 1024, { "node_modules/helperlib/extra.js": "export {};\n" });
+    const waiting = await runToEnd(ws, false);
+    expect(waiting.code).toBe(3);
+    const layers = (await envList()).layers;
+    const kept = layers.find((l) => l.runs.includes(waiting.runId))!;
+    expect(kept.resumable_runs).toEqual([waiting.runId]);
+    // the layers of the earlier, finished runs of this file
+    const others = layers.filter((l) => l.key !== kept.key).map((l) => l.key);
+    expect(others.length).toBeGreaterThan(0);
+
+    const dry = printedJson(await runClient(["env", "gc", "--dry-run", "--json", ...socket])) as unknown as EnvLayersBody;
+    expect([...dry.removed!].sort()).toEqual([...others].sort());
+    const young = printedJson(await runClient(["env", "gc", "--older-than", "1d", "--json", ...socket])) as unknown as EnvLayersBody;
+    expect(young.removed).toEqual([]);
+    expect(await layerVolumes()).toHaveLength(layers.length);
+
+    const gc = await runClient(["env", "gc", ...socket]);
+    expect(gc.code).toBe(0);
+    expect(gc.stdout).toMatch(new RegExp(`^removed ${others.length}: `));
+    expect((await envList()).layers.map((l) => l.key)).toEqual([kept.key]);
+    expect(await layerVolumes()).toEqual([kept.volume]);
+
+    // once the run is over, nothing keeps its layer
+    expect((await runClient(["cancel", waiting.runId, ...socket])).code).toBe(4);
+    await runClient(["env", "gc", ...socket]);
+    expect((await envList()).layers).toEqual([]);
+    expect(await layerVolumes()).toEqual([]);
+  }, 600_000);
+
+  it("env gc --older-than refuses a duration it cannot read (exit 64), before anything is sent", async () => {
+    const r = await runClient(["env", "gc", "--older-than", "soon", ...socket]);
+    expect(r.code).toBe(64);
+    expect(r.stderr).toContain("--older-than: use a whole number with s, m, h or d");
+  });
+});
+
+describe(".venv as a read-only dependency layer", () => {
+  const PY_BUGGY = "def double(n):\n    return n + n + n\n";
+  const pyProject = (name: string, version: string) => {
+    const ws = path.join(root, name);
+    write(ws, {
+      "pyproject.toml": "[tool.pytest.ini_options]\n",
+      "calc.py": PY_BUGGY,
+      "test_calc.py":
+        "import tinydep\nfrom calc import double\n\ndef test_dep():\n    assert tinydep.VALUE == 42\n\ndef test_double():\n    assert double(2) == 4\n",
+      ".venv/pyvenv.cfg": `home = /opt/host-python/bin\ninclude-system-site-packages = false\nversion = ${version}\n`,
+      [`.venv/lib/python${version.split(".").slice(0, 2).join(".")}/site-packages/tinydep/__init__.py`]: "VALUE = 42\n",
+    });
+    fs.mkdirSync(path.join(ws, ".venv/bin"));
+    fs.symlinkSync("/opt/host-python/bin/python3", path.join(ws, ".venv/bin/python"));
+    execFileSync("git", ["init", "-q"], { cwd: ws });
+    return ws;
+  };
+
+  it("a venv made with the image's Python minor version is imported from (its site-packages on PYTHONPATH)", async () => {
+    const ws = pyProject("py-ok", "3.11.2");
+    const fix = {
+      schema_version: 1,
+      decisions: [
+        {
+          kind: "tool",
+          call: { call_id: "p1", name: "apply_patch", arguments: { path: "calc.py", version: sha256(PY_BUGGY), old: "n + n + n", new: "n + n" } },
+        },
+        { kind: "tool", call: { call_id: "p2", name: "run_tests", arguments: { preset: "tests" } } },
+        { kind: "final", text: "fixed" },
+      ],
+    };
+    let r = await runClient(["run", "--workspace", ws, "--goal", "double must double", "--replay", replayFile(fix), ...socket]);
+    const runId = /run (\S+) started/.exec(r.stdout)?.[1] ?? "";
+    let out = r.stdout + r.stderr;
+    for (let i = 0; r.code === 3 && i < 5; i++) {
+      const s = printedJson(await runClient(["status", runId, "--json", ...socket]));
+      r = await runClient(["approve", runId, String(s.action_id), ...socket]);
+      out += r.stdout + r.stderr;
+    }
+    expect({ code: r.code, out }).toMatchObject({ code: 0 });
+    const s = printedJson(await runClient(["status", runId, "--json", ...socket]));
+    expect(s).toMatchObject({ status: "completed", tests: { passed: 2, failed: 0 } });
+    expect((await envList()).layers.find((l) => l.runs.includes(runId))).toMatchObject({ folder: ".venv" });
+  }, 600_000);
+
+  it("a venv of another Python minor version is refused with both versions named, and no run is made", async () => {
+    const ws = pyProject("py-wrong", "3.12.1");
+    const runCount = async () => (JSON.parse((await runClient(["list", "--json", ...socket])).stdout) as unknown[]).length;
+    const runsBefore = await runCount();
+    const r = await runClient([
+      "run",
+      "--workspace",
+      ws,
+      "--goal",
+      "g",
+      "--replay",
+      replayFile({ schema_version: 1, decisions: [{ kind: "final", text: "x" }] }),
+      ...socket,
+    ]);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain(".venv was made with Python 3.12, but the python image runs Python 3.11");
+    expect(await runCount()).toBe(runsBefore);
+  }, 600_000);
+});
