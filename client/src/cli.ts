@@ -2,6 +2,20 @@
 import { programCommand } from "../../daemon/src/config/program-command.js";
 import { main } from "./main.js";
 
+/**
+ * `mini-agent-client trace RUN | head`: the reader closed the pipe, so writing
+ * fails with EPIPE. That is the reader's choice, not an error of ours: end
+ * quietly with the status a shell gives a program killed by SIGPIPE (128 + 13),
+ * never a stack trace. Any other stream error is still reported.
+ */
+const CLOSED_PIPE_EXIT = 141;
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code === "EPIPE") process.exit(CLOSED_PIPE_EXIT);
+    throw err;
+  });
+}
+
 /** mini-agent-client: a tiny entry; main() decides, the exit code is set here once. */
 const code = await main(process.argv.slice(2), {
   env: process.env,

@@ -43,6 +43,12 @@ function view(over: Partial<RunView>): RunView {
 const failed = (v: Partial<VerificationEvidence>) => whyLine(view({ verification: evidence(v), reason: v.reason ?? "verification_failed" }));
 
 describe("the one-line why", () => {
+  it("regression: a cancelled run printed 'cancelled: cancelled'; a reason that adds something is kept", () => {
+    expect(whyLine(view({ status: "cancelled", reason: "cancelled" }))).toBe("cancelled");
+    expect(whyLine(view({ status: "cancelled", reason: null }))).toBe("cancelled");
+    expect(whyLine(view({ status: "cancelled", reason: "cancelled (deadline also passed)" }))).toBe("cancelled: cancelled (deadline also passed)");
+  });
+
   it("regression: a failed verification said only 'failed: verification_failed'; it names the hidden cases that failed", () => {
     const line = failed({ acceptance: { passed: ["root_ok", "root_missing", "nested_ok", "nested_anchor"], failed: ["edges_trimmed"], error: null } });
     expect(line).toBe("failed: hidden acceptance 4/5 passed (edges_trimmed failed); candidate tests 3/3 passed");

@@ -26,7 +26,8 @@ export function whyLine(run: RunView, commandPrefix = "", program = "mini-agent-
     case "budget_exhausted":
       return oneLine(budgetWhy(run.exhausted_budget, run.reason, resume));
     case "cancelled":
-      return oneLine(`cancelled${reason}`);
+      // the reason "cancelled" only repeats the status ("cancelled: cancelled")
+      return oneLine(run.reason && run.reason !== "cancelled" ? `cancelled${reason}` : "cancelled");
     case "interrupted":
       return oneLine(`interrupted${reason}; continue with: ${resume}`);
     case "uncertain":

@@ -31,6 +31,8 @@ export const ERROR_CODES = [
   "model_error",
   "run_not_found",
   "run_not_resumable",
+  /** cancel on a run that already ended (completed, failed): nothing is left to stop */
+  "run_already_finished",
   "illegal_transition",
   "workspace_busy",
   "binding_mismatch",

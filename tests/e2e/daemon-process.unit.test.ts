@@ -1,9 +1,10 @@
 import { shellRun } from "../kit/shell.js";
+import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ApiResponse, ErrorBody } from "../../daemon/src/contracts/api.js";
-import { rawRequest, runClient, Started, type StartOptions } from "./harness.js";
+import { binArgs, cleanEnv, rawRequest, runClient, Started, type StartOptions } from "./harness.js";
 
 /**
  * The daemon as a real process: lock, permissions, token, signals, and the
@@ -58,6 +59,16 @@ describe("mini-agent-daemon process", () => {
     expect(await d.stop("SIGTERM")).toBe(0);
     expect(fs.existsSync(d.socketPath)).toBe(false);
     expect(fs.existsSync(path.join(stateDir, "daemon.lock"))).toBe(false);
+  });
+
+  it("regression: output to a closed pipe (`trace RUN | head`) ends quietly with status 141, where it died with an EPIPE stack trace", async () => {
+    const proc = spawn(process.execPath, [...binArgs("client"), "--help"], { env: cleanEnv(), stdio: ["ignore", "pipe", "pipe"] });
+    // the reader goes away before the client writes a byte
+    proc.stdout.destroy();
+    let stderr = "";
+    proc.stderr.on("data", (b: Buffer) => (stderr += b.toString()));
+    const code = await new Promise<number | null>((resolve) => proc.on("exit", (c) => resolve(c)));
+    expect({ code, stderr }).toEqual({ code: 141, stderr: "" });
   });
 
   it("fails loudly on an unknown flag (64) and refuses a non-loopback TCP address unless forced", async () => {

@@ -176,6 +176,8 @@ describe("budgets, stop reasons, cancel and model retries", () => {
     expect(stopped).toHaveLength(1);
     expect(stopped[0]!.payload).toMatchObject({ status: "cancelled", cancelled: true, timed_out: true });
     await expect(runs.resume(r.run_id)).rejects.toMatchObject({ code: "run_not_resumable" });
+    // cancelling it again answers with the view; a run that ended otherwise says there is nothing to cancel
+    await expect(runs.cancel(r.run_id)).resolves.toMatchObject({ status: "cancelled" });
   });
 
   it("cancel while awaiting approval ends the run; the pending action can no longer be approved", async () => {

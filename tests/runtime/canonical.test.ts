@@ -51,6 +51,8 @@ describe("canonical linkcheck replay on the container backend", () => {
     expect(done.counters.writes).toBe(2);
     expect(done.tests).toEqual({ discovered: 3, passed: 3, failed: 0 });
     expect(done.verification?.passed).toBe(true);
+    // regression: cancelling a completed run answered run_not_resumable
+    await expect(runs.cancel(created.run_id)).rejects.toMatchObject({ code: "run_already_finished", message: expect.stringContaining("nothing to cancel") });
 
     const actions = runs.ledger.listActions(created.run_id);
     expect(actions.map((a) => [a.record.path, a.status, a.receipt?.source])).toEqual([

@@ -28,6 +28,7 @@ const STATUS: Partial<Record<ErrorCode, number>> = {
   approval_unknown: 404,
   workspace_busy: 409,
   run_not_resumable: 409,
+  run_already_finished: 409,
   illegal_transition: 409,
   approval_stale: 409,
   capture_refused: 409,

@@ -334,7 +334,9 @@ export class RunServiceImpl implements RunService {
     await this.busyRuns.get(runId);
     const run = this.deps.ledger.getRun(runId);
     if (run.status === "cancelled") return this.view(runId);
-    if (TERMINAL_STATUSES.includes(run.status)) throw new MiniAgentError("run_not_resumable", `run ${runId} is already ${run.status}`);
+    if (TERMINAL_STATUSES.includes(run.status)) {
+      throw new MiniAgentError("run_already_finished", `run ${runId} already ended (${run.status}); there is nothing to cancel`);
+    }
     if (this.drivers.get(runId)) {
       this.deps.ledger.tx(() => patchState(this.deps, runId, (s) => void (s.stop.cancelled = true)));
       await this.drivers.abort(runId, "cancel");
