@@ -12,6 +12,12 @@ describe("live model config", () => {
     expect(resolveLiveModelConfig({ MINI_AGENT_MODEL: "m" }).base_url).toBe(LIVE_MODEL_DEFAULTS.base_url);
   });
 
+  it("regression: no model names the variable to set (it said 'Invalid input: expected string, received undefined → at model')", () => {
+    expect(() => resolveLiveModelConfig({}, {})).toThrow(
+      /^no live model is configured: set MINI_AGENT_MODEL \(and MINI_AGENT_API_KEY\) in the daemon's environment/,
+    );
+  });
+
   it.each([
     ["no model", {}, {}],
     ["unknown file option", { MINI_AGENT_MODEL: "m" }, { temprature: 1 }],

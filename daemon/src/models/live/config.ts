@@ -85,6 +85,13 @@ export function resolveLiveModelConfig(env: NodeJS.ProcessEnv, fileConfig: unkno
     const raw = env[name] as string;
     merged[field] = NUMERIC.has(field) ? envNumber(name, raw) : field === "allow_insecure_http" ? envFlag(name, raw) : raw;
   }
+  // the one setting without a default: named with where to set it (zod alone said "expected string, received undefined → at model")
+  if (merged.model === undefined) {
+    throw new MiniAgentError(
+      "invalid_request",
+      "no live model is configured: set MINI_AGENT_MODEL (and MINI_AGENT_API_KEY) in the daemon's environment and restart it, or give `model` in its config file",
+    );
+  }
   const parsed = LiveModelConfig.safeParse(merged);
   if (!parsed.success) {
     throw new MiniAgentError("invalid_request", `live model configuration is invalid:\n${z.prettifyError(parsed.error)}`);
