@@ -112,6 +112,15 @@ const list_ = (cmd: ParsedCommand, name: string): string[] => {
   return Array.isArray(v) ? v : [];
 };
 
+function isKind(p: string, kind: "file" | "dir"): boolean {
+  try {
+    const st = fs.statSync(p);
+    return kind === "file" ? st.isFile() : st.isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 /** `run --workspace DIR --goal TEXT ...`: the daemon drafts the task; the client only passes what was typed. */
 function adhocFrom(cmd: ParsedCommand) {
   const goal = opt(cmd, "goal");
@@ -146,6 +155,9 @@ const run: Handler = async (cmd, ctx) => {
   if (!backend.success) throw new UsageError("--backend: use container or trusted_local");
   const replay = abs(opt(cmd, "replay"));
   const control = abs(opt(cmd, "control"));
+  // named here, as usage errors (64) with the flag, before anything is sent: the daemon's refusal named neither
+  if (replay !== undefined && !isKind(replay, "file")) throw new UsageError(`--replay: no file at ${oneLine(replay)}`);
+  if (control !== undefined && !isKind(control, "dir")) throw new UsageError(`--control: no folder at ${oneLine(control)}`);
   const budgets = budgetsFrom(cmd);
   const sandboxInclude = sandboxIncludeFrom(cmd);
   const policyProfile = await policyProfileFrom(cmd);
@@ -162,6 +174,9 @@ const run: Handler = async (cmd, ctx) => {
     }
     if (!ctx.json) ctx.err(`test command (${draft.test_source}): ${testCommandLine(draft.task)}\n`);
   }
+  // after the draft, whose refusals are about the workspace itself
+  if (model === "replay" && replay === undefined && fixture === undefined)
+    throw new UsageError("the replay model needs --replay FILE (the decisions to replay) unless the run uses a fixture; or use --model live");
   const created = await ctx.api.createRun({
     workspace,
     model,

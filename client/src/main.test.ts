@@ -273,6 +273,21 @@ describe("mini-agent-client flow", () => {
     },
   );
 
+  it.each([
+    [["run", "--fixture", "fx", "--replay", "/no/such/replay.json"], "--replay: no file at /no/such/replay.json"],
+    [["run", "--workspace", "/tmp", "--task-spec", "/no/such/task.json", "--control", "/no/such/control"], "--control: no folder at /no/such/control"],
+  ])("regression: %j named neither the flag nor the path and exited 1; now a usage error (64) naming both, nothing sent", async (argv, text) => {
+    const sent: unknown[] = [];
+    script.svc.createRun = async (input) => {
+      sent.push(input);
+      throw new Error("must not be called");
+    };
+    const t = io({ tty: false });
+    expect(await main([...argv, "--socket", socket], t.value)).toBe(64);
+    expect(t.err()).toContain(text);
+    expect(sent).toEqual([]);
+  });
+
   it("regression: a printed approve command starts with the program as the user can run it (`mini-agent-client` was not on the PATH)", async () => {
     const t = io({ tty: false });
     expect(
