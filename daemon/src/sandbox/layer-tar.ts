@@ -1,21 +1,7 @@
 import { once } from "node:events";
 import tarStream from "tar-stream";
 import { changedWhileCopying, openNoFollow, type LayerEntry } from "../workspace/index.js";
-
-type Sink = ReturnType<tarStream.Pack["entry"]>;
-type Header = Parameters<tarStream.Pack["entry"]>[0];
-
-const CHUNK_BYTES = 256 * 1024;
-
-function addEntry(pack: tarStream.Pack, header: Header, body?: (sink: Sink) => Promise<void>): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    const sink = pack.entry(header, (err) => (err ? reject(err) : resolve()));
-    body?.(sink).then(
-      () => sink.end(undefined),
-      (err: unknown) => sink.destroy(err as Error),
-    );
-  });
-}
+import { addEntry, CHUNK_BYTES, type Sink } from "./workspace-tar.js";
 
 /**
  * A dependency layer's entries (workspace/dependency-export.ts decided which)

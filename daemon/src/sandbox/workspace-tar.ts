@@ -27,12 +27,13 @@ function sandboxMode(e: ExportEntry): number {
   return (Number(e.stat.mode) & 0o755) | (e.type === "dir" ? 0o700 : 0o600);
 }
 
-const CHUNK_BYTES = 256 * 1024;
+export const CHUNK_BYTES = 256 * 1024;
 
-type Sink = ReturnType<tarStream.Pack["entry"]>;
+export type Sink = ReturnType<tarStream.Pack["entry"]>;
 type Header = Parameters<tarStream.Pack["entry"]>[0];
 
-function addEntry(pack: tarStream.Pack, header: Header, body?: (sink: Sink) => Promise<void>): Promise<void> {
+/** One tar entry, its body streamed by `body`; resolves once the pack took it (the layer tar uses it too). */
+export function addEntry(pack: tarStream.Pack, header: Header, body?: (sink: Sink) => Promise<void>): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     const sink = pack.entry(header, (err) => (err ? reject(err) : resolve()));
     body?.(sink).then(
