@@ -270,7 +270,7 @@ describe("run --goal: --print-task and refused input through the real client", (
   it("too many files is refused with --max-workspace-files named; the flags raise the limits and the same run then starts", async () => {
     const { ws, socket, replay } = await setUp({ source: FIXED });
     for (let i = 0; i < 30; i++) fs.writeFileSync(path.join(ws, `data-${i}.txt`), "x".repeat(4096));
-    const flags = ["--backend", "trusted_local", "--trust-replay-file", "--replay", replay(EMPTY_REPLAY), ...socket];
+    const flags = ["--replay", replay(EMPTY_REPLAY), ...socket];
     let r = await runClient(["run", "--workspace", ws, "--goal", "g", "--max-workspace-files", "20", ...flags]);
     expect({ code: r.code, err: r.stderr }).toMatchObject({
       code: 64,

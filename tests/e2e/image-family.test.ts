@@ -92,7 +92,8 @@ describe("a run's image family picks its sandbox image (real daemon, real client
     expect(view.verification?.tests, out).toMatchObject({ discovered: 1, passed: 1, failed: 0, exit_code: 0 });
     // health names every family: python is pinned but not probed, go is not even pinned
     const h = JSON.parse((await runClient(["health", "--json", "--socket", socket])).stdout) as HealthBody;
-    expect(h.families).toMatchObject({ python: { verdict: "none", reason: "report_stale" }, go: { verdict: "none", reason: "image_missing" } });
+    // never probed is "no_report", not "report_stale" (a stale report is one that exists)
+    expect(h.families).toMatchObject({ python: { verdict: "none", reason: "no_report" }, go: { verdict: "none", reason: "image_missing" } });
   });
 
   it("the same task without a family runs in node, where python3 does not exist", async () => {
