@@ -23,3 +23,25 @@ export type PresetParser = z.infer<typeof PresetParser>;
  */
 export const ImageFamily = z.string().regex(FAMILY_NAME_PATTERN, "a family name: lowercase letters, digits and '-'");
 export type ImageFamily = z.infer<typeof ImageFamily>;
+
+/**
+ * One test as a report names it, for judging a run against its baseline test by
+ * test (tools/test-compare.ts). `error` is a unit that could not load or build (a
+ * pytest collection error, a Go package that did not compile, a test file that
+ * failed to import): it names the unit, never a test, and is never counted as one.
+ * A todo or xfail test is `skipped`: it did not pass.
+ */
+export const CaseOutcome = z.enum(["passed", "failed", "skipped", "error"]);
+export type CaseOutcome = z.infer<typeof CaseOutcome>;
+
+/** Test ids are the runner's own names (pytest node ids, `pkg/TestName`, `file > suite > test`), cut to this length. */
+export const TEST_ID_MAX_CHARS = 512;
+/** A report naming more tests than this keeps the counts but not the list (`cases_complete: false`): it cannot be compared test by test. */
+export const MAX_CASES = 50_000;
+
+export const TestCase = z.strictObject({ id: z.string().min(1).max(TEST_ID_MAX_CHARS), outcome: CaseOutcome });
+export type TestCase = z.infer<typeof TestCase>;
+
+/** A unit that failed before or outside its tests: what it was and the first lines of the runner's own words. */
+export const LoadError = z.strictObject({ unit: z.string().max(TEST_ID_MAX_CHARS), message: z.string().max(2_000) });
+export type LoadError = z.infer<typeof LoadError>;
