@@ -69,6 +69,79 @@ export const VerifyCommandResult = z.object({
 });
 export type VerifyCommandResult = z.infer<typeof VerifyCommandResult>;
 
+/**
+ * The result's tests against the baseline's, test by test (tools/test-compare.ts). Each list
+ * holds test ids as the runner names them, at most TEST_LIST_SHOWN; `counts` holds every
+ * list's whole size. Never test output. SWE-bench's names: fail_to_pass is FAIL_TO_PASS.
+ */
+export const TEST_LIST_SHOWN = 200;
+export const TEST_LIST_NAMES = [
+  "fail_to_pass",
+  "pass_to_pass",
+  "pass_to_fail",
+  "fail_to_fail",
+  "new_passed",
+  "new_failed",
+  "skipped_before",
+  "skipped_new",
+  "disappeared",
+] as const;
+export const TestListName = z.enum(TEST_LIST_NAMES);
+export type TestListName = z.infer<typeof TestListName>;
+const IdList = z.array(z.string());
+export const TestDelta = z.object({
+  /** compared: the baseline's test list was read; unavailable: it was not (`baseline_note` says why), every result test is new */
+  baseline: z.enum(["compared", "unavailable"]),
+  baseline_note: z.optional(z.string()),
+  /** the baseline came from the cache (the same baseline, command, image and layers ran before) */
+  baseline_cached: z.optional(z.boolean()),
+  fail_to_pass: IdList,
+  pass_to_pass: IdList,
+  pass_to_fail: IdList,
+  fail_to_fail: IdList,
+  new_passed: IdList,
+  new_failed: IdList,
+  skipped_before: IdList,
+  skipped_new: IdList,
+  disappeared: IdList,
+  counts: z.record(z.string(), z.number()),
+  /** the task's own lists (`must_pass`, FAIL_TO_PASS, PASS_TO_PASS): which of their ids passed after the run and which did not */
+  required: z.optional(
+    z.object({
+      fail_to_pass: z.object({ success: IdList, failure: IdList }),
+      pass_to_pass: z.object({ success: IdList, failure: IdList }),
+    }),
+  ),
+});
+export type TestDelta = z.infer<typeof TestDelta>;
+
+/** The runner's own first words when it failed before or outside its tests (collection errors, a missing library, no report): bounded, redacted. */
+export const RunnerError = z.object({
+  /** e.g. "4 collection errors", "no report written", "the runner exited 127 before any test" */
+  summary: z.string(),
+  /** first lines of the runner's own error output, each unit's message for load errors */
+  lines: z.array(z.string()),
+  load_error_count: z.optional(z.number()),
+});
+export type RunnerError = z.infer<typeof RunnerError>;
+
+/**
+ * SWE-bench's report of one instance (its harness's `report.json` shape), so a result can be read by
+ * the field's tools: tests_status per list with success/failure ids, and resolved.
+ */
+export const SweBenchStatus = z.object({
+  patch_exists: z.boolean(),
+  patch_successfully_applied: z.boolean(),
+  resolved: z.boolean(),
+  tests_status: z.object({
+    FAIL_TO_PASS: z.object({ success: IdList, failure: IdList }),
+    PASS_TO_PASS: z.object({ success: IdList, failure: IdList }),
+    FAIL_TO_FAIL: z.object({ success: IdList, failure: IdList }),
+    PASS_TO_FAIL: z.object({ success: IdList, failure: IdList }),
+  }),
+});
+export type SweBenchStatus = z.infer<typeof SweBenchStatus>;
+
 /** The host Verifier's verdict and the facts behind it (verifier/verify.ts). Never holds an expected answer. */
 export const VerificationEvidence = z.object({
   workspace_digest: z.string(),
@@ -88,6 +161,11 @@ export const VerificationEvidence = z.object({
      * must never be shown as "0/0" or "N tests passed"); only the exit status was judged
      */
     exit_code_only: z.optional(z.boolean()),
+    skipped: z.optional(z.number()),
+    /** test by test against the baseline (absent for exit-code-only presets and evidence from before it was kept) */
+    compare: z.optional(TestDelta),
+    /** what the runner said when it failed before or outside its tests */
+    runner_error: z.optional(RunnerError),
   }),
   /** hidden acceptance case ids (ids only) */
   acceptance: z.nullable(z.object({ passed: z.array(z.string()), failed: z.array(z.string()), error: z.nullable(z.string()) })),

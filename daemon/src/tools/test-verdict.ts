@@ -15,6 +15,7 @@
  * its verify preset (presets name their files explicitly).
  */
 import { EXIT_CODE_ONLY_PASSED } from "../contracts/run-view.js";
+import type { LoadError, TestCase } from "../contracts/test-report.js";
 
 /** Counts as a parser reports them; `discovered` = passed + failed + cancelled + skipped + todo. */
 export interface TestSummary {
@@ -35,6 +36,14 @@ export interface TestSummary {
    * count exists (all 0, never shown as "0/0") and only its exit status is judged
    */
   exit_code_only?: boolean;
+  /** every test the report names, ids unique (absent: the format or an old summary names none) */
+  cases?: readonly TestCase[];
+  /** false: the report named more than MAX_CASES tests, `cases` is cut and cannot be compared */
+  cases_complete?: boolean;
+  /** units that failed to load or build (collection errors): never counted as tests */
+  load_error_count?: number;
+  /** the first of them, with the runner's own first lines */
+  load_errors?: readonly LoadError[];
 }
 
 export { EXIT_CODE_ONLY_PASSED };
