@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { Id, SchemaVersion } from "./common.js";
-import { ImageFamily, PresetParser } from "./test-report.js";
+import { ImageFamily, PresetParser, TEST_ID_MAX_CHARS } from "./test-report.js";
 
 /**
  * task.json: the same format for the shipped fixtures and for users' own tasks.
@@ -72,6 +72,9 @@ export const VerifyCommands = z
   .max(VERIFY_COMMANDS_MAX)
   .refine((cs) => new Set(cs.map((c) => c.name)).size === cs.length, "verify command names must be unique");
 
+/** test ids a task may demand by name (`must_pass`) */
+export const MUST_PASS_MAX = 20_000;
+
 export const Budgets = z.strictObject({
   model_turns: z.int().min(1).max(1000).default(30),
   tool_calls: z.int().min(1).max(1000).default(40),
@@ -101,7 +104,17 @@ export const TaskSpec = z
     image_family: ImageFamily.optional(),
     /** extra checks the Verifier runs after the candidate tests; absent: none (kept absent so existing records stay as they were) */
     verify_commands: VerifyCommands.optional(),
+    /**
+     * test ids (as the verify preset's runner names them) that must pass after the run,
+     * though they fail or are skipped at the baseline; absent: tests failing or skipped
+     * before the run are listed in the verdict and not held against it
+     */
+    must_pass: z.array(z.string().min(1).max(TEST_ID_MAX_CHARS)).max(MUST_PASS_MAX).optional(),
     budgets: Budgets.default(Budgets.parse({})),
+  })
+  .refine((t) => !t.must_pass?.length || t.test_presets[t.verify_preset]?.parser !== "exit_code", {
+    message: "must_pass names tests, and an exit_code verify preset names none",
+    path: ["must_pass"],
   })
   .refine((t) => t.verify_preset in t.test_presets, {
     message: "verify_preset must name one of test_presets",

@@ -6,6 +6,7 @@ import type { ImageFamily } from "../contracts/test-report.js";
 import type { PreparedAction, ToolResult } from "../contracts/tool-call.js";
 import type { Model } from "../models/model.js";
 import type { Executor, SandboxSession } from "../sandbox/executor.js";
+import type { BaselineTestStore } from "../verifier/baseline-tests.js";
 import type { CommitOutcome, PrepareOutcome } from "../tools/apply-patch.js";
 import type { ToolContext } from "../tools/context.js";
 import type { PolicyDecision } from "../policy/classify.js";
@@ -28,6 +29,8 @@ export interface ActiveToolContext extends ToolContext {
   session(): Promise<SandboxSession>;
   /** told which opted-in paths (`--sandbox-include`) entered a sandbox; must not throw */
   onSandboxInclude?: (paths: string[]) => void;
+  /** where the baseline's test results are kept: run_tests judges against the baseline as the Verifier does */
+  baselineTests?: BaselineTestStore;
 }
 
 /**
@@ -66,6 +69,8 @@ export interface VerifyInput {
   onSandboxInclude?: (paths: string[]) => void;
   /** the run's resolved policy: its verify commands (and the workspace file's) run too */
   policy?: EffectivePolicy;
+  /** where the baseline's test results are kept (once per baseline, reused by resume and re-verification) */
+  baselineTests?: BaselineTestStore;
 }
 
 /** The host Verifier: decides "done" from evidence it measures itself, in a fresh sandbox. */

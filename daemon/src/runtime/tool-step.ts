@@ -67,6 +67,7 @@ export async function runAllowed(
     timeoutMs,
     executor: active.executor,
     session: () => active.warmSession(),
+    baselineTests: deps.baselineTests,
     onSandboxInclude: sandboxIncludeReporter(deps, active.runId, active.ctx.sandboxInclude ?? []),
   });
   // cut short by a daemon shutdown: left unanswered so the resumed run runs it again

@@ -11,7 +11,12 @@ import { validateToolCall } from "../tools/validate.js";
 import { captureBaseline } from "../workspace/baseline.js";
 import { createForbiddenMatcher } from "../workspace/forbidden.js";
 import { currentFileVersion, workspaceDigest } from "../workspace/version.js";
-import type { ToolPort } from "./ports.js";
+import type { ActiveToolContext, ToolPort } from "./ports.js";
+import { baselineTests, NO_BASELINE_STORE } from "../verifier/baseline-tests.js";
+import { VERIFIER_DEFAULTS } from "../verifier/verify.js";
+import { exportSpecOf } from "../tools/context.js";
+import { loadBaseline } from "../workspace/baseline.js";
+import type { BaselineTests } from "../tools/test-verdict.js";
 
 /** The real tools, policy and workspace functions, bound to the runtime's port. */
 export function defaultToolPort(): ToolPort {
@@ -27,7 +32,7 @@ export function defaultToolPort(): ToolPort {
           return runReadOnlyTool(call, ctx);
         case "run_tests":
           // the run's warm sandbox; the Verifier alone uses fresh containers
-          return runTests(call.call.call_id, call.args, { ...ctx, runner: await ctx.session() });
+          return runTests(call.call.call_id, call.args, { ...ctx, runner: await ctx.session(), baseline: (preset) => runBaselineTests(ctx, preset) });
         case "run_command":
           // the command policy has allowed it (runtime/command-step.ts); only ever the run's warm sandbox
           return runCommand(call.call.call_id, call.args, { ...ctx, session: await ctx.session() });
@@ -47,4 +52,24 @@ export function defaultToolPort(): ToolPort {
     captureBaseline: async (ctx) => void (await captureBaseline(ctx.workspaceRoot, ctx.controlDir)),
     diff: async (ctx) => (await workspaceDiff(ctx)).diff,
   };
+}
+
+/** A preset's tests on the run's baseline copy, in a fresh sandbox, once per baseline: what run_tests judges against. */
+async function runBaselineTests(ctx: ActiveToolContext, preset: string): Promise<BaselineTests> {
+  const loaded = await loadBaseline(ctx.controlDir).catch(() => null);
+  if (loaded === null) return { cases: null, note: "the run's baseline could not be loaded", cached: false };
+  return baselineTests({
+    runId: ctx.runId,
+    task: ctx.task,
+    preset,
+    controlDir: ctx.controlDir,
+    baselineDigest: loaded.manifest.digest,
+    executor: ctx.executor,
+    exportSpec: exportSpecOf(ctx),
+    ...(ctx.onSandboxInclude && { onIncluded: ctx.onSandboxInclude }),
+    limits: VERIFIER_DEFAULTS,
+    outputCapBytes: VERIFIER_DEFAULTS.outputCapBytes,
+    store: ctx.baselineTests ?? NO_BASELINE_STORE,
+    signal: ctx.signal,
+  });
 }

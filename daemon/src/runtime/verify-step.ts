@@ -46,6 +46,7 @@ export async function verifyAndFinish(deps: RuntimeDeps, active: ActiveRun, fina
       ...(active.ctx.dependencyLayers && { dependencyLayers: active.ctx.dependencyLayers }),
       onSandboxInclude: sandboxIncludeReporter(deps, active.runId, active.ctx.sandboxInclude ?? []),
       ...(run.record.policy && { policy: run.record.policy }),
+      baselineTests: deps.baselineTests,
     });
   } catch (err) {
     if (active.signal.aborted) return abortedDuringVerify(deps, active);

@@ -12,7 +12,17 @@ import { exportSpecOf, toolEnv, type ToolContext } from "./context.js";
 import type { ToolLimits } from "./limits.js";
 import { errorResult, okResult } from "./result.js";
 import { DEFAULT_JUNIT_REPORT_PATH, parserFor, type TestFailure, type TestReportSummary } from "./parsers/index.js";
-import { exitCodeOnlySummary, judgeTestRun, type TestRunFacts, type TestSummary } from "./test-verdict.js";
+import {
+  exitCodeOnlySummary,
+  judgeAgainstBaseline,
+  judgeTestRun,
+  type BaselineTests,
+  type BaselineVerdict,
+  type TestRunFacts,
+  type TestSummary,
+} from "./test-verdict.js";
+import { runnerError } from "./runner-error.js";
+import type { RunnerError, TestDelta } from "../contracts/run-view.js";
 import { dependencySkip } from "../workspace/dependency-dirs.js";
 
 export interface RunTestsContext extends ToolContext {
@@ -24,6 +34,12 @@ export interface RunTestsContext extends ToolContext {
   timeoutMs: number;
   /** told which opted-in paths entered the sandbox (log and trace); must not throw */
   onSandboxInclude?: (paths: string[]) => void;
+  /**
+   * the preset's tests on the run's baseline (verifier/baseline-tests.ts, cached per
+   * baseline): the result is judged against them as the Verifier judges it; absent: the
+   * absolute rule alone
+   */
+  baseline?: (preset: string) => Promise<BaselineTests>;
 }
 
 export interface PresetInvocation {
@@ -105,8 +121,12 @@ export interface TestRunReport extends Omit<TestReportSummary, "failures" | "sou
   diagnostics: TestFailure[];
   /** tail of stdout+stderr, capped */
   output: string;
-  /** judgeTestRun (test-verdict.ts): every discovered test ran and passed, exit 0, nothing cut short */
+  /** judgeAgainstBaseline / judgeTestRun (test-verdict.ts): nothing the run changed broke, skipped or removed a test; nothing cut short */
   green: boolean;
+  /** the tests against the baseline's, when a baseline was given and the report names its tests */
+  compare?: TestDelta;
+  /** the runner's own first lines when it failed before or outside its tests */
+  runner_error?: RunnerError;
   /** why not green, for the model and the log */
   verdict: string;
 }
@@ -181,11 +201,14 @@ export function summarizeTestRun(
   res: SandboxResult,
   limits: Pick<ToolLimits, "testOutputBytes" | "testDiagnostics" | "diagnosticChars" | "testReportMaxBytes">,
   parser: PresetParser = "node_test",
+  baseline?: BaselineTests,
 ): TestRunReport {
   const parsed = summarizePreset(parser, res, limits);
   const combined = normalizeRunnerText(res.stderr.length > 0 ? `${res.stdout}\n[stderr]\n${res.stderr}` : res.stdout);
   const out = tail(combined, limits.testOutputBytes);
-  const judged = judgeTestRun(testRunFacts(res), parsed);
+  const judged: BaselineVerdict =
+    baseline === undefined ? { ...judgeTestRun(testRunFacts(res), parsed), delta: null } : judgeAgainstBaseline(testRunFacts(res), parsed, baseline);
+  const failedOutside = runnerError(res, parsed);
   const extras = "source" in parsed ? { errors: parsed.errors, build_failed: parsed.build_failed, refusal: parsed.refusal } : { exit_code_only: true as const };
   return {
     summary_found: parsed.summary_found,
@@ -211,7 +234,20 @@ export function summarizeTestRun(
     output: out.text,
     green: judged.green,
     verdict: judged.message,
+    ...(judged.delta !== null && { compare: judged.delta }),
+    ...(failedOutside !== null && { runner_error: failedOutside }),
   };
+}
+
+/** What the model reads of the comparison: every count, and a few ids of each list that matters. */
+export const MODEL_IDS_PER_LIST = 20;
+
+function forModel(report: Partial<TestRunReport>): Partial<TestRunReport> & { against_baseline?: Record<string, unknown> } {
+  const { compare, ...rest } = report;
+  if (compare === undefined) return rest;
+  const { pass_to_pass: _kept, new_passed: _new, counts, ...lists } = compare;
+  const shown = Object.fromEntries(Object.entries(lists).map(([k, v]) => [k, Array.isArray(v) ? v.slice(0, MODEL_IDS_PER_LIST) : v]));
+  return { ...rest, against_baseline: { ...shown, counts } };
 }
 
 /**
@@ -268,8 +304,10 @@ export async function runTests(callId: string, args: ToolArgs<"run_tests">, ctx:
     if (isMiniAgentError(err)) return errorResult(callId, err.code, err.message);
     return errorResult(callId, "sandbox_error", "the sandbox failed to run the tests");
   }
-  const report = summarizeTestRun(res, env.limits, parser);
-  const data = { preset: inv.preset, files: inv.files, unmatched_globs: inv.unmatched_globs, ...withoutCountsIfExitCodeOnly(report) };
+  // the baseline is asked for only when the result names its tests: an exit-code-only preset has nothing to compare
+  const before = ctx.baseline && parser !== "exit_code" && !res.cancelled ? await ctx.baseline(inv.preset).catch(() => undefined) : undefined;
+  const report = summarizeTestRun(res, env.limits, parser, before);
+  const data = { preset: inv.preset, files: inv.files, unmatched_globs: inv.unmatched_globs, ...forModel(withoutCountsIfExitCodeOnly(report)) };
   const truncated = report.truncated || report.output_truncated;
   if (report.green) return okResult(callId, data, truncated);
   const code = report.cancelled_run ? "cancelled" : "tests_failed";

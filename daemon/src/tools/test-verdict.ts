@@ -16,6 +16,8 @@
  */
 import { EXIT_CODE_ONLY_PASSED } from "../contracts/run-view.js";
 import type { LoadError, TestCase } from "../contracts/test-report.js";
+import type { TestDelta } from "../contracts/run-view.js";
+import { boundDelta, compareCases, nameIds, requiredOutcome, type FullDelta } from "./test-compare.js";
 
 /** Counts as a parser reports them; `discovered` = passed + failed + cancelled + skipped + todo. */
 export interface TestSummary {
@@ -127,6 +129,9 @@ function judgeCounts(run: TestRunFacts, s: TestSummary): TestVerdict {
   const notGreen = (message: string) => verdict(looksGreen ? "false_green" : "failed", message);
   const killed = run.signal ? `the test runner was killed by ${run.signal}` : null;
   if (!s.summary_found) return notGreen(killed ? `${killed} before its summary` : (s.problem ?? "no test summary"));
+  const loadErrors = s.load_error_count ?? 0;
+  // a unit that could not load is not a test: "4 collection errors", never "0/4 passed"
+  if (loadErrors > 0) return verdict("failed", `${loadErrorWords(loadErrors)}${s.discovered > 0 ? ` (${s.passed}/${s.discovered} tests passed)` : ""}: ${loadErrorUnits(s)}`);
   if (s.discovered === 0 && s.files_without_tests.length > 0) {
     return notGreen(`no test ran: ${s.files_without_tests.length} test file(s) exited without running a test (e.g. code they import exits the process)`);
   }
@@ -138,4 +143,95 @@ function judgeCounts(run: TestRunFacts, s: TestSummary): TestVerdict {
   }
   if (s.passed !== s.discovered) return notGreen(`${s.passed}/${s.discovered} tests passed`);
   return verdict("passed", "passed");
+}
+
+const loadErrorWords = (n: number) => `${n} collection error${n === 1 ? "" : "s"} (a test file or package that could not load)`;
+
+function loadErrorUnits(s: TestSummary): string {
+  const units = (s.load_errors ?? []).map((e) => e.unit);
+  return units.length === 0 ? "see the runner's output" : nameIds(units, s.load_error_count ?? units.length);
+}
+
+/**
+ * The baseline's tests as the Verifier ran them (verifier/baseline-tests.ts):
+ * `cases` null when its list could not be read, and `note` says why.
+ */
+export interface BaselineTests {
+  cases: readonly TestCase[] | null;
+  note: string | null;
+  cached: boolean;
+}
+
+export interface BaselineOptions {
+  /** ids the task demands pass after the run, failing or skipped at the baseline or not (`must_pass`, FAIL_TO_PASS, PASS_TO_PASS) */
+  required?: { fail_to_pass: readonly string[]; pass_to_pass: readonly string[] };
+}
+
+export interface BaselineVerdict extends TestVerdict {
+  /** the lists behind the verdict; null when it was judged by the absolute rule (no per-test list) */
+  delta: TestDelta | null;
+}
+
+/**
+ * The verdict against the baseline (test-compare.ts), for run_tests, the Verifier
+ * and eval alike. The run is green when it broke nothing that passed
+ * (pass_to_fail), removed no test (disappeared), added no failing test or
+ * collection error (new_failed), added no skip (skipped_new: a skip is never a
+ * pass), and every test the task demands passes. Tests skipped or failing at the
+ * baseline are listed and not held against it. What the sandbox says about the
+ * run (cancel, timeout, cut output, a lost sandbox) comes first, as in
+ * judgeTestRun; a report without a per-test list is judged by judgeTestRun alone.
+ */
+export function judgeAgainstBaseline(run: TestRunFacts, s: TestSummary, baseline: BaselineTests, opts: BaselineOptions = {}): BaselineVerdict {
+  const absolute = (note?: string): BaselineVerdict => {
+    const v = judgeTestRun(run, s);
+    return { ...v, message: note && !v.green ? `${v.message}; ${note}` : v.message, delta: null };
+  };
+  if (run.cancelled || run.timed_out || run.sandbox_lost || run.truncated || s.exit_code_only || !s.summary_found) return absolute();
+  if (s.cases === undefined) return absolute();
+  if (s.cases_complete === false) return absolute(`the report names more tests than can be compared one by one`);
+  if (s.discovered === 0 && (s.load_error_count ?? 0) === 0) return absolute();
+  const note = baseline.cases === null ? (baseline.note ?? "the baseline's tests could not be read") : null;
+  const full = compareCases(baseline.cases ?? [], s.cases);
+  const delta = boundDelta(full, {
+    baseline: baseline.cases === null ? "unavailable" : "compared",
+    ...(note !== null && { baseline_note: note }),
+    baseline_cached: baseline.cached,
+  });
+  const blockers: string[] = [];
+  const outcome = new Map(s.cases.map((c) => [c.id, c.outcome]));
+  const newErrors = full.new_failed.filter((id) => outcome.get(id) === "error");
+  const newFailed = full.new_failed.filter((id) => outcome.get(id) !== "error");
+  const say = (ids: string[], words: string) => ids.length > 0 && blockers.push(`${words}: ${nameIds(ids)}`);
+  say(full.pass_to_fail, `${full.pass_to_fail.length} test(s) that passed before now fail (pass_to_fail)`);
+  say(newErrors, loadErrorWords(newErrors.length));
+  say(newFailed, `${newFailed.length} new failing test(s) (new_failed)`);
+  say(full.disappeared, `${full.disappeared.length} test(s) from before no longer ran (disappeared)`);
+  say(full.skipped_new, `${full.skipped_new.length} test(s) skipped that were not skipped before (skipped_new; a skip never passes)`);
+  if (opts.required) {
+    const f2p = requiredOutcome(opts.required.fail_to_pass, s.cases);
+    const p2p = requiredOutcome(opts.required.pass_to_pass, s.cases);
+    delta.required = { fail_to_pass: f2p, pass_to_pass: p2p };
+    say(f2p.failure, `${f2p.failure.length} test(s) the task requires to pass did not (FAIL_TO_PASS)`);
+    say(p2p.failure, `${p2p.failure.length} test(s) the task requires to keep passing did not (PASS_TO_PASS)`);
+  }
+  const anyRed = s.cases.some((c) => c.outcome === "failed" || c.outcome === "error");
+  if (run.exit_code !== 0 && !anyRed) blockers.push(run.signal ? `the test runner was killed by ${run.signal}` : `the runner exited with code ${run.exit_code} though no test failed`);
+  const summary = baselineSummary(full, s, note);
+  if (blockers.length > 0) {
+    const v = verdict("failed", `${blockers.join("; ")} (${summary})`);
+    return { ...v, message: run.limits_note ? `${v.message}; ${run.limits_note}` : v.message, delta };
+  }
+  return { ...verdict("passed", `passed against the baseline: ${summary}`), delta };
+}
+
+/** "212 passed, 1 skipped before your change and still skipped, 0 new skips": what the model and the user read. */
+function baselineSummary(d: FullDelta, s: TestSummary, note: string | null): string {
+  const passed = d.pass_to_pass.length + d.fail_to_pass.length + d.new_passed.length;
+  const parts = [`${passed}/${s.discovered} passed`];
+  if (d.fail_to_pass.length > 0) parts.push(`${d.fail_to_pass.length} fixed (failing before, passing now: ${nameIds(d.fail_to_pass)})`);
+  if (d.fail_to_fail.length > 0) parts.push(`${d.fail_to_fail.length} failing before your change and still failing (not held against it: ${nameIds(d.fail_to_fail)})`);
+  parts.push(`${d.skipped_before.length} skipped before your change, ${d.skipped_new.length} new skip${d.skipped_new.length === 1 ? "" : "s"}`);
+  if (note !== null) parts.push(`no baseline list (${note}): every test counts as new`);
+  return parts.join("; ");
 }

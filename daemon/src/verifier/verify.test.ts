@@ -265,7 +265,9 @@ describe("verify", () => {
       signal: new AbortController().signal,
     });
     expect(ev).toMatchObject({ reason: "protected_path_changed", protected_paths_changed: ["notes.txt"] });
-    expect(ex.requests[1]!.controlDir).toBe(control);
+    expect(ex.requests.find((r) => r.purpose === "acceptance")!.controlDir).toBe(control);
+    // the verify preset also ran once on the baseline's own copy, never on the live workspace
+    expect(ex.requests.filter((r) => r.workspaceDir === path.join(runControl, "baseline", "files"))).toHaveLength(1);
   });
 
   it("passes with the baseline loaded from the run's control dir when nothing protected changed", async () => {

@@ -44,7 +44,9 @@ import { decideCases, parseAcceptanceOutput } from "./acceptance-protocol.js";
 import { limitsReached, presetInvocation, reportFileFor, summarizePreset, testRunFacts, type PresetInvocation } from "../tools/run-tests.js";
 import { exportSpecOf } from "../tools/context.js";
 import { DEFAULT_TOOL_LIMITS } from "../tools/limits.js";
-import { judgeTestRun } from "../tools/test-verdict.js";
+import { judgeAgainstBaseline, judgeTestRun, type BaselineOptions, type BaselineVerdict } from "../tools/test-verdict.js";
+import { runnerError } from "../tools/runner-error.js";
+import { baselineTests, NO_BASELINE_STORE, type BaselineTestStore } from "./baseline-tests.js";
 import { scanWorkspaceDiff } from "./diff-secrets.js";
 import { describeHit } from "./secret-scan.js";
 import { runVerifyCommands, type RunVerifyCommand } from "./verify-commands.js";
@@ -90,6 +92,8 @@ export interface VerifyInput {
   dependencyLayers?: readonly DependencyLayerRef[];
   /** told which opted-in paths entered a Verifier sandbox (log and trace); must not throw */
   onSandboxInclude?: (paths: string[]) => void;
+  /** where the baseline's test results are cached (the state dir's baseline-tests/); absent: not cached */
+  baselineTests?: BaselineTestStore;
   signal?: AbortSignal;
   log?: Logger;
   deps?: Partial<VerifierDeps>;
@@ -196,6 +200,25 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
       });
       if (r.cancelled) throw new Stop("verification_error:cancelled");
       const summary = summarizePreset(preset.parser, r, VERIFIER_DEFAULTS);
+      // the same preset on the run's baseline copy (cached per baseline): the result is judged against it
+      const before =
+        runControlDir === null || "exit_code_only" in summary
+          ? null
+          : await baselineTests({
+              runId: input.runId,
+              task,
+              preset: task.verify_preset,
+              controlDir: runControlDir,
+              baselineDigest: baseline.digest,
+              executor,
+              exportSpec: exported.exportSpec,
+              ...(exported.onIncluded && { onIncluded: exported.onIncluded }),
+              limits: VERIFIER_DEFAULTS,
+              outputCapBytes: VERIFIER_DEFAULTS.outputCapBytes,
+              store: input.baselineTests ?? NO_BASELINE_STORE,
+              signal,
+            });
+      if (signal?.aborted) throw new Stop("verification_error:cancelled");
       // a cancelled test did not pass: the evidence counts it with the failures
       const counts = { discovered: summary.discovered, passed: summary.passed, failed: summary.failed + summary.cancelled };
       evidence.tests = {
@@ -207,7 +230,10 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
         runner_signal: r.signal,
         // no count exists: readers must not show the zeros as "0/0"
         ...("exit_code_only" in summary && { exit_code_only: true }),
+        ...(!("exit_code_only" in summary) && { skipped: summary.skipped + summary.todo }),
       };
+      const failedOutside = runnerError(r, summary);
+      if (failedOutside !== null) evidence.tests.runner_error = failedOutside;
       details.push(...sandboxFacts("candidate tests", r));
       const empty = summary.files_without_tests;
       // the names come from runner output that test code can print into: a few, cut short
@@ -217,7 +243,13 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
           `${empty.length} test file(s) exited without running a test (not counted): ${named.join(", ")}${empty.length > named.length ? ", …" : ""}`,
         );
       // the same rule run_tests tells the model (tools/test-verdict.ts)
-      const judged = judgeTestRun(testRunFacts(r), summary);
+      const judged: BaselineVerdict =
+        before === null ? { ...judgeTestRun(testRunFacts(r), summary), delta: null } : judgeAgainstBaseline(testRunFacts(r), summary, before, requiredTests(task));
+      if (judged.delta !== null) {
+        evidence.tests.compare = judged.delta;
+        // what was found and not held against the run is said, not only what failed
+        if (judged.green) details.push(`candidate tests: ${judged.message}`);
+      }
       // a green exit-code-only run is weaker, and the evidence says so in the verdict's own words
       if (judged.green && "exit_code_only" in summary) details.push(`candidate tests: ${judged.message}`);
       if (!judged.green) {
@@ -300,6 +332,11 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
  */
 function requiresChange(task: TaskSpec): boolean {
   return !task.acceptance;
+}
+
+/** The tests a task demands by name: they must pass whatever they were at the baseline. */
+function requiredTests(task: TaskSpec): BaselineOptions {
+  return task.must_pass?.length ? { required: { fail_to_pass: task.must_pass, pass_to_pass: [] } } : {};
 }
 
 type FreshRun = (req: Pick<Parameters<Executor["run"]>[0], "purpose" | "argv" | "timeoutMs" | "outputCapBytes" | "reportFile">) => Promise<SandboxResult>;

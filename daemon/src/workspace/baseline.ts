@@ -17,6 +17,11 @@ import { dependencySkip } from "./dependency-dirs.js";
 export const BASELINE_DIR = "baseline";
 const MANIFEST_FILE = "manifest.json";
 const FILES_DIR = "files";
+
+/** The baseline's own copy of the workspace's files: the Verifier runs the baseline's tests on it (verifier/baseline-tests.ts). */
+export function baselineFilesDir(controlDir: string): string {
+  return path.join(controlDir, BASELINE_DIR, FILES_DIR);
+}
 /**
  * The regular files that were hard-linked (nlink > 1) at run start. The export
  * rule refuses them (their other name may be outside the workspace), and `eval

@@ -1,0 +1,146 @@
+/**
+ * The baseline's tests: the verify preset run on the run's baseline copy (the
+ * files as they were at run start, kept in its control dir) in a FRESH sandbox,
+ * so a result can be judged test by test against where the project started
+ * (tools/test-compare.ts). Once per baseline: the result is cached in the state
+ * dir under a key of everything that decides it (the baseline's digest, the
+ * command, the parser, the image and runtime, the layers, what is exported), so
+ * run_tests, the Verifier, a resumed run, a re-verification and every eval case
+ * on the same repository reuse one run.
+ */
+import fs from "node:fs/promises";
+import path from "node:path";
+import { z } from "zod";
+import type { ExportSpec } from "../contracts/sandbox.js";
+import type { TaskSpec } from "../contracts/task-spec.js";
+import { TestCase } from "../contracts/test-report.js";
+import { isMiniAgentError } from "../errors.js";
+import type { Executor } from "../sandbox/executor.js";
+import type { ToolLimits } from "../tools/limits.js";
+import { presetInvocation, reportFileFor, summarizePreset, testRunFacts } from "../tools/run-tests.js";
+import type { BaselineTests } from "../tools/test-verdict.js";
+import { judgeTestRun } from "../tools/test-verdict.js";
+import { baselineFilesDir } from "../workspace/baseline.js";
+import { canonicalJson, sha256Hex } from "../workspace/hash.js";
+
+export const BaselineTestRecord = z.strictObject({
+  schema_version: z.literal(1),
+  cases: z.array(TestCase).nullable(),
+  note: z.string().max(2_000).nullable(),
+});
+export type BaselineTestRecord = z.infer<typeof BaselineTestRecord>;
+
+/** Where baseline results are kept; a record that cannot be read is a miss, never an error. */
+export interface BaselineTestStore {
+  get(key: string): Promise<BaselineTestRecord | null>;
+  put(key: string, record: BaselineTestRecord): Promise<void>;
+}
+
+const KEY = /^[0-9a-f]{64}$/;
+
+/** The state dir's folder of cached baseline results (one JSON file per key). */
+export const BASELINE_TESTS_DIR = "baseline-tests";
+
+/** One JSON file per key under `dir` (the state dir's `baseline-tests/`), written whole or not at all. */
+export function fileBaselineTestStore(dir: string): BaselineTestStore {
+  return {
+    async get(key) {
+      if (!KEY.test(key)) return null;
+      try {
+        const parsed = BaselineTestRecord.safeParse(JSON.parse(await fs.readFile(path.join(dir, `${key}.json`), "utf8")));
+        return parsed.success ? parsed.data : null;
+      } catch {
+        return null;
+      }
+    },
+    async put(key, record) {
+      if (!KEY.test(key)) return;
+      await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+      const tmp = path.join(dir, `.${key}.${process.pid}.tmp`);
+      await fs.writeFile(tmp, JSON.stringify(record), { mode: 0o600 });
+      await fs.rename(tmp, path.join(dir, `${key}.json`));
+    },
+  };
+}
+
+/** No cache: every call runs the baseline (tests and callers without a state dir). */
+export const NO_BASELINE_STORE: BaselineTestStore = { get: async () => null, put: async () => {} };
+
+export interface BaselineTestInput {
+  runId: string;
+  task: TaskSpec;
+  preset: string;
+  /** the run's control dir: the baseline copy lives in it */
+  controlDir: string;
+  /** the baseline manifest's digest: the workspace the baseline copy holds */
+  baselineDigest: string;
+  executor: Executor;
+  exportSpec: ExportSpec;
+  limits: Pick<ToolLimits, "testDiagnostics" | "diagnosticChars" | "testReportMaxBytes">;
+  outputCapBytes: number;
+  timeoutMs?: number;
+  store: BaselineTestStore;
+  signal?: AbortSignal;
+  onIncluded?: (paths: string[]) => void;
+}
+
+/** The baseline's test list, from the cache or a fresh sandbox. Never throws for an outcome: a list it cannot read is `cases: null` and a note. */
+export async function baselineTests(input: BaselineTestInput): Promise<BaselineTests> {
+  const preset = input.task.test_presets[input.preset];
+  if (preset === undefined) return { cases: null, note: `no test preset '${input.preset}'`, cached: false };
+  if (preset.parser === "exit_code") return { cases: null, note: "the preset is exit code only: it names no tests", cached: false };
+  const root = baselineFilesDir(input.controlDir);
+  const inv = await presetInvocation(input.task, input.preset, root).catch(() => null);
+  if (inv === null) return { cases: null, note: "the baseline copy could not be read", cached: false };
+  // the run created the preset's test files: nothing existed before, every test is new
+  if (preset.files.length > 0 && inv.files.length === 0) return { cases: [], note: null, cached: false };
+  const described = await input.executor.describe().catch(() => null);
+  const key = sha256Hex(
+    canonicalJson({
+      v: 1,
+      baseline: input.baselineDigest,
+      argv: inv.argv,
+      parser: preset.parser,
+      image: described?.imageDigest ?? null,
+      runtime: described?.runtime ?? null,
+      backend: input.executor.kind,
+      export: input.exportSpec,
+    }),
+  );
+  const hit = await input.store.get(key);
+  if (hit !== null) return { cases: hit.cases, note: hit.note, cached: true };
+  const reportFile = reportFileFor(preset.parser, input.limits);
+  let res: Awaited<ReturnType<Executor["run"]>>;
+  try {
+    res = await input.executor.run({
+      runId: input.runId,
+      purpose: "verifier",
+      argv: inv.argv,
+      workspaceDir: root,
+      exportSpec: input.exportSpec,
+      ...(input.onIncluded && { onIncluded: input.onIncluded }),
+      timeoutMs: input.timeoutMs ?? inv.timeoutMs,
+      outputCapBytes: input.outputCapBytes,
+      signal: input.signal,
+      ...(reportFile && { reportFile }),
+    });
+  } catch (err) {
+    return { cases: null, note: `the baseline's tests could not run (${isMiniAgentError(err) ? err.code : "sandbox_error"})`, cached: false };
+  }
+  const summary = summarizePreset(preset.parser, res, input.limits);
+  const record = toRecord(res, summary);
+  // a cancel, a lost sandbox or a timeout says nothing lasting about the baseline: not kept
+  if (!res.cancelled && !res.sandbox_lost && !res.timed_out) await input.store.put(key, record).catch(() => {});
+  return { cases: record.cases, note: record.note, cached: false };
+}
+
+function toRecord(res: Awaited<ReturnType<Executor["run"]>>, summary: ReturnType<typeof summarizePreset>): BaselineTestRecord {
+  const unreadable = (why: string): BaselineTestRecord => ({ schema_version: 1, cases: null, note: why.slice(0, 2_000) });
+  if (res.cancelled) return unreadable("the baseline's tests were cancelled");
+  if (res.timed_out) return unreadable("the baseline's tests timed out");
+  if (res.sandbox_lost) return unreadable("the sandbox stopped while the baseline's tests ran");
+  if (res.truncated) return unreadable("the baseline's test output was cut");
+  if (!summary.summary_found) return unreadable(`the baseline's tests left no report (${judgeTestRun(testRunFacts(res), summary).message})`);
+  if (summary.cases === undefined || summary.cases_complete === false) return unreadable("the baseline's report names too many tests to compare one by one");
+  return { schema_version: 1, cases: [...summary.cases], note: null };
+}
