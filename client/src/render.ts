@@ -3,6 +3,7 @@ import type { RunView, TraceEvent } from "../../daemon/src/contracts/run-view.js
 import { renderDiff, type DiffStyle } from "./color.js";
 import { quoteArgv } from "./quote.js";
 import { oneLine, whyLine } from "./why.js";
+import { testLines } from "./test-lines.js";
 
 /** Text shapes of the client, kept apart from the flow so each stays short. */
 export function progressLine(run: RunView): string {
@@ -108,7 +109,7 @@ export function statusJson(run: RunView): Record<string, unknown> {
  * (a daemon from before they were reported).
  */
 export function runEndLines(run: RunView): string {
-  const lines: string[] = [];
+  const lines: string[] = [...testLines(run)];
   const changed = run.changed_files;
   if (changed) {
     const more = changed.count > changed.paths.length ? ` (+${changed.count - changed.paths.length} more)` : "";

@@ -1,5 +1,5 @@
 import { quoteArgv, termSafe } from "./quote.js";
-import type { ExhaustedBudget, RunView, VerificationEvidence } from "../../daemon/src/contracts/run-view.js";
+import type { ExhaustedBudget, RunView, TestDelta, VerificationEvidence } from "../../daemon/src/contracts/run-view.js";
 import { EXIT_CODE_ONLY_PASSED } from "../../daemon/src/contracts/run-view.js";
 import { BUDGET_FLAGS } from "./args.js";
 
@@ -49,7 +49,9 @@ export function whyLine(run: RunView, commandPrefix = "", program = "mini-agent-
 function passedFacts(v: VerificationEvidence | null): string {
   if (!v) return "no evidence recorded";
   // an exit-code-only preset has no count: it is never "N tests passed" (issue 11)
-  const tests = v.tests.exit_code_only ? EXIT_CODE_ONLY_PASSED : `tests ${v.tests.passed}/${v.tests.discovered} passed`;
+  const c = v.tests.compare;
+  const before = c ? baselineFound(c) : "";
+  const tests = v.tests.exit_code_only ? EXIT_CODE_ONLY_PASSED : `tests ${v.tests.passed}/${v.tests.discovered} passed${before}`;
   const acc = v.acceptance ? `, acceptance ${v.acceptance.passed.length}/${v.acceptance.passed.length + v.acceptance.failed.length} cases passed` : "";
   const checks = v.verify_commands ?? [];
   const extra = checks.length > 0 ? `, verify commands ${checks.filter((c) => c.passed).length}/${checks.length} passed` : "";
@@ -98,10 +100,38 @@ export function verdictWhy(v: VerificationEvidence): string[] {
           ? `candidate ${EXIT_CODE_ONLY_PASSED}`
           : `candidate tests failed by exit code only (runner exited ${t.exit_code ?? "without a code"}; no test count was available)`,
       );
+    // four import errors are "4 collection errors", never "0/4 passed"
+    else if (t.runner_error && !t.compare) parts.push(`candidate tests: ${t.runner_error.summary}`);
+    else if (t.compare) parts.push(`candidate tests ${compareWhy(t.compare, t.discovered)}`);
     else parts.push(`candidate tests ${t.passed}/${t.discovered} passed${t.exit_code !== 0 ? `, runner exited ${t.exit_code ?? "without a code"}` : ""}`);
   }
   if (parts.length === 0) parts.push(reason);
   return parts;
+}
+
+/** what the run found and is not blamed for: ", 1 skipped and 2 failing before the run" */
+function baselineFound(c: TestDelta): string {
+  const skipped = c.counts.skipped_before ?? 0;
+  const failing = c.counts.fail_to_fail ?? 0;
+  const found = [skipped > 0 ? `${skipped} skipped` : "", failing > 0 ? `${failing} failing` : ""].filter(Boolean);
+  return found.length > 0 ? `, ${found.join(" and ")} before the run` : "";
+}
+
+/** A failed comparison: what the run broke, removed or skipped, in that order, with a few ids. */
+function compareWhy(c: TestDelta, discovered: number): string {
+  const n = (k: string) => c.counts[k] ?? 0;
+  const passed = n("pass_to_pass") + n("fail_to_pass") + n("new_passed");
+  const said: string[] = [];
+  const add = (k: "pass_to_fail" | "new_failed" | "disappeared" | "skipped_new", words: string) => {
+    if (n(k) > 0) said.push(`${n(k)} ${words} (${list(c[k])})`);
+  };
+  add("pass_to_fail", "passed before and fail now");
+  add("new_failed", "new failing");
+  add("disappeared", "no longer ran");
+  add("skipped_new", "newly skipped");
+  const req = c.required ? [...c.required.fail_to_pass.failure, ...c.required.pass_to_pass.failure] : [];
+  if (req.length > 0) said.push(`${req.length} required by the task not passing (${list(req)})`);
+  return `${passed}/${discovered} passed${baselineFound(c)}${said.length > 0 ? `; ${said.join("; ")}` : ""}`;
 }
 
 function budgetWhy(b: ExhaustedBudget | null, reason: string | null, resume: string): string {

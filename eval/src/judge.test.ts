@@ -50,13 +50,13 @@ function goodEvents(): TraceEvent[] {
     ev("tool_observed", { tool: "apply_patch", ok: true, error: null }, "c2"),
     ev("tool_proposed", { name: "run_tests", arguments: { preset: "candidate" } }, "c3"),
     // as the daemon observes a red run: an error result that still carries the figures
-    ev("tool_observed", { tool: "run_tests", ok: false, error: "tests_failed", discovered: 3, passed: 2, failed: 1 }, "c3"),
+    ev("tool_observed", { tool: "run_tests", ok: false, error: "tests_failed", discovered: 3, passed: 2, failed: 1, green: false }, "c3"),
     ev("tool_proposed", { name: "apply_patch", arguments: { path: "src/a.js", version: "a".repeat(64) } }, "c4"),
     ev("approval_recorded", { decision: "approved", by: "policy:eval:auto_edit_writable" }, "c4"),
     ev("action_written", { path: "src/a.js", source: "write" }, "c4"),
     ev("tool_observed", { tool: "apply_patch", ok: true, error: null }, "c4"),
     ev("tool_proposed", { name: "run_tests", arguments: { preset: "candidate" } }, "c5"),
-    ev("tool_observed", { tool: "run_tests", ok: true, error: null, discovered: 3, passed: 3, failed: 0 }, "c5"),
+    ev("tool_observed", { tool: "run_tests", ok: true, error: null, discovered: 3, passed: 3, failed: 0, green: true }, "c5"),
     ev("verification_started", {}),
     ev("verification_passed", {}),
     ev("run_stopped", { status: "completed" }),
@@ -169,6 +169,14 @@ describe("judgeCase: one RuleResult per rule present in expect.json", () => {
     expect(o.tests).toEqual(["red", "green"]);
     // a run_tests refused before anything ran has no figures: neither red nor green
     expect(observeRun(run(), [ev("tool_observed", { tool: "run_tests", ok: false, error: "unknown_preset" })]).tests).toEqual([]);
+  });
+
+  it("regression: eval keeps no rule of its own: 2 passed, 0 failed and a skip the run added is red because the daemon said red (eval used to say green)", () => {
+    const observed = observeRun(run(), [ev("tool_observed", { tool: "run_tests", ok: false, error: "tests_failed", discovered: 3, passed: 2, failed: 0, green: false })]);
+    expect(observed.tests).toEqual(["red"]);
+    // and a pre-existing failure the daemon did not hold against the run is green, though failed > 0
+    const found = observeRun(run(), [ev("tool_observed", { tool: "run_tests", ok: true, error: null, discovered: 3, passed: 2, failed: 1, green: true })]);
+    expect(found.tests).toEqual(["green"]);
   });
 
   it("a boolean rule set to false asks for nothing: reported and passed", () => {

@@ -48,7 +48,8 @@ function testFigures(tool: string, r: ToolResult): TestFigures | null {
   const d = r.data as Record<string, unknown>;
   if (d.exit_code_only === true) return { discovered: 0, passed: 0, failed: 0, exit_code_only: true, green: d.green === true };
   const n = (k: string) => (typeof d[k] === "number" ? (d[k] as number) : 0);
-  return { discovered: n("discovered"), passed: n("passed"), failed: n("failed") };
+  // the daemon's own verdict (against the baseline when it had one) rides along: no reader recounts it
+  return { discovered: n("discovered"), passed: n("passed"), failed: n("failed"), green: d.green === true };
 }
 
 /** The trace's figures: an exit-code-only run shows no counts there (it must never read as "0/0"). */

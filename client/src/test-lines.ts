@@ -1,0 +1,52 @@
+import type { RunView, TestDelta, VerificationEvidence } from "../../daemon/src/contracts/run-view.js";
+import { oneLine } from "./why.js";
+
+/**
+ * The Verifier's test verdict in lines a person reads (status, run, why): the
+ * result against the baseline, list by list, and when the runner failed before
+ * or outside its tests, its own first lines. These were once only JSON in the
+ * trace, while the summary said "0/4 passed" for four import errors.
+ */
+const LIST_WORDS: Array<[keyof TestDelta & string, string, boolean]> = [
+  ["pass_to_fail", "passed before, fail now", true],
+  ["new_failed", "new and failing", true],
+  ["disappeared", "ran before, gone now", true],
+  ["skipped_new", "skipped by this run (a skip never passes)", true],
+  ["fail_to_pass", "fixed (failed before, pass now)", false],
+  ["fail_to_fail", "failing before the run and still failing (not held against it)", false],
+  ["skipped_before", "skipped before the run and still skipped (not held against it)", false],
+];
+
+const SHOWN = 5;
+
+export function testLines(run: Pick<RunView, "verification">): string[] {
+  const v: VerificationEvidence | null = run.verification;
+  if (!v) return [];
+  const lines: string[] = [];
+  const c = v.tests.compare;
+  if (c) {
+    const n = (k: string) => c.counts[k] ?? 0;
+    const passed = n("pass_to_pass") + n("fail_to_pass") + n("new_passed");
+    lines.push(
+      `tests against the baseline: ${passed}/${v.tests.discovered} passed; ${n("skipped_before")} skipped before the run, ${n("skipped_new")} new skip${n("skipped_new") === 1 ? "" : "s"}` +
+        (c.baseline === "unavailable" ? ` (no baseline list: ${c.baseline_note ?? "not read"}; every test counts as new)` : ""),
+    );
+    for (const [key, words] of LIST_WORDS) {
+      const ids = c[key] as string[];
+      const total = n(key);
+      if (total === 0) continue;
+      const more = total > Math.min(ids.length, SHOWN) ? ` and ${total - Math.min(ids.length, SHOWN)} more` : "";
+      lines.push(`  ${key} (${total}, ${words}): ${ids.slice(0, SHOWN).join(", ")}${more}`);
+    }
+    const req = c.required;
+    if (req && req.fail_to_pass.failure.length + req.pass_to_pass.failure.length > 0) {
+      lines.push(`  required by the task and not passing: ${[...req.fail_to_pass.failure, ...req.pass_to_pass.failure].slice(0, SHOWN).join(", ")}`);
+    }
+  }
+  const e = v.tests.runner_error;
+  if (e) {
+    lines.push(`runner error: ${e.summary}`);
+    for (const l of e.lines) lines.push(`  ${l}`);
+  }
+  return lines.map(oneLine);
+}
