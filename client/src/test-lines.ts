@@ -1,5 +1,5 @@
 import type { RunView, TestDelta, VerificationEvidence } from "../../daemon/src/contracts/run-view.js";
-import { oneLine } from "./why.js";
+import { oneLine, verdictWhy } from "./why.js";
 
 /**
  * The Verifier's test verdict in lines a person reads (status, run, why): the
@@ -18,6 +18,14 @@ const LIST_WORDS: Array<[keyof TestDelta & string, string, boolean]> = [
 ];
 
 const SHOWN = 5;
+
+/** The verdict's reasons (the why line's parts) then the test lines: what the eval report shows per case. */
+export function verdictLines(run: Pick<RunView, "verification">): string[] {
+  const v = run.verification;
+  if (!v) return [];
+  const why = v.passed ? [] : verdictWhy(v).map(oneLine);
+  return [...why, ...testLines(run)].map((l) => (l.length > 1000 ? `${l.slice(0, 1000)}…` : l)).slice(0, 48);
+}
 
 export function testLines(run: Pick<RunView, "verification">): string[] {
   const v: VerificationEvidence | null = run.verification;

@@ -106,6 +106,7 @@ function caseSection(c: CaseResult, i: number, files: ReportFiles): string {
 <h3><span class="verdict" style="background:${VERDICT_COLOR[c.verdict]}">${e(c.verdict)}</span> <span class="id">${e(c.id)}</span></h3>
 <p>expected <b>${e(c.expected_status)}</b>; ended <b>${e(c.status ?? "never ran")}</b>${c.reason === null ? "" : `: ${e(c.reason)}`}${c.run_id === null ? "" : ` <span class="muted">(run ${e(c.run_id)})</span>`}</p>
 ${c.error === null ? "" : `<p class="error">error: ${e(c.error)}</p>`}
+${c.why && c.why.length > 0 ? `<pre class="why">${c.why.map(e).join("\n")}</pre>` : ""}
 <table class="rules"><tr><th>rule</th><th>expected</th><th>observed</th><th>passed</th></tr>${c.rules
     .map(
       (r) =>

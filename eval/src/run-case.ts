@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import type { ApiClient } from "../../client/src/api-client.js";
 import type { CaseResult } from "../../daemon/src/contracts/eval-report.js";
+import { verdictLines } from "../../client/src/test-lines.js";
 import type { RunStatus } from "../../daemon/src/contracts/run.js";
 import type { RunView, TraceEvent } from "../../daemon/src/contracts/run-view.js";
 import type { Runtime } from "../../daemon/src/contracts/sandbox.js";
@@ -128,6 +129,7 @@ async function followAndJudge(c: LoadedCase, attempt: number, first: RunView, st
     status: view.status,
     reason: view.reason,
     rules,
+    ...(view.verification && { why: verdictLines(view) }),
     run_id: runId,
     runtime: view.runtime ?? ctx.daemonRuntime,
     tool_calls: o.tool_calls,

@@ -176,6 +176,97 @@ describe("ordinary suites run in the images, counted as the host counts them", (
   }, 600_000);
 });
 
+/**
+ * A real project as it is found: a flag-gated skipped test, a test that fails for reasons of
+ * its own. The Verifier runs the same suite on the run's baseline and judges the result test
+ * by test: what was there before is listed, not blamed; what the run broke, skipped or could
+ * not load is named, through the real client.
+ */
+describe("judged against the baseline, test by test", () => {
+  const CALC = "def add(a, b):\n    return a - b\n\ndef mul(a, b):\n    return a * b\n";
+  const SUITE =
+    "import os\nimport pytest\nfrom pkg.calc import add, mul\n\ndef test_add():\n    assert add(2, 3) == 5\n\ndef test_mul():\n    assert mul(2, 3) == 6\n\n" +
+    "@pytest.mark.skipif(not os.environ.get('SLOW'), reason='set SLOW=1')\ndef test_slow():\n    assert mul(1000, 1000) == 10**6\n\n" +
+    "def test_mul_zero():\n    assert mul(5, 0) == 0\n";
+  const proj = (name: string) =>
+    project(name, {
+      "pyproject.toml": '[project]\nname = "pkg"\nversion = "0.1.0"\n\n[tool.pytest.ini_options]\npythonpath = ["src"]\ntestpaths = ["tests"]\n',
+      "src/pkg/__init__.py": "",
+      "src/pkg/calc.py": CALC,
+      "tests/test_calc.py": SUITE,
+    });
+  const replayOf = (file: string, buggy: string, from: string, to: string) => fixReplay(file, buggy, from, to);
+  const status = async (runId: string) => (await runClient(["status", runId, ...socket])).stdout;
+
+  it("regression: a suite with a pre-existing skipped test completes (it failed as '3/4 passed' on a skip nobody added), the skip listed", async () => {
+    const ws = proj("base-skip");
+    const { code, out, view } = await runToEnd(ws, replayOf("src/pkg/calc.py", CALC, "a - b", "a + b"));
+    expect({ code, status: view.status }, out).toEqual({ code: 0, status: "completed" });
+    const tests = (view.verification as { tests: Record<string, unknown> }).tests;
+    expect(tests).toMatchObject({
+      discovered: 4,
+      passed: 3,
+      compare: {
+        baseline: "compared",
+        fail_to_pass: ["tests/test_calc.py::test_add"],
+        skipped_before: ["tests/test_calc.py::test_slow"],
+        skipped_new: [],
+        pass_to_fail: [],
+      },
+    });
+    const text = await status(String(view.run_id));
+    expect(text).toMatch(/skipped_before \(1, skipped before the run and still skipped/);
+    expect(text).toMatch(/fail_to_pass \(1, fixed/);
+  }, 600_000);
+
+  it("the same suite where the run adds a skip fails, naming the skipped test (skipped_new)", async () => {
+    const ws = proj("add-skip");
+    const { code, out, view } = await runToEnd(
+      ws,
+      replayOf("tests/test_calc.py", SUITE, "def test_add():", "@pytest.mark.skip(reason='later')\ndef test_add():"),
+    );
+    expect({ code, status: view.status }, out).toEqual({ code: 1, status: "failed" });
+    const compare = (view.verification as { tests: { compare: Record<string, unknown> } }).tests.compare;
+    expect(compare).toMatchObject({ skipped_new: ["tests/test_calc.py::test_add"], skipped_before: ["tests/test_calc.py::test_slow"] });
+    expect(out).toMatch(/newly skipped \(tests\/test_calc\.py::test_add\)/);
+  }, 600_000);
+
+  it("a run that breaks an unrelated passing test fails, naming it (pass_to_fail)", async () => {
+    const ws = proj("break-mul");
+    // fixes add, and breaks mul's zero case on the way
+    const both = CALC.replace("a - b", "a + b");
+    const p = path.join(tmp, `replay-${crypto.randomUUID()}.json`);
+    fs.writeFileSync(
+      p,
+      JSON.stringify({
+        schema_version: 1,
+        decisions: [
+          { kind: "tool", call: { call_id: "c1", name: "apply_patch", arguments: { path: "src/pkg/calc.py", version: sha256(CALC), old: "a - b", new: "a + b" } } },
+          { kind: "tool", call: { call_id: "c2", name: "apply_patch", arguments: { path: "src/pkg/calc.py", version: sha256(both), old: "a * b", new: "a * b or 1" } } },
+          { kind: "final", text: "done" },
+        ],
+      }),
+    );
+    const { code, out, view } = await runToEnd(ws, p);
+    expect({ code, status: view.status }, out).toEqual({ code: 1, status: "failed" });
+    expect((view.verification as { tests: { compare: Record<string, unknown> } }).tests.compare).toMatchObject({
+      pass_to_fail: ["tests/test_calc.py::test_mul_zero"],
+      fail_to_pass: ["tests/test_calc.py::test_add"],
+    });
+    expect(out).toMatch(/1 passed before and fail now \(tests\/test_calc\.py::test_mul_zero\)/);
+  }, 600_000);
+
+  it("a collection error is shown as one with the runner's own words, never as '0/N passed'", async () => {
+    const ws = proj("collect-error");
+    const { code, out, view } = await runToEnd(ws, replayOf("src/pkg/calc.py", CALC, "def add(a, b):", "import yaml_not_installed\n\ndef add(a, b):"));
+    expect({ code, status: view.status }, out).toEqual({ code: 1, status: "failed" });
+    const text = await status(String(view.run_id));
+    expect(text).toMatch(/collection error/);
+    expect(text).toMatch(/No module named 'yaml_not_installed'/);
+    expect(text).not.toMatch(/0\/\d+ passed/);
+  }, 600_000);
+});
+
 /** `npm run <script> -- ARGS` as a user runs it: exit code and output, never a throw */
 async function npmScript(file: string, args: string[]): Promise<{ code: number; out: string }> {
   try {

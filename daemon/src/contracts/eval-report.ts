@@ -76,6 +76,12 @@ export const CaseResult = z.strictObject({
   diff_file: z.string().nullable(),
   error: z.string().max(4096).nullable(),
   /**
+   * The Verifier's verdict in a person's words, as `status` prints it: why it failed
+   * first, then the tests against the baseline and the runner's own first lines
+   * (absent when the case never got a verdict, and in older reports)
+   */
+  why: z.array(z.string().max(1024)).max(48).optional(),
+  /**
    * An eval fleet's run (`eval run --queue`): every worker that started the
    * case, in order (a worker that died mid-case is listed before the one that
    * finished it). Absent on a local run.
