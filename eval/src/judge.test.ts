@@ -172,7 +172,9 @@ describe("judgeCase: one RuleResult per rule present in expect.json", () => {
   });
 
   it("regression: eval keeps no rule of its own: 2 passed, 0 failed and a skip the run added is red because the daemon said red (eval used to say green)", () => {
-    const observed = observeRun(run(), [ev("tool_observed", { tool: "run_tests", ok: false, error: "tests_failed", discovered: 3, passed: 2, failed: 0, green: false })]);
+    const observed = observeRun(run(), [
+      ev("tool_observed", { tool: "run_tests", ok: false, error: "tests_failed", discovered: 3, passed: 2, failed: 0, green: false }),
+    ]);
     expect(observed.tests).toEqual(["red"]);
     // and a pre-existing failure the daemon did not hold against the run is green, though failed > 0
     const found = observeRun(run(), [ev("tool_observed", { tool: "run_tests", ok: true, error: null, discovered: 3, passed: 2, failed: 1, green: true })]);

@@ -241,8 +241,14 @@ describe("judged against the baseline, test by test", () => {
       JSON.stringify({
         schema_version: 1,
         decisions: [
-          { kind: "tool", call: { call_id: "c1", name: "apply_patch", arguments: { path: "src/pkg/calc.py", version: sha256(CALC), old: "a - b", new: "a + b" } } },
-          { kind: "tool", call: { call_id: "c2", name: "apply_patch", arguments: { path: "src/pkg/calc.py", version: sha256(both), old: "a * b", new: "a * b or 1" } } },
+          {
+            kind: "tool",
+            call: { call_id: "c1", name: "apply_patch", arguments: { path: "src/pkg/calc.py", version: sha256(CALC), old: "a - b", new: "a + b" } },
+          },
+          {
+            kind: "tool",
+            call: { call_id: "c2", name: "apply_patch", arguments: { path: "src/pkg/calc.py", version: sha256(both), old: "a * b", new: "a * b or 1" } },
+          },
           { kind: "final", text: "done" },
         ],
       }),

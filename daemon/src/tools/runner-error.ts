@@ -65,6 +65,10 @@ export function runnerError(res: Pick<SandboxResult, "stdout" | "stderr" | "exit
   }
   if (s.summary_found) return null;
   const what = s.problem ? `no test report (${s.problem})` : "no test report";
-  const exit = res.signal ? `; the runner was killed by ${res.signal}` : res.exit_code !== null && res.exit_code !== 0 ? `; the runner exited with code ${res.exit_code}` : "";
+  const exit = res.signal
+    ? `; the runner was killed by ${res.signal}`
+    : res.exit_code !== null && res.exit_code !== 0
+      ? `; the runner exited with code ${res.exit_code}`
+      : "";
   return { summary: `${what}${exit}`, lines: explaining(res) };
 }

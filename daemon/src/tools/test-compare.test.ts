@@ -29,8 +29,25 @@ const base = (cases: Array<[string, TestCase["outcome"]]>): BaselineTests => ({ 
 
 describe("compareCases: the result's tests against the baseline's", () => {
   it("puts each test in exactly one list", () => {
-    const before = suite([["a", "passed"], ["b", "failed"], ["c", "skipped"], ["d", "passed"], ["e", "failed"], ["gone", "passed"], ["s2", "passed"]]).cases;
-    const after = suite([["a", "passed"], ["b", "passed"], ["c", "skipped"], ["d", "failed"], ["e", "failed"], ["new1", "passed"], ["new2", "error"], ["s2", "skipped"]]).cases;
+    const before = suite([
+      ["a", "passed"],
+      ["b", "failed"],
+      ["c", "skipped"],
+      ["d", "passed"],
+      ["e", "failed"],
+      ["gone", "passed"],
+      ["s2", "passed"],
+    ]).cases;
+    const after = suite([
+      ["a", "passed"],
+      ["b", "passed"],
+      ["c", "skipped"],
+      ["d", "failed"],
+      ["e", "failed"],
+      ["new1", "passed"],
+      ["new2", "error"],
+      ["s2", "skipped"],
+    ]).cases;
     expect(compareCases(before, after)).toEqual({
       pass_to_pass: ["a"],
       fail_to_pass: ["b"],
@@ -47,48 +64,113 @@ describe("compareCases: the result's tests against the baseline's", () => {
 
 describe("judgeAgainstBaseline: the one rule, test by test", () => {
   it("regression: a pre-existing skip no longer fails a run that broke nothing (212 passed + 1 skipped was 'failed')", () => {
-    const before = base([["t1", "passed"], ["flag_gated", "skipped"]]);
-    const v = judgeAgainstBaseline(RUN, suite([["t1", "passed"], ["flag_gated", "skipped"]]), before);
+    const before = base([
+      ["t1", "passed"],
+      ["flag_gated", "skipped"],
+    ]);
+    const v = judgeAgainstBaseline(
+      RUN,
+      suite([
+        ["t1", "passed"],
+        ["flag_gated", "skipped"],
+      ]),
+      before,
+    );
     expect(v.green).toBe(true);
     expect(v.message).toContain("1 skipped before your change, 0 new skips");
     expect(v.delta?.skipped_before).toEqual(["flag_gated"]);
   });
 
   it("a skip the run added fails and is named", () => {
-    const v = judgeAgainstBaseline(RUN, suite([["t1", "passed"], ["t2", "skipped"]]), base([["t1", "passed"], ["t2", "passed"]]));
+    const v = judgeAgainstBaseline(
+      RUN,
+      suite([
+        ["t1", "passed"],
+        ["t2", "skipped"],
+      ]),
+      base([
+        ["t1", "passed"],
+        ["t2", "passed"],
+      ]),
+    );
     expect(v.green).toBe(false);
     expect(v.message).toMatch(/skipped_new.*t2/);
   });
 
   it("breaking an unrelated passing test fails, naming it (pass_to_fail)", () => {
-    const v = judgeAgainstBaseline({ ...RUN, exit_code: 1 }, suite([["t1", "failed"], ["t2", "passed"]]), base([["t1", "passed"], ["t2", "failed"]]));
+    const v = judgeAgainstBaseline(
+      { ...RUN, exit_code: 1 },
+      suite([
+        ["t1", "failed"],
+        ["t2", "passed"],
+      ]),
+      base([
+        ["t1", "passed"],
+        ["t2", "failed"],
+      ]),
+    );
     expect(v.green).toBe(false);
     expect(v.message).toMatch(/pass_to_fail\): t1/);
     expect(v.delta?.fail_to_pass).toEqual(["t2"]);
   });
 
   it("a test failing before and still failing is listed, not held against the run (exit 1 included)", () => {
-    const v = judgeAgainstBaseline({ ...RUN, exit_code: 1 }, suite([["t1", "passed"], ["net", "failed"]]), base([["t1", "passed"], ["net", "failed"]]));
+    const v = judgeAgainstBaseline(
+      { ...RUN, exit_code: 1 },
+      suite([
+        ["t1", "passed"],
+        ["net", "failed"],
+      ]),
+      base([
+        ["t1", "passed"],
+        ["net", "failed"],
+      ]),
+    );
     expect(v.green).toBe(true);
     expect(v.message).toMatch(/1 failing before your change and still failing/);
   });
 
   it("a test the task names in must_pass must pass, whatever it was before", () => {
-    const v = judgeAgainstBaseline({ ...RUN, exit_code: 1 }, suite([["t1", "passed"], ["bug", "failed"]]), base([["t1", "passed"], ["bug", "failed"]]), {
-      required: { fail_to_pass: ["bug"], pass_to_pass: [] },
-    });
+    const v = judgeAgainstBaseline(
+      { ...RUN, exit_code: 1 },
+      suite([
+        ["t1", "passed"],
+        ["bug", "failed"],
+      ]),
+      base([
+        ["t1", "passed"],
+        ["bug", "failed"],
+      ]),
+      {
+        required: { fail_to_pass: ["bug"], pass_to_pass: [] },
+      },
+    );
     expect(v.green).toBe(false);
     expect(v.delta?.required?.fail_to_pass).toEqual({ success: [], failure: ["bug"] });
   });
 
   it("a test the run deleted fails the run (disappeared)", () => {
-    const v = judgeAgainstBaseline(RUN, suite([["t1", "passed"]]), base([["t1", "passed"], ["t2", "failed"]]));
+    const v = judgeAgainstBaseline(
+      RUN,
+      suite([["t1", "passed"]]),
+      base([
+        ["t1", "passed"],
+        ["t2", "failed"],
+      ]),
+    );
     expect(v.green).toBe(false);
     expect(v.message).toMatch(/disappeared\): t2/);
   });
 
   it("a collection error the run caused is said as one, never as a failed test count", () => {
-    const v = judgeAgainstBaseline({ ...RUN, exit_code: 2 }, suite([["t1", "passed"], ["tests/test_y.py", "error"]]), base([["t1", "passed"]]));
+    const v = judgeAgainstBaseline(
+      { ...RUN, exit_code: 2 },
+      suite([
+        ["t1", "passed"],
+        ["tests/test_y.py", "error"],
+      ]),
+      base([["t1", "passed"]]),
+    );
     expect(v.green).toBe(false);
     expect(v.message).toMatch(/1 collection error .*tests\/test_y.py/);
   });
@@ -100,7 +182,14 @@ describe("judgeAgainstBaseline: the one rule, test by test", () => {
   });
 
   it("without a baseline list every test is new: a skip then blocks, and the verdict says why", () => {
-    const v = judgeAgainstBaseline(RUN, suite([["t1", "passed"], ["t2", "skipped"]]), { cases: null, note: "the baseline's tests timed out", cached: false });
+    const v = judgeAgainstBaseline(
+      RUN,
+      suite([
+        ["t1", "passed"],
+        ["t2", "skipped"],
+      ]),
+      { cases: null, note: "the baseline's tests timed out", cached: false },
+    );
     expect(v.green).toBe(false);
     expect(v.delta?.baseline).toBe("unavailable");
     expect(v.message).toContain("the baseline's tests timed out");

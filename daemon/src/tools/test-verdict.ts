@@ -131,7 +131,8 @@ function judgeCounts(run: TestRunFacts, s: TestSummary): TestVerdict {
   if (!s.summary_found) return notGreen(killed ? `${killed} before its summary` : (s.problem ?? "no test summary"));
   const loadErrors = s.load_error_count ?? 0;
   // a unit that could not load is not a test: "4 collection errors", never "0/4 passed"
-  if (loadErrors > 0) return verdict("failed", `${loadErrorWords(loadErrors)}${s.discovered > 0 ? ` (${s.passed}/${s.discovered} tests passed)` : ""}: ${loadErrorUnits(s)}`);
+  if (loadErrors > 0)
+    return verdict("failed", `${loadErrorWords(loadErrors)}${s.discovered > 0 ? ` (${s.passed}/${s.discovered} tests passed)` : ""}: ${loadErrorUnits(s)}`);
   if (s.discovered === 0 && s.files_without_tests.length > 0) {
     return notGreen(`no test ran: ${s.files_without_tests.length} test file(s) exited without running a test (e.g. code they import exits the process)`);
   }
@@ -216,7 +217,8 @@ export function judgeAgainstBaseline(run: TestRunFacts, s: TestSummary, baseline
     say(p2p.failure, `${p2p.failure.length} test(s) the task requires to keep passing did not (PASS_TO_PASS)`);
   }
   const anyRed = s.cases.some((c) => c.outcome === "failed" || c.outcome === "error");
-  if (run.exit_code !== 0 && !anyRed) blockers.push(run.signal ? `the test runner was killed by ${run.signal}` : `the runner exited with code ${run.exit_code} though no test failed`);
+  if (run.exit_code !== 0 && !anyRed)
+    blockers.push(run.signal ? `the test runner was killed by ${run.signal}` : `the runner exited with code ${run.exit_code} though no test failed`);
   const summary = baselineSummary(full, s, note);
   if (blockers.length > 0) {
     const v = verdict("failed", `${blockers.join("; ")} (${summary})`);
@@ -230,7 +232,8 @@ function baselineSummary(d: FullDelta, s: TestSummary, note: string | null): str
   const passed = d.pass_to_pass.length + d.fail_to_pass.length + d.new_passed.length;
   const parts = [`${passed}/${s.discovered} passed`];
   if (d.fail_to_pass.length > 0) parts.push(`${d.fail_to_pass.length} fixed (failing before, passing now: ${nameIds(d.fail_to_pass)})`);
-  if (d.fail_to_fail.length > 0) parts.push(`${d.fail_to_fail.length} failing before your change and still failing (not held against it: ${nameIds(d.fail_to_fail)})`);
+  if (d.fail_to_fail.length > 0)
+    parts.push(`${d.fail_to_fail.length} failing before your change and still failing (not held against it: ${nameIds(d.fail_to_fail)})`);
   parts.push(`${d.skipped_before.length} skipped before your change, ${d.skipped_new.length} new skip${d.skipped_new.length === 1 ? "" : "s"}`);
   if (note !== null) parts.push(`no baseline list (${note}): every test counts as new`);
   return parts.join("; ");

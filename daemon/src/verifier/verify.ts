@@ -244,7 +244,9 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
         );
       // the same rule run_tests tells the model (tools/test-verdict.ts)
       const judged: BaselineVerdict =
-        before === null ? { ...judgeTestRun(testRunFacts(r), summary), delta: null } : judgeAgainstBaseline(testRunFacts(r), summary, before, requiredTests(task));
+        before === null
+          ? { ...judgeTestRun(testRunFacts(r), summary), delta: null }
+          : judgeAgainstBaseline(testRunFacts(r), summary, before, requiredTests(task));
       if (judged.delta !== null) {
         evidence.tests.compare = judged.delta;
         // what was found and not held against the run is said, not only what failed

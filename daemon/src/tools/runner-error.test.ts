@@ -1,0 +1,81 @@
+import { describe, expect, it } from "vitest";
+import { runnerError } from "./runner-error.js";
+import type { TestSummary } from "./test-verdict.js";
+
+const NONE: TestSummary = {
+  summary_found: false,
+  discovered: 0,
+  passed: 0,
+  failed: 0,
+  cancelled: 0,
+  skipped: 0,
+  todo: 0,
+  files_without_tests: [],
+  problem: "the JUnit report is missing",
+};
+
+describe("runnerError: the runner's own first lines when it failed before or outside its tests", () => {
+  it("regression: a missing shared library is named (it showed as '0/0 passed, runner exited 127')", () => {
+    const e = runnerError(
+      {
+        stdout: "",
+        stderr: "node: error while loading shared libraries: librt.so.1: cannot open shared object file: No such file or directory\n",
+        exit_code: 127,
+        signal: null,
+      },
+      NONE,
+    );
+    expect(e).toEqual({
+      summary: "no test report (the JUnit report is missing); the runner exited with code 127",
+      lines: ["node: error while loading shared libraries: librt.so.1: cannot open shared object file: No such file or directory"],
+    });
+  });
+
+  it("four collection errors are said as such, each with its module's words, never as tests", () => {
+    const e = runnerError(
+      { stdout: "", stderr: "", exit_code: 2, signal: null },
+      {
+        ...NONE,
+        summary_found: true,
+        problem: null,
+        load_error_count: 4,
+        load_errors: [
+          { unit: "tests/test_a.py", message: "ImportError while importing test module\nModuleNotFoundError: No module named 'yaml'" },
+          { unit: "tests/test_b.py", message: "ModuleNotFoundError: No module named 'yaml'" },
+        ],
+      },
+    );
+    expect(e?.summary).toBe("4 collection errors (a test file or package that could not load)");
+    expect(e?.load_error_count).toBe(4);
+    expect(e?.lines).toEqual([
+      "tests/test_a.py: ImportError while importing test module",
+      "  ModuleNotFoundError: No module named 'yaml'",
+      "tests/test_b.py: ModuleNotFoundError: No module named 'yaml'",
+    ]);
+  });
+
+  it("prefers error-looking lines, strips terminal escapes and redacts a credential the output carried", () => {
+    const e = runnerError(
+      {
+        stdout: "",
+        stderr:
+          "collecting...\n\x1b[31mOSError: [Errno 28] No space left on device\x1b[0m\nAuthorization: Bearer sk-abcdefghijklmnopqrstuvwxyz0123456789 error\n",
+        exit_code: 1,
+        signal: null,
+      },
+      NONE,
+    );
+    expect(e?.lines[0]).toBe("OSError: [Errno 28] No space left on device");
+    expect(e?.lines.join("\n")).not.toContain("sk-abcdefghijklmnopqrstuvwxyz0123456789");
+    expect(e?.lines.join("\n")).not.toContain("\x1b");
+  });
+
+  it("a suite whose tests ran is not a runner error: its failures are the diagnostics", () => {
+    expect(
+      runnerError(
+        { stdout: "", stderr: "boom", exit_code: 1, signal: null },
+        { ...NONE, summary_found: true, problem: null, discovered: 3, passed: 2, failed: 1 },
+      ),
+    ).toBeNull();
+  });
+});
