@@ -110,7 +110,16 @@ export const TaskSpec = z
      * before the run are listed in the verdict and not held against it
      */
     must_pass: z.array(z.string().min(1).max(TEST_ID_MAX_CHARS)).max(MUST_PASS_MAX).optional(),
+    /**
+     * the run must leave a regression test: at least one test in a file the run changed
+     * or created that failed (or did not exist) at the baseline and passes now
+     */
+    regression_test: z.boolean().optional(),
     budgets: Budgets.default(Budgets.parse({})),
+  })
+  .refine((t) => t.regression_test !== true || t.test_presets[t.verify_preset]?.parser !== "exit_code", {
+    message: "regression_test needs a verify preset whose report names its tests, not exit_code",
+    path: ["regression_test"],
   })
   .refine((t) => !t.must_pass?.length || t.test_presets[t.verify_preset]?.parser !== "exit_code", {
     message: "must_pass names tests, and an exit_code verify preset names none",

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { TestCase } from "../contracts/test-report.js";
 import { compareCases } from "./test-compare.js";
-import { judgeAgainstBaseline, type BaselineTests, type TestRunFacts, type TestSummary } from "./test-verdict.js";
+import { judgeAgainstBaseline, testTouched, type BaselineTests, type TestRunFacts, type TestSummary } from "./test-verdict.js";
 
 const RUN: TestRunFacts = { exit_code: 0, timed_out: false, cancelled: false, truncated: false };
 
@@ -204,5 +204,44 @@ describe("judgeAgainstBaseline: the one rule, test by test", () => {
   it("0 tests after the run is a false green, as in the absolute rule", () => {
     const v = judgeAgainstBaseline(RUN, suite([]), base([]));
     expect(v.kind).toBe("false_green");
+  });
+});
+
+describe("a task that requires a regression test", () => {
+  const opts = (changed: string[]) => ({ regressionTest: { changed } });
+  it("passes with a new passing test in a file the run created", () => {
+    const v = judgeAgainstBaseline(
+      RUN,
+      suite([
+        ["tests/test_a.py::test_old", "passed"],
+        ["tests/test_bug.py::test_bug", "passed"],
+      ]),
+      base([["tests/test_a.py::test_old", "passed"]]),
+      opts(["src/a.py", "tests/test_bug.py"]),
+    );
+    expect(v.green).toBe(true);
+  });
+
+  it("fails when the only fixed or new tests live in files the run did not touch", () => {
+    const v = judgeAgainstBaseline(
+      RUN,
+      suite([
+        ["tests/test_a.py::test_old", "passed"],
+        ["tests/test_b.py::test_x", "passed"],
+      ]),
+      base([
+        ["tests/test_a.py::test_old", "passed"],
+        ["tests/test_b.py::test_x", "failed"],
+      ]),
+      opts(["src/a.py"]),
+    );
+    expect(v.green).toBe(false);
+    expect(v.message).toMatch(/requires a regression test/);
+  });
+
+  it("finds a Go test by its package folder, and a node test by its file", () => {
+    expect(testTouched("example.com/m/parse/TestISOWeek", ["parse/week_test.go"])).toBe(true);
+    expect(testTouched("example.com/m/other/TestX", ["parse/week_test.go"])).toBe(false);
+    expect(testTouched("test/add.test.js > add > adds", ["test/add.test.js"])).toBe(true);
   });
 });

@@ -166,6 +166,8 @@ export interface BaselineTests {
 export interface BaselineOptions {
   /** ids the task demands pass after the run, failing or skipped at the baseline or not (`must_pass`, FAIL_TO_PASS, PASS_TO_PASS) */
   required?: { fail_to_pass: readonly string[]; pass_to_pass: readonly string[] };
+  /** the task requires a regression test: the workspace paths the run changed, to find a test it touched */
+  regressionTest?: { changed: readonly string[] };
 }
 
 export interface BaselineVerdict extends TestVerdict {
@@ -216,6 +218,13 @@ export function judgeAgainstBaseline(run: TestRunFacts, s: TestSummary, baseline
     say(f2p.failure, `${f2p.failure.length} test(s) the task requires to pass did not (FAIL_TO_PASS)`);
     say(p2p.failure, `${p2p.failure.length} test(s) the task requires to keep passing did not (PASS_TO_PASS)`);
   }
+  if (opts.regressionTest) {
+    const red2green = [...full.fail_to_pass, ...full.new_passed];
+    if (!red2green.some((id) => testTouched(id, opts.regressionTest!.changed)))
+      blockers.push(
+        `the task requires a regression test: no test in a file the run changed went from failing or absent to passing (${red2green.length} fixed or new elsewhere)`,
+      );
+  }
   const anyRed = s.cases.some((c) => c.outcome === "failed" || c.outcome === "error");
   if (run.exit_code !== 0 && !anyRed)
     blockers.push(run.signal ? `the test runner was killed by ${run.signal}` : `the runner exited with code ${run.exit_code} though no test failed`);
@@ -225,6 +234,23 @@ export function judgeAgainstBaseline(run: TestRunFacts, s: TestSummary, baseline
     return { ...v, message: run.limits_note ? `${v.message}; ${run.limits_note}` : v.message, delta };
   }
   return { ...verdict("passed", `passed against the baseline: ${summary}`), delta };
+}
+
+/**
+ * Whether a test id lives in one of the changed paths: the file before `::` or ` > `
+ * (pytest, node, vitest, jest), or for Go (`module/pkg/TestName`) a changed `_test.go`
+ * file in that package's folder.
+ */
+export function testTouched(id: string, changed: readonly string[]): boolean {
+  const head = id.split("::")[0]!.split(" > ")[0]!;
+  if (changed.includes(head)) return true;
+  const pkg = head.split("/").slice(0, -1).join("/");
+  return changed.some((p) => {
+    if (!p.endsWith("_test.go")) return false;
+    const dir = p.includes("/") ? p.slice(0, p.lastIndexOf("/")) : "";
+    // a test file at the module's root belongs to the module's own package, whose import path the id alone does not tell
+    return dir === "" ? true : pkg === dir || pkg.endsWith(`/${dir}`);
+  });
 }
 
 /** "212 passed, 1 skipped before your change and still skipped, 0 new skips": what the model and the user read. */

@@ -201,7 +201,7 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
       if (r.cancelled) throw new Stop("verification_error:cancelled");
       const summary = summarizePreset(preset.parser, r, VERIFIER_DEFAULTS);
       // the same preset on the run's baseline copy (cached per baseline): the result is judged against it
-      const before =
+      const baselineRun =
         runControlDir === null || "exit_code_only" in summary
           ? null
           : await baselineTests({
@@ -244,9 +244,12 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
         );
       // the same rule run_tests tells the model (tools/test-verdict.ts)
       const judged: BaselineVerdict =
-        before === null
+        baselineRun === null
           ? { ...judgeTestRun(testRunFacts(r), summary), delta: null }
-          : judgeAgainstBaseline(testRunFacts(r), summary, before, requiredTests(task));
+          : judgeAgainstBaseline(testRunFacts(r), summary, baselineRun, {
+              ...requiredTests(task),
+              ...(task.regression_test && { regressionTest: { changed: changedPaths(baseline, before) } }),
+            });
       if (judged.delta !== null) {
         evidence.tests.compare = judged.delta;
         // what was found and not held against the run is said, not only what failed
