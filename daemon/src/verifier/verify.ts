@@ -45,7 +45,7 @@ import { limitsReached, presetInvocation, reportFileFor, summarizePreset, testRu
 import { exportSpecOf } from "../tools/context.js";
 import { DEFAULT_TOOL_LIMITS } from "../tools/limits.js";
 import { judgeAgainstBaseline, judgeTestRun, type BaselineOptions, type BaselineVerdict } from "../tools/test-verdict.js";
-import { runnerError } from "../tools/runner-error.js";
+import { firstLines, runnerError } from "../tools/runner-error.js";
 import { baselineTests, NO_BASELINE_STORE, type BaselineTestStore } from "./baseline-tests.js";
 import { scanWorkspaceDiff } from "./diff-secrets.js";
 import { describeHit } from "./secret-scan.js";
@@ -102,7 +102,11 @@ export interface VerifyInput {
 type Reason = string;
 
 class Stop extends Error {
-  constructor(readonly reason: Reason) {
+  /** `detail`: what went wrong in words (an engine's or the sandbox's own message), for the evidence's details */
+  constructor(
+    readonly reason: Reason,
+    readonly detail?: string,
+  ) {
     super(reason);
   }
 }
@@ -113,7 +117,8 @@ async function runFresh(executor: Executor, req: Parameters<Executor["run"]>[0])
     return await executor.run(req);
   } catch (err) {
     const code = isMiniAgentError(err) ? err.code : "internal";
-    throw new Stop(`verification_error:${code}`);
+    // "no space left on device" or a refused copy must be readable in `status`, not only in the daemon's log
+    throw new Stop(`verification_error:${code}`, isMiniAgentError(err) ? `the sandbox could not run ${req.purpose === "acceptance" ? "the acceptance check" : "the tests"}: ${firstLines(err.message, 3).join(" ")}` : undefined);
   }
 }
 
@@ -312,7 +317,10 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
     const after = await deps.computeManifest(input.workspaceRoot, manifestOpts);
     if (after.digest !== before.digest) throw new Stop("verification_error:workspace_changed_during_verification");
   } catch (err) {
-    if (err instanceof Stop) reasons.unshift(err.reason);
+    if (err instanceof Stop) {
+      reasons.unshift(err.reason);
+      if (err.detail) details.push(err.detail);
+    }
     else {
       log?.error({ err }, "verifier failed unexpectedly");
       reasons.unshift("verification_error:internal");
