@@ -51,6 +51,8 @@ export function testLines(run: Pick<RunView, "verification">): string[] {
       lines.push(`  required by the task and not passing: ${[...req.fail_to_pass.failure, ...req.pass_to_pass.failure].slice(0, SHOWN).join(", ")}`);
     }
   }
+  // a verification that could not be made says why in the daemon's words (an engine or sandbox failure)
+  if (v.reason?.startsWith("verification_error:")) for (const d of (v.details ?? []).slice(0, 4)) lines.push(`verification error: ${d}`);
   const e = v.tests.runner_error;
   if (e) {
     lines.push(`runner error: ${e.summary}`);
