@@ -51,6 +51,30 @@ describe("eval-report.html", () => {
   });
 });
 
+describe("eval-report.html puts what needs reading first", () => {
+  it("lists failed and error cases before passed ones, each with its Verifier reasons and the runner's first lines, escaped, under a verdict bar", () => {
+    const report = makeReport([
+      makeCase("aa-passed"),
+      makeCase("bb-failed", {
+        verdict: "failed",
+        status: "failed",
+        reason: "verification_failed",
+        why: [
+          "candidate tests: 1 collection error (a test file or package that could not load)",
+          "runner error: 1 collection error",
+          "  tests/test_x.py: ModuleNotFoundError: No module named '<yaml>'",
+        ],
+      }),
+      makeCase("cc-error", { verdict: "error", status: null, run_id: null, error: "case_invalid", rules: [] }),
+    ]);
+    const html = renderReportHtml(report, { diff: () => null });
+    const order = [...html.matchAll(/<section class="case" id="(case-\d+)"/g)].map((m) => m[1]);
+    expect(order).toEqual(["case-1", "case-2", "case-0"]);
+    expect(html).toContain("tests/test_x.py: ModuleNotFoundError: No module named &#39;&lt;yaml&gt;&#39;");
+    expect(html).toMatch(/<div class="verdict-bar" role="img" aria-label="1 passed, 1 failed, 0 needs_human, 1 error">/);
+  });
+});
+
 describe("writeReportHtml", () => {
   let dir: string;
   beforeAll(async () => {

@@ -50,9 +50,35 @@ ${caseChart(report.cases)}
 <h2>Rule failures</h2>
 ${ruleFailures(report)}
 <h2>Each case</h2>
-${report.cases.map((c, i) => caseSection(c, i, files)).join("\n")}
+<p class="muted">cases that did not pass first, each with the Verifier's reasons and the runner's own first lines</p>
+${failuresFirst(report.cases)
+  .map(([c, i]) => caseSection(c, i, files))
+  .join("\n")}
 </body></html>
 `;
+}
+
+const VERDICT_ORDER: Record<CaseResult["verdict"], number> = { failed: 0, error: 1, needs_human: 2, passed: 3 };
+
+/** Cases that need a reader's attention first; each keeps its index (its anchor, `case-N`, as the chart links it). */
+function failuresFirst(cases: CaseResult[]): Array<[CaseResult, number]> {
+  return cases.map((c, i) => [c, i] as [CaseResult, number]).sort(([a, i], [b, j]) => VERDICT_ORDER[a.verdict] - VERDICT_ORDER[b.verdict] || i - j);
+}
+
+/** One bar of the verdicts' shares, in their colours: the suite's state at a glance. */
+function verdictBar(report: EvalReport): string {
+  const a = report.aggregates;
+  const parts: Array<[CaseResult["verdict"], number]> = [
+    ["passed", a.passed],
+    ["failed", a.failed],
+    ["needs_human", a.needs_human],
+    ["error", a.errors],
+  ];
+  const total = Math.max(1, a.cases);
+  return `<div class="verdict-bar" role="img" aria-label="${e(parts.map(([k, n]) => `${n} ${k}`).join(", "))}">${parts
+    .filter(([, n]) => n > 0)
+    .map(([k, n]) => `<span style="width:${((n / total) * 100).toFixed(2)}%;background:${VERDICT_COLOR[k]}" title="${e(`${n} ${k}`)}"></span>`)
+    .join("")}</div>`;
 }
 
 function summary(report: EvalReport): string {
@@ -76,6 +102,7 @@ function summary(report: EvalReport): string {
     ["protocol error rate", `${(a.protocol_error_rate * 100).toFixed(1)} % of tool calls`],
   ];
   return `<section id="summary"><p class="big">pass rate <b>${(a.pass_rate * 100).toFixed(1)} %</b> (${a.passed} of ${a.cases} cases passed)</p>
+${verdictBar(report)}
 <table class="counts"><tr>${rows.map(([k]) => `<th>${e(k)}</th>`).join("")}</tr><tr>${rows.map(([, v]) => `<td>${e(v)}</td>`).join("")}</tr></table>
 <table class="facts">${facts.map(([k, v]) => `<tr><th>${e(k)}</th><td>${e(v)}</td></tr>`).join("")}</table></section>`;
 }
@@ -190,4 +217,6 @@ table{border-collapse:collapse;margin:6px 0}th,td{border:1px solid #ddd;padding:
 .case{border:1px solid #ddd;border-radius:6px;padding:10px 14px;margin:12px 0}.id{font-family:ui-monospace,monospace;word-break:break-all}
 .verdict{color:#fff;border-radius:4px;padding:1px 8px;font-size:13px}tr.bad td{background:#fdecea}code{word-break:break-all}
 pre.diff{background:#f7f7f7;padding:8px;overflow:auto;max-height:480px;font:12px/1.4 ui-monospace,monospace;white-space:pre}
-.diff .add{color:#1b5e20;background:#e8f5e9}.diff .del{color:#b71c1c;background:#ffebee}.diff .hunk{color:#6a1b9a}.diff .file{font-weight:bold}`;
+.diff .add{color:#1b5e20;background:#e8f5e9}.diff .del{color:#b71c1c;background:#ffebee}.diff .hunk{color:#6a1b9a}.diff .file{font-weight:bold}
+.verdict-bar{display:flex;height:14px;border-radius:4px;overflow:hidden;background:#eee;margin:6px 0 10px;max-width:600px}.verdict-bar span{display:block;height:100%}
+pre.why{background:#fff8e1;padding:8px;overflow:auto;max-height:320px;font:12px/1.4 ui-monospace,monospace;white-space:pre-wrap}`;
