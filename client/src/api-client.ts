@@ -100,6 +100,10 @@ export class ApiClient {
   envGc(olderThanMs: number, dryRun: boolean) {
     return this.json("POST", "/v1/env/gc", { older_than_ms: olderThanMs, dry_run: dryRun }, "env_layers");
   }
+  /** `gc`: removes (or, dry, names) the files finished runs left; absent options take the daemon's default retention */
+  gc(body: { older_than_ms?: number; keep?: number; dry_run: boolean }) {
+    return this.json("POST", "/v1/gc", body, "gc");
+  }
   /** the effective policy for a profile and a workspace folder (`policy show`) */
   policy(profile?: string, workspace?: string) {
     const q = new URLSearchParams();

@@ -1,3 +1,4 @@
+import { GC_DEFAULTS } from "../../daemon/src/contracts/api-responses.js";
 import type { ParseArgsConfig } from "node:util";
 import { didYouMean, parseCli } from "../../daemon/src/config/cli-args.js";
 import { FAMILY_CHOICES } from "../../daemon/src/contracts/sandbox.js";
@@ -168,6 +169,17 @@ export const COMMANDS = {
       "read-only in every sandbox of a run with that key). `env list`: key, folder, size, last used, the runs using it.\n" +
       "`env gc` removes the layers last used longer ago than --older-than (30s, 15m, 12h, 7d; default: any) that no\n" +
       "resumable run uses; a run that may still start a sandbox keeps its layer. --dry-run only says what it would remove.",
+  },
+  gc: {
+    positionals: [],
+    options: { "older-than": { type: "string" }, keep: { type: "string" }, "dry-run": { type: "boolean" } },
+    summary: `gc [--older-than D] [--keep N] [--dry-run]`,
+    details:
+      "Removes what finished runs (completed, failed, cancelled) left in the state dir: the baseline copy and control\n" +
+      "assets, the trace file, live run records, an orchestrator's saved pause, and cached baseline test results not\n" +
+      `used within the window. Default retention: the newest ${GC_DEFAULTS.keep} finished runs and any finished in the last ${GC_DEFAULTS.olderThan} keep their\n` +
+      "files; --older-than (30s, 15m, 12h, 7d) and --keep N change it. A run that can still be resumed or must be\n" +
+      "inspected (uncertain) is never touched; `status` and `list` still know every run. --dry-run only says what it would free.",
   },
   health: {
     positionals: [],

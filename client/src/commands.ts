@@ -11,7 +11,7 @@ import { BUDGET_FLAGS, type CommandName, type ParsedCommand } from "./args.js";
 import { EXIT, exitForStatus, type ExitCode } from "./exit-codes.js";
 import { followRun, type FollowIO } from "./follow.js";
 import { renderDiff } from "./color.js";
-import { envText, eventLine, policyText, progressLine, runEndLines, shellQuote, statusJson } from "./render.js";
+import { envText, eventLine, gcText, mib, policyText, progressLine, runEndLines, shellQuote, statusJson } from "./render.js";
 import { oneLine, whyLine } from "./why.js";
 
 export interface CommandContext extends FollowIO {
@@ -412,6 +412,12 @@ const health: Handler = async (_cmd, ctx) => {
       const refresh = f.reason === "image_missing" ? `npm run image:build -- --family ${family}` : probe(family);
       ctx.out(`  ${family.padEnd(7)} ${isolationText(f)}${f.verdict === "passed" ? "" : `; ${refresh}`}\n`);
     }
+    if (h.state_dir)
+      ctx.out(
+        oneLine(
+          `state    ${h.state_dir.path}, ${h.state_dir.bytes === null ? "size unknown" : mib(h.state_dir.bytes)}; free what finished runs left: ${ctx.program} gc${ctx.commandPrefix ? ` ${ctx.commandPrefix}` : ""} --dry-run`,
+        ) + "\n",
+      );
   }
   return h.ok ? EXIT.ok : EXIT.unavailable;
 };
@@ -446,4 +452,40 @@ const env: Handler = async (cmd, ctx) => {
   return EXIT.ok;
 };
 
-export const HANDLERS: Record<CommandName, Handler> = { run, status, list, approve, reject, resume, cancel, trace, diff, probe, events, health, policy, env };
+/** `--keep`: a whole number of runs, refused (exit 64) otherwise */
+function keepCount(given: string): number {
+  if (!/^\d{1,6}$/.test(given)) throw new UsageError(`--keep: use a whole number of runs, e.g. 20 (got '${given}')`);
+  return Number(given);
+}
+
+const gc: Handler = async (cmd, ctx) => {
+  const olderThan = opt(cmd, "older-than");
+  const keep = opt(cmd, "keep");
+  // an option not given is left to the daemon's default retention (GC_DEFAULTS)
+  const body = await ctx.api.gc({
+    ...(olderThan !== undefined && { older_than_ms: durationMs(olderThan) }),
+    ...(keep !== undefined && { keep: keepCount(keep) }),
+    dry_run: cmd.opts["dry-run"] === true,
+  });
+  if (ctx.json) printJson(ctx, body);
+  else ctx.out(gcText(body));
+  return EXIT.ok;
+};
+
+export const HANDLERS: Record<CommandName, Handler> = {
+  run,
+  status,
+  list,
+  approve,
+  reject,
+  resume,
+  cancel,
+  trace,
+  diff,
+  probe,
+  events,
+  health,
+  policy,
+  env,
+  gc,
+};

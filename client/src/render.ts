@@ -1,4 +1,4 @@
-import type { EnvLayersBody, PolicyShowBody } from "../../daemon/src/contracts/api-responses.js";
+import type { EnvLayersBody, GcBody, PolicyShowBody } from "../../daemon/src/contracts/api-responses.js";
 import type { RunView, TraceEvent } from "../../daemon/src/contracts/run-view.js";
 import { renderDiff, type DiffStyle } from "./color.js";
 import { quoteArgv } from "./quote.js";
@@ -129,8 +129,24 @@ function shapeText(shape: readonly string[]): string {
 }
 
 /** `policy show`: the effective policy, one fact a line, in the order it is decided (deny first). */
-function mib(bytes: number): string {
+export function mib(bytes: number): string {
   return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+}
+
+/** `gc`: what was freed, run by run, then what was kept and why. */
+export function gcText(b: GcBody): string {
+  const verb = b.dry_run ? "would free" : "freed";
+  const lines = [
+    `${verb} ${mib(b.bytes_freed)}: ${b.runs.length} finished run(s), ${b.baseline_results} cached baseline result(s)`,
+    ...b.runs.slice(0, 50).map((r) => `  ${r.run_id}  ${r.status.padEnd(9)}  ${mib(r.bytes)}`),
+    ...(b.runs.length > 50 ? [`  … and ${b.runs.length - 50} more`] : []),
+    `kept: ${b.kept_finished} finished run(s) (the newest ${b.keep}, and any finished in the last ${days(b.older_than_ms)}), ${b.kept_open} that can still run or must be inspected`,
+  ];
+  return lines.map(oneLine).join("\n") + "\n";
+}
+
+function days(ms: number): string {
+  return ms % 86_400_000 === 0 ? `${ms / 86_400_000} day(s)` : ms % 3_600_000 === 0 ? `${ms / 3_600_000} hour(s)` : `${Math.round(ms / 1000)} s`;
 }
 
 /** `env list|gc`: one line per layer; gc says first what it removed (or, dry, would remove). */

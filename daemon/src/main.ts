@@ -9,6 +9,7 @@ import type { IsolationService, LiveGate } from "./api/ports.js";
 import { createApiServer } from "./api/server.js";
 import type { CaptureService } from "./capture/index.js";
 import type { EnvService } from "./runtime/env-layers.js";
+import type { RetentionService } from "./api/ports.js";
 import { DAEMON_DEFAULTS, DAEMON_USAGE, isLoopbackHost, parseDaemonArgs, type DaemonConfig } from "./config/daemon-config.js";
 import { acquireInstanceLock, type InstanceLock } from "./config/instance-lock.js";
 import { statePath } from "./config/state-dir.js";
@@ -33,6 +34,8 @@ export interface DaemonServices {
   capture: CaptureService;
   /** `env list|gc` (runtime/env-layers.ts); absent: no dependency layers */
   env?: EnvService;
+  /** `gc` and the state dir's size in `health` (retention/gc.ts) */
+  retention?: RetentionService;
   /** removes containers/volumes this project left behind (by label); resolves with how many */
   reapLeftovers(): Promise<number>;
   /** releases engine connections etc. after shutdown; optional */
@@ -169,6 +172,7 @@ export async function main(argv: string[], deps: MainDeps): Promise<number> {
       policy: createPolicyView(policy),
       capture: services.capture,
       ...(services.env && { env: services.env }),
+      ...(services.retention && { retention: services.retention }),
       version: deps.version,
       pid: deps.pid,
       maxBodyBytes: config.maxBodyBytes,

@@ -1,3 +1,4 @@
+import { collectGarbage, stateDirBytes } from "./retention/gc.js";
 import type Docker from "dockerode";
 import { readLatestPassingReport } from "../../probes/report-store.js";
 import { runIsolationProbes } from "../../probes/run.js";
@@ -156,6 +157,10 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
     liveGate,
     capture: createCaptureService({ ledger: () => runService.ledger, stateDir: config.stateDir }),
     env: createEnvService({ layers, runs: () => runService.ledger.listRuns(), now: () => Date.now() }),
+    retention: {
+      gc: (opts) => collectGarbage({ stateDir: config.stateDir, runs: () => runService.ledger.listRuns(), now: () => Date.now() }, opts),
+      stateDir: async () => ({ path: config.stateDir, bytes: await stateDirBytes(config.stateDir) }),
+    },
     reapLeftovers: () =>
       reapOwnLeftovers(
         docker,

@@ -130,3 +130,48 @@ describe("on a terminal", () => {
     expect(plain.output).not.toContain("\x1b[");
   });
 });
+
+describe("gc: what finished runs leave in the state dir", () => {
+  it("frees an old finished run's files (dry first), keeps resumable runs, and the run stays known; health shows the state dir's size", async () => {
+    // a run that can still be resumed: its budget ran out
+    const paused = await replay("replay", ["--max-tool-calls", "1"]);
+    const pausedId = runIdOf(paused);
+    const first = await replay("replay");
+    const doneId = runIdOf(first);
+    const done = await approveAll(first);
+    expect(done.code).toBe(0);
+    const state = path.join(root, "state");
+    const files = () => fs.readdirSync(path.join(state, "traces")).sort();
+
+    const bad = await runClient(["gc", "--keep", "many", ...socket()]);
+    expect({ code: bad.code, err: bad.stderr }).toMatchObject({ code: 64, err: expect.stringMatching(/--keep: use a whole number of runs/) });
+
+    const before = files();
+    const dry = await runClient(["gc", "--older-than", "0s", "--keep", "0", "--dry-run", "--json", ...socket()]);
+    expect(dry.code, dry.stderr).toBe(0);
+    const planned = JSON.parse(dry.stdout) as { runs: Array<{ run_id: string }>; bytes_freed: number; kept_open: number };
+    expect(planned.runs.map((r) => r.run_id)).not.toContain(pausedId);
+    expect(planned.runs.length).toBeGreaterThan(0);
+    expect(planned.kept_open).toBeGreaterThanOrEqual(1);
+    expect(files()).toEqual(before);
+
+    const real = await runClient(["gc", "--older-than", "0s", "--keep", "0", ...socket()]);
+    expect(real.code, real.stderr).toBe(0);
+    expect(real.stdout).toMatch(/^freed \d+\.\d MiB: \d+ finished run\(s\)/);
+    expect(files()).toContain(`${pausedId}.jsonl`);
+    expect(files()).not.toContain(`${doneId}.jsonl`);
+    expect(files().length).toBeLessThan(before.length);
+    // the ledger still knows the run; what needed its files says so, without a stack
+    const status = await runClient(["status", doneId, ...socket()]);
+    expect(status.stdout).toContain("completed: verified by the host Verifier");
+    const diff = await runClient(["diff", doneId, ...socket()]);
+    expect(diff.stderr).not.toMatch(/\n\s+at /);
+    // the resumable run is untouched
+    expect(fs.readdirSync(path.join(state, "control")).some((n) => n.includes(pausedId))).toBe(true);
+
+    const health = await runClient(["health", ...socket()]);
+    expect(health.stdout).toMatch(
+      new RegExp(`state +${state.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}, \\d+\\.\\d MiB; free what finished runs left: .* gc .*--dry-run`),
+    );
+  });
+});

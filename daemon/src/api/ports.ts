@@ -1,3 +1,4 @@
+import type { GcOptions, GcResult } from "../retention/gc.js";
 import type { HealthBody, PolicyShowBody } from "../contracts/api.js";
 import type { ProfileName } from "../contracts/policy.js";
 import type { Backend, Runtime } from "../contracts/sandbox.js";
@@ -44,6 +45,11 @@ export interface PolicyService {
   show(input: { profile?: ProfileName; workspace?: string }): PolicyShowBody;
 }
 
+export interface RetentionService {
+  gc(opts: GcOptions): Promise<GcResult>;
+  stateDir(): Promise<{ path: string; bytes: number | null }>;
+}
+
 export interface ApiDeps {
   runService: RunService;
   drafter: TaskDrafter;
@@ -54,6 +60,8 @@ export interface ApiDeps {
   capture: CaptureService;
   /** `env list|gc`: the dependency layers (absent: a daemon without an engine keeps none) */
   env?: EnvService;
+  /** `gc` and the state dir's size in `health` (retention/gc.ts); absent: no gc (a test's daemon) */
+  retention?: RetentionService;
   version: string;
   pid: number;
   maxBodyBytes: number;

@@ -7,6 +7,7 @@ import {
   DraftTaskRequest,
   EmptyRequest,
   EnvGcRequest,
+  GcRequest,
   EventsQuery,
   PolicyQuery,
   ProbeRequest,
@@ -202,11 +203,18 @@ export const ROUTES: Route[] = [
     if (!ctx.deps.env) return { json: { kind: "env_layers", layers: [], removed: [], dry_run: r.dry_run } };
     return { json: await ctx.deps.env.gc({ olderThanMs: r.older_than_ms, dryRun: r.dry_run }) };
   }),
+  route("POST", "/gc", async (ctx) => {
+    noQuery(ctx.query);
+    const r = await body(ctx, GcRequest, "gc");
+    if (!ctx.deps.retention) throw apiError("invalid_request", "this daemon keeps no state to collect");
+    return { json: { kind: "gc", ...(await ctx.deps.retention.gc({ olderThanMs: r.older_than_ms, keep: r.keep, dryRun: r.dry_run })) } };
+  }),
   route("GET", "/health", async (ctx) => {
     noQuery(ctx.query);
     const h = await ctx.deps.isolation.health();
     const ok = h.engine.reachable && h.engine.image_present && h.isolation.verdict === "passed";
-    return { json: { kind: "health", ok, daemon: { pid: ctx.deps.pid, version: ctx.deps.version, api: API_VERSION }, ...h } };
+    const stateDir = ctx.deps.retention ? { state_dir: await ctx.deps.retention.stateDir() } : {};
+    return { json: { kind: "health", ok, daemon: { pid: ctx.deps.pid, version: ctx.deps.version, api: API_VERSION }, ...h, ...stateDir } };
   }),
 ];
 

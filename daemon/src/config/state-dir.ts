@@ -36,6 +36,8 @@ export const STATE_FILES = {
   orchestrators: "orchestrators",
   /** one `<key>.json` per dependency layer this daemon built (sandbox/dependency-layer.ts); the layers themselves are engine volumes */
   layers: "layers",
+  /** one `<key>.json` per baseline test result (verifier/baseline-tests.ts): a preset's tests on a run's baseline copy */
+  baselineTests: "baseline-tests",
 } as const;
 
 export function statePath(stateDir: string, name: keyof typeof STATE_FILES): string {

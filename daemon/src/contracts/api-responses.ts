@@ -37,6 +37,8 @@ export const HealthBody = z.strictObject({
   isolation: FamilyIsolation,
   /** the other image families' verdicts (a live run of a family needs its own passing report); absent: the engine is unreachable */
   families: z.optional(z.record(z.string(), FamilyIsolation)),
+  /** the state dir and its size in bytes (`gc` frees what finished runs left); absent from older daemons */
+  state_dir: z.optional(z.strictObject({ path: z.string(), bytes: z.nullable(z.number()) })),
 });
 export type HealthBody = z.infer<typeof HealthBody>;
 
@@ -140,6 +142,23 @@ export const EnvLayersBody = z.strictObject({
 });
 export type EnvLayersBody = z.infer<typeof EnvLayersBody>;
 
+/** The documented default retention of `gc`: the newest 20 finished runs, and any finished in the last 14 days, keep their files. */
+export const GC_DEFAULTS = { olderThanMs: 14 * 86_400_000, olderThan: "14d", keep: 20 } as const;
+
+/** `POST /v1/gc`: what was (or, dry, would be) removed and what was kept */
+export const GcBody = z.strictObject({
+  kind: z.literal("gc"),
+  dry_run: z.boolean(),
+  older_than_ms: z.number(),
+  keep: z.number(),
+  runs: z.array(z.strictObject({ run_id: z.string(), status: z.string(), bytes: z.number() })),
+  baseline_results: z.number(),
+  bytes_freed: z.number(),
+  kept_finished: z.number(),
+  kept_open: z.number(),
+});
+export type GcBody = z.infer<typeof GcBody>;
+
 export const ApiResponse = z.discriminatedUnion("kind", [
   z.strictObject({ kind: z.literal("run"), run: RunView }),
   z.strictObject({ kind: z.literal("runs"), runs: z.array(RunView) }),
@@ -159,6 +178,7 @@ export const ApiResponse = z.discriminatedUnion("kind", [
   }),
   CaseCapturedBody,
   EnvLayersBody,
+  GcBody,
 ]);
 export type ApiResponse = z.infer<typeof ApiResponse>;
 export type ApiResponseOf<K extends ApiResponse["kind"]> = Extract<ApiResponse, { kind: K }>;

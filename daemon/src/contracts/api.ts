@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { GC_DEFAULTS } from "./api-responses.js";
 import { Id } from "./common.js";
 import { ProfileName } from "./policy.js";
 import { OrchestratorName } from "./run.js";
@@ -113,6 +114,14 @@ export const EnvGcRequest = z.strictObject({
   dry_run: z.boolean().default(false),
 });
 
+/** `POST /v1/gc`: remove the files of finished runs older than `older_than_ms`, past the newest `keep` */
+export const GcRequest = z.strictObject({
+  older_than_ms: z.int().min(0).max(Number.MAX_SAFE_INTEGER).default(GC_DEFAULTS.olderThanMs),
+  keep: z.int().min(0).max(1_000_000).default(GC_DEFAULTS.keep),
+  dry_run: z.boolean().default(false),
+});
+export type GcRequest = z.infer<typeof GcRequest>;
+
 // ---- response bodies: contracts/api-responses.ts (zod/mini, what the client loads) and contracts/run-view.ts
 
 export {
@@ -122,6 +131,8 @@ export {
   DependencyLayerInfo,
   EnvLayersBody,
   ErrorBody,
+  GC_DEFAULTS,
+  GcBody,
   HealthBody,
   IsolationReportBody,
   IsolationVerdict,

@@ -24,7 +24,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { BASELINE_TESTS_DIR, fileBaselineTestStore } from "../verifier/baseline-tests.js";
+import { fileBaselineTestStore } from "../verifier/baseline-tests.js";
 import { pino } from "pino";
 import { statePath } from "../config/state-dir.js";
 import { prepareProjectContext } from "../context/stored-context.js";
@@ -98,7 +98,7 @@ export class RunServiceImpl implements RunService {
       crash: options.crash ?? (() => {}),
       buildView: options.viewBuilder ?? defaultViewBuilder(),
       stateDir: this.stateDir,
-      baselineTests: fileBaselineTestStore(path.join(this.stateDir, BASELINE_TESTS_DIR)),
+      baselineTests: fileBaselineTestStore(statePath(this.stateDir, "baselineTests")),
       approvalKey: () => this.key(),
     };
     this.orchestrators = new Orchestrators({ stateDir: this.stateDir });

@@ -38,17 +38,19 @@ export interface BaselineTestStore {
 
 const KEY = /^[0-9a-f]{64}$/;
 
-/** The state dir's folder of cached baseline results (one JSON file per key). */
-export const BASELINE_TESTS_DIR = "baseline-tests";
-
 /** One JSON file per key under `dir` (the state dir's `baseline-tests/`), written whole or not at all. */
 export function fileBaselineTestStore(dir: string): BaselineTestStore {
   return {
     async get(key) {
       if (!KEY.test(key)) return null;
       try {
-        const parsed = BaselineTestRecord.safeParse(JSON.parse(await fs.readFile(path.join(dir, `${key}.json`), "utf8")));
-        return parsed.success ? parsed.data : null;
+        const file = path.join(dir, `${key}.json`);
+        const parsed = BaselineTestRecord.safeParse(JSON.parse(await fs.readFile(file, "utf8")));
+        if (!parsed.success) return null;
+        // used now: `gc` keeps what was used within its window
+        const now = new Date();
+        await fs.utimes(file, now, now).catch(() => {});
+        return parsed.data;
       } catch {
         return null;
       }
