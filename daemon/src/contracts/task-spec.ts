@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { Id, SchemaVersion } from "./common.js";
-import { ImageFamily, PresetParser } from "./test-report.js";
+import { ImageFamily, PresetParser, TEST_ID_MAX_CHARS } from "./test-report.js";
 
 /**
  * task.json: the same format for the shipped fixtures and for users' own tasks.
@@ -72,6 +72,28 @@ export const VerifyCommands = z
   .max(VERIFY_COMMANDS_MAX)
   .refine((cs) => new Set(cs.map((c) => c.name)).size === cs.length, "verify command names must be unique");
 
+/**
+ * A task's acceptance as SWE-bench states it: test ids as the verify preset's
+ * parser names them (pytest node ids `tests/test_x.py::TestC::test_y[p]`,
+ * `pkg/TestName`). The published datasets list up to a few thousand per
+ * instance; the cap keeps a task.json bounded.
+ */
+export const REQUIRED_TESTS_MAX = 20_000;
+const TestIdList = z.array(z.string().min(1).max(TEST_ID_MAX_CHARS)).max(REQUIRED_TESTS_MAX);
+
+/**
+ * A folder of the control dir laid over the workspace in the Verifier's fresh
+ * sandboxes only: relative, inside the control dir, no `..`, no absolute path,
+ * no backslash (a Windows-made path is never reinterpreted).
+ */
+const HiddenTestsDir = z
+  .string()
+  .min(1)
+  .max(256)
+  .refine((p) => !p.startsWith("/") && !p.includes("\\") && !p.includes("\0") && p.split("/").every((part) => part !== "" && part !== "." && part !== ".."), {
+    message: "a relative folder inside the control dir (no leading /, no '.', '..' or empty parts, no backslash)",
+  });
+
 export const Budgets = z.strictObject({
   model_turns: z.int().min(1).max(1000).default(30),
   tool_calls: z.int().min(1).max(1000).default(40),
@@ -101,10 +123,20 @@ export const TaskSpec = z
     image_family: ImageFamily.optional(),
     /** extra checks the Verifier runs after the candidate tests; absent: none (kept absent so existing records stay as they were) */
     verify_commands: VerifyCommands.optional(),
+    /** SWE-bench's lists: tests the change must make pass, and tests it must keep passing (verifier/required-tests.ts) */
+    FAIL_TO_PASS: TestIdList.optional(),
+    PASS_TO_PASS: TestIdList.optional(),
+    /** control-dir folder whose files replace the workspace's in the Verifier's fresh sandboxes; never in run_tests', never in the workspace */
+    hidden_tests: HiddenTestsDir.optional(),
     budgets: Budgets.default(Budgets.parse({})),
   })
   .refine((t) => t.verify_preset in t.test_presets, {
     message: "verify_preset must name one of test_presets",
+    path: ["verify_preset"],
+  })
+  .refine((t) => (t.FAIL_TO_PASS ?? []).length + (t.PASS_TO_PASS ?? []).length === 0 || t.test_presets[t.verify_preset]?.parser !== "exit_code", {
+    // an exit status names no test: a list of ids could never be checked, so it would always fail
+    message: "FAIL_TO_PASS / PASS_TO_PASS need a verify preset whose parser names tests (node_test, junit_xml, go_test_json), not exit_code",
     path: ["verify_preset"],
   });
 export type TaskSpec = z.infer<typeof TaskSpec>;
