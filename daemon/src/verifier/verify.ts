@@ -42,7 +42,9 @@ import { loadBaseline, type Baseline } from "../workspace/baseline.js";
 import { protectedChanges } from "./protected-paths.js";
 import { decideCases, parseAcceptanceOutput } from "./acceptance-protocol.js";
 import { limitsReached, presetInvocation, reportFileFor, summarizePreset, testRunFacts, type PresetInvocation } from "../tools/run-tests.js";
-import { exportSpecOf } from "../tools/context.js";
+import { verifierExport } from "./verifier-export.js";
+import { checkRequiredTests, describeRequiredFailures, withRequired } from "./required-tests.js";
+import type { TestCase } from "../contracts/test-report.js";
 import { DEFAULT_TOOL_LIMITS } from "../tools/limits.js";
 import { judgeTestRun } from "../tools/test-verdict.js";
 import { scanWorkspaceDiff } from "./diff-secrets.js";
@@ -120,10 +122,11 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
   const runControlDir = "runControlDir" in input.baseline ? input.baseline.runControlDir : null;
   const manifestOpts = { excludeAbs: runControlDir === null ? [] : [runControlDir] };
   const acceptanceDir = input.acceptanceDir;
-  // both fresh sandboxes get exactly what run_tests' sandbox got: the same export rule
+  // both fresh sandboxes get exactly what run_tests' sandbox got (the same export rule), and the task's hidden tests
+  const overlay = verifierExport({ task, acceptanceDir, sandboxInclude: input.sandboxInclude, dependencyLayers: input.dependencyLayers });
   const exported = {
     workspaceDir: input.workspaceRoot,
-    exportSpec: exportSpecOf({ task, sandboxInclude: input.sandboxInclude, dependencyLayers: input.dependencyLayers }),
+    exportSpec: overlay.spec,
     ...(input.onSandboxInclude && { onIncluded: input.onSandboxInclude }),
   };
   const details: string[] = [];
@@ -139,6 +142,7 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
   };
 
   try {
+    if (overlay.refusal !== null) throw new Stop(`verification_error:${overlay.refusal}`);
     // (1) protected paths
     const loaded = runControlDir === null ? null : await loadRunBaseline(deps, runControlDir, log);
     const baseline = loaded === null ? (input.baseline as Manifest) : loaded.manifest;
@@ -225,6 +229,16 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
         reasons.push(judged.kind === "false_green" ? "false_green" : "verification_failed");
         // the client shows this as the why of a false green
         if (judged.kind === "false_green") evidence.false_green = judged.message;
+      }
+      // the task's own FAIL_TO_PASS / PASS_TO_PASS, id by id (required-tests.ts)
+      const required = checkRequiredTests(task, "cases" in summary ? (summary.cases as readonly TestCase[] | undefined) : undefined);
+      if (required !== null) {
+        evidence.tests.compare = withRequired(evidence.tests.compare, required);
+        const failing = describeRequiredFailures(required);
+        if (failing !== null) {
+          reasons.push("verification_failed");
+          details.push(failing);
+        }
       }
     }
 
