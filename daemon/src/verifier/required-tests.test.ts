@@ -13,12 +13,20 @@ describe("checkRequiredTests: a task's FAIL_TO_PASS / PASS_TO_PASS against the r
     expect(r).toEqual({ fail_to_pass: { success: [F], failure: [] }, pass_to_pass: { success: [], failure: [P, "gone"] } });
   });
 
-  it("a listed test that was skipped or errored, or absent from the result, is a failure (a skip shows no fix)", () => {
+  it("as SWE-bench grades: a FAIL_TO_PASS test skipped, errored or absent is a failure (a skip shows no fix)", () => {
     const r = checkRequiredTests({ FAIL_TO_PASS: [F, "e", "absent"] }, [
       { id: F, outcome: "skipped" },
       { id: "e", outcome: "error" },
     ]);
     expect(r?.fail_to_pass).toEqual({ success: [], failure: [F, "e", "absent"] });
+  });
+
+  it("as SWE-bench grades: a PASS_TO_PASS test skipped is kept (not a regression), errored or absent is a failure", () => {
+    const r = checkRequiredTests({ PASS_TO_PASS: [P, "e", "absent"] }, [
+      { id: P, outcome: "skipped" },
+      { id: "e", outcome: "error" },
+    ]);
+    expect(r?.pass_to_pass).toEqual({ success: [P], failure: ["e", "absent"] });
   });
 
   it("a report that lists no tests (cases undefined) fails every listed id, never passes them", () => {

@@ -4,33 +4,52 @@ import type { TestCase } from "../contracts/test-report.js";
 
 /**
  * A task's own lists (`FAIL_TO_PASS`, `PASS_TO_PASS`, as SWE-bench states an
- * instance) checked against the result's tests, id by id: `success` holds the
- * ids that passed, `failure` every other one. A listed id the result does not
- * name is a failure (a renamed or deleted test proves nothing), and so is a
- * skipped one: a skip never passes in mini-agent (tools/test-verdict.ts), and a
- * skipped FAIL_TO_PASS test shows no fix. (SWE-bench itself leaves a skipped
- * test out of both lists; verifier/swebench-status.ts says where that differs.)
+ * instance) checked against the result's tests, id by id, by SWE-bench's own
+ * rule (swebench/harness/grading.py get_eval_tests_report, PASS_AND_FAIL):
+ *   FAIL_TO_PASS  success: passed; failure: failed, error, skipped, or absent
+ *                 (a skipped test shows no fix)
+ *   PASS_TO_PASS  success: passed or skipped (a skip is not a regression);
+ *                 failure: failed, error, or absent (a renamed or deleted test
+ *                 proves nothing)
+ * Where the two differ: SWE-bench counts an xfail as passed, and our parsers
+ * report xfail as skipped (it did not pass), so an xfail FAIL_TO_PASS test
+ * fails here; and a test reported twice (a rerun plugin) counts by its worst
+ * outcome here, by its last line there.
  *
  * `cases` absent (a report that names no tests, or a runner whose parser does
- * not list them): no listed test is known to have passed, so every one fails.
+ * not list them): no listed test is known to have run, so every one fails.
  */
 export type RequiredTests = NonNullable<TestDelta["required"]>;
+
+type Seen = "passed" | "skipped" | "failed";
+
+/** Each id's worst outcome: any failed or error is failed, else any passed is passed, else skipped. */
+function outcomes(cases: readonly TestCase[] | undefined): Map<string, Seen> {
+  const out = new Map<string, Seen>();
+  for (const c of cases ?? []) {
+    const now: Seen = c.outcome === "failed" || c.outcome === "error" ? "failed" : c.outcome;
+    const was = out.get(c.id);
+    if (was === "failed" || (was === "passed" && now === "skipped")) continue;
+    out.set(c.id, now);
+  }
+  return out;
+}
 
 export function checkRequiredTests(task: Pick<TaskSpec, "FAIL_TO_PASS" | "PASS_TO_PASS">, cases: readonly TestCase[] | undefined): RequiredTests | null {
   const f2p = task.FAIL_TO_PASS ?? [];
   const p2p = task.PASS_TO_PASS ?? [];
   if (f2p.length === 0 && p2p.length === 0) return null;
-  const passed = new Set<string>();
-  // a test reported twice (a parametrised id repeated by a rerun plugin) passes only if no report of it failed
-  const notPassed = new Set<string>();
-  for (const c of cases ?? []) (c.outcome === "passed" ? passed : notPassed).add(c.id);
-  const split = (ids: readonly string[]) => {
+  const seen = outcomes(cases);
+  const split = (ids: readonly string[], ok: (s: Seen | undefined) => boolean) => {
     const success: string[] = [];
     const failure: string[] = [];
-    for (const id of ids) (passed.has(id) && !notPassed.has(id) ? success : failure).push(id);
+    for (const id of ids) (ok(seen.get(id)) ? success : failure).push(id);
     return { success, failure };
   };
-  return { fail_to_pass: split(f2p), pass_to_pass: split(p2p) };
+  return {
+    fail_to_pass: split(f2p, (s) => s === "passed"),
+    pass_to_pass: split(p2p, (s) => s === "passed" || s === "skipped"),
+  };
 }
 
 /** The detail line of a failed check: the first failing ids of each list, never more than a few. */
