@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { describeZodError } from "../../../daemon/src/contracts/common.js";
 import { REQUIRED_TESTS_MAX } from "../../../daemon/src/contracts/task-spec.js";
 import { TEST_ID_MAX_CHARS } from "../../../daemon/src/contracts/test-report.js";
 
@@ -12,19 +11,21 @@ import { TEST_ID_MAX_CHARS } from "../../../daemon/src/contracts/test-report.js"
  */
 const TestIds = z.array(z.string().min(1).max(TEST_ID_MAX_CHARS)).max(REQUIRED_TESTS_MAX);
 
-const IdListField = z.union([
-  TestIds,
-  z.string().transform((text, ctx) => {
+const IdListField = z.unknown().transform((value, ctx) => {
+  let list = value;
+  if (typeof value === "string") {
     try {
-      const parsed = TestIds.safeParse(JSON.parse(text));
-      if (parsed.success) return parsed.data;
-      ctx.addIssue({ code: "custom", message: `a JSON string that is not a list of test ids: ${describeZodError(parsed.error)}` });
+      list = JSON.parse(value);
     } catch {
-      ctx.addIssue({ code: "custom", message: "a string that is not JSON (SWE-bench writes the list as a JSON-encoded array)" });
+      ctx.addIssue({ code: "custom", message: "a string that is not JSON (SWE-bench writes the list as a JSON-encoded array of test ids)" });
+      return z.NEVER;
     }
-    return z.NEVER;
-  }),
-]);
+  }
+  const parsed = TestIds.safeParse(list);
+  if (parsed.success) return parsed.data;
+  ctx.addIssue({ code: "custom", message: `not a list of test ids (${parsed.error.issues[0]?.message ?? "invalid"})` });
+  return z.NEVER;
+});
 
 /** A git patch of at most this size: SWE-bench's largest gold patches are a few hundred KiB. */
 const PATCH_MAX_CHARS = 4 * 1024 * 1024;
@@ -56,7 +57,8 @@ export function parseInstanceLine(line: string): ParsedLine {
     return { ok: false, why: `not valid JSON (${(err as Error).message})` };
   }
   const parsed = SweBenchInstance.safeParse(raw);
-  if (!parsed.success) return { ok: false, why: describeZodError(parsed.error).replace(/\n/g, "; ") };
+  // one line per instance in the output: each problem as `field: what is wrong`
+  if (!parsed.success) return { ok: false, why: parsed.error.issues.map((i) => `${i.path.join(".") || "the line"}: ${i.message}`).join("; ") };
   return { ok: true, instance: parsed.data };
 }
 
