@@ -108,7 +108,6 @@ export async function importInstance(inst: SweBenchInstance, reposDir: string, o
       schema_version: 1,
       description: `SWE-bench instance ${inst.instance_id} (${inst.repo} at ${inst.base_commit.slice(0, 12)}): its reference patch resolves it`,
       status: "completed",
-      reason: null,
     };
     const json = (v: unknown) => `${JSON.stringify(v, null, 2)}\n`;
     fs.writeFileSync(path.join(work, CASE_FILES.task), json(task.data), { flag: "wx" });
