@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -61,6 +62,21 @@ beforeAll(async () => {
     }),
   );
   fs.writeFileSync(path.join(empty, "expect.json"), JSON.stringify({ schema_version: 1, status: "failed" }));
+  // and one whose replay edits an unrelated file: a patch that exists and applies, but fixes nothing
+  const unrelated = path.join(suite, "unrelated-edit");
+  fs.cpSync(empty, unrelated, { recursive: true });
+  const conftest = fs.readFileSync(path.join(unrelated, "repo", "conftest.py"));
+  const edit = { path: "conftest.py", version: createHash("sha256").update(conftest).digest("hex"), old: "import sys, os\n", new: "import sys, os  # noqa\n" };
+  fs.writeFileSync(
+    path.join(unrelated, "replay.json"),
+    JSON.stringify({
+      schema_version: 1,
+      decisions: [
+        { kind: "tool", call: { call_id: "call_01", name: "apply_patch", arguments: edit } },
+        { kind: "final", text: "Done." },
+      ],
+    }),
+  );
   d = await started.daemon({ stateDir: stateDirIn(base, lock) });
   out = path.join(base, "out");
   await runClient(["eval", "run", suite, "--output", out, "--concurrency", "2", "--socket", d.socketPath]);
@@ -95,6 +111,13 @@ describe("a SWE-bench-format instance of our own: imported, then run by eval run
         PASS_TO_FAIL: { success: [], failure: [] },
       },
     });
+  });
+
+  it("with a patch that edits an unrelated file: it exists and applied, but FAIL_TO_PASS fails and it is not resolved", () => {
+    const r = readResult("unrelated-edit");
+    expect(r).toMatchObject({ verdict: "passed", status: "failed", reason: "verification_failed" });
+    expect(r.swebench).toMatchObject({ patch_exists: true, patch_successfully_applied: true, resolved: false });
+    expect(r.swebench?.tests_status.FAIL_TO_PASS).toEqual({ success: [], failure: [F2P] });
   });
 
   it("status RUN --json carries the same SWE-bench-shaped block as the eval report", async () => {
