@@ -27,7 +27,8 @@ import { type DaemonHandle, runClient, Started, stateDirIn } from "./harness.js"
 const PYTEST_XUNIT1 =
   '<?xml version="1.0"?><testsuites><testsuite name="pytest" errors="0" failures="0" skipped="0" tests="1"><testcase classname="tests.test_calc" name="test_add" file="tests/test_calc.py" line="3" time="0.001"/></testsuite></testsuites>';
 const probe = parseJunitXml({ status: "read", bytes: Buffer.from(PYTEST_XUNIT1) }) as { cases?: { id: string }[] };
-const PARSER_NAMES_TESTS = probe.cases?.some((c) => c.id === P2P) === true;
+// as soon as the parser lists tests at all, the gold check runs (and fails loudly if its ids are not pytest node ids)
+const PARSER_NAMES_TESTS = probe.cases !== undefined;
 
 const docker = createDockerClient(process.env);
 const started = new Started();
