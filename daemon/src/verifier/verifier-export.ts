@@ -1,8 +1,11 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { DependencyLayerRef, ExportSpec } from "../contracts/sandbox.js";
-import type { TaskSpec } from "../contracts/task-spec.js";
+import picomatch from "picomatch";
+import type { TaskSpec, TestPreset } from "../contracts/task-spec.js";
 import { exportSpecOf } from "../tools/context.js";
+import type { PresetInvocation } from "../tools/run-tests.js";
+import { walkTree } from "../workspace/walk.js";
 
 /**
  * What the Verifier's fresh sandboxes get: exactly run_tests' export rule
@@ -42,4 +45,32 @@ export function verifierExport(input: {
     }
   })();
   return inside ? { spec: { ...spec, overlay }, refusal: null } : { spec, refusal: "hidden_tests_missing" };
+}
+
+/**
+ * The verify preset's argv with the hidden test files its `files` globs match
+ * added: run_tests expands the globs over the workspace (tools/run-tests.ts
+ * presetInvocation), where a test file only the hidden tests add is not, so a
+ * `node --test tests/*.test.js` preset would never run it. Links and special
+ * files are left to the overlay's own refusal (sandbox-export.ts).
+ */
+export async function withHiddenTestFiles(
+  inv: PresetInvocation | null,
+  preset: TestPreset | undefined,
+  overlay: string | undefined,
+): Promise<PresetInvocation | null> {
+  if (inv === null || preset === undefined || overlay === undefined || preset.files.length === 0) return inv;
+  const hidden = (await walkTree(overlay)).filter((e) => e.type === "file").map((e) => e.rel);
+  const added: string[] = [];
+  for (const glob of preset.files) {
+    const isMatch = picomatch(glob, { dot: false });
+    for (const rel of hidden) if (isMatch(rel) && !inv.files.includes(rel) && !added.includes(rel)) added.push(rel);
+  }
+  if (added.length === 0) return inv;
+  return {
+    ...inv,
+    argv: [...inv.argv, ...added],
+    files: [...inv.files, ...added],
+    unmatched_globs: inv.unmatched_globs.filter((g) => !added.some((rel) => picomatch(g, { dot: false })(rel))),
+  };
 }

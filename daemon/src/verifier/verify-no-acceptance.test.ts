@@ -206,6 +206,15 @@ describe("verify with hidden tests and SWE-bench lists (real host process)", () 
     expect(await fs.readFile(path.join(ws, "tests", "x.test.mjs"), "utf8")).toBe(TEST_FILE);
   });
 
+  it("regression: a hidden test file the workspace does not have was never run by a preset naming its files (the globs were expanded over the workspace only)", async () => {
+    await change();
+    await fs.rm(path.join(control, "hidden_tests", "tests", "x.test.mjs"));
+    await fs.writeFile(path.join(control, "hidden_tests", "tests", "new.test.mjs"), FAILING);
+    const ev = await runWith(hiddenTask({}), control);
+    expect(ev).toMatchObject({ passed: false, reason: "verification_failed", tests: { discovered: 3, passed: 2, failed: 1 } });
+    await expect(fs.access(path.join(ws, "tests", "new.test.mjs"))).rejects.toThrow();
+  });
+
   it("a task whose hidden_tests folder is missing (or a link out of the control dir) fails as verification_error, never judged without them", async () => {
     await change();
     expect(await runWith(hiddenTask({}), null)).toMatchObject({ passed: false, reason: "verification_error:hidden_tests_missing" });

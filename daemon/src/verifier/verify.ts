@@ -42,7 +42,7 @@ import { loadBaseline, type Baseline } from "../workspace/baseline.js";
 import { protectedChanges } from "./protected-paths.js";
 import { decideCases, parseAcceptanceOutput } from "./acceptance-protocol.js";
 import { limitsReached, presetInvocation, reportFileFor, summarizePreset, testRunFacts, type PresetInvocation } from "../tools/run-tests.js";
-import { verifierExport } from "./verifier-export.js";
+import { verifierExport, withHiddenTestFiles } from "./verifier-export.js";
 import { checkRequiredTests, describeRequiredFailures, withRequired } from "./required-tests.js";
 import type { TestCase } from "../contracts/test-report.js";
 import { DEFAULT_TOOL_LIMITS } from "../tools/limits.js";
@@ -179,7 +179,7 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
 
     // (2) candidate tests in a fresh container
     const preset = task.test_presets[task.verify_preset];
-    const inv = await deps.presetInvocation(task, task.verify_preset, input.workspaceRoot);
+    const inv = await withHiddenTestFiles(await deps.presetInvocation(task, task.verify_preset, input.workspaceRoot), preset, overlay.spec.overlay);
     if (preset === undefined || inv === null) throw new Stop("verification_error:unknown_preset");
     if (preset.files.length > 0 && inv.files.length === 0) {
       reasons.push("false_green");
