@@ -36,13 +36,13 @@ module.exports = {
     {
       name: "eval-talks-to-the-daemon-through-its-api",
       comment:
-        "eval/ (eval run, capture, metrics, gate) is a client of the daemon: its contracts, error codes, the state-dir rule and the client's API code, never the daemon's logic. Three pure exceptions: the case loader checks a replay's apply_patch versions with the host's own patch rule (tools/patch-text.ts) and file-version hash (workspace/hash.ts), so a case is never judged by a second copy that could disagree; and it measures a case's repo/ with the daemon's own copy limits (workspace/copy-limits.ts), so a case the daemon would refuse is refused before the suite starts.",
+        "eval/ (eval run, capture, metrics, gate) is a client of the daemon: its contracts, error codes, the state-dir rule and the client's API code, never the daemon's logic. Three pure exceptions: the case loader checks a replay's apply_patch versions with the host's own patch rule (tools/patch-text.ts) and file-version hash (workspace/hash.ts), so a case is never judged by a second copy that could disagree; and it measures a case's repo/ with the daemon's own copy limits (workspace/copy-limits.ts), so a case the daemon would refuse is refused before the suite starts. And `eval import --swebench` (eval/src/swebench/) drafts a case's verify preset with the daemon's own detection (adhoc/detect.ts, repo-files.ts, defaults.ts: they only read files), so an imported case runs the command an ad-hoc run on that repository would, and reads a repository's objects through the daemon's confined file system (adhoc/confined-fs.ts), the one reviewed way to read a repository as data.",
       severity: "error",
       from: { path: "^eval/src/", pathNot: "\\.test\\.ts$" },
       to: {
         path: "^daemon/",
         pathNot:
-          "^daemon/src/(contracts/|errors\\.ts$|config/(state-dir|cli-args|program-command)\\.ts$|tools/patch-text\\.ts$|workspace/hash\\.ts$|workspace/copy-limits\\.ts$)",
+          "^daemon/src/(contracts/|errors\\.ts$|config/(state-dir|cli-args|program-command)\\.ts$|tools/patch-text\\.ts$|workspace/hash\\.ts$|workspace/copy-limits\\.ts$|adhoc/(detect|repo-files|defaults|confined-fs)\\.ts$)",
       },
     },
     {

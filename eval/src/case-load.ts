@@ -92,6 +92,11 @@ export async function loadCase(dirIn: string, limits: CopyLimits = COPY_LIMITS):
       file: path.join(dir, CASE_FILES.task),
       paths: ["acceptance"],
     });
+  if (task.value.hidden_tests !== undefined && controlKind === "missing")
+    throw invalid(`${shown(path.join(dir, CASE_FILES.task))}: the task has hidden_tests but the case has no control/`, {
+      file: path.join(dir, CASE_FILES.task),
+      paths: ["hidden_tests"],
+    });
 
   // measured before a byte of repo/ is read: the daemon copies it into every run's workspace, and would refuse it there
   await checkCopySize(repoDir, "case repo/", limits);

@@ -14,6 +14,7 @@ const SUBCOMMANDS: Record<string, () => Promise<EvalCommand>> = {
   run: async () => (await import("./run-command.js")).runCommand,
   metrics: async () => (await import("./metrics-command.js")).metricsCommand,
   cancel: async () => (await import("./fleet/cancel-command.js")).cancelCommand,
+  import: async () => (await import("./swebench/import-command.js")).importCommand,
 };
 
 const EVAL_USAGE = `usage: mini-agent-client eval capture RUN --out DIR
@@ -22,6 +23,7 @@ const EVAL_USAGE = `usage: mini-agent-client eval capture RUN --out DIR
                                   [--queue-password-file FILE]
        mini-agent-client eval metrics DIR [--json]
        mini-agent-client eval cancel --queue URL [--queue-password-file FILE] --output DIR
+       mini-agent-client eval import --swebench FILE.jsonl --repos DIR [--out DIR]
 mini-agent-client eval SUB --help shows more.`;
 
 /**

@@ -7,6 +7,7 @@ import { MiniAgentError } from "../../daemon/src/errors.js";
 import type { LoadedCase } from "./case-load.js";
 import { CaseInterrupted, type CaseRunContext, runCase } from "./run-case.js";
 import { openOutput } from "./run-state.js";
+import { CaseResult } from "../../daemon/src/contracts/eval-report.js";
 
 /**
  * runCase against a hand-built daemon API: the faults here (a run that waits
@@ -50,7 +51,7 @@ function view(status: RunView["status"]): RunView {
   };
 }
 
-function fakeApi(opts: { afterCreate: RunView["status"]; unreachableOnEvents?: boolean }) {
+function fakeApi(opts: { afterCreate: RunView["status"]; unreachableOnEvents?: boolean; swebench?: RunView["swebench"] }) {
   const calls: string[] = [];
   const bodies: Array<Record<string, unknown>> = [];
   const api: CaseRunContext["api"] = {
@@ -65,7 +66,7 @@ function fakeApi(opts: { afterCreate: RunView["status"]; unreachableOnEvents?: b
       // a long poll takes time: without this, a runner that never cancels would spin instead of timing out
       await new Promise((r) => setTimeout(r, 1));
       if (opts.unreachableOnEvents) throw new MiniAgentError("daemon_unreachable", "gone");
-      return { kind: "events", events: [], run: view(opts.afterCreate) };
+      return { kind: "events", events: [], run: { ...view(opts.afterCreate), ...(opts.swebench && { swebench: opts.swebench }) } };
     },
     async getRun() {
       return { kind: "run", run: view(opts.afterCreate) };
@@ -112,5 +113,19 @@ describe("runCase", () => {
     expect(JSON.parse(fs.readFileSync(path.join(out, "started", "c1.json"), "utf8"))).toEqual({ attempts: 2, run_id: "r1", hash: "a".repeat(64) });
     expect(fs.existsSync(path.join(out, "cases", "c1.json"))).toBe(false);
     expect(fs.existsSync(path.join(out, "workspaces", "c1.2"))).toBe(false);
+  });
+
+  it("the case result carries the run's SWE-bench-shaped report as the daemon gave it, and it survives the report's strict schema", async () => {
+    const split = (success: string[], failure: string[]) => ({ success, failure });
+    const swebench = {
+      patch_exists: true,
+      patch_successfully_applied: true,
+      resolved: true,
+      tests_status: { FAIL_TO_PASS: split(["t::a"], []), PASS_TO_PASS: split(["t::b"], []), FAIL_TO_FAIL: split([], []), PASS_TO_FAIL: split([], []) },
+    };
+    const { api } = fakeApi({ afterCreate: "completed", swebench });
+    const r = await runCase(theCase, 1, { api, output: out, model: "replay", profile: "eval", daemonRuntime: "runc", now: () => 0 });
+    expect(r.swebench).toEqual(swebench);
+    expect(CaseResult.parse(JSON.parse(JSON.stringify(r))).swebench).toEqual(swebench);
   });
 });

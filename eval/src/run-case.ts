@@ -145,6 +145,8 @@ async function followAndJudge(c: LoadedCase, attempt: number, first: RunView, st
     trace_file: `traces/${c.id}.jsonl`,
     diff_file: `diffs/${c.id}.diff`,
     error: null,
+    // SWE-bench's own report shape, so the field's tools can read each case
+    ...(view.swebench && { swebench: view.swebench }),
   };
 }
 

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { Sha256Hex } from "./common.js";
 import { ExpectRule } from "./eval-case.js";
 import { RunStatus } from "./run.js";
+import { SweBenchStatus } from "./run-view.js";
 
 /**
  * `eval-report.json`: what `mini-agent-client eval run` writes and what the
@@ -87,6 +88,8 @@ export const CaseResult = z.strictObject({
    * finished it). Absent on a local run.
    */
   workers: z.array(WorkerIdentity).optional(),
+  /** the case's result as SWE-bench's harness reports an instance (RunView.swebench); absent when the case never got a run to its end */
+  swebench: z.optional(SweBenchStatus),
 });
 export type CaseResult = z.infer<typeof CaseResult>;
 

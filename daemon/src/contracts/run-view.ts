@@ -228,6 +228,8 @@ export const RunView = z.object({
   changed_files: z.optional(z.object({ paths: z.array(z.string()), count: z.number() })),
   /** absolute path of the run's trace file (`<state>/traces/<run_id>.jsonl`), once it exists */
   trace_file: z.optional(z.string()),
+  /** the result as SWE-bench's harness reports an instance (verifier/swebench-status.ts), once the run has ended */
+  swebench: z.optional(SweBenchStatus),
 });
 export type RunView = z.infer<typeof RunView>;
 

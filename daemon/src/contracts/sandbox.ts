@@ -90,6 +90,13 @@ export interface ExportSpec {
   include: readonly string[];
   /** the run's dependency layers: these folders are mounted read-only instead of copied (absent: none) */
   layers?: readonly DependencyLayerRef[];
+  /**
+   * A host folder whose regular files are laid over the workspace copy (same
+   * relative paths, replacing the workspace's file): a task's hidden tests, in
+   * the Verifier's fresh sandboxes only (verifier/verifier-export.ts). Links and
+   * special files in it are refused. Absent: nothing is laid over.
+   */
+  overlay?: string;
 }
 
 /** One command to run in the sandbox. Paths are host paths the executor copies IN; nothing is bind-mounted. */

@@ -72,8 +72,27 @@ export const VerifyCommands = z
   .max(VERIFY_COMMANDS_MAX)
   .refine((cs) => new Set(cs.map((c) => c.name)).size === cs.length, "verify command names must be unique");
 
-/** test ids a task may demand by name (`must_pass`) */
-export const MUST_PASS_MAX = 20_000;
+/**
+ * A task's acceptance as SWE-bench states it: test ids as the verify preset's
+ * parser names them (pytest node ids `tests/test_x.py::TestC::test_y[p]`,
+ * `pkg/TestName`). The published datasets list up to a few thousand per
+ * instance; the cap keeps a task.json bounded.
+ */
+export const REQUIRED_TESTS_MAX = 20_000;
+const TestIdList = z.array(z.string().min(1).max(TEST_ID_MAX_CHARS)).max(REQUIRED_TESTS_MAX);
+
+/**
+ * A folder of the control dir laid over the workspace in the Verifier's fresh
+ * sandboxes only: relative, inside the control dir, no `..`, no absolute path,
+ * no backslash (a Windows-made path is never reinterpreted).
+ */
+const HiddenTestsDir = z
+  .string()
+  .min(1)
+  .max(256)
+  .refine((p) => !p.startsWith("/") && !p.includes("\\") && !p.includes("\0") && p.split("/").every((part) => part !== "" && part !== "." && part !== ".."), {
+    message: "a relative folder inside the control dir (no leading /, no '.', '..' or empty parts, no backslash)",
+  });
 
 export const Budgets = z.strictObject({
   model_turns: z.int().min(1).max(1000).default(30),
@@ -109,12 +128,17 @@ export const TaskSpec = z
      * though they fail or are skipped at the baseline; absent: tests failing or skipped
      * before the run are listed in the verdict and not held against it
      */
-    must_pass: z.array(z.string().min(1).max(TEST_ID_MAX_CHARS)).max(MUST_PASS_MAX).optional(),
+    must_pass: TestIdList.optional(),
     /**
      * the run must leave a regression test: at least one test in a file the run changed
      * or created that failed (or did not exist) at the baseline and passes now
      */
     regression_test: z.boolean().optional(),
+    /** SWE-bench's lists: tests the change must make pass, and tests it must keep passing (verifier/required-tests.ts) */
+    FAIL_TO_PASS: TestIdList.optional(),
+    PASS_TO_PASS: TestIdList.optional(),
+    /** control-dir folder whose files replace the workspace's in the Verifier's fresh sandboxes; never in run_tests', never in the workspace */
+    hidden_tests: HiddenTestsDir.optional(),
     budgets: Budgets.default(Budgets.parse({})),
   })
   .refine((t) => t.regression_test !== true || t.test_presets[t.verify_preset]?.parser !== "exit_code", {
@@ -127,6 +151,11 @@ export const TaskSpec = z
   })
   .refine((t) => t.verify_preset in t.test_presets, {
     message: "verify_preset must name one of test_presets",
+    path: ["verify_preset"],
+  })
+  .refine((t) => (t.FAIL_TO_PASS ?? []).length + (t.PASS_TO_PASS ?? []).length === 0 || t.test_presets[t.verify_preset]?.parser !== "exit_code", {
+    // an exit status names no test: a list of ids could never be checked, so it would always fail
+    message: "FAIL_TO_PASS / PASS_TO_PASS need a verify preset whose parser names tests (node_test, junit_xml, go_test_json), not exit_code",
     path: ["verify_preset"],
   });
 export type TaskSpec = z.infer<typeof TaskSpec>;

@@ -168,3 +168,25 @@ describe("checkCreateInput: --sandbox-include", () => {
     ).toEqual([".env.test", "config/dev.key", ".ssh/known_hosts"]);
   });
 });
+
+describe("checkCreateInput: hidden_tests", () => {
+  it("a task-spec run whose task has hidden_tests but no control dir is refused: the Verifier could never lay them over", () => {
+    const spec = { ...(JSON.parse(fs.readFileSync(path.join(LINKCHECK, "task.json"), "utf8")) as TaskSpec), hidden_tests: "hidden_tests" };
+    delete (spec as Partial<TaskSpec>).acceptance;
+    const ws = fs.mkdtempSync(path.join(os.tmpdir(), "ma-hidden-"));
+    try {
+      let got: string | null = null;
+      try {
+        checkCreateInput(
+          { model: "replay", trustReplayFile: false, backend: "container", workspace: ws, taskSpec: spec, replayPath: path.join(LINKCHECK, "replay.json") },
+          FIXTURES,
+        );
+      } catch (err) {
+        got = isMiniAgentError(err) ? `${err.code}: ${err.message}` : "other";
+      }
+      expect(got).toBe("invalid_request: the task has hidden_tests but no control dir was given");
+    } finally {
+      fs.rmSync(ws, { recursive: true, force: true });
+    }
+  });
+});

@@ -104,6 +104,7 @@ export function checkCreateInput(input: CreateRunInput, builtinFixturesDir: stri
   }
   if (input.imageFamily !== undefined) task = { ...task, image_family: requireImageFamily(input.imageFamily) };
   if (task.acceptance && taskControlDir === null) throw bad("the task has acceptance cases but no control dir was given");
+  if (task.hidden_tests !== undefined && taskControlDir === null) throw bad("the task has hidden_tests but no control dir was given");
   if (input.backend === "trusted_local") {
     // host processes have no sandbox /tmp to read a JUnit report back from (sandbox/local-executor.ts)
     const junit = Object.keys(task.test_presets).filter((name) => task.test_presets[name]!.parser === "junit_xml");

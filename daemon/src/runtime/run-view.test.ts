@@ -68,6 +68,19 @@ describe("the run view", () => {
     ledger.close();
   });
 
+  it("an ended run carries its SWE-bench-shaped report, which survives the client's parse; a run still going has none", () => {
+    const ledger = ledgerWith({}, "failed", "protected_path_changed");
+    ledger.updateRun("run_1", { state: { ...ledger.getRun("run_1").state, verification: EVIDENCE } });
+    const view = runView(ledger, "run_1");
+    // no comparison in this evidence and no lists in the task: the Verifier's own verdict decides
+    expect(view.swebench).toMatchObject({ patch_exists: true, patch_successfully_applied: true, resolved: false });
+    expect(ApiResponse.parse(JSON.parse(JSON.stringify({ kind: "run", run: view })))).toEqual({ kind: "run", run: view });
+    ledger.close();
+    const going = ledgerWith({}, "running" as "failed", "");
+    expect(runView(going, "run_1").swebench).toBeUndefined();
+    going.close();
+  });
+
   it("a budget-exhausted run names the budget, what was used and the limit", () => {
     const ledger = ledgerWith({ stop: { cancelled: false, timed_out: false, exhausted: "tool_calls" } }, "budget_exhausted", "budget_exhausted:tool_calls");
     expect(runView(ledger, "run_1").exhausted_budget).toEqual({ name: "tool_calls", used: 40, limit: 40 });

@@ -1,4 +1,4 @@
-import { DEFAULT_ORCHESTRATOR } from "../contracts/run.js";
+import { DEFAULT_ORCHESTRATOR, TERMINAL_STATUSES } from "../contracts/run.js";
 import fs from "node:fs";
 import { CHANGED_FILES_SHOWN, type ExhaustedBudget, type PendingActionView, type RunView } from "../contracts/run-view.js";
 import { type Budgets, taskImageFamily } from "../contracts/task-spec.js";
@@ -6,6 +6,7 @@ import type { Counters, StopFacts } from "../store/records.js";
 import type { Ledger } from "../store/ledger.js";
 import { PreparedCommand } from "../contracts/tool-call.js";
 import { traceFilePath } from "../trace/trace-file.js";
+import { sweBenchStatus } from "../verifier/swebench-status.js";
 
 /** The API's view of a run, read from the ledger alone (so it is the same after a restart). */
 export function runView(ledger: Ledger, runId: string, liveElapsedMs?: number, stateDir?: string): RunView {
@@ -32,6 +33,7 @@ export function runView(ledger: Ledger, runId: string, liveElapsedMs?: number, s
     }
   }
   const counters = { ...s.counters, elapsed_ms: liveElapsedMs ?? s.counters.elapsed_ms };
+  const changed = changedFiles(ledger, runId);
   return {
     run_id: run.run_id,
     status: run.status,
@@ -51,8 +53,17 @@ export function runView(ledger: Ledger, runId: string, liveElapsedMs?: number, s
     exhausted_budget: run.status === "budget_exhausted" ? exhaustedBudget(s.stop, counters, run.record.budgets) : null,
     last_seq: ledger.lastSeq(runId),
     ...(run.record.adhoc && { task_spec: run.record.task }),
-    changed_files: changedFiles(ledger, runId),
+    changed_files: changed.files,
     ...traceFileOf(stateDir, runId),
+    ...(TERMINAL_STATUSES.includes(run.status) && {
+      swebench: sweBenchStatus({
+        task: run.record.task,
+        evidence: s.verification,
+        // the Verifier's count is against the baseline on disk (a write undone later is no change); before it ran, the writes'
+        changed: (s.verification?.changed_path_count ?? changed.files.count) > 0,
+        writesApplied: changed.allApplied,
+      }),
+    }),
   };
 }
 
@@ -62,14 +73,17 @@ export function runView(ledger: Ledger, runId: string, liveElapsedMs?: number, s
  * of its writes that reached the disk. Read from the ledger, like the rest of
  * the view: cheap on every poll, the same after a restart.
  */
-function changedFiles(ledger: Ledger, runId: string): NonNullable<RunView["changed_files"]> {
+function changedFiles(ledger: Ledger, runId: string): { files: NonNullable<RunView["changed_files"]>; allApplied: boolean } {
   const written = new Set<string>();
+  // SWE-bench's patch_successfully_applied: a write refused, stale, uncertain or left waiting means the change is not whole
+  let allApplied = true;
   for (const a of ledger.listActions(runId)) {
     if (a.record.tool === "run_command" || a.record.path === "") continue;
     if (a.status === "written" || a.status === "receipted") written.add(a.record.path);
+    else allApplied = false;
   }
   const paths = [...written].sort();
-  return { paths: paths.slice(0, CHANGED_FILES_SHOWN), count: paths.length };
+  return { files: { paths: paths.slice(0, CHANGED_FILES_SHOWN), count: paths.length }, allApplied };
 }
 
 function traceFileOf(stateDir: string | undefined, runId: string): { trace_file?: string } {

@@ -48,15 +48,6 @@ export function boundDelta(full: FullDelta, baseline: Pick<TestDelta, "baseline"
   return { ...baseline, ...lists, counts };
 }
 
-/** Which of a task's required ids passed after the run; an id the result does not name did not pass. */
-export function requiredOutcome(ids: readonly string[], after: readonly TestCase[]): { success: string[]; failure: string[] } {
-  const outcome = new Map(after.map((c) => [c.id, c.outcome]));
-  const success: string[] = [];
-  const failure: string[] = [];
-  for (const id of ids) (outcome.get(id) === "passed" ? success : failure).push(id);
-  return { success, failure };
-}
-
 /** "a, b, c and 4 more": ids named in a verdict line, a few, cut short (they come from test code). */
 export function nameIds(ids: readonly string[], total = ids.length, shown = 3): string {
   const cut = ids.slice(0, shown).map((id) => (id.length > 120 ? `${id.slice(0, 120)}…` : id));

@@ -17,7 +17,7 @@
 import { EXIT_CODE_ONLY_PASSED } from "../contracts/run-view.js";
 import type { LoadError, TestCase } from "../contracts/test-report.js";
 import type { TestDelta } from "../contracts/run-view.js";
-import { boundDelta, compareCases, nameIds, requiredOutcome, type FullDelta } from "./test-compare.js";
+import { boundDelta, compareCases, nameIds, type FullDelta } from "./test-compare.js";
 
 /** Counts as a parser reports them; `discovered` = passed + failed + cancelled + skipped + todo. */
 export interface TestSummary {
@@ -164,8 +164,6 @@ export interface BaselineTests {
 }
 
 export interface BaselineOptions {
-  /** ids the task demands pass after the run, failing or skipped at the baseline or not (`must_pass`, FAIL_TO_PASS, PASS_TO_PASS) */
-  required?: { fail_to_pass: readonly string[]; pass_to_pass: readonly string[] };
   /** the task requires a regression test: the workspace paths the run changed, to find a test it touched */
   regressionTest?: { changed: readonly string[] };
 }
@@ -180,7 +178,8 @@ export interface BaselineVerdict extends TestVerdict {
  * and eval alike. The run is green when it broke nothing that passed
  * (pass_to_fail), removed no test (disappeared), added no failing test or
  * collection error (new_failed), added no skip (skipped_new: a skip is never a
- * pass), and every test the task demands passes. Tests skipped or failing at the
+ * pass). The tests a task names (FAIL_TO_PASS, PASS_TO_PASS, must_pass) are
+ * checked id by id beside this (verifier/required-tests.ts). Tests skipped or failing at the
  * baseline are listed and not held against it. What the sandbox says about the
  * run (cancel, timeout, cut output, a lost sandbox) comes first, as in
  * judgeTestRun; a report without a per-test list is judged by judgeTestRun alone.
@@ -211,13 +210,6 @@ export function judgeAgainstBaseline(run: TestRunFacts, s: TestSummary, baseline
   say(newFailed, `${newFailed.length} new failing test(s) (new_failed)`);
   say(full.disappeared, `${full.disappeared.length} test(s) from before no longer ran (disappeared)`);
   say(full.skipped_new, `${full.skipped_new.length} test(s) skipped that were not skipped before (skipped_new; a skip never passes)`);
-  if (opts.required) {
-    const f2p = requiredOutcome(opts.required.fail_to_pass, s.cases);
-    const p2p = requiredOutcome(opts.required.pass_to_pass, s.cases);
-    delta.required = { fail_to_pass: f2p, pass_to_pass: p2p };
-    say(f2p.failure, `${f2p.failure.length} test(s) the task requires to pass did not (FAIL_TO_PASS)`);
-    say(p2p.failure, `${p2p.failure.length} test(s) the task requires to keep passing did not (PASS_TO_PASS)`);
-  }
   if (opts.regressionTest) {
     const red2green = [...full.fail_to_pass, ...full.new_passed];
     if (!red2green.some((id) => testTouched(id, opts.regressionTest!.changed)))

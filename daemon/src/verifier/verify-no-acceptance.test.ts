@@ -186,3 +186,52 @@ describe("verify with a junit_xml preset", () => {
     expect(ev).toMatchObject({ passed: false, reason: "verification_error:report_file_unsupported" });
   });
 });
+
+describe("verify with hidden tests and SWE-bench lists (real host process)", () => {
+  const hiddenTask = (over: Record<string, unknown>) => TaskSpec.parse({ ...NODE_TASK, hidden_tests: "hidden_tests", ...over });
+  const runWith = (task: TaskSpec, acceptanceDir: string | null) =>
+    verify({ runId: "run-1", task, workspaceRoot: ws, baseline, acceptanceDir, executor: new LocalExecutor({ tmpRoot: root }) });
+  let control: string;
+  beforeEach(async () => {
+    control = path.join(root, "control");
+    await fs.mkdir(path.join(control, "hidden_tests", "tests"), { recursive: true });
+    await fs.writeFile(path.join(control, "hidden_tests", "tests", "x.test.mjs"), FAILING);
+  });
+
+  it("the hidden tests replace the workspace's in the Verifier's sandbox, and never enter the workspace", async () => {
+    await change();
+    const ev = await runWith(hiddenTask({}), control);
+    // the workspace's own test passes twice; the hidden one fails once: the Verifier ran the hidden one
+    expect(ev).toMatchObject({ passed: false, reason: "verification_failed", tests: { discovered: 1, failed: 1 } });
+    expect(await fs.readFile(path.join(ws, "tests", "x.test.mjs"), "utf8")).toBe(TEST_FILE);
+  });
+
+  it("regression: a hidden test file the workspace does not have was never run by a preset naming its files (the globs were expanded over the workspace only)", async () => {
+    await change();
+    await fs.rm(path.join(control, "hidden_tests", "tests", "x.test.mjs"));
+    await fs.writeFile(path.join(control, "hidden_tests", "tests", "new.test.mjs"), FAILING);
+    const ev = await runWith(hiddenTask({}), control);
+    expect(ev).toMatchObject({ passed: false, reason: "verification_failed", tests: { discovered: 3, passed: 2, failed: 1 } });
+    await expect(fs.access(path.join(ws, "tests", "new.test.mjs"))).rejects.toThrow();
+  });
+
+  it("a task whose hidden_tests folder is missing (or a link out of the control dir) fails as verification_error, never judged without them", async () => {
+    await change();
+    expect(await runWith(hiddenTask({}), null)).toMatchObject({ passed: false, reason: "verification_error:hidden_tests_missing" });
+    await fs.rm(path.join(control, "hidden_tests"), { recursive: true });
+    await fs.symlink(path.join(root, "ws"), path.join(control, "hidden_tests"));
+    expect(await runWith(hiddenTask({}), control)).toMatchObject({ passed: false, reason: "verification_error:hidden_tests_missing" });
+  });
+
+  it("FAIL_TO_PASS ids the result does not name fail the run, named in the details and in compare.required", async () => {
+    await change();
+    const task = TaskSpec.parse({ ...NODE_TASK, FAIL_TO_PASS: ["tests/x.test.mjs::a"], PASS_TO_PASS: ["tests/x.test.mjs::b"] });
+    const ev = await runWith(task, null);
+    expect(ev).toMatchObject({ passed: false, reason: "verification_failed" });
+    expect(ev.tests.compare?.required).toEqual({
+      fail_to_pass: { success: [], failure: ["tests/x.test.mjs::a"] },
+      pass_to_pass: { success: [], failure: ["tests/x.test.mjs::b"] },
+    });
+    expect(ev.details).toContain("required tests: FAIL_TO_PASS 1 not passing: tests/x.test.mjs::a; PASS_TO_PASS 1 not passing: tests/x.test.mjs::b");
+  });
+});

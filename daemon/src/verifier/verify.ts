@@ -42,9 +42,11 @@ import { loadBaseline, type Baseline } from "../workspace/baseline.js";
 import { protectedChanges } from "./protected-paths.js";
 import { decideCases, parseAcceptanceOutput } from "./acceptance-protocol.js";
 import { limitsReached, presetInvocation, reportFileFor, summarizePreset, testRunFacts, type PresetInvocation } from "../tools/run-tests.js";
-import { exportSpecOf } from "../tools/context.js";
+import { verifierExport, withHiddenTestFiles } from "./verifier-export.js";
+import { checkRequiredTests, describeRequiredFailures, withRequired } from "./required-tests.js";
+import type { TestCase } from "../contracts/test-report.js";
 import { DEFAULT_TOOL_LIMITS } from "../tools/limits.js";
-import { judgeAgainstBaseline, judgeTestRun, type BaselineOptions, type BaselineVerdict } from "../tools/test-verdict.js";
+import { judgeAgainstBaseline, judgeTestRun, type BaselineVerdict } from "../tools/test-verdict.js";
 import { firstLines, runnerError } from "../tools/runner-error.js";
 import { baselineTests, NO_BASELINE_STORE, type BaselineTestStore } from "./baseline-tests.js";
 import { scanWorkspaceDiff } from "./diff-secrets.js";
@@ -134,10 +136,11 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
   const runControlDir = "runControlDir" in input.baseline ? input.baseline.runControlDir : null;
   const manifestOpts = { excludeAbs: runControlDir === null ? [] : [runControlDir] };
   const acceptanceDir = input.acceptanceDir;
-  // both fresh sandboxes get exactly what run_tests' sandbox got: the same export rule
+  // both fresh sandboxes get exactly what run_tests' sandbox got (the same export rule), and the task's hidden tests
+  const overlay = verifierExport({ task, acceptanceDir, sandboxInclude: input.sandboxInclude, dependencyLayers: input.dependencyLayers });
   const exported = {
     workspaceDir: input.workspaceRoot,
-    exportSpec: exportSpecOf({ task, sandboxInclude: input.sandboxInclude, dependencyLayers: input.dependencyLayers }),
+    exportSpec: overlay.spec,
     ...(input.onSandboxInclude && { onIncluded: input.onSandboxInclude }),
   };
   const details: string[] = [];
@@ -153,6 +156,7 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
   };
 
   try {
+    if (overlay.refusal !== null) throw new Stop(`verification_error:${overlay.refusal}`);
     // (1) protected paths
     const loaded = runControlDir === null ? null : await loadRunBaseline(deps, runControlDir, log);
     const baseline = loaded === null ? (input.baseline as Manifest) : loaded.manifest;
@@ -189,7 +193,7 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
 
     // (2) candidate tests in a fresh container
     const preset = task.test_presets[task.verify_preset];
-    const inv = await deps.presetInvocation(task, task.verify_preset, input.workspaceRoot);
+    const inv = await withHiddenTestFiles(await deps.presetInvocation(task, task.verify_preset, input.workspaceRoot), preset, overlay.spec.overlay);
     if (preset === undefined || inv === null) throw new Stop("verification_error:unknown_preset");
     if (preset.files.length > 0 && inv.files.length === 0) {
       reasons.push("false_green");
@@ -256,10 +260,12 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
       const judged: BaselineVerdict =
         baselineRun === null
           ? { ...judgeTestRun(testRunFacts(r), summary), delta: null }
-          : judgeAgainstBaseline(testRunFacts(r), summary, baselineRun, {
-              ...requiredTests(task),
-              ...(task.regression_test && { regressionTest: { changed: changedPaths(baseline, before) } }),
-            });
+          : judgeAgainstBaseline(
+              testRunFacts(r),
+              summary,
+              baselineRun,
+              task.regression_test ? { regressionTest: { changed: changedPaths(baseline, before) } } : {},
+            );
       if (judged.delta !== null) {
         evidence.tests.compare = judged.delta;
         // what was found and not held against the run is said, not only what failed
@@ -272,6 +278,16 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
         reasons.push(judged.kind === "false_green" ? "false_green" : "verification_failed");
         // the client shows this as the why of a false green
         if (judged.kind === "false_green") evidence.false_green = judged.message;
+      }
+      // the task's own FAIL_TO_PASS / PASS_TO_PASS / must_pass, id by id (required-tests.ts)
+      const required = checkRequiredTests(task, "cases" in summary ? (summary.cases as readonly TestCase[] | undefined) : undefined);
+      if (required !== null) {
+        evidence.tests.compare = withRequired(evidence.tests.compare, required);
+        const failing = describeRequiredFailures(required);
+        if (failing !== null) {
+          reasons.push("verification_failed");
+          details.push(failing);
+        }
       }
     }
 
@@ -349,11 +365,6 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
  */
 function requiresChange(task: TaskSpec): boolean {
   return !task.acceptance;
-}
-
-/** The tests a task demands by name: they must pass whatever they were at the baseline. */
-function requiredTests(task: TaskSpec): BaselineOptions {
-  return task.must_pass?.length ? { required: { fail_to_pass: task.must_pass, pass_to_pass: [] } } : {};
 }
 
 type FreshRun = (req: Pick<Parameters<Executor["run"]>[0], "purpose" | "argv" | "timeoutMs" | "outputCapBytes" | "reportFile">) => Promise<SandboxResult>;

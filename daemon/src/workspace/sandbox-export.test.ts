@@ -142,3 +142,50 @@ describe("openExported", () => {
     expect(isMiniAgentError(await openExported(entry).catch((e) => e), "sandbox_error")).toBe(true);
   });
 });
+
+describe("listExport with an overlay (a task's hidden tests, laid over in the Verifier's sandboxes)", () => {
+  let overlay: string;
+  beforeEach(async () => {
+    overlay = path.join(root, "control", "hidden_tests");
+    await fs.mkdir(path.join(overlay, "tests", "deep"), { recursive: true });
+    await fs.writeFile(path.join(overlay, "tests", "t.test.js"), "hidden version");
+    await fs.writeFile(path.join(overlay, "tests", "deep", "new.test.js"), "new hidden test");
+  });
+
+  it("adds the overlay's files and replaces the workspace's file at the same path, folders before what they hold", async () => {
+    const l = await listExport(ws, { forbidden: TASK_FORBIDDEN, include: [], overlay });
+    expect(rels(l)).toEqual([
+      "README.md",
+      "certs",
+      "fixtures",
+      "fixtures/input.json",
+      "src",
+      "src/a.js",
+      "tests",
+      "tests/deep",
+      "tests/deep/new.test.js",
+      "tests/t.test.js",
+    ]);
+    const replaced = l.entries.find((e) => e.rel === "tests/t.test.js")!;
+    expect(replaced).toMatchObject({ via: "overlay", abs: path.join(overlay, "tests", "t.test.js") });
+    // the workspace itself is untouched: the overlay is only in what is sent
+    expect(await fs.readFile(path.join(ws, "tests", "t.test.js"), "utf8")).toBe("t");
+  });
+
+  it.each([
+    ["a symlink", async () => fs.symlink(path.join(root, "outside.txt"), path.join(overlay, "tests", "l.test.js"))],
+    ["a hard link", async () => fs.link(path.join(root, "outside.txt"), path.join(overlay, "tests", "h.test.js"))],
+    ["a fifo", async () => execFileSync("mkfifo", [path.join(overlay, "tests", "f")])],
+    ["a folder where the workspace has a file", async () => fs.mkdir(path.join(overlay, "README.md"))],
+  ])("refuses an overlay holding %s, sending nothing", async (_what, make) => {
+    await make();
+    const err = await listExport(ws, { forbidden: [], include: [], overlay }).catch((e: unknown) => e);
+    expect(isMiniAgentError(err, "path_denied")).toBe(true);
+  });
+
+  it("refuses an overlay folder that is itself a symlink (never followed)", async () => {
+    const link = path.join(root, "control", "linked");
+    await fs.symlink(overlay, link);
+    expect(isMiniAgentError(await listExport(ws, { forbidden: [], include: [], overlay: link }).catch((e: unknown) => e), "path_denied")).toBe(true);
+  });
+});

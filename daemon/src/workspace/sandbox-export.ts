@@ -106,8 +106,8 @@ export interface ExportEntry {
   type: "file" | "dir";
   /** the walk's lstat: the packer checks the opened file is still this one */
   stat: WalkStat;
-  /** "parent": a forbidden folder sent as an empty folder only because an opted-in path lies beneath it */
-  via: "rule" | "include" | "parent";
+  /** "parent": a forbidden folder sent as an empty folder only because an opted-in path lies beneath it; "overlay": from ExportSpec.overlay, not the workspace */
+  via: "rule" | "include" | "parent" | "overlay";
 }
 
 export interface ExportList {
@@ -161,7 +161,8 @@ export async function listExport(dir: string, spec?: ExportSpec): Promise<Export
     if (via === undefined || (e.type !== "file" && e.type !== "dir")) continue;
     entries.push({ rel: e.rel, abs: e.abs, type: e.type, stat: e.stat, via });
   }
-  return { entries, included: entries.filter((e) => e.via === "include").map((e) => e.rel) };
+  const sent = spec?.overlay === undefined ? entries : await withOverlay(entries, spec.overlay);
+  return { entries: sent, included: sent.filter((e) => e.via === "include").map((e) => e.rel) };
 }
 
 /** A file that no longer is what the walk saw: the copy is abandoned, never sent half-checked. */
@@ -186,4 +187,51 @@ export async function openExported(e: ExportEntry): Promise<{ fh: fsp.FileHandle
     await opened.fh.close();
     throw err;
   }
+}
+
+/**
+ * An overlay folder laid over an export (ExportSpec.overlay): a task's hidden
+ * tests enter the Verifier's fresh sandboxes at the workspace paths they name,
+ * replacing the workspace's file there. The folder is task data, not the
+ * workspace, so its shape is held to the export rule's: a link or a special
+ * file would make the overlay reach outside it, and refuses the whole copy
+ * (never a partial overlay, which could turn a missing test into a green run).
+ */
+
+/** Depth-first order with sorted names, as walkTree gives: every folder before what it holds. */
+function byTreeOrder(a: string, b: string): number {
+  const pa = a.split("/");
+  const pb = b.split("/");
+  for (let i = 0; i < Math.min(pa.length, pb.length); i++) {
+    if (pa[i] !== pb[i]) return pa[i]! < pb[i]! ? -1 : 1;
+  }
+  return pa.length - pb.length;
+}
+
+function refused(rel: string, why: string): MiniAgentError {
+  return new MiniAgentError("path_denied", `hidden test overlay: ${rel} ${why}`);
+}
+
+/** The export `entries` with the overlay's files laid over them (sorted as before); a refused shape throws path_denied. */
+export async function withOverlay(entries: readonly ExportEntry[], overlayDir: string): Promise<ExportEntry[]> {
+  let st: fs.Stats;
+  try {
+    st = fs.lstatSync(overlayDir);
+  } catch (err) {
+    throw new MiniAgentError("not_found", `hidden test overlay ${overlayDir} does not exist`, { cause: err });
+  }
+  if (!st.isDirectory()) throw refused(path.basename(overlayDir), "is not a folder (symlinks are not followed)");
+  const byRel = new Map(entries.map((e) => [e.rel, e]));
+  for (const o of await walkTree(path.resolve(overlayDir))) {
+    const shape = shapeRefusal(o.type, o.nlink);
+    if (shape) throw refused(o.rel, SHAPE_REFUSAL_TEXT[shape]);
+    const was = byRel.get(o.rel);
+    if (o.type !== "file" && o.type !== "dir") continue;
+    // a file where the workspace has a folder (or the reverse) would leave the sandbox's tree half of each
+    if (was && was.type !== o.type)
+      throw refused(o.rel, `is a ${o.type === "file" ? "file" : "folder"} where the workspace has a ${was.type === "file" ? "file" : "folder"}`);
+    if (was && o.type === "dir") continue;
+    byRel.set(o.rel, { rel: o.rel, abs: o.abs, type: o.type, stat: o.stat, via: "overlay" });
+  }
+  return [...byRel.values()].sort((a, b) => byTreeOrder(a.rel, b.rel));
 }
