@@ -31,8 +31,28 @@ describe("eval capture: its grammar (bad input is a usage error that changes not
     const i = io();
     expect(await evalMain("eval", argv, i)).toBe(64);
     expect(i.stderr.join("")).toContain(said);
-    expect(i.stderr.join("")).toContain("usage: mini-agent-client eval capture RUN --out DIR");
+    // one line and where the help is: not the whole usage after Node's own message
+    expect(i.stderr.join("")).toMatch(/^mini-agent-client eval capture: [^\n]+\nrun `mini-agent-client eval capture --help` for more\n$/);
   });
+
+  it.each([
+    ["eval", ["rnu", "x"], /^mini-agent-client eval: unknown subcommand 'rnu' \(did you mean run\?\)/],
+    ["eval", [], /^mini-agent-client eval: name a subcommand: capture, run, metrics/],
+    ["eval", ["metrics", "--jsn"], /^mini-agent-client eval metrics: unknown option --jsn \(did you mean --json\?\)/],
+    ["eval", ["run", "suite", "--outptu", "o"], /^mini-agent-client eval run: unknown option --outptu \(did you mean --output\?\)/],
+    ["gate", ["--reprot", "r.json"], /^mini-agent-client gate: unknown option --reprot \(did you mean --report\?\)/],
+    ["eval", ["cancel", "--queue"], /^mini-agent-client eval cancel: --queue needs a value/],
+  ] as const)(
+    "regression: %s %j is one usage line with a did-you-mean, then where the help is (it printed Node's message and the whole usage)",
+    async (top, argv, said) => {
+      const i = io();
+      expect(await evalMain(top, [...argv], i)).toBe(64);
+      const text = i.stderr.join("");
+      expect(text).toMatch(said);
+      expect(text.trimEnd().split("\n")).toHaveLength(2);
+      expect(text).toMatch(/\nrun `mini-agent-client (eval|gate)[^`]* --help` for more\n$/);
+    },
+  );
 
   it("--help prints the usage and exits 0", async () => {
     const i = io();

@@ -1,5 +1,6 @@
 import path from "node:path";
-import { parseArgs } from "node:util";
+import { parseCli } from "../../daemon/src/config/cli-args.js";
+import { usageFail } from "./usage.js";
 import { CAPTURE_LEFT_OUT_TEXT } from "../../daemon/src/contracts/api-responses.js";
 import { CaseExpect } from "../../daemon/src/contracts/eval-case.js";
 import { MiniAgentError } from "../../daemon/src/errors.js";
@@ -18,18 +19,13 @@ expect.json with defaults taken from the run. Edit expect.json to say what
 the case must show (evals/README.md describes every field).`;
 
 function usageError(io: EvalIO, message: string): number {
-  io.err(`mini-agent-client eval capture: ${termSafe(message)}\n\n${USAGE}\n`);
-  return EXIT.usage;
+  return usageFail(io, "eval capture", message);
 }
 
 export const captureCommand: EvalCommand = {
   async main(argv, io) {
-    let parsed: ReturnType<typeof parse>;
-    try {
-      parsed = parse(argv);
-    } catch (err) {
-      return usageError(io, (err as Error).message);
-    }
+    const parsed = parse(argv);
+    if (!parsed.ok) return usageError(io, parsed.message);
     const { values, positionals } = parsed;
     if (values.help) {
       io.out(`${USAGE}\n`);
@@ -71,17 +67,12 @@ export const captureCommand: EvalCommand = {
 };
 
 function parse(argv: string[]) {
-  return parseArgs({
-    args: argv,
-    allowPositionals: true,
-    strict: true,
-    options: {
-      out: { type: "string" },
-      json: { type: "boolean" },
-      socket: { type: "string" },
-      "state-dir": { type: "string" },
-      help: { type: "boolean", short: "h" },
-    },
+  return parseCli(argv, {
+    out: { type: "string" },
+    json: { type: "boolean" },
+    socket: { type: "string" },
+    "state-dir": { type: "string" },
+    help: { type: "boolean", short: "h" },
   });
 }
 

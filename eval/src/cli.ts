@@ -1,4 +1,6 @@
 import { isMiniAgentError } from "../../daemon/src/errors.js";
+import { didYouMean } from "../../daemon/src/config/cli-args.js";
+import { usageFail } from "./usage.js";
 import { EXIT, exitForError } from "../../client/src/exit-codes.js";
 import { termSafe } from "../../client/src/quote.js";
 import type { EvalCommand, EvalIO } from "./command.js";
@@ -48,14 +50,16 @@ export async function evalMain(top: "eval" | "gate", argv: string[], io: EvalIO)
 async function dispatch(top: "eval" | "gate", argv: string[], io: EvalIO): Promise<number> {
   if (top === "gate") return (await import("./gate-command.js")).gateCommand.main(argv, io);
   const [sub, ...rest] = argv;
-  if (sub === undefined || sub === "--help" || sub === "-h" || sub === "help") {
-    (sub === undefined ? io.err : io.out)(`${EVAL_USAGE}\n`);
-    return sub === undefined ? 64 : 0;
+  const names = Object.keys(SUBCOMMANDS);
+  if (sub === "--help" || sub === "-h" || sub === "help") {
+    io.out(`${EVAL_USAGE}\n`);
+    return 0;
   }
+  if (sub === undefined) return usageFail(io, "eval", `name a subcommand: ${names.join(", ")}`);
   const load = SUBCOMMANDS[sub];
   if (!load) {
-    io.err(`mini-agent-client eval: unknown subcommand: ${termSafe(sub)}\n\n${EVAL_USAGE}\n`);
-    return 64;
+    const near = didYouMean(sub, names);
+    return usageFail(io, "eval", `unknown subcommand '${sub}'${near ? ` (did you mean ${near}?)` : ""}; one of ${names.join(", ")}`);
   }
   return (await load()).main(rest, io);
 }

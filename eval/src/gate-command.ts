@@ -1,5 +1,6 @@
 import { termSafe } from "../../client/src/quote.js";
-import { parseArgs } from "node:util";
+import { parseCli } from "../../daemon/src/config/cli-args.js";
+import { usageFail } from "./usage.js";
 import path from "node:path";
 import { isMiniAgentError, type ErrorCode } from "../../daemon/src/errors.js";
 import type { EvalCommand, EvalIO } from "./command.js";
@@ -35,35 +36,27 @@ export async function runGate(paths: GatePaths): Promise<{ result: GateResult; e
 
 export const gateCommand: EvalCommand = {
   async main(argv: string[], io: EvalIO): Promise<number> {
-    let values: Record<string, string | boolean | undefined>;
-    try {
-      ({ values } = parseArgs({
-        args: argv,
-        strict: true,
-        allowPositionals: false,
-        options: {
-          report: { type: "string" },
-          baseline: { type: "string" },
-          rules: { type: "string" },
-          json: { type: "boolean" },
-          help: { type: "boolean", short: "h" },
-          // global options every client command accepts; the gate talks to no daemon
-          socket: { type: "string" },
-          "state-dir": { type: "string" },
-        },
-      }));
-    } catch (err) {
-      io.err(`mini-agent-client gate: ${termSafe((err as Error).message)}\n\n${USAGE}\n`);
-      return GATE_EXIT.usage;
-    }
+    const parsed = parseCli(
+      argv,
+      {
+        report: { type: "string" },
+        baseline: { type: "string" },
+        rules: { type: "string" },
+        json: { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+        // global options every client command accepts; the gate talks to no daemon
+        socket: { type: "string" },
+        "state-dir": { type: "string" },
+      },
+      false,
+    );
+    if (!parsed.ok) return usageFail(io, "gate", parsed.message);
+    const values = parsed.values;
     if (values.help) {
       io.out(`${USAGE}\n`);
       return 0;
     }
-    if (typeof values.report !== "string") {
-      io.err(`mini-agent-client gate: --report is required\n\n${USAGE}\n`);
-      return GATE_EXIT.usage;
-    }
+    if (typeof values.report !== "string") return usageFail(io, "gate", "--report NEW.json is required");
     const abs = (p: unknown) => (typeof p === "string" ? path.resolve(io.cwd, p) : undefined);
     try {
       const { result, exitCode } = await runGate({ report: abs(values.report) as string, baseline: abs(values.baseline), rules: abs(values.rules) });

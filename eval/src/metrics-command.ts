@@ -1,7 +1,8 @@
 import { termSafe } from "../../client/src/quote.js";
 import { stat } from "node:fs/promises";
 import path from "node:path";
-import { parseArgs } from "node:util";
+import { parseCli } from "../../daemon/src/config/cli-args.js";
+import { usageFail } from "./usage.js";
 import { EXIT } from "../../client/src/exit-codes.js";
 import type { EvalCommand, EvalIO } from "./command.js";
 import { computeMetrics, type Count, type Metrics } from "./metrics.js";
@@ -14,26 +15,18 @@ uncertain recoveries. Reads files only; a file that is not a trace file is repor
 
 export const metricsCommand: EvalCommand = {
   async main(argv: string[], io: EvalIO): Promise<number> {
-    let parsed: { values: Record<string, string | boolean | undefined>; positionals: string[] };
-    try {
-      parsed = parseArgs({
-        args: argv,
-        strict: true,
-        allowPositionals: true,
-        options: { json: { type: "boolean" }, help: { type: "boolean", short: "h" }, socket: { type: "string" }, "state-dir": { type: "string" } },
-      });
-    } catch (err) {
-      io.err(`mini-agent-client eval metrics: ${termSafe((err as Error).message)}\n\n${USAGE}\n`);
-      return EXIT.usage;
-    }
+    const parsed = parseCli(argv, {
+      json: { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+      socket: { type: "string" },
+      "state-dir": { type: "string" },
+    });
+    if (!parsed.ok) return usageFail(io, "eval metrics", parsed.message);
     if (parsed.values.help) {
       io.out(`${USAGE}\n`);
       return EXIT.ok;
     }
-    if (parsed.positionals.length !== 1) {
-      io.err(`mini-agent-client eval metrics: give exactly one DIR\n\n${USAGE}\n`);
-      return EXIT.usage;
-    }
+    if (parsed.positionals.length !== 1) return usageFail(io, "eval metrics", `give exactly one DIR (got ${parsed.positionals.length})`);
     const dir = path.resolve(io.cwd, parsed.positionals[0] as string);
     const st = await stat(dir).catch(() => null);
     if (!st?.isDirectory()) {

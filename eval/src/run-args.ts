@@ -1,5 +1,5 @@
 import path from "node:path";
-import { parseArgs } from "node:util";
+import { parseCli } from "../../daemon/src/config/cli-args.js";
 import { COPY_LIMIT_FLAGS, parseByteSize, parseFileCount } from "../../daemon/src/contracts/copy-limits.js";
 import { COPY_LIMITS, type CopyLimits } from "../../daemon/src/workspace/copy-limits.js";
 
@@ -62,32 +62,23 @@ export type ParsedRunArgs = { ok: true; opts: RunOptions } | { ok: false; help: 
 
 /** Strict: an unknown option or a bad value is a usage error (exit 64) that changes nothing. */
 export function parseRunArgs(argv: string[], cwd: string): ParsedRunArgs {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        output: { type: "string" },
-        model: { type: "string" },
-        concurrency: { type: "string" },
-        runtime: { type: "string" },
-        "policy-profile": { type: "string" },
-        rerun: { type: "boolean" },
-        json: { type: "boolean" },
-        socket: { type: "string" },
-        "state-dir": { type: "string" },
-        queue: { type: "string" },
-        "queue-password-file": { type: "string" },
-        "max-workspace-bytes": { type: "string" },
-        "max-workspace-files": { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
-    });
-  } catch (err) {
-    return { ok: false, help: false, message: (err as Error).message };
-  }
+  const parsed = parseCli(argv, {
+    output: { type: "string" },
+    model: { type: "string" },
+    concurrency: { type: "string" },
+    runtime: { type: "string" },
+    "policy-profile": { type: "string" },
+    rerun: { type: "boolean" },
+    json: { type: "boolean" },
+    socket: { type: "string" },
+    "state-dir": { type: "string" },
+    queue: { type: "string" },
+    "queue-password-file": { type: "string" },
+    "max-workspace-bytes": { type: "string" },
+    "max-workspace-files": { type: "string" },
+    help: { type: "boolean", short: "h" },
+  });
+  if (!parsed.ok) return { ok: false, help: false, message: parsed.message };
   const v = parsed.values;
   if (v.help) return { ok: false, help: true, message: "" };
   if (parsed.positionals.length === 0) return { ok: false, help: false, message: "give at least one SUITE_DIR" };

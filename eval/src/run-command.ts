@@ -1,4 +1,5 @@
 import { ApiClient } from "../../client/src/api-client.js";
+import { usageFail } from "./usage.js";
 import { EXIT } from "../../client/src/exit-codes.js";
 import { resolveTarget } from "../../client/src/target.js";
 import { quoteArgv, termSafe } from "../../client/src/quote.js";
@@ -29,8 +30,7 @@ export const runCommand: EvalCommand = {
         io.out(`${RUN_USAGE}\n`);
         return EXIT.ok;
       }
-      io.err(`mini-agent-client eval run: ${termSafe(parsed.message)}\n\n${RUN_USAGE}\n`);
-      return EXIT.usage;
+      return usageFail(io, "eval run", parsed.message);
     }
     const opts = parsed.opts;
     if (opts.queue !== undefined) {

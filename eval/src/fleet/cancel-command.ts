@@ -1,5 +1,5 @@
-import { termSafe } from "../../../client/src/quote.js";
-import { parseArgs } from "node:util";
+import { parseCli } from "../../../daemon/src/config/cli-args.js";
+import { usageFail } from "../usage.js";
 import path from "node:path";
 import { Queue } from "bullmq";
 import { EXIT } from "../../../client/src/exit-codes.js";
@@ -26,31 +26,18 @@ Exit codes: 0 cancelled, 1 DIR holds no eval run on a queue, 2 the queue is unre
 /** `eval cancel --queue URL --output DIR`: what Ctrl-C on `eval run --queue` does, from another terminal. */
 export const cancelCommand: EvalCommand = {
   async main(argv, io) {
-    let v;
-    try {
-      v = parseArgs({
-        args: argv,
-        strict: true,
-        allowPositionals: false,
-        options: {
-          queue: { type: "string" },
-          "queue-password-file": { type: "string" },
-          output: { type: "string" },
-          help: { type: "boolean", short: "h" },
-        },
-      }).values;
-    } catch (err) {
-      io.err(`mini-agent-client eval cancel: ${termSafe((err as Error).message)}\n\n${CANCEL_USAGE}\n`);
-      return EXIT.usage;
-    }
+    const parsed = parseCli(
+      argv,
+      { queue: { type: "string" }, "queue-password-file": { type: "string" }, output: { type: "string" }, help: { type: "boolean", short: "h" } },
+      false,
+    );
+    if (!parsed.ok) return usageFail(io, "eval cancel", parsed.message);
+    const v = parsed.values;
     if (v.help) {
       io.out(`${CANCEL_USAGE}\n`);
       return EXIT.ok;
     }
-    if (!v.queue || !v.output) {
-      io.err(`mini-agent-client eval cancel: --queue URL and --output DIR are required\n\n${CANCEL_USAGE}\n`);
-      return EXIT.usage;
-    }
+    if (!v.queue || !v.output) return usageFail(io, "eval cancel", "--queue URL and --output DIR are required");
     const passwordFile = v["queue-password-file"] === undefined ? undefined : path.resolve(io.cwd, v["queue-password-file"]);
     const target = resolveQueueTarget(v.queue, passwordFile);
     const output = path.resolve(io.cwd, v.output);
