@@ -14,6 +14,9 @@ import { errorResult, okResult } from "./result.js";
 import { DEFAULT_JUNIT_REPORT_PATH, parserFor, type TestFailure, type TestReportSummary } from "./parsers/index.js";
 import { exitCodeOnlySummary, judgeTestRun, type TestRunFacts, type TestSummary } from "./test-verdict.js";
 import { dependencySkip } from "../workspace/dependency-dirs.js";
+import { normalizeRunnerText } from "./runner-text.js";
+
+export { normalizeRunnerText };
 
 export interface RunTestsContext extends ToolContext {
   /** a fresh-container Executor, or the run's warm SandboxSession */
@@ -78,12 +81,25 @@ export async function presetInvocation(task: TaskSpec, preset: string, workspace
  */
 export type PresetSummary = TestReportSummary | (TestSummary & { exit_code_only: true; failures: TestFailure[]; files_without_tests: string[] });
 
-export interface TestRunReport extends Omit<TestReportSummary, "failures" | "source" | "errors" | "build_failed" | "refusal"> {
+/**
+ * What run_tests tells the model and the trace. The per-test list (`cases`, up to
+ * 50,000 ids) is left out: it is for comparing with the baseline, read from
+ * summarizePreset; the load errors, few and bounded, are shown.
+ */
+export interface TestRunReport
+  extends Omit<
+    TestReportSummary,
+    "failures" | "source" | "errors" | "build_failed" | "refusal" | "cases" | "cases_complete" | "load_error_count" | "load_errors"
+  > {
+  /** units that failed to load or build (never counted as tests); absent for exit_code */
+  load_error_count?: number;
+  /** the first of them with the runner's own first lines; absent for exit_code */
+  load_errors?: TestReportSummary["load_errors"];
   /** the preset's parser: node_test, junit_xml, go_test_json or exit_code */
   parser: PresetParser;
   /** JUnit <error> cases (already in `failed`); absent for exit_code */
   errors?: number;
-  /** Go packages that failed to build (each already one failed test); absent for exit_code */
+  /** Go packages that failed to build (load errors, not tests); absent for exit_code */
   build_failed?: string[];
   /** why the parser refused the report, when it did */
   refusal?: TestReportSummary["refusal"];
@@ -119,16 +135,6 @@ export function tail(text: string, maxBytes: number): { text: string; cut: boole
   let start = buf.length - maxBytes;
   while (start < buf.length && ((buf[start] as number) & 0xc0) === 0x80) start++;
   return { text: buf.subarray(start).toString("utf8"), cut: true };
-}
-
-/**
- * What the model and the trace see of runner output: sandbox copy locations
- * folded to /workspace and /control (a trusted_local copy lives under a host
- * temp dir, which must not leak) and per-run timings dropped, so the same run
- * shows the same text every time.
- */
-export function normalizeRunnerText(text: string): string {
-  return text.replace(/(?:file:\/\/)?\/[^\s'"()`]*?\/(workspace|control)(?=\/)/g, "/$1").replace(/^[ \t]*(?:# )?duration_ms:? [0-9.]+\r?\n/gm, "");
 }
 
 /** what reaching a limit meant (time and output have verdicts of their own) */
@@ -186,7 +192,16 @@ export function summarizeTestRun(
   const combined = normalizeRunnerText(res.stderr.length > 0 ? `${res.stdout}\n[stderr]\n${res.stderr}` : res.stdout);
   const out = tail(combined, limits.testOutputBytes);
   const judged = judgeTestRun(testRunFacts(res), parsed);
-  const extras = "source" in parsed ? { errors: parsed.errors, build_failed: parsed.build_failed, refusal: parsed.refusal } : { exit_code_only: true as const };
+  const extras =
+    "source" in parsed
+      ? {
+          errors: parsed.errors,
+          build_failed: parsed.build_failed,
+          refusal: parsed.refusal,
+          load_error_count: parsed.load_error_count,
+          load_errors: parsed.load_errors,
+        }
+      : { exit_code_only: true as const };
   return {
     summary_found: parsed.summary_found,
     discovered: parsed.discovered,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { TestReportKind } from "../../contracts/test-report.js";
+import { LoadError, TestCase, TestReportKind } from "../../contracts/test-report.js";
 import { parserFor, REFUSAL_KINDS, type RefusalKind, type RunnerEvidence, type TestReportSummary } from "./index.js";
 import { goStderr, sampleBytes, sampleNames, sampleText } from "./samples.testkit.js";
 
@@ -29,7 +29,19 @@ function expectInvariants(s: TestReportSummary, kind: TestReportKind, maxFailure
     expect(s.problem).toBeNull();
     expect(s.passed + s.failed + s.cancelled + s.skipped + s.todo).toBe(s.discovered);
     expect(s.errors).toBeLessThanOrEqual(s.failed);
-    expect(s.build_failed.length).toBeLessThanOrEqual(s.failed);
+    // a package that failed to build is a load error, never a test
+    expect(s.build_failed.length).toBeLessThanOrEqual(s.load_error_count);
+    // ids are unique, bounded and free of control characters; load errors are `error` cases and only they are
+    const ids = s.cases.map((c) => c.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const c of s.cases) expect(TestCase.safeParse(c).success && !/[\u0000-\u001f\u007f-\u009f]/.test(c.id)).toBe(true);
+    expect(s.cases.filter((c) => c.outcome === "error").length).toBeLessThanOrEqual(s.load_error_count);
+    expect(s.load_errors.length).toBe(Math.min(s.load_error_count, 20));
+    for (const e of s.load_errors) expect(LoadError.safeParse(e).success && e.message.split("\n").length <= 10 && e.message.length <= 1000).toBe(true);
+    // duplicates merge, so the list is never longer than the tests plus the load errors
+    expect(s.cases.length).toBeLessThanOrEqual(s.discovered + s.load_error_count);
+    // an empty list for counted tests is never called complete (a merged duplicate may make it shorter)
+    if (s.discovered > 0 && s.cases.length === 0) expect(s.cases_complete).toBe(false);
   } else {
     expect(REFUSAL_KINDS).toContain(s.refusal);
     expect(s).toMatchObject({
@@ -43,6 +55,10 @@ function expectInvariants(s: TestReportSummary, kind: TestReportKind, maxFailure
       errors: 0,
       build_failed: [],
       files_without_tests: [],
+      cases: [],
+      cases_complete: false,
+      load_error_count: 0,
+      load_errors: [],
     });
     expect(typeof s.problem === "string" && s.problem.length > 0).toBe(true);
   }

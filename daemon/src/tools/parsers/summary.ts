@@ -4,9 +4,10 @@
  * input and never throws. A refusal carries 0 in every count, so no reader can
  * mistake a report it could not trust for a run with results.
  */
-import type { TestReportKind } from "../../contracts/test-report.js";
+import type { LoadError, TestCase, TestReportKind } from "../../contracts/test-report.js";
 import { DEFAULT_TOOL_LIMITS } from "../limits.js";
 import type { TestSummary } from "../test-verdict.js";
+import type { CaseListed } from "./cases.js";
 
 export interface TestFailure {
   name: string;
@@ -48,10 +49,21 @@ export interface TestReportSummary extends TestOutputSummary {
   source: TestReportKind;
   /** JUnit `<error>` test cases (a crash, not an assertion); already counted in `failed` */
   errors: number;
-  /** Go packages that failed to build or set up; each is also one failed test */
+  /** Go packages that failed to build or set up: load errors, never tests */
   build_failed: string[];
   /** why the report was refused; null when it was accepted */
   refusal: RefusalKind | null;
+  /**
+   * every test the report names, in report order, ids unique (a repeated id keeps
+   * its worst outcome), plus one `error` case per unit that failed to load; [] when refused
+   */
+  cases: TestCase[];
+  /** false when the report named more than MAX_CASES (the list is cut; counts are whole) or was refused */
+  cases_complete: boolean;
+  /** units that failed to load or build (collection errors): in `cases` as `error`, never in discovered/failed */
+  load_error_count: number;
+  /** the first 20 of them, with the runner's own first lines */
+  load_errors: LoadError[];
 }
 
 export interface ReportParseOptions {
@@ -91,6 +103,8 @@ export interface AcceptedExtras {
   failures: TestFailure[];
   files_without_tests?: string[];
   build_failed?: string[];
+  /** the cases and load errors the parser collected (cases.ts) */
+  listed: CaseListed;
 }
 
 export function accepted(source: TestReportKind, counts: AcceptedCounts, extras: AcceptedExtras): TestReportSummary {
@@ -111,6 +125,7 @@ export function accepted(source: TestReportKind, counts: AcceptedCounts, extras:
     build_failed: extras.build_failed ?? [],
     refusal: null,
     problem: null,
+    ...extras.listed,
   };
 }
 
@@ -131,6 +146,11 @@ export function refused(source: TestReportKind, refusal: RefusalKind, problem: s
     build_failed: [],
     refusal,
     problem,
+    // nothing a refused report names can be compared: no list, and not a complete one
+    cases: [],
+    cases_complete: false,
+    load_error_count: 0,
+    load_errors: [],
   };
 }
 
