@@ -11,7 +11,7 @@ import { walkTree } from "../workspace/walk.js";
 import { exportSpecOf, toolEnv, type ToolContext } from "./context.js";
 import type { ToolLimits } from "./limits.js";
 import { errorResult, okResult } from "./result.js";
-import { DEFAULT_JUNIT_REPORT_PATH, parserFor, type TestFailure, type TestReportSummary } from "./parsers/index.js";
+import { parserFor, reportPathFor, type TestFailure, type TestReportSummary } from "./parsers/index.js";
 import { exitCodeOnlySummary, judgeTestRun, type TestRunFacts, type TestSummary } from "./test-verdict.js";
 import { dependencySkip } from "../workspace/dependency-dirs.js";
 import { normalizeRunnerText } from "./runner-text.js";
@@ -95,7 +95,7 @@ export interface TestRunReport
   load_error_count?: number;
   /** the first of them with the runner's own first lines; absent for exit_code */
   load_errors?: TestReportSummary["load_errors"];
-  /** the preset's parser: node_test, junit_xml, go_test_json or exit_code */
+  /** the preset's parser: node_test, junit_xml, go_test_json, jest_json or exit_code */
   parser: PresetParser;
   /** JUnit <error> cases (already in `failed`); absent for exit_code */
   errors?: number;
@@ -163,12 +163,13 @@ export function testRunFacts(res: SandboxResult): TestRunFacts {
 }
 
 /**
- * The report file the executor must read back for a preset: only junit_xml has
- * one (the command writes it at DEFAULT_JUNIT_REPORT_PATH in the sandbox);
- * every other parser reads stdout/stderr.
+ * The report file the executor must read back for a preset: junit_xml and
+ * jest_json have one (the command writes it at the parser's path in the
+ * sandbox, parsers/report-file.ts); the others read stdout/stderr.
  */
 export function reportFileFor(parser: PresetParser, limits: Pick<ToolLimits, "testReportMaxBytes">): SandboxRunRequest["reportFile"] {
-  return parser === "junit_xml" ? { path: DEFAULT_JUNIT_REPORT_PATH, maxBytes: limits.testReportMaxBytes } : undefined;
+  const path = parser === "exit_code" ? null : reportPathFor(parser);
+  return path === null ? undefined : { path, maxBytes: limits.testReportMaxBytes };
 }
 
 type SummaryLimits = Pick<ToolLimits, "testDiagnostics" | "diagnosticChars" | "testReportMaxBytes">;

@@ -16,6 +16,7 @@ function allSamples(): { kind: TestReportKind; name: string; evidence: RunnerEvi
     ...sampleNames(".tap").map((name) => ({ kind: "node_test" as const, name, evidence: out(sampleText(name)) })),
     ...sampleNames(".xml").map((name) => ({ kind: "junit_xml" as const, name, evidence: junit(sampleBytes(name)) })),
     ...sampleNames(".stdout").map((name) => ({ kind: "go_test_json" as const, name, evidence: out(sampleText(name), goStderr(name)) })),
+    ...sampleNames(".json").map((name) => ({ kind: "jest_json" as const, name, evidence: junit(sampleBytes(name)) })),
   ];
 }
 
