@@ -149,13 +149,18 @@ export function limitsReached(res: Pick<SandboxResult, "limits">): string | null
   return reached.length > 0 ? `limits reached: ${reached.join(", ")}` : null;
 }
 
-/** What a sandbox result says about the run itself, for the one verdict (test-verdict.ts). */
+/**
+ * What a sandbox result says about the run itself, for the one verdict (test-verdict.ts).
+ * Cut output only matters when the counts come from it: a report FILE that was read
+ * whole is the count however much the tests printed (a file over its cap is refused
+ * by its parser as too_large).
+ */
 export function testRunFacts(res: SandboxResult): TestRunFacts {
   return {
     exit_code: res.exit_code,
     timed_out: res.timed_out,
     cancelled: res.cancelled,
-    truncated: res.truncated,
+    truncated: res.truncated && res.report?.status !== "read",
     signal: res.signal,
     sandbox_lost: res.sandbox_lost,
     limits_note: limitsReached(res),
@@ -170,6 +175,16 @@ export function testRunFacts(res: SandboxResult): TestRunFacts {
 export function reportFileFor(parser: PresetParser, limits: Pick<ToolLimits, "testReportMaxBytes">): SandboxRunRequest["reportFile"] {
   const path = parser === "exit_code" ? null : reportPathFor(parser);
   return path === null ? undefined : { path, maxBytes: limits.testReportMaxBytes };
+}
+
+/**
+ * The stdout a run may capture: a parser whose report IS stdout (node_test TAP,
+ * go test -json; Go has no report-file flag) gets the report cap, so a suite of
+ * thousands of tests is never cut and judged "truncated"; others the runner cap.
+ */
+export function outputCapFor(parser: PresetParser, limits: Pick<ToolLimits, "runnerOutputCapBytes" | "testReportMaxBytes">): number {
+  const stdoutIsReport = parser === "node_test" || parser === "go_test_json";
+  return stdoutIsReport ? Math.max(limits.runnerOutputCapBytes, limits.testReportMaxBytes) : limits.runnerOutputCapBytes;
 }
 
 type SummaryLimits = Pick<ToolLimits, "testDiagnostics" | "diagnosticChars" | "testReportMaxBytes">;
@@ -273,7 +288,7 @@ export async function runTests(callId: string, args: ToolArgs<"run_tests">, ctx:
     ...(ctx.onSandboxInclude && { onIncluded: ctx.onSandboxInclude }),
     env: {},
     timeoutMs,
-    outputCapBytes: env.limits.runnerOutputCapBytes,
+    outputCapBytes: outputCapFor(parser, env.limits),
     signal: ctx.signal,
     ...(reportFile && { reportFile }),
   };

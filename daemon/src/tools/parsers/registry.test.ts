@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { LoadError, TestCase, TestReportKind } from "../../contracts/test-report.js";
-import { parserFor, REFUSAL_KINDS, type RefusalKind, type RunnerEvidence, type TestReportSummary } from "./index.js";
+import { LoadError, MAX_CASES, TestCase, TestReportKind } from "../../contracts/test-report.js";
+import { parserFor, REFUSAL_KINDS, REPORT_PARSE_DEFAULTS, type RefusalKind, type RunnerEvidence, type TestReportSummary } from "./index.js";
+import { failedOf, goJson, jestJson, nodeTap, pytestJunit } from "./generated.testkit.js";
 import { goStderr, sampleBytes, sampleNames, sampleText } from "./samples.testkit.js";
 
 const junit = (xml: string | Uint8Array): RunnerEvidence => ({
@@ -178,7 +179,7 @@ describe("each refusal kind, through the registry", () => {
     ["empty", "node_test", out("")],
     ["empty", "go_test_json", out("")],
     ["too_large", "junit_xml", { ...out(""), report: { status: "too_large", size: null } }],
-    ["too_large", "junit_xml", junit(Buffer.alloc(2_097_153, 0x20))],
+    ["too_large", "junit_xml", junit(Buffer.alloc(REPORT_PARSE_DEFAULTS.maxReportBytes + 1, 0x20))],
     ["unreadable", "junit_xml", { ...out(""), report: { status: "unreadable", reason: "a FIFO, not a regular file" } }],
     ["truncated", "junit_xml", junit(cut("junit-vitest-mixed.xml"))],
     ["truncated", "node_test", out("# tests 2\n# suites 0\n# pass 2\n")],
@@ -198,5 +199,30 @@ describe("each refusal kind, through the registry", () => {
     const s = parserFor(kind)(evidence);
     expect(s.refusal).toBe(refusal);
     expectInvariants(s, kind, 5);
+  });
+});
+
+describe("a 7,000-test suite is judged from its report, in every format", () => {
+  const N = 7_000;
+  it.each([
+    ["junit_xml (pytest xunit1)", "junit_xml", () => junit(pytestJunit(N)), "tests/test_m69.py::TestK::test_6999", failedOf(N)],
+    ["jest_json", "jest_json", () => junit(jestJson(N)), "tests/m69.test.js > module > group 69 > test 6999", failedOf(N)],
+    ["go_test_json", "go_test_json", () => out(goJson(N)), "example.com/m/p/Test6999", failedOf(N)],
+    ["node_test", "node_test", () => out(nodeTap(N)), "suite 636", null],
+  ] as const)("%s: counts and the list are exact, ids unique", (_label, kind, evidence, lastId, failed) => {
+    const s = parserFor(kind)(evidence());
+    expect(s).toMatchObject({ refusal: null, discovered: N, cases_complete: true, load_error_count: 0 });
+    expect(s.passed + s.failed).toBe(N);
+    if (failed !== null) expect(s.failed).toBe(failed);
+    expect(s.cases).toHaveLength(N);
+    expect(s.cases.filter((c) => c.outcome === "failed")).toHaveLength(s.failed);
+    expect(s.cases.at(-1)?.id).toBe(lastId);
+    expectInvariants(s, kind, 5);
+  });
+
+  it("more than MAX_CASES tests keep their counts, the list is cut and says it is incomplete", () => {
+    const s = parserFor("go_test_json")(out(goJson(MAX_CASES + 5)));
+    expect(s).toMatchObject({ refusal: null, discovered: MAX_CASES + 5, cases_complete: false });
+    expect(s.cases).toHaveLength(MAX_CASES);
   });
 });
