@@ -1,5 +1,5 @@
 /**
- * The one result shape of every test report parser (node_test, junit_xml,
+ * The one result shape of every test report parser (node_test, junit_xml, jest_json,
  * go_test_json). A parser is total: it returns a summary or a refusal for any
  * input and never throws. A refusal carries 0 in every count, so no reader can
  * mistake a report it could not trust for a run with results.
