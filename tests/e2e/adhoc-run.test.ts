@@ -179,7 +179,10 @@ describe("run --goal: --print-task and refused input through the real client", (
     expect(JSON.parse(pyTask.stdout)).toMatchObject({
       image_family: "python",
       test_presets: {
-        tests: { command: ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--junitxml=/tmp/mini-agent-junit.xml"], parser: "junit_xml" },
+        tests: {
+          command: ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "junit_family=xunit1", "--junitxml=/tmp/mini-agent-junit.xml"],
+          parser: "junit_xml",
+        },
       },
     });
     const goTask = await runClient(["run", "--workspace", gomod, "--goal", "g", "--print-task", ...socket]);

@@ -29,6 +29,7 @@ beforeAll(async () => {
   lockPath = path.join(stateDir, "sandbox-image.lock.json");
   await pinTestImage(lockPath, "python", docker);
   await pinTestImage(lockPath, "go", docker);
+  await pinTestImage(lockPath, "node", docker);
 }, 900_000);
 
 afterAll(async () => {
@@ -39,7 +40,7 @@ afterAll(async () => {
   expect(left).toEqual({ containers: [], volumes: [] });
 });
 
-const executorFor = (family: "python" | "go", runtime: "runc" | "runsc" = "runc") =>
+const executorFor = (family: "python" | "go" | "node", runtime: "runc" | "runsc" = "runc") =>
   new DockerExecutor({ lockPath, docker, config: { imageFamily: family, runtime } });
 
 const REPORT = "/tmp/mini-agent-junit.xml";
@@ -249,7 +250,7 @@ const GO_TASK = {
 };
 
 describe("go family: go test -json through run_tests (one warm session) and the Verifier", () => {
-  it("green, red, and a build failure whose compiler message reaches the diagnostics", { timeout: LONG }, async () => {
+  it("green, red, and a build failure: a load error (not a test) whose compiler message is shown", { timeout: LONG }, async () => {
     const run = await tempRun({ "go.mod": GO_MOD, "calc.go": GO_CALC, "calc_test.go": goTest(5) }, GO_TASK);
     runs.push(run);
     const session = await executorFor("go").openSession(`${prefix}-go-warm`);
@@ -268,9 +269,9 @@ describe("go family: go test -json through run_tests (one warm session) and the 
       expect(broken, JSON.stringify(broken.data)).toMatchObject({
         ok: false,
         error: { code: "tests_failed" },
-        data: { discovered: 1, failed: 1, build_failed: ["example.com/calc"] },
+        data: { discovered: 0, failed: 0, load_error_count: 1, build_failed: ["example.com/calc"] },
       });
-      expect((data(broken).diagnostics as Array<{ message: string }>)[0]?.message).toMatch(/failed to build[\s\S]*calc\.go:3:\d+: .*not an int/);
+      expect((data(broken).load_errors as Array<{ message: string }>)[0]?.message).toMatch(/failed to build[\s\S]*calc\.go:3:\d+: .*not an int/);
     } finally {
       await session.close();
     }
@@ -290,5 +291,43 @@ describe("go family: go test -json through run_tests (one warm session) and the 
       executor: executorFor("go"),
     });
     expect(ev, JSON.stringify(ev.details)).toMatchObject({ passed: true, reason: null, tests: { discovered: 2, passed: 2, failed: 0, exit_code: 0 } });
+  });
+});
+
+// A suite of 7,000 tests that prints ~3 MB: its count comes from its report (pytest's JUnit
+// file; node's TAP, which is its stdout and may be as large as a report file), never from a
+// cut stream. One run per family, each in a fresh sandbox as the Verifier runs it.
+describe("a 7,000-test suite printing 3 MB is counted exactly from its report", () => {
+  const N = 7_000;
+  const LINE = "x".repeat(440);
+
+  it("pytest (junit_family=xunit1, -s so the prints reach stdout): 7,000 passed, green though stdout was cut", { timeout: LONG }, async () => {
+    const loud = ["python3", "-m", "pytest", "-s", "-p", "no:cacheprovider", "-q", "-o", "junit_family=xunit1", `--junitxml=${REPORT}`];
+    const big = `import pytest\n\n@pytest.mark.parametrize("n", range(${N}))\ndef test_n(n):\n    print("${LINE}")\n`;
+    const run = await tempRun(
+      { "calc.py": CALC, "tests/test_big.py": big },
+      pythonTask({ loud: { command: loud, files: ["tests/test_big.py"], parser: "junit_xml", timeout_seconds: 600 } }),
+    );
+    runs.push(run);
+    const r = await runTests("c", { preset: "loud" }, { ...run.ctx, runner: executorFor("python"), runId: `${prefix}-py-7000`, timeoutMs: 600_000 });
+    expect(r.data, JSON.stringify({ ...data(r), output: undefined })).toMatchObject({ discovered: N, passed: N, failed: 0, load_error_count: 0, green: true });
+    // the runner's stdout (3 MB) was cut at the runner cap; the report file was read whole
+    expect(data(r).truncated).toBe(true);
+    expect(r.ok).toBe(true);
+  });
+
+  it("node --test (TAP on stdout): 7,000 passed, nothing cut", { timeout: LONG }, async () => {
+    const big = `const test = require("node:test");\nfor (let i = 0; i < ${N}; i++) test(\`t \${i}\`, () => { console.log("${LINE}"); });\n`;
+    const task = {
+      ...pythonTask(),
+      writable: ["tests/**"],
+      test_presets: { node: { command: ["node", "--test", "--test-reporter=tap"], files: ["tests/*.js"], parser: "node_test", timeout_seconds: 600 } },
+      verify_preset: "node",
+    };
+    const run = await tempRun({ "package.json": "{}", "tests/big.js": big }, task);
+    runs.push(run);
+    const r = await runTests("c", { preset: "node" }, { ...run.ctx, runner: executorFor("node"), runId: `${prefix}-node-7000`, timeoutMs: 600_000 });
+    expect(r.data, JSON.stringify({ ...data(r), output: undefined })).toMatchObject({ discovered: N, passed: N, failed: 0, truncated: false, green: true });
+    expect(r.ok).toBe(true);
   });
 });

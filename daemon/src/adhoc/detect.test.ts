@@ -57,10 +57,14 @@ describe("detectTestCommand: the issue's order, with the parser that fits", () =
     expect(detect(pkg("jest"))).toMatchObject({ ok: false, reason: expect.stringMatching(/jest is not installed/) });
   });
 
-  it("package.json jest with jest installed: exit code only, and it says so", () => {
+  it("package.json jest with jest installed: jest's own --json report file, read by jest_json (was exit code only)", () => {
     const d = detect({ ...pkg("jest --silent"), "node_modules/jest/bin/jest.js": "" });
-    expect(d.ok && d.test).toMatchObject({ command: ["node", "node_modules/jest/bin/jest.js", "--ci", "--silent"], parser: "exit_code" });
-    expect(d.ok && d.test.notes.join(" ")).toMatch(/exit code only/);
+    expect(d.ok && d.test).toMatchObject({
+      command: ["node", "node_modules/jest/bin/jest.js", "--ci", "--json", "--outputFile=/tmp/mini-agent-jest.json", "--silent"],
+      parser: "jest_json",
+      notes: [],
+    });
+    expect(detect({ ...pkg("jest --json"), "node_modules/jest/bin/jest.js": "" })).toMatchObject({ ok: false });
   });
 
   it("package.json scripts with shell syntax or an unknown program are refused, not guessed", () => {
@@ -76,7 +80,11 @@ describe("detectTestCommand: the issue's order, with the parser that fits", () =
   });
 
   it("Python markers (pyproject.toml, pytest.ini, setup.cfg, tests/**/test_*.py): python3 -m pytest with a JUnit report", () => {
-    const expected = { command: ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", JUNIT], parser: "junit_xml", family: "python" };
+    const expected = {
+      command: ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "junit_family=xunit1", JUNIT],
+      parser: "junit_xml",
+      family: "python",
+    };
     for (const marker of ["pyproject.toml", "pytest.ini", "setup.cfg", "tests/unit/test_math.py"]) {
       const d = detect({ [marker]: "" });
       expect(d, marker).toMatchObject({ ok: true, source: marker, test: expected });
@@ -135,11 +143,22 @@ describe("interpretTestCommand: --test picks the parser from the command", () =>
   it("pytest: python3 -m pytest with the JUnit report and no cache in the workspace; a given --junitxml is replaced", () => {
     expect(interpret("pytest -x tests")).toMatchObject({
       ok: true,
-      test: { command: ["python3", "-m", "pytest", "-p", "no:cacheprovider", "-x", "tests", JUNIT], parser: "junit_xml", family: "python" },
+      test: {
+        command: ["python3", "-m", "pytest", "-p", "no:cacheprovider", "-x", "tests", "-o", "junit_family=xunit1", JUNIT],
+        parser: "junit_xml",
+        family: "python",
+      },
     });
     const r = interpret("python -m pytest --junitxml=out.xml");
-    expect(r).toMatchObject({ ok: true, test: { command: ["python3", "-m", "pytest", "-p", "no:cacheprovider", JUNIT] } });
+    expect(r).toMatchObject({ ok: true, test: { command: ["python3", "-m", "pytest", "-p", "no:cacheprovider", "-o", "junit_family=xunit1", JUNIT] } });
     expect(r.ok && r.test.notes.join(" ")).toMatch(/--junitxml=out.xml replaced/);
+    // every test is named by its file (pytest node ids): a given junit_family is replaced, its `-o` with it
+    const f = interpret("pytest -o junit_family=xunit2 tests");
+    expect(f).toMatchObject({
+      ok: true,
+      test: { command: ["python3", "-m", "pytest", "-p", "no:cacheprovider", "tests", "-o", "junit_family=xunit1", JUNIT] },
+    });
+    expect(f.ok && f.test.notes.join(" ")).toMatch(/junit_family=xunit2 replaced/);
   });
 
   it("go test gets -json once; node --test gets the TAP reporter", () => {

@@ -1,7 +1,6 @@
 import { splitWords } from "./argv.js";
 import type { RepoFiles } from "./repo-files.js";
-import { DEFAULT_JUNIT_REPORT_PATH } from "../tools/parsers/report-file.js";
-import { familyOfProgram, recognise, type DraftedTest } from "./test-command.js";
+import { familyOfProgram, PYTEST_REPORT_ARGS, recognise, type DraftedTest } from "./test-command.js";
 
 /**
  * The test command when `--test` is absent, in the issue's order: package.json
@@ -39,7 +38,7 @@ function fromPython(repo: RepoFiles): Detected | null {
   const marker = PYTHON_MARKERS.find((m) => repo.isFile(m));
   const testFile = marker ? undefined : repo.listFiles("tests", 2000).find((f) => /(^|\/)test_[^/]*\.py$/.test(f));
   if (!marker && !testFile) return null;
-  const command = ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", `--junitxml=${DEFAULT_JUNIT_REPORT_PATH}`];
+  const command = ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", ...PYTEST_REPORT_ARGS];
   return { ok: true, test: { command, files: [], parser: "junit_xml", family: "python", notes: [] }, source: marker ?? testFile! };
 }
 

@@ -1,5 +1,5 @@
 import path from "node:path";
-import { DEFAULT_JUNIT_REPORT_PATH } from "../tools/parsers/report-file.js";
+import { DEFAULT_JEST_REPORT_PATH, DEFAULT_JUNIT_REPORT_PATH } from "../tools/parsers/report-file.js";
 import type { ImageFamily, PresetParser } from "../contracts/test-report.js";
 import type { Word } from "./argv.js";
 import type { RepoFiles } from "./repo-files.js";
@@ -23,6 +23,12 @@ export interface DraftedTest {
 export type Interpreted = { ok: true; test: DraftedTest } | { ok: false; reason: string };
 
 const JUNIT = DEFAULT_JUNIT_REPORT_PATH;
+/**
+ * junit_family=xunit1: each <testcase> then carries `file=`, from which the
+ * parser builds pytest's own node id (`tests/test_x.py::Class::test`), the id
+ * a run is compared with its baseline by (and SWE-bench's)
+ */
+export const PYTEST_REPORT_ARGS = ["-o", "junit_family=xunit1", `--junitxml=${JUNIT}`] as const;
 const JS_FILES = "{js,mjs,cjs}";
 
 const fail = (reason: string): Interpreted => ({ ok: false, reason });
@@ -44,14 +50,25 @@ function checkProgram(first: Word | undefined): string | null {
 
 function pytest(args: string[]): DraftedTest {
   const notes: string[] = [];
-  const kept = args.filter((a) => {
-    const own = a.startsWith("--junitxml") || a.startsWith("--junit-xml");
-    if (own && a !== `--junitxml=${JUNIT}`) notes.push(`${a} replaced: the host reads the JUnit report at ${JUNIT}`);
-    return !own;
-  });
+  const kept: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a.startsWith("--junitxml") || a.startsWith("--junit-xml")) {
+      if (a !== `--junitxml=${JUNIT}`) notes.push(`${a} replaced: the host reads the JUnit report at ${JUNIT}`);
+      continue;
+    }
+    // the report's shape is the host's: `-o junit_family=...` (or `-ojunit_family=...`) is replaced
+    const family = a === "-o" && args[i + 1]?.startsWith("junit_family=") ? args[i + 1]! : a.startsWith("-ojunit_family=") ? a.slice(2) : null;
+    if (family !== null) {
+      if (family !== "junit_family=xunit1") notes.push(`${family} replaced by junit_family=xunit1: the host names tests by their file`);
+      if (a === "-o") i++;
+      continue;
+    }
+    kept.push(a);
+  }
   const cache = kept.some((a, i) => a === "no:cacheprovider" && kept[i - 1] === "-p") ? [] : ["-p", "no:cacheprovider"];
   // no:cacheprovider: pytest would otherwise write .pytest_cache into the workspace, a change nobody asked for
-  return { command: ["python3", "-m", "pytest", ...cache, ...kept, `--junitxml=${JUNIT}`], files: [], parser: "junit_xml", family: "python", notes };
+  return { command: ["python3", "-m", "pytest", ...cache, ...kept, ...PYTEST_REPORT_ARGS], files: [], parser: "junit_xml", family: "python", notes };
 }
 
 function goTest(args: string[]): DraftedTest {
@@ -98,9 +115,16 @@ function vitest(args: string[], repo: RepoFiles): Interpreted {
 function jest(args: string[], repo: RepoFiles): Interpreted {
   const entry = "node_modules/jest/bin/jest.js";
   if (!repo.isFile(entry)) return fail("jest is not installed in node_modules (there is no npm in the sandbox to install it)");
-  // jest-junit takes its output path from the environment, which a preset cannot set: exit code only
-  const notes = ["jest: exit code only (jest-junit's report path needs an environment variable the sandbox does not take); no test count"];
-  return ok({ command: ["node", entry, "--ci", ...args], files: [], parser: "exit_code", family: "node", notes });
+  if (args.some((a) => a === "--json" || a.startsWith("--outputFile") || a.startsWith("--reporters")))
+    return fail("it sets its own --json/--outputFile/--reporters; the host reads a jest --json report it names itself");
+  // jest's own --json report (jest-junit is another package, and takes its path from the environment)
+  return ok({
+    command: ["node", entry, "--ci", "--json", `--outputFile=${DEFAULT_JEST_REPORT_PATH}`, ...args],
+    files: [],
+    parser: "jest_json",
+    family: "node",
+    notes: [],
+  });
 }
 
 /** A known runner as the first word(s) of `words`, or null when the program is not one we read a report from. */

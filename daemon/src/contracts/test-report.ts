@@ -5,7 +5,7 @@ import { FAMILY_NAME_PATTERN } from "./sandbox.js";
  * The test report formats the host can read (tools/parsers/). A test preset's
  * `parser` names one of these (or `exit_code`, below).
  */
-export const TestReportKind = z.enum(["node_test", "junit_xml", "go_test_json"]);
+export const TestReportKind = z.enum(["node_test", "junit_xml", "go_test_json", "jest_json"]);
 export type TestReportKind = z.infer<typeof TestReportKind>;
 
 /**
@@ -13,7 +13,7 @@ export type TestReportKind = z.infer<typeof TestReportKind>;
  * command with no machine-readable report (e.g. `make test`). Exit-code-only is
  * weaker and says so: no test count exists, so it is never "N tests passed".
  */
-export const PresetParser = z.enum(["node_test", "junit_xml", "go_test_json", "exit_code"]);
+export const PresetParser = z.enum(["node_test", "junit_xml", "go_test_json", "jest_json", "exit_code"]);
 export type PresetParser = z.infer<typeof PresetParser>;
 
 /**

@@ -22,14 +22,22 @@ export const DEFAULT_TOOL_LIMITS = {
   diffMaxBytes: 65_536,
   /** run_tests returns at most this many bytes of runner output (tail) */
   testOutputBytes: 4_096,
-  /** what the executor may capture before cutting the stream */
+  /**
+   * what the executor may capture before cutting the stream; a preset whose report
+   * is its stdout (node_test, go_test_json) may capture up to testReportMaxBytes
+   * (run-tests.ts outputCapFor), so a large suite is never cut
+   */
   runnerOutputCapBytes: 1_048_576,
   /** run_tests lists at most this many failing tests */
   testDiagnostics: 5,
   /** each failure message is cut to this many characters */
   diagnosticChars: 500,
-  /** a test report file (JUnit XML) larger than this is refused unread (parsers/README.md) */
-  testReportMaxBytes: 2_097_152,
+  /**
+   * a test report larger than this is refused unread (parsers/README.md): 16 MiB
+   * holds a 7,000-test jest --json report (~2.5 MiB) or go test -json stream with
+   * room; parsing 7,000 tests takes well under a second (scripts/bench-parsers.ts)
+   */
+  testReportMaxBytes: 16_777_216,
 } as const;
 
 export type ToolLimits = { -readonly [K in keyof typeof DEFAULT_TOOL_LIMITS]: number };

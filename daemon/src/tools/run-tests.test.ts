@@ -78,9 +78,20 @@ describe("runTests through a real host process", () => {
 
   it("oversized output is truncated to the cap and reported, never trusted as green", async () => {
     run = await tempRun({ "package.json": PKG, "tests/a.js": `${HEAD}test("noisy", () => { console.log("x".repeat(100000)); });\n` });
-    const r = await runTests("c1", { preset: "candidate" }, { ...ctxFor(run), limits: { testOutputBytes: 256, runnerOutputCapBytes: 4096 } });
+    // node's TAP on stdout is its report: its cap is the report cap, so both are set low here
+    const r = await runTests(
+      "c1",
+      { preset: "candidate" },
+      { ...ctxFor(run), limits: { testOutputBytes: 256, runnerOutputCapBytes: 4096, testReportMaxBytes: 4096 } },
+    );
     expect(r).toMatchObject({ ok: false, truncated: true, data: { truncated: true, output_truncated: true } });
     expect(Buffer.byteLength((r.data as { output: string }).output)).toBeLessThanOrEqual(256);
+  });
+
+  it("regression: a node --test suite whose TAP (its report, on stdout) is larger than the runner cap is not cut and judged 'truncated'", async () => {
+    run = await tempRun({ "package.json": PKG, "tests/a.js": `${HEAD}test("noisy", () => { console.log("x".repeat(100000)); });\n` });
+    const r = await runTests("c1", { preset: "candidate" }, { ...ctxFor(run), limits: { runnerOutputCapBytes: 4096 } });
+    expect(r).toMatchObject({ ok: true, data: { truncated: false, discovered: 1, passed: 1 } });
   });
 
   it("regression: globs matching nothing must not fall back to node's own discovery (which ran test/other.mjs and said green)", async () => {

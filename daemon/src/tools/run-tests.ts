@@ -11,7 +11,7 @@ import { walkTree } from "../workspace/walk.js";
 import { exportSpecOf, toolEnv, type ToolContext } from "./context.js";
 import type { ToolLimits } from "./limits.js";
 import { errorResult, okResult } from "./result.js";
-import { DEFAULT_JUNIT_REPORT_PATH, parserFor, type TestFailure, type TestReportSummary } from "./parsers/index.js";
+import { parserFor, reportPathFor, type TestFailure, type TestReportSummary } from "./parsers/index.js";
 import {
   exitCodeOnlySummary,
   judgeAgainstBaseline,
@@ -24,6 +24,9 @@ import {
 import { runnerError } from "./runner-error.js";
 import type { RunnerError, TestDelta } from "../contracts/run-view.js";
 import { dependencySkip } from "../workspace/dependency-dirs.js";
+import { normalizeRunnerText } from "./runner-text.js";
+
+export { normalizeRunnerText };
 
 export interface RunTestsContext extends ToolContext {
   /** a fresh-container Executor, or the run's warm SandboxSession */
@@ -94,12 +97,25 @@ export async function presetInvocation(task: TaskSpec, preset: string, workspace
  */
 export type PresetSummary = TestReportSummary | (TestSummary & { exit_code_only: true; failures: TestFailure[]; files_without_tests: string[] });
 
-export interface TestRunReport extends Omit<TestReportSummary, "failures" | "source" | "errors" | "build_failed" | "refusal"> {
-  /** the preset's parser: node_test, junit_xml, go_test_json or exit_code */
+/**
+ * What run_tests tells the model and the trace. The per-test list (`cases`, up to
+ * 50,000 ids) is left out: it is for comparing with the baseline, read from
+ * summarizePreset; the load errors, few and bounded, are shown.
+ */
+export interface TestRunReport
+  extends Omit<
+    TestReportSummary,
+    "failures" | "source" | "errors" | "build_failed" | "refusal" | "cases" | "cases_complete" | "load_error_count" | "load_errors"
+  > {
+  /** units that failed to load or build (never counted as tests); absent for exit_code */
+  load_error_count?: number;
+  /** the first of them with the runner's own first lines; absent for exit_code */
+  load_errors?: TestReportSummary["load_errors"];
+  /** the preset's parser: node_test, junit_xml, go_test_json, jest_json or exit_code */
   parser: PresetParser;
   /** JUnit <error> cases (already in `failed`); absent for exit_code */
   errors?: number;
-  /** Go packages that failed to build (each already one failed test); absent for exit_code */
+  /** Go packages that failed to build (load errors, not tests); absent for exit_code */
   build_failed?: string[];
   /** why the parser refused the report, when it did */
   refusal?: TestReportSummary["refusal"];
@@ -141,16 +157,6 @@ export function tail(text: string, maxBytes: number): { text: string; cut: boole
   return { text: buf.subarray(start).toString("utf8"), cut: true };
 }
 
-/**
- * What the model and the trace see of runner output: sandbox copy locations
- * folded to /workspace and /control (a trusted_local copy lives under a host
- * temp dir, which must not leak) and per-run timings dropped, so the same run
- * shows the same text every time.
- */
-export function normalizeRunnerText(text: string): string {
-  return text.replace(/(?:file:\/\/)?\/[^\s'"()`]*?\/(workspace|control)(?=\/)/g, "/$1").replace(/^[ \t]*(?:# )?duration_ms:? [0-9.]+\r?\n/gm, "");
-}
-
 /** what reaching a limit meant (time and output have verdicts of their own) */
 const LIMIT_WORDS: Partial<Record<SandboxLimit, string>> = {
   memory: "memory (the kernel OOM-killed a process)",
@@ -163,13 +169,18 @@ export function limitsReached(res: Pick<SandboxResult, "limits">): string | null
   return reached.length > 0 ? `limits reached: ${reached.join(", ")}` : null;
 }
 
-/** What a sandbox result says about the run itself, for the one verdict (test-verdict.ts). */
+/**
+ * What a sandbox result says about the run itself, for the one verdict (test-verdict.ts).
+ * Cut output only matters when the counts come from it: a report FILE that was read
+ * whole is the count however much the tests printed (a file over its cap is refused
+ * by its parser as too_large).
+ */
 export function testRunFacts(res: SandboxResult): TestRunFacts {
   return {
     exit_code: res.exit_code,
     timed_out: res.timed_out,
     cancelled: res.cancelled,
-    truncated: res.truncated,
+    truncated: res.truncated && res.report?.status !== "read",
     signal: res.signal,
     sandbox_lost: res.sandbox_lost,
     limits_note: limitsReached(res),
@@ -177,12 +188,23 @@ export function testRunFacts(res: SandboxResult): TestRunFacts {
 }
 
 /**
- * The report file the executor must read back for a preset: only junit_xml has
- * one (the command writes it at DEFAULT_JUNIT_REPORT_PATH in the sandbox);
- * every other parser reads stdout/stderr.
+ * The report file the executor must read back for a preset: junit_xml and
+ * jest_json have one (the command writes it at the parser's path in the
+ * sandbox, parsers/report-file.ts); the others read stdout/stderr.
  */
 export function reportFileFor(parser: PresetParser, limits: Pick<ToolLimits, "testReportMaxBytes">): SandboxRunRequest["reportFile"] {
-  return parser === "junit_xml" ? { path: DEFAULT_JUNIT_REPORT_PATH, maxBytes: limits.testReportMaxBytes } : undefined;
+  const path = parser === "exit_code" ? null : reportPathFor(parser);
+  return path === null ? undefined : { path, maxBytes: limits.testReportMaxBytes };
+}
+
+/**
+ * The stdout a run may capture: a parser whose report IS stdout (node_test TAP,
+ * go test -json; Go has no report-file flag) gets the report cap, so a suite of
+ * thousands of tests is never cut and judged "truncated"; others the runner cap.
+ */
+export function outputCapFor(parser: PresetParser, limits: Pick<ToolLimits, "runnerOutputCapBytes" | "testReportMaxBytes">): number {
+  const stdoutIsReport = parser === "node_test" || parser === "go_test_json";
+  return stdoutIsReport ? Math.max(limits.runnerOutputCapBytes, limits.testReportMaxBytes) : limits.runnerOutputCapBytes;
 }
 
 type SummaryLimits = Pick<ToolLimits, "testDiagnostics" | "diagnosticChars" | "testReportMaxBytes">;
@@ -209,7 +231,16 @@ export function summarizeTestRun(
   const judged: BaselineVerdict =
     baseline === undefined ? { ...judgeTestRun(testRunFacts(res), parsed), delta: null } : judgeAgainstBaseline(testRunFacts(res), parsed, baseline);
   const failedOutside = runnerError(res, parsed);
-  const extras = "source" in parsed ? { errors: parsed.errors, build_failed: parsed.build_failed, refusal: parsed.refusal } : { exit_code_only: true as const };
+  const extras =
+    "source" in parsed
+      ? {
+          errors: parsed.errors,
+          build_failed: parsed.build_failed,
+          refusal: parsed.refusal,
+          load_error_count: parsed.load_error_count,
+          load_errors: parsed.load_errors,
+        }
+      : { exit_code_only: true as const };
   return {
     summary_found: parsed.summary_found,
     discovered: parsed.discovered,
@@ -293,7 +324,7 @@ export async function runTests(callId: string, args: ToolArgs<"run_tests">, ctx:
     ...(ctx.onSandboxInclude && { onIncluded: ctx.onSandboxInclude }),
     env: {},
     timeoutMs,
-    outputCapBytes: env.limits.runnerOutputCapBytes,
+    outputCapBytes: outputCapFor(parser, env.limits),
     signal: ctx.signal,
     ...(reportFile && { reportFile }),
   };

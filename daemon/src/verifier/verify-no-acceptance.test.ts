@@ -159,7 +159,7 @@ describe("verify with a junit_xml preset", () => {
     const ex = new ReportExecutor({ report: report('<testcase name="a"/><testcase name="b"/>') });
     const ev = await run(PYTEST, ex);
     expect(ev).toMatchObject({ passed: true, tests: { discovered: 2, passed: 2, failed: 0 } });
-    expect(ex.requests[0]).toMatchObject({ purpose: "verifier", reportFile: { path: "/tmp/mini-agent-junit.xml", maxBytes: 2_097_152 } });
+    expect(ex.requests[0]).toMatchObject({ purpose: "verifier", reportFile: { path: "/tmp/mini-agent-junit.xml", maxBytes: 16_777_216 } });
   });
 
   it("an <error> case counts as failed; a skipped case blocks green exactly as in run_tests", async () => {

@@ -69,7 +69,7 @@ export const DEFAULT_VERIFIER_DEPS: VerifierDeps = {
 
 export const VERIFIER_DEFAULTS = {
   /** runner output the verifier lets the executor capture; more is `truncated`, which fails */
-  outputCapBytes: 1_048_576,
+  outputCapBytes: DEFAULT_TOOL_LIMITS.testReportMaxBytes,
   /** a junit_xml preset's report file larger than this is refused (too_large), as run_tests refuses it */
   testReportMaxBytes: DEFAULT_TOOL_LIMITS.testReportMaxBytes,
   /** failures kept from a report and their length: the parsers' own defaults, as run_tests reads them */

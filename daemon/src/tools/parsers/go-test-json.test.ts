@@ -6,6 +6,7 @@ const PKG = "example.com/m/p";
 const ev = (o: Record<string, unknown>) => JSON.stringify({ Time: "2026-01-01T00:00:00Z", Package: PKG, ...o });
 const stream = (...lines: string[]) => `${lines.join("\n")}\n`;
 const counts = (s: ReturnType<typeof parseGoTestJson>) => ({
+  load_error_count: s.load_error_count,
   discovered: s.discovered,
   passed: s.passed,
   failed: s.failed,
@@ -17,40 +18,64 @@ const sample = (name: string) => parseGoTestJson(sampleText(name), goStderr(name
 
 describe("parseGoTestJson on real go test -json output (Go 1.19)", () => {
   it.each([
-    ["go-pass.stdout", { discovered: 2, passed: 2, failed: 0, skipped: 0, build_failed: [], refusal: null }],
-    ["go-skip.stdout", { discovered: 2, passed: 1, failed: 0, skipped: 1, build_failed: [], refusal: null }],
+    ["go-pass.stdout", { load_error_count: 0, discovered: 2, passed: 2, failed: 0, skipped: 0, build_failed: [], refusal: null }],
+    ["go-skip.stdout", { load_error_count: 0, discovered: 2, passed: 1, failed: 0, skipped: 1, build_failed: [], refusal: null }],
     // TestTable + 3 subtests, TestParallel + a, b, a/inner, b/inner (skipped): every name is a test
-    ["go-sub.stdout", { discovered: 9, passed: 6, failed: 2, skipped: 1, build_failed: [], refusal: null }],
-    ["go-panic.stdout", { discovered: 2, passed: 1, failed: 1, skipped: 0, build_failed: [], refusal: null }],
-    // TestMain runs the tests (all pass) then exits 1: the package is one failed test
-    ["go-mainexit.stdout", { discovered: 2, passed: 1, failed: 1, skipped: 0, build_failed: [], refusal: null }],
+    ["go-sub.stdout", { load_error_count: 0, discovered: 9, passed: 6, failed: 2, skipped: 1, build_failed: [], refusal: null }],
+    ["go-panic.stdout", { load_error_count: 0, discovered: 2, passed: 1, failed: 1, skipped: 0, build_failed: [], refusal: null }],
+    // TestMain runs the tests (all pass) then exits 1: the package failed outside its tests, a load error
+    ["go-mainexit.stdout", { load_error_count: 1, discovered: 1, passed: 1, failed: 0, skipped: 0, build_failed: [], refusal: null }],
     // -timeout 2s: the test that started and never ended failed
-    ["go-hang.stdout", { discovered: 2, passed: 1, failed: 1, skipped: 0, build_failed: [], refusal: null }],
-    ["go-notests.stdout", { discovered: 0, passed: 0, failed: 0, skipped: 0, build_failed: [], refusal: null }],
-    ["go-buildfail.stdout", { discovered: 1, passed: 0, failed: 1, skipped: 0, build_failed: ["example.com/m/buildfail"], refusal: null }],
-    ["go-setupfail.stdout", { discovered: 1, passed: 0, failed: 1, skipped: 0, build_failed: ["example.com/m/setupfail"], refusal: null }],
+    ["go-hang.stdout", { load_error_count: 0, discovered: 2, passed: 1, failed: 1, skipped: 0, build_failed: [], refusal: null }],
+    ["go-notests.stdout", { load_error_count: 0, discovered: 0, passed: 0, failed: 0, skipped: 0, build_failed: [], refusal: null }],
+    ["go-buildfail.stdout", { load_error_count: 1, discovered: 0, passed: 0, failed: 0, skipped: 0, build_failed: ["example.com/m/buildfail"], refusal: null }],
+    ["go-setupfail.stdout", { load_error_count: 1, discovered: 0, passed: 0, failed: 0, skipped: 0, build_failed: ["example.com/m/setupfail"], refusal: null }],
     // go test -json ./... over all of the above, and one run with stderr merged into stdout
     [
       "go-all.stdout",
-      { discovered: 20, passed: 12, failed: 6, skipped: 2, build_failed: ["example.com/m/setupfail", "example.com/m/buildfail"], refusal: null },
+      {
+        load_error_count: 2,
+        discovered: 18,
+        passed: 12,
+        failed: 4,
+        skipped: 2,
+        build_failed: ["example.com/m/setupfail", "example.com/m/buildfail"],
+        refusal: null,
+      },
     ],
-    ["go-merged.stdout", { discovered: 3, passed: 2, failed: 1, skipped: 0, build_failed: ["example.com/m/buildfail"], refusal: null }],
+    ["go-merged.stdout", { load_error_count: 1, discovered: 2, passed: 2, failed: 0, skipped: 0, build_failed: ["example.com/m/buildfail"], refusal: null }],
   ])("%s", (name, expected) => {
     expect(counts(sample(name))).toEqual(expected);
   });
 
-  it("regression: a package that fails to build is a failed test with the compiler's error, never 0 tests (Go < 1.24 prints it outside the JSON)", () => {
+  it("regression: a package that fails to build is a load error with the compiler's error, never a failed test (Go < 1.24 prints it outside the JSON)", () => {
     const s = sample("go-buildfail.stdout");
-    expect(s.failures).toEqual([{ name: "example.com/m/buildfail", message: expect.stringContaining("bf.go:3:28: cannot use") }]);
+    expect(s.failures).toEqual([]);
+    expect(s.cases).toEqual([{ id: "example.com/m/buildfail", outcome: "error" }]);
+    expect(s.load_errors).toEqual([{ unit: "example.com/m/buildfail", message: expect.stringContaining("bf.go:3:28: cannot use") }]);
     // the same with stderr merged into stdout: the compiler's lines sit between JSON events
-    expect(sample("go-merged.stdout").failures[0]?.message).toContain("bf.go:3:28: cannot use");
+    expect(sample("go-merged.stdout").load_errors[0]?.message).toContain("bf.go:3:28: cannot use");
+  });
+
+  it("names every test `import/path/TestName` (subtests `.../TestName/sub`) in stream order", () => {
+    expect(sample("go-sub.stdout").cases.slice(0, 4)).toEqual([
+      { id: "example.com/m/sub/TestTable", outcome: "failed" },
+      { id: "example.com/m/sub/TestTable/one", outcome: "passed" },
+      { id: "example.com/m/sub/TestTable/two", outcome: "failed" },
+      { id: "example.com/m/sub/TestTable/with_space", outcome: "passed" },
+    ]);
+    const all = sample("go-all.stdout");
+    expect(all.cases.filter((c) => c.outcome === "error").map((c) => c.id)).toEqual(
+      expect.arrayContaining(["example.com/m/buildfail", "example.com/m/setupfail"]),
+    );
+    expect(all.cases.length).toBe(all.discovered + all.load_error_count);
   });
 
   it("a test that prints test2json's own `--- PASS` line after failing cannot turn its fail into a pass", () => {
     const s = sample("go-fail.stdout");
     // the stream holds a `pass` event for TestBreaks after its real `fail`
     expect(sampleText("go-fail.stdout").match(/"Action":"pass","Package":"example.com\/m\/fail","Test":"TestBreaks"/g)).toHaveLength(1);
-    expect(counts(s)).toEqual({ discovered: 3, passed: 2, failed: 1, skipped: 0, build_failed: [], refusal: null });
+    expect(counts(s)).toEqual({ load_error_count: 0, discovered: 3, passed: 2, failed: 1, skipped: 0, build_failed: [], refusal: null });
     expect(s.failures[0]).toMatchObject({ name: "TestBreaks (example.com/m/fail)", message: expect.stringContaining("one is not two") });
   });
 
@@ -86,10 +111,10 @@ describe("parseGoTestJson counting rules", () => {
         ev({ Action: "fail" }),
       ),
     );
-    expect(counts(s)).toEqual({ discovered: 2, passed: 1, failed: 1, skipped: 0, build_failed: [], refusal: null });
+    expect(counts(s)).toEqual({ load_error_count: 0, discovered: 2, passed: 1, failed: 1, skipped: 0, build_failed: [], refusal: null });
   });
 
-  it("Go 1.24+ build events (build-output, build-fail, FailedBuild) make the package a failed test", () => {
+  it("Go 1.24+ build events (build-output, build-fail, FailedBuild) make the package a load error, not a test", () => {
     // the documented shape (cmd/test2json); Go 1.24 is not installed here to generate it
     const s = parseGoTestJson(
       stream(
@@ -101,16 +126,16 @@ describe("parseGoTestJson counting rules", () => {
         ev({ Action: "fail", Elapsed: 0, FailedBuild: `${PKG} [${PKG}.test]` }),
       ),
     );
-    expect(counts(s)).toEqual({ discovered: 1, passed: 0, failed: 1, skipped: 0, build_failed: [PKG], refusal: null });
-    expect(s.failures[0]?.message).toContain("syntax error");
+    expect(counts(s)).toEqual({ load_error_count: 1, discovered: 0, passed: 0, failed: 0, skipped: 0, build_failed: [PKG], refusal: null });
+    expect(s.load_errors[0]?.message).toContain("syntax error");
   });
 
   it("a plain `FAIL\tpkg` line from the go command fails its package even without a build marker", () => {
     const s = parseGoTestJson(
       stream(ev({ Action: "run", Test: "TestA" }), ev({ Action: "pass", Test: "TestA" }), ev({ Action: "pass" }), "FAIL\texample.com/m/q\t0.001s"),
     );
-    expect(counts(s)).toEqual({ discovered: 2, passed: 1, failed: 1, skipped: 0, build_failed: [], refusal: null });
-    expect(s.failures[0]?.name).toBe("example.com/m/q");
+    expect(counts(s)).toEqual({ load_error_count: 1, discovered: 1, passed: 1, failed: 0, skipped: 0, build_failed: [], refusal: null });
+    expect(s.load_errors[0]?.unit).toBe("example.com/m/q");
   });
 
   it("an action this parser does not know is ignored, and cannot end a test: a test left without an end failed", () => {
@@ -124,12 +149,12 @@ describe("parseGoTestJson counting rules", () => {
         ev({ Action: "pass" }),
       ),
     );
-    expect(counts(s)).toEqual({ discovered: 2, passed: 1, failed: 1, skipped: 0, build_failed: [], refusal: null });
+    expect(counts(s)).toEqual({ load_error_count: 0, discovered: 2, passed: 1, failed: 1, skipped: 0, build_failed: [], refusal: null });
   });
 
   it("CRLF line ends and blank lines are read like plain newlines", () => {
     const s = parseGoTestJson(`${ev({ Action: "run", Test: "TestA" })}\r\n\r\n${ev({ Action: "pass", Test: "TestA" })}\r\n${ev({ Action: "pass" })}\r\n`);
-    expect(counts(s)).toEqual({ discovered: 1, passed: 1, failed: 0, skipped: 0, build_failed: [], refusal: null });
+    expect(counts(s)).toEqual({ load_error_count: 0, discovered: 1, passed: 1, failed: 0, skipped: 0, build_failed: [], refusal: null });
   });
 
   it("caps the failures listed and each message, and keeps counting past the cap", () => {
@@ -141,14 +166,14 @@ describe("parseGoTestJson counting rules", () => {
         ev({ Action: "fail", Test: `T${i}` }),
       );
     const s = parseGoTestJson(stream(...lines, ev({ Action: "fail" })), "", { maxFailures: 3, maxMessageChars: 50 });
-    expect(s).toMatchObject({ discovered: 20, failed: 20 });
+    expect(s).toMatchObject({ load_error_count: 0, discovered: 20, failed: 20 });
     expect(s.failures.map((f) => f.name)).toEqual([`T0 (${PKG})`, `T1 (${PKG})`, `T2 (${PKG})`]);
     expect(s.failures[0]?.message).toHaveLength(50);
   });
 });
 
 describe("parseGoTestJson refuses what it cannot trust", () => {
-  const zero = { discovered: 0, passed: 0, failed: 0, skipped: 0, build_failed: [] };
+  const zero = { load_error_count: 0, discovered: 0, passed: 0, failed: 0, skipped: 0, build_failed: [] };
 
   it("no output -> empty", () => {
     expect(counts(parseGoTestJson(""))).toEqual({ ...zero, refusal: "empty" });

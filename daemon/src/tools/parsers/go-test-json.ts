@@ -13,13 +13,16 @@
  *   printed after its real `fail`: test2json reads the test's text output, so a
  *   test can make it emit events); one that started and never ended failed; one
  *   that only skipped is skipped; otherwise it passed.
- * - A package that fails to build or set up is ONE failed test named by the
- *   package (listed in `build_failed`), never 0 tests; so is a package that
- *   failed with no failing test (TestMain or init exited, a panic outside tests).
+ * - A package that fails to build or set up is a load error named by the
+ *   package (listed in `build_failed`): one `error` case, never a test and never
+ *   0 of anything; so is a package that failed with no failing test (TestMain or
+ *   init exited, a panic outside tests).
+ * - A test's id is `import/path/pkg/TestName` (a subtest `.../TestName/sub`).
  * - A package that never reached pass/fail/skip, a stream that does not end
  *   with a newline, or a `{` line that is not an event: refused.
  */
 import { z } from "zod";
+import { CaseList } from "./cases.js";
 import { accepted, cap, refused, resolveParseOptions, type ReportParseOptions, type TestFailure, type TestReportSummary } from "./summary.js";
 
 /**
@@ -229,6 +232,7 @@ function summarize(s: Stream, goOutput: string, o: Required<ReportParseOptions>)
   let failed = 0;
   let skipped = 0;
   const buildFailed: string[] = [];
+  const cases = new CaseList();
   const failing: { at: number; failure: TestFailure }[] = [];
   const fail = (at: number, name: string, message: string): void => {
     failed++;
@@ -240,21 +244,32 @@ function summarize(s: Stream, goOutput: string, o: Required<ReportParseOptions>)
     }
     let failedTests = 0;
     for (const t of p.tests.values()) {
+      const id = `${p.name}/${t.name}`;
       if (t.outcomes.has("fail") || (t.started && t.outcomes.size === 0)) {
         failedTests++;
+        cases.add(id, "failed");
         const why = t.outcomes.has("fail") ? messageOf(t.output) : `the test started and never finished\n${messageOf(t.output)}`.trim();
         fail(t.failedAt < 0 ? Number.MAX_SAFE_INTEGER : t.failedAt, `${t.name} (${p.name})`, why);
-      } else if (t.outcomes.has("pass")) passed++;
-      else if (t.outcomes.has("skip")) skipped++;
+      } else if (t.outcomes.has("pass")) {
+        passed++;
+        cases.add(id, "passed");
+      } else if (t.outcomes.has("skip")) {
+        skipped++;
+        cases.add(id, "skipped");
+      }
     }
     if (p.buildFailed) {
       buildFailed.push(p.name);
       const compiler = compilerBlockFor(goOutput, p.name) || (s.buildOutput.get(p.name) ?? "").trim() || messageOf(p.output);
-      fail(p.failedAt, p.name, `the package failed to build or set up${compiler === "" ? "" : `:\n${compiler}`}`);
+      cases.loadError(p.name, `the package failed to build or set up${compiler === "" ? "" : `:\n${compiler}`}`);
     } else if (p.outcomes.has("fail") && failedTests === 0) {
-      fail(p.failedAt, p.name, `the package failed outside any test (TestMain, init or the test binary exited)\n${messageOf(p.output)}`.trim());
+      cases.loadError(p.name, `the package failed outside any test (TestMain, init or the test binary exited)\n${messageOf(p.output)}`.trim());
     }
   }
   failing.sort((a, b) => a.at - b.at);
-  return accepted("go_test_json", { passed, failed, skipped }, { failures: failing.slice(0, o.maxFailures).map((f) => f.failure), build_failed: buildFailed });
+  return accepted(
+    "go_test_json",
+    { passed, failed, skipped },
+    { failures: failing.slice(0, o.maxFailures).map((f) => f.failure), build_failed: buildFailed, listed: cases.done() },
+  );
 }

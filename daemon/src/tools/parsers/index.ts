@@ -5,6 +5,7 @@
  *       node_test     node:test TAP on stdout (the runner's own summary block)
  *       junit_xml     the report FILE the command wrote in the sandbox (evidence.report)
  *       go_test_json  `go test -json` events on stdout (+ build errors on stderr)
+ *       jest_json     the report FILE `jest --json --outputFile=...` wrote in the sandbox
  *
  * Every parser is total (a summary or a refusal, never a throw) and strict (a
  * report it cannot trust is 0 discovered, with `refusal` saying why). Whether a
@@ -13,6 +14,7 @@
  */
 import type { TestReportKind } from "../../contracts/test-report.js";
 import { parseGoTestJson } from "./go-test-json.js";
+import { parseJestJson } from "./jest-json.js";
 import { parseJunitXml } from "./junit-xml.js";
 import { parseNodeTest } from "./node-test.js";
 import type { ReportFile } from "./report-file.js";
@@ -22,7 +24,7 @@ import type { ReportParseOptions, TestReportSummary } from "./summary.js";
 export interface RunnerEvidence {
   stdout: string;
   stderr: string;
-  /** the report file read back from the sandbox; only junit_xml reads it, and its absence is `missing` */
+  /** the report file read back from the sandbox (junit_xml, jest_json: its absence is `missing`) */
   report?: ReportFile;
 }
 
@@ -32,6 +34,7 @@ const PARSERS: Record<TestReportKind, TestReportParser> = {
   node_test: (e, opts) => parseNodeTest(e.stdout, opts),
   junit_xml: (e, opts) => parseJunitXml(e.report ?? { status: "missing" }, opts),
   go_test_json: (e, opts) => parseGoTestJson(e.stdout, e.stderr, opts),
+  jest_json: (e, opts) => parseJestJson(e.report ?? { status: "missing" }, opts),
 };
 
 export function parserFor(kind: TestReportKind): TestReportParser {
@@ -41,7 +44,8 @@ export function parserFor(kind: TestReportKind): TestReportParser {
 export { parseNodeTest, parseNodeTestOutput, type ParseOptions } from "./node-test.js";
 export { parseJunitXml } from "./junit-xml.js";
 export { parseGoTestJson } from "./go-test-json.js";
-export { DEFAULT_JUNIT_REPORT_PATH, type ReportFile, type ReportFileReader } from "./report-file.js";
+export { parseJestJson } from "./jest-json.js";
+export { DEFAULT_JEST_REPORT_PATH, DEFAULT_JUNIT_REPORT_PATH, reportPathFor, type ReportFile, type ReportFileReader } from "./report-file.js";
 export {
   REFUSAL_KINDS,
   REPORT_PARSE_DEFAULTS,

@@ -27,17 +27,66 @@ describe("parseJunitXml on real reports", () => {
     ["junit-pytest-mixed.xml", { discovered: 11, passed: 2, failed: 7, errors: 3, skipped: 2, refusal: null }],
     ["junit-pytest-passed.xml", { discovered: 3, passed: 3, failed: 0, errors: 0, skipped: 0, refusal: null }],
     // a collection error is one <error> test case named by the module: a failure, never 0 tests
-    ["junit-pytest-collection-error.xml", { discovered: 1, passed: 0, failed: 1, errors: 1, skipped: 0, refusal: null }],
+    // a collection error is a load error, not a test (pytest 9 and pytest 7.2 with junit_family=xunit1)
+    ["junit-pytest-collection-error.xml", { discovered: 0, passed: 0, failed: 0, errors: 0, skipped: 0, refusal: null }],
+    ["junit-pytest7-collection-error.xml", { discovered: 0, passed: 0, failed: 0, errors: 0, skipped: 0, refusal: null }],
+    // pytest 7.2 counts a passing test whose teardown errors twice in tests= but writes one case
+    ["junit-pytest7-mixed.xml", { discovered: 10, passed: 6, failed: 2, errors: 1, skipped: 2, refusal: null }],
     ["junit-pytest-no-tests.xml", { discovered: 0, passed: 0, failed: 0, errors: 0, skipped: 0, refusal: null }],
     // vitest 4.1.12: describe blocks become "a > b" names, skip and todo become <skipped/>
     ["junit-vitest-mixed.xml", { discovered: 10, passed: 4, failed: 4, errors: 0, skipped: 2, refusal: null }],
     ["junit-vitest-passed.xml", { discovered: 2, passed: 2, failed: 0, errors: 0, skipped: 0, refusal: null }],
-    // a test file that fails to import is one failing test case named by the file
-    ["junit-vitest-collection-error.xml", { discovered: 3, passed: 1, failed: 2, errors: 0, skipped: 0, refusal: null }],
+    // a test file that fails to import is a load error named by the file, not a test
+    ["junit-vitest-collection-error.xml", { discovered: 1, passed: 1, failed: 0, errors: 0, skipped: 0, refusal: null }],
     // jest 29.7 + jest-junit 16
     ["junit-jest-mixed.xml", { discovered: 5, passed: 2, failed: 2, errors: 0, skipped: 1, refusal: null }],
   ])("%s", (name, expected) => {
     expect(counts(parseJunitXml(read(sampleBytes(name))))).toEqual(expected);
+  });
+
+  it("regression: a pytest collection error is a load error naming the module with pytest's own lines, never a failed test", () => {
+    const s = parseJunitXml(read(sampleBytes("junit-pytest7-collection-error.xml")));
+    expect(s).toMatchObject({ discovered: 0, failed: 0, load_error_count: 1, cases: [{ id: "tests/test_broken_import.py", outcome: "error" }] });
+    expect(s.load_errors).toEqual([{ unit: "tests/test_broken_import.py", message: expect.stringContaining("ImportError while importing test module") }]);
+    expect(s.load_errors[0]?.message).toContain("/workspace/tests/test_broken_import.py".replace("/workspace", "/w"));
+    // without file= (pytest 9's default xunit2) the module name is the unit
+    expect(parseJunitXml(read(sampleBytes("junit-pytest-collection-error.xml"))).load_errors[0]?.unit).toBe("tests.test_broken_import");
+  });
+
+  it("regression: a vitest file that fails to import is a load error named by the file, not a failed test", () => {
+    const s = parseJunitXml(read(sampleBytes("junit-vitest-collection-error.xml")));
+    expect(s.cases).toEqual([
+      { id: "tests/broken.test.js", outcome: "error" },
+      { id: "tests/ok.test.js > fine", outcome: "passed" },
+      { id: "tests/throws.test.js", outcome: "error" },
+    ]);
+    expect(s.load_errors.map((e) => e.unit)).toEqual(["tests/broken.test.js", "tests/throws.test.js"]);
+    expect(s.load_errors[0]?.message).toMatch(/^Error: Cannot find module/);
+  });
+
+  it("pytest ids are node ids built from file= (xunit1): classes and parameters included, what SWE-bench names", () => {
+    const s = parseJunitXml(read(sampleBytes("junit-pytest7-mixed.xml")));
+    expect(s.cases.map((c) => `${c.id} ${c.outcome}`)).toEqual([
+      "tests/test_mixed.py::test_adds passed",
+      "tests/test_mixed.py::test_breaks failed",
+      "tests/test_mixed.py::test_later skipped",
+      "tests/test_mixed.py::test_known_bug skipped",
+      "tests/test_mixed.py::test_passes_then_teardown_errors failed",
+      "tests/test_mixed.py::test_param[1] passed",
+      "tests/test_mixed.py::test_param[2] passed",
+      "tests/test_mixed.py::TestGroup::test_in_class passed",
+      "tests/test_mixed.py::TestGroup::TestInner::test_nested passed",
+      "tests/sub/test_deep.py::test_deep passed",
+    ]);
+  });
+
+  it("a test written as two cases (pytest: a failing test whose teardown errors) is one id with the worst outcome; the counts keep both", () => {
+    const s = parseJunitXml(read(sampleBytes("junit-pytest-mixed.xml")));
+    const ids = s.cases.map((c) => c.id);
+    expect(ids.filter((id) => id === "tests.test_mixed::test_fails_then_teardown_errors")).toHaveLength(1);
+    expect(s.cases.length).toBe(s.discovered - 1);
+    // vitest: `file > describe > test`
+    expect(parseJunitXml(read(sampleBytes("junit-vitest-mixed.xml"))).cases.map((c) => c.id)).toContain("tests/mixed.test.js > maths > nested > deep pass");
   });
 
   it("names failures in report order with decoded messages (pytest)", () => {

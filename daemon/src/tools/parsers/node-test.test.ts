@@ -113,13 +113,46 @@ describe("parseNodeTest: the shape every report format shares", () => {
     ["node-mixed.tap", { discovered: 5, passed: 1, failed: 2, skipped: 1, todo: 1, refusal: null }],
     ["node-subtests.tap", { discovered: 3, passed: 1, failed: 2, skipped: 0, todo: 0, refusal: null }],
     // a test file that fails to import is one failing test named by its path: a failure, never 0 tests
-    ["node-import-error.tap", { discovered: 2, passed: 1, failed: 1, skipped: 0, todo: 0, refusal: null }],
+    // the file that failed to import is a load error, not a test
+    ["node-import-error.tap", { discovered: 1, passed: 1, failed: 0, skipped: 0, todo: 0, refusal: null }],
     ["node-file-without-tests.tap", { discovered: 1, passed: 1, failed: 0, skipped: 0, todo: 0, refusal: null }],
     ["node-forged-summary.tap", { discovered: 1, passed: 0, failed: 1, skipped: 0, todo: 0, refusal: null }],
   ])("real Node 20 output %s", (name, expected) => {
     const s = parseNodeTest(sampleText(name));
     expect({ discovered: s.discovered, passed: s.passed, failed: s.failed, skipped: s.skipped, todo: s.todo, refusal: s.refusal }).toEqual(expected);
     expect(s.source).toBe("node_test");
+  });
+
+  it("regression: a file that fails to import is a load error named by the file with node's echo of its error, never a failed test", () => {
+    const s = parseNodeTest(sampleText("node-import-error.tap"));
+    expect(s.cases).toEqual([
+      { id: "/tmp/ps/nt/tests/broken.js", outcome: "error" },
+      { id: "runs", outcome: "passed" },
+    ]);
+    expect(s).toMatchObject({ load_error_count: 1, failures: [] });
+    expect(s.load_errors[0]?.unit).toBe("/tmp/ps/nt/tests/broken.js");
+    expect(s.load_errors[0]?.message).toContain("Cannot find module");
+    expect(s.load_errors[0]?.message.split("\n").length).toBeLessThanOrEqual(10);
+  });
+
+  it("names nested tests `parent > test`; a describe suite is not a test; skip and todo are skipped", () => {
+    expect(parseNodeTest(sampleText("node-subtests.tap")).cases).toEqual([
+      { id: "suite > inner ok", outcome: "passed" },
+      { id: "suite > inner bad", outcome: "failed" },
+      { id: "suite", outcome: "failed" },
+    ]);
+    expect(parseNodeTest(sampleText("node-mixed.tap")).cases.map((c) => c.outcome)).toEqual(["passed", "failed", "skipped", "skipped", "failed"]);
+  });
+
+  it("a stream listing more tests than its summary counts is refused; one listing fewer keeps the counts and says the list is incomplete", () => {
+    const block = (n: number) => `# tests ${n}\n# suites 0\n# pass ${n}\n# fail 0\n# cancelled 0\n# skipped 0\n# todo 0\n# duration_ms 1\n`;
+    expect(parseNodeTest(`ok 1 - a\nok 2 - b\n1..2\n${block(1)}`)).toMatchObject({ refusal: "inconsistent", cases: [] });
+    expect(parseNodeTest(`ok 1 - a\n1..1\n${block(2)}`)).toMatchObject({
+      refusal: null,
+      discovered: 2,
+      cases: [{ id: "a", outcome: "passed" }],
+      cases_complete: false,
+    });
   });
 
   it("names the refusal: empty, missing, truncated, inconsistent", () => {

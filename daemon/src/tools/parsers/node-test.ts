@@ -15,6 +15,7 @@
  * subtests is 1 test to it, 3 to node); and it adds five packages (tap-yaml,
  * yaml, ...) to the trusted daemon to read the one YAML key we show (`error:`).
  */
+import { CaseList } from "./cases.js";
 import { accepted, refused, type TestFailure, type TestOutputSummary, type TestReportSummary } from "./summary.js";
 
 export type { TestFailure, TestOutputSummary } from "./summary.js";
@@ -25,9 +26,6 @@ export interface ParseOptions {
 }
 
 const SUMMARY_KEYS = ["tests", "suites", "pass", "fail", "cancelled", "skipped", "todo", "duration_ms"] as const;
-
-/** a top-level passing entry named by an absolute path to a script: the runner's stand-in for a file that ran no test */
-const FILE_ENTRY = /^ok \d+ - (\/.*\.[cm]?[jt]s)$/;
 
 function unescapeName(raw: string): string {
   return raw.replace(/\\(.)/g, (_m, c: string) => (c === "n" ? "\n" : c));
@@ -56,6 +54,80 @@ function errorMessageAfter(lines: string[], i: number, indent: number): string {
     return value;
   }
   return "";
+}
+
+/** The YAML block's keys after a test point at `indent`, as raw strings (only the few we read). */
+function yamlKeys(lines: string[], i: number, indent: number): Record<string, string> {
+  const pad = " ".repeat(indent + 2);
+  const keys: Record<string, string> = {};
+  if (lines[i + 1] !== `${pad}---`) return keys;
+  for (let j = i + 2; j < lines.length; j++) {
+    const line = lines[j] as string;
+    if (line === `${pad}...`) break;
+    const m = /^(type|failureType): '([^']*)'$/.exec(line.slice(pad.length));
+    if (line.startsWith(pad) && m) keys[m[1] as string] = m[2] as string;
+  }
+  return keys;
+}
+
+/** the `# ` comment lines node printed just before `# Subtest:` at line `at`: a file's own stderr when it failed to load */
+function commentsBefore(lines: string[], at: number): string {
+  let k = at;
+  while (k > 0 && /^# /.test(lines[k - 1] as string) && !(lines[k - 1] as string).startsWith("# Subtest: ")) k--;
+  return lines
+    .slice(k, at)
+    .map((l) => unescapeName(l.slice(2)))
+    .join("\n");
+}
+
+const TEST_POINT = /^( *)(not ok|ok) \d+ - (.*?)( # (?:SKIP|TODO)\b.*)?$/;
+
+/**
+ * The tests the stream names, before its summary block. An id is `parent > test`:
+ * Node 20's TAP names no file for a test (only a failing one's location, which
+ * would change the id as the test goes red to green), so two files holding a
+ * test of the same name share one id (the worst outcome). A `describe` suite is
+ * not a test (node counts it in `suites`) unless it failed for a reason of its
+ * own. A top-level entry named by a script's absolute path is the file itself:
+ * passing, it ran no test (`files_without_tests`); failing, it failed before or
+ * outside its tests (a load error, with node's echo of its stderr).
+ */
+function collectCases(lines: string[], end: number): { list: CaseList; filesWithoutTests: string[]; points: number } {
+  const list = new CaseList();
+  let points = 0;
+  const filesWithoutTests: string[] = [];
+  const parents: string[] = [];
+  for (let i = 0; i < end; i++) {
+    const line = lines[i] as string;
+    const sub = /^( *)# Subtest: (.*)$/.exec(line);
+    if (sub) {
+      const depth = Math.floor((sub[1] as string).length / 4);
+      parents.length = Math.min(parents.length, depth);
+      parents[depth] = unescapeName(sub[2] as string);
+      continue;
+    }
+    const m = TEST_POINT.exec(line);
+    if (!m) continue;
+    const indent = (m[1] as string).length;
+    const depth = Math.floor(indent / 4);
+    const name = unescapeName(m[3] as string);
+    const failed = m[2] === "not ok";
+    const directive = m[4] ?? "";
+    if (depth === 0 && /^\/.*\.[cm]?[jt]s$/.test(name)) {
+      if (!failed) filesWithoutTests.push(name);
+      else {
+        const header = lines.lastIndexOf(`# Subtest: ${m[3]}`, i);
+        list.loadError(name, commentsBefore(lines, header === -1 ? i : header) || errorMessageAfter(lines, i, indent) || "the test file failed");
+      }
+      continue;
+    }
+    const yaml = yamlKeys(lines, i, indent);
+    if (yaml.type === "suite" && (!failed || yaml.failureType === "subtestsFailed")) continue;
+    const id = [...parents.slice(0, depth), name].join(" > ");
+    list.add(id, failed ? "failed" : directive !== "" ? "skipped" : "passed");
+    points++;
+  }
+  return { list, filesWithoutTests, points };
 }
 
 /** The registry's node_test parser: the summary every report format shares. Never throws. */
@@ -102,16 +174,37 @@ export function parseNodeTest(output: string, opts: ParseOptions = {}): TestRepo
   if (v("pass") + v("fail") + v("cancelled") + v("skipped") + v("todo") !== v("tests")) {
     return refused("node_test", "inconsistent", "node:test summary counts do not add up", failures);
   }
-  const filesWithoutTests = lines.slice(0, start).flatMap((l) => {
-    const m = FILE_ENTRY.exec(l);
-    return m ? [unescapeName(m[1] as string)] : [];
-  });
-  if (filesWithoutTests.length > v("pass")) return refused("node_test", "inconsistent", "node:test summary counts do not add up", failures);
+  const { list, filesWithoutTests, points } = collectCases(lines, start);
+  const loadErrors = list.loadErrorTotal;
+  // node counts a file entry as one test: a passing one in pass, a failing one in fail
+  if (filesWithoutTests.length > v("pass") || loadErrors > v("fail"))
+    return refused("node_test", "inconsistent", "node:test summary counts do not add up", failures);
+  // the test points and the summary are two accounts of the same run: more points than
+  // tests is a forged or doubled stream; fewer (a stream of the summary alone) names too few to compare
+  const expected = v("tests") - filesWithoutTests.length - loadErrors;
+  if (points > expected) {
+    return refused(
+      "node_test",
+      "inconsistent",
+      `node:test summary says ${v("tests")} tests but the report lists ${points + filesWithoutTests.length + loadErrors}`,
+      failures,
+    );
+  }
   return accepted(
     "node_test",
-    { passed: v("pass") - filesWithoutTests.length, failed: v("fail"), cancelled: v("cancelled"), skipped: v("skipped"), todo: v("todo") },
-    { failures, files_without_tests: filesWithoutTests },
+    {
+      passed: v("pass") - filesWithoutTests.length,
+      failed: v("fail") - loadErrors,
+      cancelled: v("cancelled"),
+      skipped: v("skipped"),
+      todo: v("todo"),
+    },
+    { failures: failures.filter((f) => !isFileEntry(f.name)), files_without_tests: filesWithoutTests, listed: list.done(points === expected) },
   );
+}
+
+function isFileEntry(name: string): boolean {
+  return /^\/.*\.[cm]?[jt]s$/.test(name);
 }
 
 /** The shape run_tests and the Verifier read today: the same parse, without the registry's added fields. */

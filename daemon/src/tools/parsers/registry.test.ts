@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { TestReportKind } from "../../contracts/test-report.js";
-import { parserFor, REFUSAL_KINDS, type RefusalKind, type RunnerEvidence, type TestReportSummary } from "./index.js";
+import { LoadError, MAX_CASES, TestCase, TestReportKind } from "../../contracts/test-report.js";
+import { parserFor, REFUSAL_KINDS, REPORT_PARSE_DEFAULTS, type RefusalKind, type RunnerEvidence, type TestReportSummary } from "./index.js";
+import { failedOf, goJson, jestJson, nodeTap, pytestJunit } from "./generated.testkit.js";
 import { goStderr, sampleBytes, sampleNames, sampleText } from "./samples.testkit.js";
 
 const junit = (xml: string | Uint8Array): RunnerEvidence => ({
@@ -16,6 +17,7 @@ function allSamples(): { kind: TestReportKind; name: string; evidence: RunnerEvi
     ...sampleNames(".tap").map((name) => ({ kind: "node_test" as const, name, evidence: out(sampleText(name)) })),
     ...sampleNames(".xml").map((name) => ({ kind: "junit_xml" as const, name, evidence: junit(sampleBytes(name)) })),
     ...sampleNames(".stdout").map((name) => ({ kind: "go_test_json" as const, name, evidence: out(sampleText(name), goStderr(name)) })),
+    ...sampleNames(".json").map((name) => ({ kind: "jest_json" as const, name, evidence: junit(sampleBytes(name)) })),
   ];
 }
 
@@ -29,7 +31,19 @@ function expectInvariants(s: TestReportSummary, kind: TestReportKind, maxFailure
     expect(s.problem).toBeNull();
     expect(s.passed + s.failed + s.cancelled + s.skipped + s.todo).toBe(s.discovered);
     expect(s.errors).toBeLessThanOrEqual(s.failed);
-    expect(s.build_failed.length).toBeLessThanOrEqual(s.failed);
+    // a package that failed to build is a load error, never a test
+    expect(s.build_failed.length).toBeLessThanOrEqual(s.load_error_count);
+    // ids are unique, bounded and free of control characters; load errors are `error` cases and only they are
+    const ids = s.cases.map((c) => c.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const c of s.cases) expect(TestCase.safeParse(c).success && !/[\u0000-\u001f\u007f-\u009f]/.test(c.id)).toBe(true);
+    expect(s.cases.filter((c) => c.outcome === "error").length).toBeLessThanOrEqual(s.load_error_count);
+    expect(s.load_errors.length).toBe(Math.min(s.load_error_count, 20));
+    for (const e of s.load_errors) expect(LoadError.safeParse(e).success && e.message.split("\n").length <= 10 && e.message.length <= 1000).toBe(true);
+    // duplicates merge, so the list is never longer than the tests plus the load errors
+    expect(s.cases.length).toBeLessThanOrEqual(s.discovered + s.load_error_count);
+    // an empty list for counted tests is never called complete (a merged duplicate may make it shorter)
+    if (s.discovered > 0 && s.cases.length === 0) expect(s.cases_complete).toBe(false);
   } else {
     expect(REFUSAL_KINDS).toContain(s.refusal);
     expect(s).toMatchObject({
@@ -43,6 +57,10 @@ function expectInvariants(s: TestReportSummary, kind: TestReportKind, maxFailure
       errors: 0,
       build_failed: [],
       files_without_tests: [],
+      cases: [],
+      cases_complete: false,
+      load_error_count: 0,
+      load_errors: [],
     });
     expect(typeof s.problem === "string" && s.problem.length > 0).toBe(true);
   }
@@ -161,7 +179,7 @@ describe("each refusal kind, through the registry", () => {
     ["empty", "node_test", out("")],
     ["empty", "go_test_json", out("")],
     ["too_large", "junit_xml", { ...out(""), report: { status: "too_large", size: null } }],
-    ["too_large", "junit_xml", junit(Buffer.alloc(2_097_153, 0x20))],
+    ["too_large", "junit_xml", junit(Buffer.alloc(REPORT_PARSE_DEFAULTS.maxReportBytes + 1, 0x20))],
     ["unreadable", "junit_xml", { ...out(""), report: { status: "unreadable", reason: "a FIFO, not a regular file" } }],
     ["truncated", "junit_xml", junit(cut("junit-vitest-mixed.xml"))],
     ["truncated", "node_test", out("# tests 2\n# suites 0\n# pass 2\n")],
@@ -181,5 +199,30 @@ describe("each refusal kind, through the registry", () => {
     const s = parserFor(kind)(evidence);
     expect(s.refusal).toBe(refusal);
     expectInvariants(s, kind, 5);
+  });
+});
+
+describe("a 7,000-test suite is judged from its report, in every format", () => {
+  const N = 7_000;
+  it.each([
+    ["junit_xml (pytest xunit1)", "junit_xml", () => junit(pytestJunit(N)), "tests/test_m69.py::TestK::test_6999", failedOf(N)],
+    ["jest_json", "jest_json", () => junit(jestJson(N)), "tests/m69.test.js > module > group 69 > test 6999", failedOf(N)],
+    ["go_test_json", "go_test_json", () => out(goJson(N)), "example.com/m/p/Test6999", failedOf(N)],
+    ["node_test", "node_test", () => out(nodeTap(N)), "suite 636", null],
+  ] as const)("%s: counts and the list are exact, ids unique", (_label, kind, evidence, lastId, failed) => {
+    const s = parserFor(kind)(evidence());
+    expect(s).toMatchObject({ refusal: null, discovered: N, cases_complete: true, load_error_count: 0 });
+    expect(s.passed + s.failed).toBe(N);
+    if (failed !== null) expect(s.failed).toBe(failed);
+    expect(s.cases).toHaveLength(N);
+    expect(s.cases.filter((c) => c.outcome === "failed")).toHaveLength(s.failed);
+    expect(s.cases.at(-1)?.id).toBe(lastId);
+    expectInvariants(s, kind, 5);
+  });
+
+  it("more than MAX_CASES tests keep their counts, the list is cut and says it is incomplete", () => {
+    const s = parserFor("go_test_json")(out(goJson(MAX_CASES + 5)));
+    expect(s).toMatchObject({ refusal: null, discovered: MAX_CASES + 5, cases_complete: false });
+    expect(s.cases).toHaveLength(MAX_CASES);
   });
 });

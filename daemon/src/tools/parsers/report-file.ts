@@ -4,6 +4,7 @@
  * two: the bytes, or why there are none. The parsers never touch a filesystem.
  */
 import type { ReportFile } from "../../contracts/sandbox.js";
+import type { TestReportKind } from "../../contracts/test-report.js";
 import type { RefusalKind } from "./summary.js";
 
 export type { ReportFile };
@@ -26,6 +27,25 @@ export interface ReportFileReader {
 
 /** Where a preset's test command is asked to write its JUnit report (a tmpfs in the sandbox). */
 export const DEFAULT_JUNIT_REPORT_PATH = "/tmp/mini-agent-junit.xml";
+/** Where a jest command is asked to write its `--json` report. */
+export const DEFAULT_JEST_REPORT_PATH = "/tmp/mini-agent-jest.json";
+
+/**
+ * The report file a parser reads, or null for one that reads stdout. node_test
+ * reads stdout: `trusted_local` runs host processes and cannot read a sandbox
+ * file, and the same preset argv must serve every backend (parsers/README.md).
+ */
+export function reportPathFor(kind: TestReportKind): string | null {
+  switch (kind) {
+    case "junit_xml":
+      return DEFAULT_JUNIT_REPORT_PATH;
+    case "jest_json":
+      return DEFAULT_JEST_REPORT_PATH;
+    case "node_test":
+    case "go_test_json":
+      return null;
+  }
+}
 
 /** The refusal for a report that never reached the parser. */
 export function reportFileRefusal(file: Exclude<ReportFile, { status: "read" }>, maxBytes: number): { refusal: RefusalKind; problem: string } {

@@ -19,7 +19,7 @@ export function goStderr(stdoutName: string): string {
   return existsSync(p) ? readFileSync(p, "utf8") : "";
 }
 
-export function sampleNames(ext: ".xml" | ".stdout" | ".tap"): string[] {
+export function sampleNames(ext: ".xml" | ".stdout" | ".tap" | ".json"): string[] {
   return readdirSync(SAMPLES_DIR)
     .filter((f) => f.endsWith(ext))
     .sort();

@@ -1,12 +1,13 @@
 /**
- * The one result shape of every test report parser (node_test, junit_xml,
+ * The one result shape of every test report parser (node_test, junit_xml, jest_json,
  * go_test_json). A parser is total: it returns a summary or a refusal for any
  * input and never throws. A refusal carries 0 in every count, so no reader can
  * mistake a report it could not trust for a run with results.
  */
-import type { TestReportKind } from "../../contracts/test-report.js";
+import type { LoadError, TestCase, TestReportKind } from "../../contracts/test-report.js";
 import { DEFAULT_TOOL_LIMITS } from "../limits.js";
 import type { TestSummary } from "../test-verdict.js";
+import type { CaseListed } from "./cases.js";
 
 export interface TestFailure {
   name: string;
@@ -48,10 +49,21 @@ export interface TestReportSummary extends TestOutputSummary {
   source: TestReportKind;
   /** JUnit `<error>` test cases (a crash, not an assertion); already counted in `failed` */
   errors: number;
-  /** Go packages that failed to build or set up; each is also one failed test */
+  /** Go packages that failed to build or set up: load errors, never tests */
   build_failed: string[];
   /** why the report was refused; null when it was accepted */
   refusal: RefusalKind | null;
+  /**
+   * every test the report names, in report order, ids unique (a repeated id keeps
+   * its worst outcome), plus one `error` case per unit that failed to load; [] when refused
+   */
+  cases: TestCase[];
+  /** false when the report named more than MAX_CASES (the list is cut; counts are whole) or was refused */
+  cases_complete: boolean;
+  /** units that failed to load or build (collection errors): in `cases` as `error`, never in discovered/failed */
+  load_error_count: number;
+  /** the first 20 of them, with the runner's own first lines */
+  load_errors: LoadError[];
 }
 
 export interface ReportParseOptions {
@@ -66,7 +78,11 @@ export interface ReportParseOptions {
 export const REPORT_PARSE_DEFAULTS = {
   maxFailures: DEFAULT_TOOL_LIMITS.testDiagnostics,
   maxMessageChars: DEFAULT_TOOL_LIMITS.diagnosticChars,
-  /** ~20,000 test cases; parsing is synchronous: 0.5-1.5 s for 2 MiB on a shared, loaded 2-core machine (scripts/bench-parsers.ts) */
+  /**
+   * 16 MiB; parsing is synchronous. 7,000 tests: 40-270 ms per format, 20,000: 0.3-1.1 s,
+   * on a shared, loaded 2-core machine (scripts/bench-parsers.ts). JUnit's own element
+   * bounds (junit-xml.ts) stop a file of 16 MiB of tiny elements before it is parsed.
+   */
   maxReportBytes: DEFAULT_TOOL_LIMITS.testReportMaxBytes,
 } as const;
 
@@ -91,6 +107,8 @@ export interface AcceptedExtras {
   failures: TestFailure[];
   files_without_tests?: string[];
   build_failed?: string[];
+  /** the cases and load errors the parser collected (cases.ts) */
+  listed: CaseListed;
 }
 
 export function accepted(source: TestReportKind, counts: AcceptedCounts, extras: AcceptedExtras): TestReportSummary {
@@ -111,6 +129,7 @@ export function accepted(source: TestReportKind, counts: AcceptedCounts, extras:
     build_failed: extras.build_failed ?? [],
     refusal: null,
     problem: null,
+    ...extras.listed,
   };
 }
 
@@ -131,6 +150,11 @@ export function refused(source: TestReportKind, refusal: RefusalKind, problem: s
     build_failed: [],
     refusal,
     problem,
+    // nothing a refused report names can be compared: no list, and not a complete one
+    cases: [],
+    cases_complete: false,
+    load_error_count: 0,
+    load_errors: [],
   };
 }
 
