@@ -244,7 +244,11 @@ describe("verify", () => {
   });
 
   it("regression: a sandbox failure says why in the evidence (it was verification_error:sandbox_error with empty details)", async () => {
-    const ev = await run(new ScriptedExecutor({ verifier: new MiniAgentError("sandbox_error", "copying the workspace failed: write /workspace/big.bin: no space left on device") }));
+    const ev = await run(
+      new ScriptedExecutor({
+        verifier: new MiniAgentError("sandbox_error", "copying the workspace failed: write /workspace/big.bin: no space left on device"),
+      }),
+    );
     expect(ev).toMatchObject({ passed: false, reason: "verification_error:sandbox_error" });
     expect(ev.details).toContain("the sandbox could not run the tests: copying the workspace failed: write /workspace/big.bin: no space left on device");
   });

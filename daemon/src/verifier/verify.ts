@@ -118,7 +118,12 @@ async function runFresh(executor: Executor, req: Parameters<Executor["run"]>[0])
   } catch (err) {
     const code = isMiniAgentError(err) ? err.code : "internal";
     // "no space left on device" or a refused copy must be readable in `status`, not only in the daemon's log
-    throw new Stop(`verification_error:${code}`, isMiniAgentError(err) ? `the sandbox could not run ${req.purpose === "acceptance" ? "the acceptance check" : "the tests"}: ${firstLines(err.message, 3).join(" ")}` : undefined);
+    throw new Stop(
+      `verification_error:${code}`,
+      isMiniAgentError(err)
+        ? `the sandbox could not run ${req.purpose === "acceptance" ? "the acceptance check" : "the tests"}: ${firstLines(err.message, 3).join(" ")}`
+        : undefined,
+    );
   }
 }
 
@@ -320,8 +325,7 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
     if (err instanceof Stop) {
       reasons.unshift(err.reason);
       if (err.detail) details.push(err.detail);
-    }
-    else {
+    } else {
       log?.error({ err }, "verifier failed unexpectedly");
       reasons.unshift("verification_error:internal");
     }
