@@ -16,7 +16,15 @@ module.exports = {
       comment: "contracts/ is the one source of truth for schemas; it may use zod and itself, nothing else of the daemon.",
       severity: "error",
       from: { path: "^daemon/src/contracts/" },
-      to: { path: "^(daemon|client|probes|sandbox-image)/", pathNot: "^daemon/src/(contracts/|errors\\.ts$)" },
+      to: { path: "^(daemon|client|eval|worker|experiments|probes|sandbox-image)/", pathNot: "^daemon/src/(contracts/|errors\\.ts$)" },
+    },
+    {
+      name: "daemon-never-imports-the-other-programs",
+      comment:
+        "The daemon is the one trusted process; client, eval, worker and experiments are programs built on it, never parts of it. An arrow back would put a client's code (and its bugs) inside the trusted process and ship it in every daemon. probes/ and sandbox-image/ are daemon-side libraries (the daemon imports them), so they hold the same line.",
+      severity: "error",
+      from: { path: "^(daemon|probes|sandbox-image)/" },
+      to: { path: "^(client|eval|worker|experiments)/" },
     },
     {
       name: "sandbox-never-imports-runtime",
@@ -46,10 +54,50 @@ module.exports = {
       },
     },
     {
+      name: "worker-is-a-daemon-plus-a-client",
+      comment:
+        "mini-agent-worker (worker/) is a daemon of its own plus a queue consumer. From the daemon it takes the program's front door, main.ts and wiring.ts, so its daemon is the same RunService, policy, Verifier, live gate and reaper as mini-agent-daemon's; beside that only what every client shares: contracts, error codes, the command-line helpers (config/cli-args, program-command, state-dir, version) and the one canonical-JSON hash (workspace/hash.ts), so the isolation report hash a worker names is the one the daemon computes. From eval it takes the producer's other half, never a copy: the fleet's queue code (eval/src/fleet/) and the case runner (case-load, run-case, run-state, work-dir), so a case runs on a worker exactly as `eval run` runs it; from the client only its API code (api-client.ts). Nothing of probes/, sandbox-image/ or experiments/.",
+      severity: "error",
+      from: { path: "^worker/" },
+      to: {
+        path: "^(daemon|client|eval|experiments|probes|sandbox-image)/",
+        pathNot:
+          "^daemon/src/(main\\.ts$|wiring\\.ts$|contracts/|errors\\.ts$|config/(state-dir|cli-args|program-command|version)\\.ts$|workspace/hash\\.ts$)|^eval/src/(fleet/|(case-load|run-case|run-state|work-dir)\\.ts$)|^client/src/api-client\\.ts$",
+      },
+    },
+    {
+      name: "experiments-drive-the-run-service-never-a-client",
+      comment:
+        "The offline report (experiments/) is a white-box harness: its evidence is about the daemon's own code, so it drives RunService (runtime/) with the executors the daemon wires (sandbox/) and reads what they wrote, without the HTTP layer between; that is why it may enter more of the daemon than a client may. It stays within config/, contracts/, context/, orchestrators/, runtime/, sandbox/, workspace/, errors.ts and the probe and image entry points (probes/run.ts, sandbox-image/pin-image.ts), and never imports client/, eval/ or worker/: its figures must not depend on another program's code.",
+      severity: "error",
+      from: { path: "^experiments/" },
+      to: {
+        path: "^(daemon|client|eval|worker|probes|sandbox-image)/",
+        pathNot:
+          "^daemon/src/((config|contracts|context|orchestrators|runtime|sandbox|workspace)/|errors\\.ts$)|^probes/run\\.ts$|^sandbox-image/pin-image\\.ts$",
+      },
+    },
+    {
+      name: "client-and-eval-never-import-the-worker",
+      comment:
+        "The worker sits on top of client and eval code, not under it: an arrow back would make the programs a cycle and drag BullMQ's consumer side into the client.",
+      severity: "error",
+      from: { path: "^(client|eval)/" },
+      to: { path: "^worker/" },
+    },
+    {
+      name: "only-the-report-entry-imports-experiments",
+      comment:
+        "The offline report is research code run from source: scripts/experiments.ts is its one entry and is left out of the build (tsconfig.json), so as long as nothing else but tests imports experiments/, none of it ships in dist/ or the image.",
+      severity: "error",
+      from: { pathNot: "^(experiments/|tests/|scripts/experiments\\.ts$)" },
+      to: { path: "^experiments/" },
+    },
+    {
       name: "no-test-kits-in-production",
       comment: "Test kits and tests are never imported by shipped code (they must stay out of dist/ and the image).",
       severity: "error",
-      from: { path: "^(daemon|client|eval|probes|sandbox-image)/", pathNot: "(\\.test\\.ts|\\.testkit\\.ts)$" },
+      from: { path: "^(daemon|client|eval|worker|probes|sandbox-image)/", pathNot: "(\\.test\\.ts|\\.testkit\\.ts)$" },
       to: { path: "(\\.test\\.ts|\\.testkit\\.ts)$|^tests/" },
     },
     {

@@ -53,6 +53,8 @@ export default defineConfig({
             "probes/**/*.test.ts",
             "sandbox-image/**/*.test.ts",
             "eval/**/*.test.ts",
+            "worker/src/**/*.test.ts",
+            "experiments/src/**/*.test.ts",
             "tests/**/*.unit.test.ts",
           ],
           env: { DOCKER_HOST: NO_ENGINE },

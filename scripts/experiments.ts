@@ -1,11 +1,11 @@
 /**
  * `npm run experiments -- --group all|1|2|3|4|5 --output DIR [--replace] [--runtime runc|runsc] [--image-lock FILE]`
- * The deterministic offline report: see daemon/src/experiments/cli.ts.
+ * The deterministic offline report: see experiments/src/cli.ts.
  */
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { main } from "../daemon/src/experiments/cli.js";
+import { main } from "../experiments/src/cli.js";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 

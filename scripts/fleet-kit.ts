@@ -149,7 +149,7 @@ export async function startWorker(opts: {
   const args = [
     "--import",
     "tsx",
-    path.join(REPO, "daemon/src/worker/cli.ts"),
+    path.join(REPO, "worker/src/cli.ts"),
     "--queue",
     opts.queue,
     ...(opts.passwordFile === undefined ? [] : ["--queue-password-file", opts.passwordFile]),

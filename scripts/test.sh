@@ -31,7 +31,8 @@ npm run --silent build
 export MINI_AGENT_TEST_BINS=dist
 # the tests are type-checked too (vitest itself only strips types)
 npx tsc -p tsconfig.tests.json
-# import rules: no cycles, contracts/ imports nothing of ours, sandbox/ never imports runtime/ (.dependency-cruiser.cjs)
+# import rules: no cycles, contracts/ imports nothing of ours, sandbox/ never imports runtime/, the walls between
+# the programs (docs/architecture.md; .dependency-cruiser.cjs)
 npm run --silent lint:imports
 # formatting and lint rules (biome.jsonc)
 npm run --silent lint

@@ -87,7 +87,7 @@ export const ERROR_CODES = [
   "reports_incomparable",
   /** a gate rules file that is not valid */
   "gate_rules_invalid",
-  // eval fleets (eval/src/fleet, daemon/src/worker): the queue URL, the case payload, the queue itself
+  // eval fleets (eval/src/fleet, worker/src): the queue URL, the case payload, the queue itself
   /** a --queue URL that is not redis://[:PASSWORD@]HOST:PORT/DB or rediss://... (the message never holds the password) */
   "queue_url_invalid",
   /** Redis did not answer (down, wrong host or port) */

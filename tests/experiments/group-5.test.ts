@@ -2,9 +2,9 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { setUpEngine } from "../../daemon/src/experiments/engine.js";
-import { finalOutputScenario, reentryScenario } from "../../daemon/src/experiments/group-5.js";
-import { runGroup, scratchDirIn } from "../../daemon/src/experiments/runner.js";
+import { setUpEngine } from "../../experiments/src/engine.js";
+import { finalOutputScenario, reentryScenario } from "../../experiments/src/group-5.js";
+import { runGroup, scratchDirIn } from "../../experiments/src/runner.js";
 
 /**
  * Group 5 of the offline report against the real engine: the kill-at-the-approval

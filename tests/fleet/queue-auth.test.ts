@@ -5,7 +5,7 @@ import { startFleetBase, stopFleetBase } from "./fleet-base.js";
 import { EXIT } from "../../client/src/exit-codes.js";
 import { EvalReport } from "../../daemon/src/contracts/eval-report.js";
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
-import { WORKER_EXIT } from "../../daemon/src/worker/worker-main.js";
+import { WORKER_EXIT } from "../../worker/src/worker-main.js";
 import {
   containersOf,
   freePort,

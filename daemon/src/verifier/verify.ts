@@ -361,7 +361,7 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
  * cases: an always-empty replay already fails them (the shipped fixtures' bugs are in
  * the repo), and a task whose starting repo already answers every hidden case correctly
  * has nothing left to require, so an empty diff there is not a failure by itself. The
- * offline report's canonical figures (daemon/src/experiments/) rest on this rule.
+ * offline report's canonical figures (experiments/src/) rest on this rule.
  */
 function requiresChange(task: TaskSpec): boolean {
   return !task.acceptance;

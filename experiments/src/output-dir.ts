@@ -1,5 +1,5 @@
 import fs from "node:fs/promises";
-import { MiniAgentError } from "../errors.js";
+import { MiniAgentError } from "../../daemon/src/errors.js";
 
 /**
  * The report never overwrites evidence silently: an existing DIR is refused

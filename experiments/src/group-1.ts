@@ -1,6 +1,6 @@
-import type { VerificationEvidence } from "../runtime/service.js";
-import type { ImageFamily } from "../contracts/test-report.js";
-import type { RunServiceImpl } from "../runtime/service-impl.js";
+import type { VerificationEvidence } from "../../daemon/src/runtime/service.js";
+import type { ImageFamily } from "../../daemon/src/contracts/test-report.js";
+import type { RunServiceImpl } from "../../daemon/src/runtime/service-impl.js";
 import { countEvents, diffPaths, type ReplayRunOutcome, runReplay, withService } from "./harness.js";
 import type { GroupDefinition, Json, Scenario } from "./types.js";
 

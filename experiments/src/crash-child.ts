@@ -2,9 +2,9 @@
  * One step of a run in its OWN process, so group 3 can let the runtime SIGKILL
  * it at a named crash point and recover in a fresh process on the same state dir.
  *
- *   node --import tsx daemon/src/experiments/crash-child.ts STATE_DIR FIXTURES_DIR approve RUN_ID ACTION_ID
- *   node --import tsx daemon/src/experiments/crash-child.ts STATE_DIR FIXTURES_DIR resume RUN_ID
- *   node --import tsx daemon/src/experiments/crash-child.ts STATE_DIR FIXTURES_DIR create WORKSPACE ORCHESTRATOR
+ *   node --import tsx experiments/src/crash-child.ts STATE_DIR FIXTURES_DIR approve RUN_ID ACTION_ID
+ *   node --import tsx experiments/src/crash-child.ts STATE_DIR FIXTURES_DIR resume RUN_ID
+ *   node --import tsx experiments/src/crash-child.ts STATE_DIR FIXTURES_DIR create WORKSPACE ORCHESTRATOR
  *
  * The image lock is STATE_DIR/sandbox-image.lock.json. MINI_AGENT_CRASH_AT is
  * read here, at the process edge. Prints {"outcome":"ok"|code} when it lives.
@@ -15,12 +15,12 @@
  */
 import path from "node:path";
 import { pino } from "pino";
-import { statePath } from "../config/state-dir.js";
-import { OrchestratorName } from "../contracts/run.js";
-import { isMiniAgentError } from "../errors.js";
-import { crashHookFromEnv } from "../runtime/crash.js";
-import { createRunService } from "../runtime/service-impl.js";
-import { DockerExecutor } from "../sandbox/docker-executor.js";
+import { statePath } from "../../daemon/src/config/state-dir.js";
+import { OrchestratorName } from "../../daemon/src/contracts/run.js";
+import { isMiniAgentError } from "../../daemon/src/errors.js";
+import { crashHookFromEnv } from "../../daemon/src/runtime/crash.js";
+import { createRunService } from "../../daemon/src/runtime/service-impl.js";
+import { DockerExecutor } from "../../daemon/src/sandbox/docker-executor.js";
 
 async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<string> {
   const [stateDir, fixturesDir, op, runId, actionId] = argv;

@@ -1,9 +1,9 @@
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { isMiniAgentError } from "../errors.js";
-import { readImageLock } from "../sandbox/image-lock.js";
-import type { Runtime } from "../contracts/sandbox.js";
+import { isMiniAgentError } from "../../daemon/src/errors.js";
+import { readImageLock } from "../../daemon/src/sandbox/image-lock.js";
+import type { Runtime } from "../../daemon/src/contracts/sandbox.js";
 import { setUpEngine } from "./engine.js";
 import { collectEnvironment } from "./environment.js";
 import { GROUPS } from "./groups.js";

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 import path from "node:path";
-import { programCommand } from "../config/program-command.js";
-import { miniAgentVersion } from "../config/version.js";
-import { createDefaultServices } from "../wiring.js";
+import { programCommand } from "../../daemon/src/config/program-command.js";
+import { miniAgentVersion } from "../../daemon/src/config/version.js";
+import { createDefaultServices } from "../../daemon/src/wiring.js";
 import { workerMain } from "./worker-main.js";
 
 /** mini-agent-worker: a tiny entry that hands the real process to workerMain(); the exit code is set here, once. */
@@ -16,10 +16,10 @@ const code = await workerMain(process.argv.slice(2), {
   err: (line) => process.stderr.write(`${line}\n`),
   createServices: createDefaultServices,
   program: programOf("mini-agent-worker", process.argv[1] ?? "mini-agent-worker"),
-  // the client's entry sits at client/src/cli.* three folders up from this one (dist/ or, under tsx, the sources)
+  // the client's entry sits at client/src/cli.* two folders up from this one (dist/ or, under tsx, the sources)
   clientProgram: programOf(
     "mini-agent-client",
-    path.resolve(path.dirname(process.argv[1] ?? "."), `../../../client/src/cli${path.extname(process.argv[1] ?? ".js")}`),
+    path.resolve(path.dirname(process.argv[1] ?? "."), `../../client/src/cli${path.extname(process.argv[1] ?? ".js")}`),
   ),
   onShutdownSignal(handler) {
     const onSignal = (s: NodeJS.Signals) => handler(s);

@@ -1,12 +1,12 @@
 import fs from "node:fs/promises";
 import path from "node:path";
-import { isMiniAgentError, MiniAgentError } from "../errors.js";
-import type { ImageFamily } from "../contracts/test-report.js";
-import { IMAGE_FAMILIES, isBuiltinFamily, type Runtime } from "../contracts/sandbox.js";
-import { unknownFamily } from "../sandbox/families.js";
-import { createDockerClient } from "../sandbox/docker-client.js";
-import { DockerExecutor } from "../sandbox/docker-executor.js";
-import { pinFamilyImage } from "../../../sandbox-image/pin-image.js";
+import { isMiniAgentError, MiniAgentError } from "../../daemon/src/errors.js";
+import type { ImageFamily } from "../../daemon/src/contracts/test-report.js";
+import { IMAGE_FAMILIES, isBuiltinFamily, type Runtime } from "../../daemon/src/contracts/sandbox.js";
+import { unknownFamily } from "../../daemon/src/sandbox/families.js";
+import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
+import { DockerExecutor } from "../../daemon/src/sandbox/docker-executor.js";
+import { pinFamilyImage } from "../../sandbox-image/pin-image.js";
 import type { EngineFacts } from "./types.js";
 
 export interface EngineSetup {

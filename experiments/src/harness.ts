@@ -1,15 +1,15 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import { pino } from "pino";
-import { computeManifest } from "../workspace/manifest.js";
-import { sha256Hex } from "../workspace/hash.js";
-import type { OrchestratorName } from "../contracts/run.js";
-import type { ImageFamily } from "../contracts/test-report.js";
-import { MiniAgentError } from "../errors.js";
-import type { Executor } from "../sandbox/executor.js";
-import { LocalExecutor } from "../sandbox/local-executor.js";
-import { createRunService, type RunServiceImpl, type RunServiceOptions } from "../runtime/service-impl.js";
-import type { RunView, TraceEvent } from "../runtime/service.js";
+import { computeManifest } from "../../daemon/src/workspace/manifest.js";
+import { sha256Hex } from "../../daemon/src/workspace/hash.js";
+import type { OrchestratorName } from "../../daemon/src/contracts/run.js";
+import type { ImageFamily } from "../../daemon/src/contracts/test-report.js";
+import { MiniAgentError } from "../../daemon/src/errors.js";
+import type { Executor } from "../../daemon/src/sandbox/executor.js";
+import { LocalExecutor } from "../../daemon/src/sandbox/local-executor.js";
+import { createRunService, type RunServiceImpl, type RunServiceOptions } from "../../daemon/src/runtime/service-impl.js";
+import type { RunView, TraceEvent } from "../../daemon/src/runtime/service.js";
 import type { ExperimentContext } from "./types.js";
 
 /**

@@ -1,4 +1,4 @@
-import { canonicalJson } from "../workspace/hash.js";
+import { canonicalJson } from "../../daemon/src/workspace/hash.js";
 import type { Json } from "./types.js";
 
 /**

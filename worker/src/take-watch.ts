@@ -1,4 +1,4 @@
-import type { ImageFamily } from "../contracts/test-report.js";
+import type { ImageFamily } from "../../daemon/src/contracts/test-report.js";
 
 /**
  * Which queues of a family this worker fetches from now, decided from its own

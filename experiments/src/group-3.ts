@@ -2,12 +2,12 @@ import { execFile } from "node:child_process";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
-import { statePath } from "../config/state-dir.js";
-import { CRASH_ENV } from "../runtime/crash.js";
-import { isMiniAgentError } from "../errors.js";
-import type { CrashPoint } from "../runtime/ports.js";
-import type { RunServiceImpl } from "../runtime/service-impl.js";
-import type { PendingActionView, TraceEvent } from "../runtime/service.js";
+import { statePath } from "../../daemon/src/config/state-dir.js";
+import { CRASH_ENV } from "../../daemon/src/runtime/crash.js";
+import { isMiniAgentError } from "../../daemon/src/errors.js";
+import type { CrashPoint } from "../../daemon/src/runtime/ports.js";
+import type { RunServiceImpl } from "../../daemon/src/runtime/service-impl.js";
+import type { PendingActionView, TraceEvent } from "../../daemon/src/runtime/service.js";
 import { fileHash, runReplay, startService, withService, type ReplayRunOutcome } from "./harness.js";
 import type { ExperimentContext, GroupDefinition, Json } from "./types.js";
 
@@ -23,7 +23,7 @@ const execFileP = promisify(execFile);
 async function inChild(ctx: ExperimentContext, point: CrashPoint, args: string[]): Promise<string> {
   const stateDir = path.join(ctx.scratch, "state");
   if (ctx.imageLockPath) await fs.copyFile(ctx.imageLockPath, statePath(stateDir, "imageLock"));
-  const child = path.join(ctx.repoRoot, "daemon", "src", "experiments", "crash-child.ts");
+  const child = path.join(ctx.repoRoot, "experiments", "src", "crash-child.ts");
   const env = { ...ctx.dockerEnv, [CRASH_ENV]: point };
   try {
     const { stdout } = await execFileP(ctx.nodeExecPath, ["--import", "tsx", child, stateDir, path.join(ctx.repoRoot, "fixtures"), ...args], {

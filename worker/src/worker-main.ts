@@ -1,9 +1,9 @@
 import fs from "node:fs";
-import { resolveQueueTarget } from "../../../eval/src/fleet/queue-password.js";
-import type { QueueTarget } from "../../../eval/src/fleet/queue-url.js";
-import { usageErrorText } from "../config/cli-args.js";
-import { isMiniAgentError } from "../errors.js";
-import { main as daemonMain, type MainDeps, type ReadyInfo } from "../main.js";
+import { resolveQueueTarget } from "../../eval/src/fleet/queue-password.js";
+import type { QueueTarget } from "../../eval/src/fleet/queue-url.js";
+import { usageErrorText } from "../../daemon/src/config/cli-args.js";
+import { isMiniAgentError } from "../../daemon/src/errors.js";
+import { main as daemonMain, type MainDeps, type ReadyInfo } from "../../daemon/src/main.js";
 import { parseWorkerArgs, WORKER_USAGE } from "./worker-args.js";
 import { startWorker } from "./worker.js";
 

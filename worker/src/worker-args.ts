@@ -1,9 +1,9 @@
 import os from "node:os";
 import path from "node:path";
-import { parseCli } from "../config/cli-args.js";
-import { instanceIdFor } from "../config/state-dir.js";
-import { IMAGE_FAMILIES } from "../contracts/sandbox.js";
-import type { ImageFamily } from "../contracts/test-report.js";
+import { parseCli } from "../../daemon/src/config/cli-args.js";
+import { instanceIdFor } from "../../daemon/src/config/state-dir.js";
+import { IMAGE_FAMILIES } from "../../daemon/src/contracts/sandbox.js";
+import type { ImageFamily } from "../../daemon/src/contracts/test-report.js";
 
 export const WORKER_USAGE = `usage: mini-agent-worker --queue URL --state-dir DIR [--concurrency N] [--families ${IMAGE_FAMILIES.join(",")}]
                          [--runtime runc|runsc] [--worker-id ID] [--lock-duration-ms MS] [--stalled-interval-ms MS]

@@ -1,17 +1,17 @@
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import type { ApiClient } from "../../../client/src/api-client.js";
-import { loadCase } from "../../../eval/src/case-load.js";
-import { unpackCase } from "../../../eval/src/fleet/case-payload.js";
-import { CaseInterrupted, errorResult, runCase } from "../../../eval/src/run-case.js";
-import { OUTPUT_DIRS } from "../../../eval/src/run-state.js";
-import { resolveInside } from "../../../eval/src/work-dir.js";
-import { describeZodError } from "../contracts/common.js";
-import type { CaseResult, WorkerIdentity } from "../contracts/eval-report.js";
-import { FLEET_RESULT_LIMITS, FleetJob, type FleetResult } from "../contracts/fleet.js";
-import type { Runtime } from "../contracts/sandbox.js";
-import { isMiniAgentError, MiniAgentError } from "../errors.js";
+import type { ApiClient } from "../../client/src/api-client.js";
+import { loadCase } from "../../eval/src/case-load.js";
+import { unpackCase } from "../../eval/src/fleet/case-payload.js";
+import { CaseInterrupted, errorResult, runCase } from "../../eval/src/run-case.js";
+import { OUTPUT_DIRS } from "../../eval/src/run-state.js";
+import { resolveInside } from "../../eval/src/work-dir.js";
+import { describeZodError } from "../../daemon/src/contracts/common.js";
+import type { CaseResult, WorkerIdentity } from "../../daemon/src/contracts/eval-report.js";
+import { FLEET_RESULT_LIMITS, FleetJob, type FleetResult } from "../../daemon/src/contracts/fleet.js";
+import type { Runtime } from "../../daemon/src/contracts/sandbox.js";
+import { isMiniAgentError, MiniAgentError } from "../../daemon/src/errors.js";
 
 /** What a job needs from the worker around it; each is a side effect a test can replace. */
 export interface JobDeps {

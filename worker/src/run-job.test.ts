@@ -2,16 +2,16 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { packCase } from "../../../eval/src/fleet/case-payload.js";
-import { loadCase } from "../../../eval/src/case-load.js";
-import type { FleetJob } from "../contracts/fleet.js";
+import { packCase } from "../../eval/src/fleet/case-payload.js";
+import { loadCase } from "../../eval/src/case-load.js";
+import type { FleetJob } from "../../daemon/src/contracts/fleet.js";
 import { bound, type JobDeps, JobRefused, runJob } from "./run-job.js";
 
 /**
  * The job's checks before anything runs. The daemon is a fake that records
  * calls and refuses to create runs: a test passes only if no run was asked for.
  */
-const CASE = path.resolve(import.meta.dirname, "../../../evals/linkcheck-canonical");
+const CASE = path.resolve(import.meta.dirname, "../../evals/linkcheck-canonical");
 let stateDir: string;
 let created: number;
 beforeEach(() => {

@@ -1,15 +1,15 @@
 import { spawn } from "node:child_process";
 import fs from "node:fs/promises";
 import path from "node:path";
-import { statePath } from "../config/state-dir.js";
-import type { OrchestratorName } from "../contracts/run.js";
-import { isMiniAgentError } from "../errors.js";
-import { miniAgentVersion } from "../config/version.js";
-import { packageVersion } from "../orchestrators/versions.js";
-import type { RunServiceImpl } from "../runtime/service-impl.js";
-import type { TraceEvent } from "../runtime/service.js";
-import { createDockerClient } from "../sandbox/docker-client.js";
-import { reapLeftovers } from "../sandbox/reaper.js";
+import { statePath } from "../../daemon/src/config/state-dir.js";
+import type { OrchestratorName } from "../../daemon/src/contracts/run.js";
+import { isMiniAgentError } from "../../daemon/src/errors.js";
+import { miniAgentVersion } from "../../daemon/src/config/version.js";
+import { packageVersion } from "../../daemon/src/orchestrators/versions.js";
+import type { RunServiceImpl } from "../../daemon/src/runtime/service-impl.js";
+import type { TraceEvent } from "../../daemon/src/runtime/service.js";
+import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
+import { reapLeftovers } from "../../daemon/src/sandbox/reaper.js";
 import { countEvents, diffPaths, fileHash, runReplay, startService, withService, type ReplayRunOutcome } from "./harness.js";
 import type { ExperimentContext, GroupDefinition, Json, Scenario } from "./types.js";
 
@@ -104,7 +104,7 @@ async function pausedInChildThenKilled(
   const stateDir = path.join(ctx.scratch, "state");
   await fs.mkdir(stateDir, { recursive: true });
   if (ctx.imageLockPath) await fs.copyFile(ctx.imageLockPath, statePath(stateDir, "imageLock"));
-  const script = path.join(ctx.repoRoot, "daemon", "src", "experiments", "crash-child.ts");
+  const script = path.join(ctx.repoRoot, "experiments", "src", "crash-child.ts");
   const args = ["--import", "tsx", script, stateDir, path.join(ctx.repoRoot, "fixtures"), "create", path.join(ctx.scratch, "ws"), orchestrator];
   const child = spawn(ctx.nodeExecPath, args, { cwd: ctx.repoRoot, env: { ...ctx.dockerEnv }, stdio: ["ignore", "pipe", "ignore"] });
   return new Promise((resolve) => {

@@ -2,7 +2,7 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { MiniAgentError } from "../errors.js";
+import { MiniAgentError } from "../../daemon/src/errors.js";
 import { findHostPath, stableStringify } from "./canonical.js";
 import { EXIT, main, parseArgs } from "./cli.js";
 import { prepareOutputDir } from "./output-dir.js";

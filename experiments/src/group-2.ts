@@ -1,7 +1,7 @@
 import path from "node:path";
 import { countEvents, fixtureDir, fixtureRepoDigest, manifestDigest, observedFor, runReplay, withService } from "./harness.js";
 import type { ExperimentContext, GroupDefinition, Json, Scenario } from "./types.js";
-import { MiniAgentError } from "../errors.js";
+import { MiniAgentError } from "../../daemon/src/errors.js";
 
 /**
  * Group 2, failing closed: every bad proposal is refused with a code the model

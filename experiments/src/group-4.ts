@@ -1,10 +1,10 @@
 import fs from "node:fs/promises";
 import path from "node:path";
-import { ChatMessage, callIds, groupMessages, isCompleteGroup, isFailureGroup } from "../context/messages.js";
-import { defaultToolPort } from "../runtime/tools-port.js";
-import { fullModelView, ledgerMessages } from "../runtime/view-input.js";
-import { createDockerClient } from "../sandbox/docker-client.js";
-import { runIsolationProbes } from "../../../probes/run.js";
+import { ChatMessage, callIds, groupMessages, isCompleteGroup, isFailureGroup } from "../../daemon/src/context/messages.js";
+import { defaultToolPort } from "../../daemon/src/runtime/tools-port.js";
+import { fullModelView, ledgerMessages } from "../../daemon/src/runtime/view-input.js";
+import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
+import { runIsolationProbes } from "../../probes/run.js";
 import { countEvents, manifestDigest, observedFor, runReplay, startService, withService } from "./harness.js";
 import { sameJson } from "./canonical.js";
 import type { GroupDefinition, Json } from "./types.js";

@@ -1,6 +1,6 @@
 import fs from "node:fs/promises";
 import path from "node:path";
-import { sha256Hex } from "../workspace/hash.js";
+import { sha256Hex } from "../../daemon/src/workspace/hash.js";
 import { stableStringify } from "./canonical.js";
 import type { EnvironmentFacts } from "./environment.js";
 import type { GroupOutcome } from "./runner.js";

@@ -1,6 +1,6 @@
 import fs from "node:fs/promises";
 import path from "node:path";
-import { isMiniAgentError } from "../errors.js";
+import { isMiniAgentError } from "../../daemon/src/errors.js";
 import { findHostPath, replaceRoots, sameJson } from "./canonical.js";
 import type { ExperimentContext, GroupDefinition, Json, ScenarioResult } from "./types.js";
 

@@ -1,5 +1,5 @@
-import type { ImageFamily } from "../contracts/test-report.js";
-import type { Executor } from "../sandbox/executor.js";
+import type { ImageFamily } from "../../daemon/src/contracts/test-report.js";
+import type { Executor } from "../../daemon/src/sandbox/executor.js";
 
 /**
  * One scenario of the offline report. `observed` is what running the real code
