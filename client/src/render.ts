@@ -15,6 +15,9 @@ export function progressLine(run: RunView): string {
 /** An exit-code-only run has no count: it says passed or failed by exit code, never "0/0". */
 function testsShort(t: NonNullable<RunView["tests"]>): string {
   if (t.exit_code_only) return `tests ${t.green ? "passed" : "failed"} by exit code only`;
+  // units that could not load are not tests: "1 collection error", never "0/0 passed"
+  const errors = t.load_errors ?? 0;
+  if (errors > 0) return `tests ${errors} collection error${errors === 1 ? "" : "s"}${t.discovered > 0 ? `, ${t.passed}/${t.discovered} passed` : ""}`;
   return `tests ${t.passed}/${t.discovered} passed`;
 }
 

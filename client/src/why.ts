@@ -102,7 +102,7 @@ export function verdictWhy(v: VerificationEvidence): string[] {
       );
     // four import errors are "4 collection errors", never "0/4 passed"
     else if (t.runner_error && !t.compare) parts.push(`candidate tests: ${t.runner_error.summary}`);
-    else if (t.compare) parts.push(`candidate tests ${compareWhy(t.compare, t.discovered)}`);
+    else if (t.compare) parts.push(`candidate tests ${compareWhy(t.compare, t.discovered, t.runner_error?.load_error_count ? t.runner_error.summary : null)}`);
     else parts.push(`candidate tests ${t.passed}/${t.discovered} passed${t.exit_code !== 0 ? `, runner exited ${t.exit_code ?? "without a code"}` : ""}`);
   }
   if (parts.length === 0) parts.push(reason);
@@ -118,20 +118,22 @@ function baselineFound(c: TestDelta): string {
 }
 
 /** A failed comparison: what the run broke, removed or skipped, in that order, with a few ids. */
-function compareWhy(c: TestDelta, discovered: number): string {
+function compareWhy(c: TestDelta, discovered: number, loadErrors: string | null): string {
   const n = (k: string) => c.counts[k] ?? 0;
   const passed = n("pass_to_pass") + n("fail_to_pass") + n("new_passed");
-  const said: string[] = [];
+  const said: string[] = loadErrors ? [loadErrors] : [];
   const add = (k: "pass_to_fail" | "new_failed" | "disappeared" | "skipped_new", words: string) => {
     if (n(k) > 0) said.push(`${n(k)} ${words} (${list(c[k])})`);
   };
   add("pass_to_fail", "passed before and fail now");
   add("new_failed", "new failing");
-  add("disappeared", "no longer ran");
+  add("disappeared", "from before did not run");
   add("skipped_new", "newly skipped");
   const req = c.required ? [...c.required.fail_to_pass.failure, ...c.required.pass_to_pass.failure] : [];
   if (req.length > 0) said.push(`${req.length} required by the task not passing (${list(req)})`);
-  return `${passed}/${discovered} passed${baselineFound(c)}${said.length > 0 ? `; ${said.join("; ")}` : ""}`;
+  // no test ran at all (every file failed to load): a count of 0/0 would only hide that
+  const head = discovered === 0 && said.length > 0 ? "" : `${passed}/${discovered} passed${baselineFound(c)}`;
+  return [head, ...said].filter(Boolean).join("; ");
 }
 
 function budgetWhy(b: ExhaustedBudget | null, reason: string | null, resume: string): string {

@@ -48,6 +48,8 @@ export const TestCounts = z.object({
   failed: z.number(),
   exit_code_only: z.optional(z.boolean()),
   green: z.optional(z.boolean()),
+  /** units that could not load (collection errors): not tests, never counted in discovered */
+  load_errors: z.optional(z.number()),
 });
 export type TestCounts = z.infer<typeof TestCounts>;
 

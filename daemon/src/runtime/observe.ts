@@ -40,7 +40,7 @@ export function observe(
   return "continue";
 }
 
-type TestFigures = { discovered: number; passed: number; failed: number; exit_code_only?: boolean; green?: boolean };
+type TestFigures = { discovered: number; passed: number; failed: number; exit_code_only?: boolean; green?: boolean; load_errors?: number };
 
 /** What a run_tests result says for the run status; an exit-code-only run has no count, only pass or fail. */
 function testFigures(tool: string, r: ToolResult): TestFigures | null {
@@ -49,7 +49,13 @@ function testFigures(tool: string, r: ToolResult): TestFigures | null {
   if (d.exit_code_only === true) return { discovered: 0, passed: 0, failed: 0, exit_code_only: true, green: d.green === true };
   const n = (k: string) => (typeof d[k] === "number" ? (d[k] as number) : 0);
   // the daemon's own verdict (against the baseline when it had one) rides along: no reader recounts it
-  return { discovered: n("discovered"), passed: n("passed"), failed: n("failed"), green: d.green === true };
+  return {
+    discovered: n("discovered"),
+    passed: n("passed"),
+    failed: n("failed"),
+    green: d.green === true,
+    ...(n("load_error_count") > 0 && { load_errors: n("load_error_count") }),
+  };
 }
 
 /** The trace's figures: an exit-code-only run shows no counts there (it must never read as "0/0"). */

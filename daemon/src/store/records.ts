@@ -73,7 +73,14 @@ export const RunState = z.strictObject({
   last_plan: z.string().nullable(),
   /** the last run_tests; an exit-code-only preset has no count (0s), only `green` (contracts/run-view.ts TestCounts) */
   tests: z
-    .strictObject({ discovered: z.number(), passed: z.number(), failed: z.number(), exit_code_only: z.boolean().optional(), green: z.boolean().optional() })
+    .strictObject({
+      discovered: z.number(),
+      passed: z.number(),
+      failed: z.number(),
+      exit_code_only: z.boolean().optional(),
+      green: z.boolean().optional(),
+      load_errors: z.number().optional(),
+    })
     .nullable(),
   /** stored with the run view's own schema, so no field is lost on the way (details once was) */
   verification: z.nullable(VerificationEvidence),

@@ -47,9 +47,10 @@ describe("runnerError: the runner's own first lines when it failed before or out
     );
     expect(e?.summary).toBe("4 collection errors (a test file or package that could not load)");
     expect(e?.load_error_count).toBe(4);
+    // the exception the traceback ends with first, then how it began
     expect(e?.lines).toEqual([
-      "tests/test_a.py: ImportError while importing test module",
-      "  ModuleNotFoundError: No module named 'yaml'",
+      "tests/test_a.py: ModuleNotFoundError: No module named 'yaml'",
+      "  ImportError while importing test module",
       "tests/test_b.py: ModuleNotFoundError: No module named 'yaml'",
     ]);
   });

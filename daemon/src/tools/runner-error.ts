@@ -45,13 +45,31 @@ function explaining(res: Pick<SandboxResult, "stdout" | "stderr">): string[] {
   return picked.slice(0, RUNNER_ERROR_LINES).map(clean);
 }
 
+/** The last line that names an exception or an error (a traceback's last word), cleaned; null when none does. */
+function keyLine(text: string): string | null {
+  const lines = text.split(/\r?\n/).map((l) => l.replace(/^E\s+/, "").trim());
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const l = lines[i]!;
+    if (/^[\w.]*(Error|Exception)\b|\berror:|cannot find|undefined:|no such file/i.test(l)) return clean(l);
+  }
+  return null;
+}
+
 /** What failed before or outside the tests, or null when the tests themselves ran (their failures are the diagnostics). */
 export function runnerError(res: Pick<SandboxResult, "stdout" | "stderr" | "exit_code" | "signal">, s: TestSummary): RunnerError | null {
   const loadErrors = s.load_error_count ?? 0;
   if (loadErrors > 0) {
     const lines = (s.load_errors ?? []).flatMap((e) => {
       const first = firstLines(e.message, 3);
-      return [`${clean(e.unit)}: ${first[0] ?? "could not load"}`, ...first.slice(1).map((l) => `  ${l}`)];
+      const key = keyLine(e.message);
+      // the exception a traceback ends with says most ("ModuleNotFoundError: No module named 'yaml'"); then how it began
+      return [
+        `${clean(e.unit)}: ${key ?? first[0] ?? "could not load"}`,
+        ...first
+          .filter((l) => l !== key)
+          .slice(0, 2)
+          .map((l) => `  ${l}`),
+      ];
     });
     return {
       summary: `${loadErrors} collection error${loadErrors === 1 ? "" : "s"} (a test file or package that could not load)`,

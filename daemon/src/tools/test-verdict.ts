@@ -208,7 +208,13 @@ export function judgeAgainstBaseline(run: TestRunFacts, s: TestSummary, baseline
   say(full.pass_to_fail, `${full.pass_to_fail.length} test(s) that passed before now fail (pass_to_fail)`);
   say(newErrors, loadErrorWords(newErrors.length));
   say(newFailed, `${newFailed.length} new failing test(s) (new_failed)`);
-  say(full.disappeared, `${full.disappeared.length} test(s) from before no longer ran (disappeared)`);
+  // a test whose file no longer loads did not run: said with the load error, not as if the run removed it
+  const unloaded = new Set(newErrors.concat(full.fail_to_fail.filter((id) => outcome.get(id) === "error")));
+  const inUnloaded = (id: string) => unloaded.has(id.split("::")[0]!.split(" > ")[0]!);
+  const lost = full.disappeared.filter(inUnloaded);
+  const gone = full.disappeared.filter((id) => !inUnloaded(id));
+  say(lost, `${lost.length} test(s) from before did not run because their file could not load (disappeared)`);
+  say(gone, `${gone.length} test(s) from before no longer ran (disappeared)`);
   say(full.skipped_new, `${full.skipped_new.length} test(s) skipped that were not skipped before (skipped_new; a skip never passes)`);
   if (opts.regressionTest) {
     const red2green = [...full.fail_to_pass, ...full.new_passed];
@@ -248,7 +254,7 @@ export function testTouched(id: string, changed: readonly string[]): boolean {
 /** "212 passed, 1 skipped before your change and still skipped, 0 new skips": what the model and the user read. */
 function baselineSummary(d: FullDelta, s: TestSummary, note: string | null): string {
   const passed = d.pass_to_pass.length + d.fail_to_pass.length + d.new_passed.length;
-  const parts = [`${passed}/${s.discovered} passed`];
+  const parts = [s.discovered === 0 ? "no test ran" : `${passed}/${s.discovered} passed`];
   if (d.fail_to_pass.length > 0) parts.push(`${d.fail_to_pass.length} fixed (failing before, passing now: ${nameIds(d.fail_to_pass)})`);
   if (d.fail_to_fail.length > 0)
     parts.push(`${d.fail_to_fail.length} failing before your change and still failing (not held against it: ${nameIds(d.fail_to_fail)})`);
