@@ -21,6 +21,9 @@ import { createPolicyView } from "./policy/policy-view.js";
 import { createSecretSet, type SecretSet } from "./redact/index.js";
 import type { RunService } from "./runtime/service.js";
 import { readImageLockSync } from "./sandbox/image-lock.js";
+import type { Executor } from "./sandbox/executor.js";
+import type { ImageFamily } from "./contracts/test-report.js";
+import { createChecksService } from "./checks/index.js";
 
 /** Exit codes of mini-agent-daemon, set in this one place (documented in --help). */
 export const DAEMON_EXIT = { ok: 0, failure: 1, usage: 64, alreadyRunning: 75 } as const;
@@ -33,6 +36,8 @@ export interface DaemonServices {
   capture: CaptureService;
   /** `env list|gc` (runtime/env-layers.ts); absent: no dependency layers */
   env?: EnvService;
+  /** the container executor of an image family, for the workspace checks (checks/); absent: no engine, no checks */
+  containerFor?(family: ImageFamily): Executor;
   /** removes containers/volumes this project left behind (by label); resolves with how many */
   reapLeftovers(): Promise<number>;
   /** releases engine connections etc. after shutdown; optional */
@@ -169,6 +174,15 @@ export async function main(argv: string[], deps: MainDeps): Promise<number> {
       policy: createPolicyView(policy),
       capture: services.capture,
       ...(services.env && { env: services.env }),
+      ...(services.containerFor && {
+        checks: createChecksService({
+          draft: (input) => draftTask(input, draftDeps),
+          gate: (family) => services!.liveGate.check({ backend: "container", family }),
+          executorFor: services.containerFor,
+          stateDir: config.stateDir,
+          knownSecrets: () => secrets.values(),
+        }),
+      }),
       version: deps.version,
       pid: deps.pid,
       maxBodyBytes: config.maxBodyBytes,

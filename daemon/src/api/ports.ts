@@ -1,4 +1,13 @@
-import type { HealthBody, PolicyShowBody } from "../contracts/api.js";
+import type {
+  HealthBody,
+  PolicyShowBody,
+  SandboxTestsBody,
+  SandboxTestsRequest,
+  VerificationBody,
+  VerifyBeginRequest,
+  VerifyBegunBody,
+  VerifyRequest,
+} from "../contracts/api.js";
 import type { ProfileName } from "../contracts/policy.js";
 import type { Backend, Runtime } from "../contracts/sandbox.js";
 import type { Draft, DraftInput } from "../adhoc/index.js";
@@ -44,6 +53,13 @@ export interface PolicyService {
   show(input: { profile?: ProfileName; workspace?: string }): PolicyShowBody;
 }
 
+/** Workspace checks without a model (checks/, the MCP server's tools): each refuses unless the family's sandbox is proven. */
+export interface ChecksService {
+  tests(req: SandboxTestsRequest): Promise<SandboxTestsBody>;
+  begin(req: VerifyBeginRequest): Promise<VerifyBegunBody>;
+  verify(req: VerifyRequest): Promise<VerificationBody>;
+}
+
 export interface ApiDeps {
   runService: RunService;
   drafter: TaskDrafter;
@@ -54,6 +70,8 @@ export interface ApiDeps {
   capture: CaptureService;
   /** `env list|gc`: the dependency layers (absent: a daemon without an engine keeps none) */
   env?: EnvService;
+  /** the workspace checks (absent: a daemon without an engine has none, and says so) */
+  checks?: ChecksService;
   version: string;
   pid: number;
   maxBodyBytes: number;

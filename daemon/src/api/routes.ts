@@ -13,6 +13,9 @@ import {
   RejectRequest,
   ResumeRequest,
   RunIdParam,
+  SandboxTestsRequest,
+  VerifyBeginRequest,
+  VerifyRequest,
   TRACE_CONTENT_TYPE,
   type ApiResponse,
 } from "../contracts/api.js";
@@ -52,6 +55,12 @@ function noQuery(query: URLSearchParams): void {
 
 async function body<S extends Parameters<typeof parseJsonBody>[1]>(ctx: RouteCtx, schema: S, what: string) {
   return parseJsonBody(await readBody(ctx.req, ctx.deps.maxBodyBytes), schema, what);
+}
+
+/** a daemon without a container engine has no sandbox to check in, and never falls back to the host */
+function checks(ctx: RouteCtx) {
+  if (!ctx.deps.checks) throw apiError("runtime_unavailable", "this daemon has no container engine: workspace checks need a proven sandbox");
+  return ctx.deps.checks;
 }
 
 const runId = (ctx: RouteCtx) => parseParam(ctx.params[0] ?? "", RunIdParam, "run id");
@@ -201,6 +210,21 @@ export const ROUTES: Route[] = [
     const r = await body(ctx, EnvGcRequest, "env gc");
     if (!ctx.deps.env) return { json: { kind: "env_layers", layers: [], removed: [], dry_run: r.dry_run } };
     return { json: await ctx.deps.env.gc({ olderThanMs: r.older_than_ms, dryRun: r.dry_run }) };
+  }),
+  route("POST", "/checks/tests", async (ctx) => {
+    noQuery(ctx.query);
+    const r = await body(ctx, SandboxTestsRequest, "sandbox tests");
+    return { json: await checks(ctx).tests(r) };
+  }),
+  route("POST", "/checks/baseline", async (ctx) => {
+    noQuery(ctx.query);
+    const r = await body(ctx, VerifyBeginRequest, "verify begin");
+    return { json: await checks(ctx).begin(r), status: 201 };
+  }),
+  route("POST", "/checks/verify", async (ctx) => {
+    noQuery(ctx.query);
+    const r = await body(ctx, VerifyRequest, "verify");
+    return { json: await checks(ctx).verify(r) };
   }),
   route("GET", "/health", async (ctx) => {
     noQuery(ctx.query);

@@ -113,6 +113,34 @@ export const EnvGcRequest = z.strictObject({
   dry_run: z.boolean().default(false),
 });
 
+/**
+ * Workspace checks without a model (the MCP server's tools, issue 28): the
+ * workspace's tests in a fresh proven sandbox, a baseline recorded now, and the
+ * host Verifier's verdict against it later. The folder is checked and drafted
+ * exactly as for an ad-hoc run (adhoc/), so the same folders are refused.
+ */
+export const SandboxTestsRequest = z.strictObject({
+  workspace: AbsPath,
+  /** the test command as words (`--test`); absent: detected from the folder */
+  test: AdhocTaskRequest.shape.test,
+  image_family: FamilyName.optional(),
+});
+export type SandboxTestsRequest = z.infer<typeof SandboxTestsRequest>;
+
+export const VerifyBeginRequest = z.strictObject({ workspace: AbsPath });
+export type VerifyBeginRequest = z.infer<typeof VerifyBeginRequest>;
+
+export const VerifyRequest = z.strictObject({
+  workspace: AbsPath,
+  /** what the work was meant to do; only recorded in the drafted task */
+  goal: AdhocTaskRequest.shape.goal.optional(),
+  /** globs that must be unchanged since verify_begin */
+  protect: AdhocTaskRequest.shape.protect,
+  test: AdhocTaskRequest.shape.test,
+  image_family: FamilyName.optional(),
+});
+export type VerifyRequest = z.infer<typeof VerifyRequest>;
+
 // ---- response bodies: contracts/api-responses.ts (zod/mini, what the client loads) and contracts/run-view.ts
 
 export {
@@ -126,6 +154,9 @@ export {
   IsolationReportBody,
   IsolationVerdict,
   PolicyShowBody,
+  SandboxTestsBody,
+  VerificationBody,
+  VerifyBegunBody,
 } from "./api-responses.js";
 export type { ApiResponseOf } from "./api-responses.js";
 
