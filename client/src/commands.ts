@@ -13,6 +13,7 @@ import { followRun, type FollowIO } from "./follow.js";
 import { renderDiff } from "./color.js";
 import { envText, eventLine, policyText, progressLine, runEndLines, shellQuote, statusJson } from "./render.js";
 import { oneLine, whyLine } from "./why.js";
+import { mcpCommand, McpOptionError } from "./mcp/command.js";
 
 export interface CommandContext extends FollowIO {
   api: ApiClient;
@@ -446,4 +447,37 @@ const env: Handler = async (cmd, ctx) => {
   return EXIT.ok;
 };
 
-export const HANDLERS: Record<CommandName, Handler> = { run, status, list, approve, reject, resume, cancel, trace, diff, probe, events, health, policy, env };
+const mcp: Handler = async (cmd, ctx) => {
+  try {
+    await mcpCommand(
+      { ...optional("workspace", opt(cmd, "workspace")), ...optional("http", opt(cmd, "http")), ...optional("tokenFile", opt(cmd, "token-file")) },
+      ctx,
+    );
+  } catch (err) {
+    if (err instanceof McpOptionError) throw new UsageError(err.message);
+    throw err;
+  }
+  return EXIT.ok;
+};
+
+function optional<K extends string>(key: K, value: string | undefined): Partial<Record<K, string>> {
+  return value === undefined ? {} : ({ [key]: value } as Record<K, string>);
+}
+
+export const HANDLERS: Record<CommandName, Handler> = {
+  run,
+  status,
+  list,
+  approve,
+  reject,
+  resume,
+  cancel,
+  trace,
+  diff,
+  probe,
+  events,
+  health,
+  policy,
+  env,
+  mcp,
+};
