@@ -78,7 +78,7 @@ export const TOOLS = [
       "Records the workspace as it is now in the mini-agent daemon's state dir (outside the workspace). `verify` later judges the work against it. Calling it again replaces the baseline.",
     input: VerifyBeginRequest.partial({ workspace: true }),
     output: VerifyBegunBody,
-    call: async (api, args, d) => api.verifyBegin({ workspace: workspaceOf(args, d) }),
+    call: async (api, args, d) => api.verifyBegin({ ...args, workspace: workspaceOf(args, d) }),
     summary: (o) => `baseline recorded at ${String(o.recorded_at)}: ${String(o.files)} files`,
   }),
   tool({

@@ -27,7 +27,14 @@ function controlDirOf(stateDir: string, realWorkspace: string): { dir: string; i
 
 export async function verifyBegin(req: VerifyBeginRequest, deps: ChecksDeps): Promise<VerifyBegunBody> {
   // drafted only for its refusals (system folders, the state dir, home) and the family the gate is about
-  const draft = await deps.draft({ workspace: req.workspace, goal: DEFAULT_GOAL, writable: [], protect: [] });
+  const draft = await deps.draft({
+    workspace: req.workspace,
+    goal: DEFAULT_GOAL,
+    writable: [],
+    protect: [],
+    ...(req.test !== undefined && { test: req.test }),
+    ...(req.image_family !== undefined && { imageFamily: req.image_family }),
+  });
   await requireProvenSandbox(deps, taskImageFamily(draft.task));
   const { dir } = controlDirOf(deps.stateDir, draft.workspace);
   await fs.rm(dir, { recursive: true, force: true });

@@ -127,7 +127,8 @@ export const SandboxTestsRequest = z.strictObject({
 });
 export type SandboxTestsRequest = z.infer<typeof SandboxTestsRequest>;
 
-export const VerifyBeginRequest = z.strictObject({ workspace: AbsPath });
+/** `test` and `image_family` only pick the family whose sandbox must be proven (the tests run at `verify`) */
+export const VerifyBeginRequest = z.strictObject({ workspace: AbsPath, test: AdhocTaskRequest.shape.test, image_family: FamilyName.optional() });
 export type VerifyBeginRequest = z.infer<typeof VerifyBeginRequest>;
 
 export const VerifyRequest = z.strictObject({
