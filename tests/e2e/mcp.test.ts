@@ -1,10 +1,12 @@
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import fs from "node:fs";
+import http from "node:http";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { promisify } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pinTestImage } from "../kit/sandbox-image.js";
 import { allFiles, binArgs, cleanEnv, REPO, runClient, startDaemon, tempDir, type DaemonHandle } from "./harness.js";
@@ -111,6 +113,10 @@ describe("mini-agent-client mcp through the official SDK Client over stdio", () 
       const r = await call("sandbox_run_tests", { workspace: refused, test: TEST_CMD });
       expect({ isError: r.isError, text: textOf(r) }).toMatchObject({ isError: true, text: expect.stringMatching(/^invalid_workspace: /) });
     }
+    const other = path.join(root, "never-begun");
+    fs.cpSync(FIXTURE_REPO, other, { recursive: true });
+    const unbegun = await call("verify", { workspace: other, test: TEST_CMD });
+    expect(textOf(unbegun)).toBe("not_found: no baseline was recorded for this workspace; call verify_begin before the work starts");
     for (const text of [unknown, extra, relative, huge].map(textOf)) expect(text).not.toMatch(/\n\s+at /);
     expect(stateFiles()).toEqual(before);
     expect(JSON.parse((await runClient(["list", "--json", "--socket", d!.socketPath])).stdout)).toEqual([]);
@@ -133,7 +139,10 @@ describe("mini-agent-client mcp through the official SDK Client over stdio", () 
     expect(fs.readdirSync(path.join(ws, "tests")).sort()).toEqual(["data", "test_agent_nested.js", "test_extract.js", "test_root.js"]);
 
     const src = path.join(ws, "src/linkcheck.js");
-    fs.writeFileSync(src, fs.readFileSync(src, "utf8").replace("const resolved = path.join(rootDir, file);", "const resolved = path.join(path.dirname(docAbs), file);"));
+    fs.writeFileSync(
+      src,
+      fs.readFileSync(src, "utf8").replace("const resolved = path.join(rootDir, file);", "const resolved = path.join(path.dirname(docAbs), file);"),
+    );
     const verdict = await call("verify", { test: TEST_CMD, protect: ["notes.txt"] });
     expect({ err: verdict.isError, text: textOf(verdict) }).toEqual({ err: undefined, text: "verified: completed" });
     expect(verdict.structuredContent).toMatchObject({ kind: "verification", passed: true, reason: null, evidence: { passed: true, changed_path_count: 2 } });
@@ -143,6 +152,76 @@ describe("mini-agent-client mcp through the official SDK Client over stdio", () 
     const touched = await call("verify", { test: TEST_CMD, protect: ["notes.txt"] });
     expect(touched.structuredContent).toMatchObject({ passed: false, reason: "protected_path_changed" });
   }, 600_000);
+});
+
+describe("mini-agent-client mcp --http: Streamable HTTP on loopback with a bearer token", () => {
+  const post = (port: number, headers: Record<string, string>) =>
+    new Promise<number>((resolve, reject) => {
+      const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} });
+      const req = http.request(
+        {
+          host: "127.0.0.1",
+          port,
+          path: "/mcp",
+          method: "POST",
+          headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
+      req.on("error", reject);
+      req.end(body);
+    });
+
+  it("serves the tools to a client with the token; refuses a wrong token, a rebinding Host, a non-loopback address and a token file others can read", async () => {
+    const token = "mcp-http-token-0123456789abcdef";
+    const tokenFile = path.join(root, "mcp.token");
+    fs.writeFileSync(tokenFile, token, { mode: 0o600 });
+    const proc = spawn(process.execPath, [...binArgs("client"), "mcp", "--http", "127.0.0.1:0", "--token-file", tokenFile, "--socket", d!.socketPath], {
+      cwd: REPO,
+      env: cleanEnv(),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    try {
+      let err = "";
+      proc.stderr.on("data", (b: Buffer) => (err += b.toString()));
+      const port = await new Promise<number>((resolve, reject) => {
+        const timer = setInterval(() => {
+          const m = /listening on http:\/\/127\.0\.0\.1:(\d+)\/mcp/.exec(err);
+          if (m) {
+            clearInterval(timer);
+            resolve(Number(m[1]));
+          } else if (proc.exitCode !== null) {
+            clearInterval(timer);
+            reject(new Error(err));
+          }
+        }, 50);
+      });
+      expect(await post(port, {})).toBe(401);
+      expect(await post(port, { authorization: "Bearer wrong-token-0123456789abcdef" })).toBe(401);
+      expect(await post(port, { authorization: `Bearer ${token}`, host: `rebound.example:${port}` })).toBe(403);
+
+      const c = new Client({ name: "mini-agent-e2e-http", version: "1.0.0" });
+      await c.connect(
+        new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
+      );
+      expect((await c.listTools()).tools.map((t) => t.name)).toContain("verify");
+      await c.close();
+    } finally {
+      proc.kill("SIGTERM");
+    }
+
+    const wide = path.join(root, "mcp-wide.token");
+    fs.writeFileSync(wide, token, { mode: 0o644 });
+    fs.chmodSync(wide, 0o644);
+    const refusedHost = await runClient(["mcp", "--http", "0.0.0.0:0", "--token-file", tokenFile, "--socket", d!.socketPath]);
+    expect({ code: refusedHost.code, err: refusedHost.stderr }).toMatchObject({ code: 64, err: expect.stringContaining("0.0.0.0 is not a loopback address") });
+    const refusedToken = await runClient(["mcp", "--http", "127.0.0.1:0", "--token-file", wide, "--socket", d!.socketPath]);
+    expect({ code: refusedToken.code, err: refusedToken.stderr }).toMatchObject({ err: expect.stringContaining("credentials_insecure: token file") });
+    expect(refusedToken.code).not.toBe(0);
+  }, 120_000);
 });
 
 /**
@@ -162,7 +241,11 @@ function inspectorCli(): string | null {
 describe.skipIf(inspectorCli() === null)("mini-agent-client mcp through the MCP Inspector CLI", () => {
   const inspect = async (...method: string[]) => {
     const server = [process.execPath, ...binArgs("client"), "mcp", "--socket", d!.socketPath, "--workspace", ws];
-    const { stdout } = await promisify(execFile)(process.execPath, [inspectorCli()!, "--cli", ...server, ...method], { cwd: REPO, env: cleanEnv(), timeout: 120_000 });
+    const { stdout } = await promisify(execFile)(process.execPath, [inspectorCli()!, "--cli", ...server, ...method], {
+      cwd: REPO,
+      env: cleanEnv(),
+      timeout: 120_000,
+    });
     return JSON.parse(stdout) as Record<string, unknown>;
   };
 
