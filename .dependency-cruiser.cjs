@@ -64,5 +64,7 @@ module.exports = {
     exclude: { path: "(^|/)(node_modules|dist)/" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.tests.json" },
+    // the MCP SDK is reached only through its package.json `exports` subpaths (`./*` to dist/esm/*), as Node resolves them
+    enhancedResolveOptions: { exportsFields: ["exports"], conditionNames: ["import", "types", "default"] },
   },
 };

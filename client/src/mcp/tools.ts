@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { SandboxTestsRequest, VerifyBeginRequest, VerifyRequest } from "../../../daemon/src/contracts/api.js";
-import { HealthBody, SandboxTestsBody, VerificationBody, VerifyBegunBody } from "../../../daemon/src/contracts/api-responses.js";
+import { type HealthBody, SandboxTestsBody, VerificationBody, VerifyBegunBody } from "../../../daemon/src/contracts/api-responses.js";
 import { IMAGE_FAMILIES } from "../../../daemon/src/contracts/sandbox.js";
 import { MiniAgentError } from "../../../daemon/src/errors.js";
 import type { ApiClient } from "../api-client.js";
