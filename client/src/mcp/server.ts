@@ -1,6 +1,6 @@
 import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { isMiniAgentError } from "../../../daemon/src/errors.js";
+import { ERROR_CODES, type MiniAgentError } from "../../../daemon/src/errors.js";
 import { TOOLS, type McpApi, type ToolDefaults } from "./tools.js";
 
 /**
@@ -39,13 +39,23 @@ export function createMcpServer(deps: McpServerDeps): McpServer {
 
 /** A daemon refusal as a tool error the calling agent can read: the code, the reason, the command a human runs. Never a stack. */
 function refusal(err: unknown, suffix: string): CallToolResult {
-  if (!isMiniAgentError(err)) {
+  if (!isCodedError(err)) {
     return { isError: true, content: [{ type: "text", text: "internal: the MCP server failed to handle the call" }] };
   }
   const refresh = typeof err.details?.refresh_command === "string" ? `${err.details.refresh_command}${suffix ? ` ${suffix}` : ""}` : null;
   const text = `${err.code}: ${err.message}${refresh ? `\nA human runs: ${refresh}` : ""}`;
   // text only: the SDK's Client checks structuredContent against the tool's OUTPUT schema even on an error
   return { isError: true, content: [{ type: "text", text }] };
+}
+
+/**
+ * Recognised by shape, not by class: in the built client this module is loaded
+ * beside the one-file bundle, and the API client's errors are the bundle's copy
+ * of MiniAgentError, another class than the one this module would import.
+ */
+function isCodedError(err: unknown): err is Pick<MiniAgentError, "code" | "message" | "details"> {
+  const code = (err as { code?: unknown } | null)?.code;
+  return err instanceof Error && typeof code === "string" && (ERROR_CODES as readonly string[]).includes(code);
 }
 
 /** A run's trace and Verifier evidence, read through the daemon like `trace` and `status` read them. */
