@@ -238,8 +238,10 @@ function inspectorCli(): string | null {
   }
 }
 
-describe.skipIf(inspectorCli() === null)("mini-agent-client mcp through the MCP Inspector CLI", () => {
+// skipped only off CI: there a missing Inspector fails the test below instead of hiding it
+describe.skipIf(inspectorCli() === null && !process.env.CI)("mini-agent-client mcp through the MCP Inspector CLI", () => {
   const inspect = async (...method: string[]) => {
+    if (inspectorCli() === null) throw new Error("the MCP Inspector is not installed: add @modelcontextprotocol/inspector 0.21.2 to devDependencies");
     const server = [process.execPath, ...binArgs("client"), "mcp", "--socket", d!.socketPath, "--workspace", ws];
     const { stdout } = await promisify(execFile)(process.execPath, [inspectorCli()!, "--cli", ...server, ...method], {
       cwd: REPO,
