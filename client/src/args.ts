@@ -181,7 +181,7 @@ export const COMMANDS = {
     summary: "mcp [--workspace DIR] [--http 127.0.0.1:PORT --token-file FILE]",
     details:
       "An MCP server (Model Context Protocol) over stdio, for Claude Code, Codex, Cursor and any MCP client: the tools\n" +
-      "sandbox_run_tests, verify_begin, verify and isolation_status, each one call to this daemon (its policy, proven\n" +
+      "sandbox_run_tests, sandbox_exec, verify_begin, verify and isolation_status, each one call to this daemon (its policy, proven\n" +
       "sandboxes and Verifier; refused when the isolation report is not passing). --workspace: the folder a call uses\n" +
       "when it names none. --http serves Streamable HTTP on a loopback address only, with DNS-rebinding protection,\n" +
       "for clients that send `Authorization: Bearer TOKEN`, TOKEN read from --token-file (mode 0600). See docs/mcp.md.",

@@ -18,6 +18,7 @@ import { isMiniAgentError } from "./errors.js";
 import { createLogger, openLogFile } from "./log/logger.js";
 import { loadDaemonPolicy, type DaemonPolicy } from "./policy/daemon-policy.js";
 import { createPolicyView } from "./policy/policy-view.js";
+import { resolveRunPolicy } from "./policy/run-policy.js";
 import { createSecretSet, type SecretSet } from "./redact/index.js";
 import type { RunService } from "./runtime/service.js";
 import { readImageLockSync } from "./sandbox/image-lock.js";
@@ -179,6 +180,7 @@ export async function main(argv: string[], deps: MainDeps): Promise<number> {
           draft: (input) => draftTask(input, draftDeps),
           gate: (family) => services!.liveGate.check({ backend: "container", family }),
           executorFor: services.containerFor,
+          policyFor: (workspace) => resolveRunPolicy(policy, undefined, workspace).policy,
           stateDir: config.stateDir,
           knownSecrets: () => secrets.values(),
         }),

@@ -75,9 +75,9 @@ afterAll(async () => {
 });
 
 describe("mini-agent-client mcp through the official SDK Client over stdio", () => {
-  it("lists the four tools with the daemon's contracts as schemas", async () => {
+  it("lists the five tools with the daemon's contracts as schemas", async () => {
     const { tools } = await client!.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(["isolation_status", "sandbox_run_tests", "verify", "verify_begin"]);
+    expect(tools.map((t) => t.name).sort()).toEqual(["isolation_status", "sandbox_exec", "sandbox_run_tests", "verify", "verify_begin"]);
     const run = tools.find((t) => t.name === "sandbox_run_tests")!;
     expect(Object.keys(run.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(["workspace", "test"]));
     expect(run.outputSchema?.required).toEqual(expect.arrayContaining(["green", "result"]));
@@ -117,7 +117,14 @@ describe("mini-agent-client mcp through the official SDK Client over stdio", () 
     fs.cpSync(FIXTURE_REPO, other, { recursive: true });
     const unbegun = await call("verify", { workspace: other, test: TEST_CMD });
     expect(textOf(unbegun)).toBe("not_found: no baseline was recorded for this workspace; call verify_begin before the work starts");
-    for (const text of [unknown, extra, relative, huge].map(textOf)) expect(text).not.toMatch(/\n\s+at /);
+    const hugeArgv = await call("sandbox_exec", { argv: Array.from({ length: 65 }, (_, i) => `a${i}`) });
+    expect(textOf(hugeArgv)).toMatch(/Input validation error: .*argv/);
+    // the policy decides before anything else: a denied command is final, an ask is never answered by the caller
+    const denied = await call("sandbox_exec", { argv: ["curl", "http://127.0.0.1:9/"] });
+    expect(textOf(denied)).toMatch(/^policy_denied: denied by .*nothing ran/);
+    const ask = await call("sandbox_exec", { argv: ["node", "-e", "1"] });
+    expect(textOf(ask)).toMatch(/^approval_required: needs approval .*runs only inside a run.*nothing ran/);
+    for (const text of [unknown, extra, relative, huge, hugeArgv].map(textOf)) expect(text).not.toMatch(/\n\s+at /);
     expect(stateFiles()).toEqual(before);
     expect(JSON.parse((await runClient(["list", "--json", "--socket", d!.socketPath])).stdout)).toEqual([]);
   });
@@ -137,6 +144,10 @@ describe("mini-agent-client mcp through the official SDK Client over stdio", () 
     expect(textOf(red)).toMatch(/^tests not green \(tests_failed\): \d+ passed, 1 failed/);
     // the sandbox worked on a copy: nothing it did reached the workspace
     expect(fs.readdirSync(path.join(ws, "tests")).sort()).toEqual(["data", "test_agent_nested.js", "test_extract.js", "test_root.js"]);
+
+    const checked = await call("sandbox_exec", { argv: ["node", "--check", "src/linkcheck.js"] });
+    expect(checked.structuredContent).toMatchObject({ kind: "sandbox_exec", ok: true, result: { exit_code: 0, changed_in_sandbox: { paths: [] } } });
+    expect(textOf(checked)).toMatch(/^exit 0 \(allowed by .*\); changed files discarded$/);
 
     const src = path.join(ws, "src/linkcheck.js");
     fs.writeFileSync(
@@ -253,7 +264,7 @@ describe.skipIf(inspectorCli() === null && !process.env.CI)("mini-agent-client m
 
   it("tools/list and tools/call isolation_status, its output parsed", async () => {
     const list = (await inspect("--method", "tools/list")) as { tools: Array<{ name: string }> };
-    expect(list.tools.map((t) => t.name).sort()).toEqual(["isolation_status", "sandbox_run_tests", "verify", "verify_begin"]);
+    expect(list.tools.map((t) => t.name).sort()).toEqual(["isolation_status", "sandbox_exec", "sandbox_run_tests", "verify", "verify_begin"]);
     const status = (await inspect("--method", "tools/call", "--tool-name", "isolation_status", "--tool-arg", "family=node")) as ToolAnswer;
     expect(status.isError).toBeFalsy();
     expect(status.structuredContent).toMatchObject({ families: { node: { verdict: expect.any(String) } } });

@@ -72,6 +72,10 @@ describe("the tools' input schemas are the daemon's request contracts", () => {
     expect(input("verify").safeParse({ protect: "notes.txt" }).success).toBe(false);
     expect(input("verify").safeParse({ protect: Array(33).fill("a") }).success).toBe(false);
     expect(input("isolation_status").safeParse({ family: "" }).success).toBe(false);
+    expect(input("sandbox_exec").safeParse({ argv: [] }).success).toBe(false);
+    expect(input("sandbox_exec").safeParse({ argv: Array(65).fill("a") }).success).toBe(false);
+    expect(input("sandbox_exec").safeParse({ argv: "rm -rf /" }).success).toBe(false);
+    expect(input("sandbox_exec").safeParse({ argv: ["node"], timeout_seconds: 601 }).success).toBe(false);
   });
 
   it("accept a call without a workspace (the server's --workspace fills it) and with one", () => {

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { SandboxTestsRequest, VerifyBeginRequest, VerifyRequest } from "../../../daemon/src/contracts/api.js";
-import { type HealthBody, SandboxTestsBody, VerificationBody, VerifyBegunBody } from "../../../daemon/src/contracts/api-responses.js";
+import { SandboxExecRequest, SandboxTestsRequest, VerifyBeginRequest, VerifyRequest } from "../../../daemon/src/contracts/api.js";
+import { type HealthBody, SandboxExecBody, SandboxTestsBody, VerificationBody, VerifyBegunBody } from "../../../daemon/src/contracts/api-responses.js";
 import { IMAGE_FAMILIES } from "../../../daemon/src/contracts/sandbox.js";
 import { MiniAgentError } from "../../../daemon/src/errors.js";
 import type { ApiClient } from "../api-client.js";
@@ -11,7 +11,7 @@ import type { ApiClient } from "../api-client.js";
  * server was started with --workspace) and its structured output is the
  * daemon's answer contract as it came back.
  */
-export type McpApi = Pick<ApiClient, "sandboxTests" | "verifyBegin" | "verify" | "health" | "trace" | "getRun">;
+export type McpApi = Pick<ApiClient, "sandboxTests" | "sandboxExec" | "verifyBegin" | "verify" | "health" | "trace" | "getRun">;
 
 export interface ToolDefaults {
   workspace?: string;
@@ -69,6 +69,21 @@ export const TOOLS = [
       const r = o.result as Record<string, unknown>;
       const counts = typeof r.passed === "number" ? `${r.passed} passed, ${String(r.failed)} failed of ${String(r.discovered)}` : `exit ${String(r.exit_code)}`;
       return o.green ? `tests green: ${counts}` : `tests not green (${String(o.code)}): ${counts}; ${String(o.message)}`;
+    },
+  }),
+  tool({
+    name: "sandbox_exec",
+    title: "Run one command in a fresh proven sandbox, under the command policy",
+    description:
+      "Runs one argv (no shell) in a fresh sandbox of the workspace's family, with a copy of the workspace and no network, if the daemon's command policy allows it. " +
+      "Denied commands never run; a command that needs a person's approval is refused here (it runs only inside a mini-agent run, where a person approves it). " +
+      "Files the command changed are listed and discarded, never copied back. Refused, with the probe command, when the isolation report is not passing.",
+    input: SandboxExecRequest.partial({ workspace: true }),
+    output: SandboxExecBody,
+    call: async (api, args, d) => api.sandboxExec({ ...args, workspace: workspaceOf(args, d) }),
+    summary: (o) => {
+      const r = o.result as Record<string, unknown>;
+      return o.ok ? `exit ${String(r.exit_code)} (allowed by ${String(o.rule)}); changed files discarded` : `${String(o.code)}: ${String(o.message)}`;
     },
   }),
   tool({

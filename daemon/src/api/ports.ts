@@ -1,6 +1,8 @@
 import type {
   HealthBody,
   PolicyShowBody,
+  SandboxExecBody,
+  SandboxExecRequest,
   SandboxTestsBody,
   SandboxTestsRequest,
   VerificationBody,
@@ -56,6 +58,7 @@ export interface PolicyService {
 /** Workspace checks without a model (checks/, the MCP server's tools): each refuses unless the family's sandbox is proven. */
 export interface ChecksService {
   tests(req: SandboxTestsRequest): Promise<SandboxTestsBody>;
+  exec(req: SandboxExecRequest): Promise<SandboxExecBody>;
   begin(req: VerifyBeginRequest): Promise<VerifyBegunBody>;
   verify(req: VerifyRequest): Promise<VerificationBody>;
 }

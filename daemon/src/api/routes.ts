@@ -13,6 +13,7 @@ import {
   RejectRequest,
   ResumeRequest,
   RunIdParam,
+  SandboxExecRequest,
   SandboxTestsRequest,
   VerifyBeginRequest,
   VerifyRequest,
@@ -215,6 +216,11 @@ export const ROUTES: Route[] = [
     noQuery(ctx.query);
     const r = await body(ctx, SandboxTestsRequest, "sandbox tests");
     return { json: await checks(ctx).tests(r) };
+  }),
+  route("POST", "/checks/exec", async (ctx) => {
+    noQuery(ctx.query);
+    const r = await body(ctx, SandboxExecRequest, "sandbox exec");
+    return { json: await checks(ctx).exec(r) };
   }),
   route("POST", "/checks/baseline", async (ctx) => {
     noQuery(ctx.query);

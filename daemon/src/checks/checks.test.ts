@@ -9,6 +9,8 @@ import { startTestApi } from "../api/server.testkit.js";
 import type { RunService } from "../runtime/service.js";
 import type { ChecksDeps } from "./ports.js";
 import { createChecksService } from "./index.js";
+import { BUILTIN_DAEMON_POLICY } from "../policy/daemon-policy.js";
+import { resolveRunPolicy } from "../policy/run-policy.js";
 
 /**
  * The workspace checks (what `mcp` calls) with a real drafter on a real folder
@@ -38,6 +40,7 @@ function deps(over: Partial<ChecksDeps> = {}): ChecksDeps & { sandboxesAsked: nu
       d.sandboxesAsked++;
       throw new Error("no sandbox may be asked for when the gate refuses");
     },
+    policyFor: (workspace: string) => resolveRunPolicy(BUILTIN_DAEMON_POLICY, undefined, workspace).policy,
     stateDir,
     knownSecrets: () => [],
     ...over,
@@ -74,6 +77,19 @@ describe("workspace checks refuse without a proven sandbox (no host fallback)", 
     expect(fs.readdirSync(stateDir)).toEqual([]);
   });
 
+  it("sandbox_exec: the policy decides first; deny and ask open no sandbox even with a passing gate; allow still needs the gate", async () => {
+    const d = deps({ gate: async () => ({ ok: true }) });
+    const checks = createChecksService(d);
+    expect(await codeOf(checks.exec({ workspace: ws, argv: ["curl", "http://127.0.0.1:9/"] }))).toMatchObject({ code: "policy_denied" });
+    expect(await codeOf(checks.exec({ workspace: ws, argv: ["node", "-e", "1"] }))).toMatchObject({ code: "approval_required" });
+    expect(d.sandboxesAsked).toBe(0);
+    const gated = deps();
+    expect(await codeOf(createChecksService(gated).exec({ workspace: ws, argv: ["node", "--check", "tests/test_a.js"] }))).toMatchObject({
+      code: "isolation_unverified",
+    });
+    expect(gated.sandboxesAsked).toBe(0);
+  });
+
   it("names the family's own probe command for a family other than node", async () => {
     const checks = createChecksService(deps());
     const r = await codeOf(checks.tests({ workspace: ws, test: "python3 -m pytest" }));
@@ -90,11 +106,11 @@ describe("workspace checks refuse without a proven sandbox (no host fallback)", 
     const api = await startTestApi({ runService: {} as RunService });
     const agent = new Agent({ connect: { socketPath: api.socket } });
     try {
-      for (const p of ["/v1/checks/tests", "/v1/checks/baseline", "/v1/checks/verify"]) {
+      for (const p of ["/v1/checks/tests", "/v1/checks/exec", "/v1/checks/baseline", "/v1/checks/verify"]) {
         const res = await request(`http://localhost${p}`, {
           method: "POST",
           dispatcher: agent,
-          body: JSON.stringify({ workspace: ws }),
+          body: JSON.stringify({ workspace: ws, ...(p.endsWith("exec") && { argv: ["node"] }) }),
           headers: { "content-type": "application/json" },
         });
         expect({ status: res.statusCode, body: await res.body.json() }).toMatchObject({ status: 503, body: { error: { code: "runtime_unavailable" } } });

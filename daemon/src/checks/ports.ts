@@ -3,6 +3,7 @@ import type { GateVerdict } from "../api/ports.js";
 import type { Draft, DraftInput } from "../adhoc/index.js";
 import type { ImageFamily } from "../contracts/test-report.js";
 import type { Executor } from "../sandbox/executor.js";
+import type { EffectivePolicy } from "../contracts/policy.js";
 
 /**
  * What the workspace checks use, each a piece a run already uses: the ad-hoc
@@ -15,6 +16,8 @@ export interface ChecksDeps {
   gate(family: ImageFamily): Promise<GateVerdict>;
   /** the CONTAINER executor of the family: a check never runs on the host */
   executorFor(family: ImageFamily): Executor;
+  /** the command policy a run of this workspace would get (daemon file, default profile, the workspace's rules) */
+  policyFor(workspace: string): EffectivePolicy;
   stateDir: string;
   knownSecrets(): KnownSecrets;
   clock?: () => Date;

@@ -161,6 +161,24 @@ export const SandboxTestsBody = z.strictObject({
 });
 export type SandboxTestsBody = z.infer<typeof SandboxTestsBody>;
 
+/**
+ * `POST /v1/checks/exec`: one command the policy allowed, run in a fresh warm
+ * sandbox that is removed afterwards. `result` is run_command's data (exit
+ * code, output tails, the files it changed there, which were discarded).
+ */
+export const SandboxExecBody = z.strictObject({
+  kind: z.literal("sandbox_exec"),
+  workspace: z.string(),
+  image_family: z.string(),
+  /** the policy rule that allowed it */
+  rule: z.string(),
+  ok: z.boolean(),
+  code: z.nullable(z.string()),
+  message: z.nullable(z.string()),
+  result: z.record(z.string(), z.unknown()),
+});
+export type SandboxExecBody = z.infer<typeof SandboxExecBody>;
+
 /** `POST /v1/checks/baseline`: the workspace's state recorded in the state dir, what `verify` compares against */
 export const VerifyBegunBody = z.strictObject({
   kind: z.literal("verify_begun"),
@@ -202,6 +220,7 @@ export const ApiResponse = z.discriminatedUnion("kind", [
   CaseCapturedBody,
   EnvLayersBody,
   SandboxTestsBody,
+  SandboxExecBody,
   VerifyBegunBody,
   VerificationBody,
 ]);

@@ -5,6 +5,7 @@ import { OrchestratorName } from "./run.js";
 import { Backend, Runtime, SandboxInclude } from "./sandbox.js";
 import { Budgets, TaskSpec } from "./task-spec.js";
 import { ImageFamily } from "./test-report.js";
+import { RunCommandArgs } from "./tool-call.js";
 
 /**
  * The daemon/client protocol (/v1), one source of truth for both sides.
@@ -127,6 +128,14 @@ export const SandboxTestsRequest = z.strictObject({
 });
 export type SandboxTestsRequest = z.infer<typeof SandboxTestsRequest>;
 
+/**
+ * One argv in a fresh sandbox of the workspace's family, under the command
+ * policy a run of that workspace would get. run_command's own argument rules
+ * (argv words, at most 64, a capped timeout), so nothing here can accept more.
+ */
+export const SandboxExecRequest = RunCommandArgs.extend({ workspace: AbsPath, image_family: FamilyName.optional() });
+export type SandboxExecRequest = z.infer<typeof SandboxExecRequest>;
+
 /** `test` and `image_family` only pick the family whose sandbox must be proven (the tests run at `verify`) */
 export const VerifyBeginRequest = z.strictObject({ workspace: AbsPath, test: AdhocTaskRequest.shape.test, image_family: FamilyName.optional() });
 export type VerifyBeginRequest = z.infer<typeof VerifyBeginRequest>;
@@ -155,6 +164,7 @@ export {
   IsolationReportBody,
   IsolationVerdict,
   PolicyShowBody,
+  SandboxExecBody,
   SandboxTestsBody,
   VerificationBody,
   VerifyBegunBody,
