@@ -36,10 +36,10 @@ module.exports = {
     {
       name: "client-owns-nothing",
       comment:
-        "The client shares only the daemon's contracts, the error codes they name, the one rule for where the state dir (and so the socket) lives, and the programs' shared command-line helpers (config/cli-args.ts: usage errors; config/program-command.ts: how a printed command names a program); it never reaches into the daemon's logic.",
+        "The client shares only the daemon's contracts, the error codes they name, the one rule for where the state dir (and so the socket) lives, and the programs' shared command-line helpers (config/cli-args.ts: usage errors; config/program-command.ts: how a printed command names a program); it never reaches into the daemon's logic. One pure exception: `mcp --http` reads its bearer token with the daemon's own token-file rule (credentials/token-file.ts: no symlink, 0600, long enough), so the two listeners can never disagree on what a safe token file is.",
       severity: "error",
       from: { path: "^client/src/", pathNot: "\\.test\\.ts$" },
-      to: { path: "^daemon/", pathNot: "^daemon/src/(contracts/|errors\\.ts$|config/(state-dir|cli-args|program-command)\\.ts$)" },
+      to: { path: "^daemon/", pathNot: "^daemon/src/(contracts/|errors\\.ts$|config/(state-dir|cli-args|program-command)\\.ts$|credentials/token-file\\.ts$)" },
     },
     {
       name: "eval-talks-to-the-daemon-through-its-api",
@@ -112,5 +112,7 @@ module.exports = {
     exclude: { path: "(^|/)(node_modules|dist)/" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.tests.json" },
+    // the MCP SDK is reached only through its package.json `exports` subpaths (`./*` to dist/esm/*), as Node resolves them
+    enhancedResolveOptions: { exportsFields: ["exports"], conditionNames: ["import", "types", "default"] },
   },
 };

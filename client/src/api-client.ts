@@ -3,7 +3,14 @@ import http from "node:http";
 import net from "node:net";
 import type { z } from "zod";
 import { ApiResponse, ErrorBody, type ApiResponseOf } from "../../daemon/src/contracts/api-responses.js";
-import type { CreateRunRequest, DraftTaskRequest } from "../../daemon/src/contracts/api.js";
+import type {
+  CreateRunRequest,
+  DraftTaskRequest,
+  SandboxExecRequest,
+  SandboxTestsRequest,
+  VerifyBeginRequest,
+  VerifyRequest,
+} from "../../daemon/src/contracts/api.js";
 import type { Runtime } from "../../daemon/src/contracts/sandbox.js";
 import type { Budgets } from "../../daemon/src/contracts/task-spec.js";
 import { MiniAgentError } from "../../daemon/src/errors.js";
@@ -54,6 +61,22 @@ export class ApiClient {
   /** the task an ad-hoc run would use (`run --goal ... --print-task`); creates nothing */
   draftTask(body: z.input<typeof DraftTaskRequest>) {
     return this.json("POST", "/v1/tasks/draft", body, "task_draft");
+  }
+  /** the workspace's tests in a fresh proven sandbox, no model and no run (`mcp` sandbox_run_tests) */
+  sandboxTests(body: z.input<typeof SandboxTestsRequest>) {
+    return this.json("POST", "/v1/checks/tests", body, "sandbox_tests");
+  }
+  /** one argv under the command policy in a fresh sandbox (`mcp` sandbox_exec) */
+  sandboxExec(body: z.input<typeof SandboxExecRequest>) {
+    return this.json("POST", "/v1/checks/exec", body, "sandbox_exec");
+  }
+  /** records the workspace's baseline in the daemon's state dir (`mcp` verify_begin) */
+  verifyBegin(body: z.input<typeof VerifyBeginRequest>) {
+    return this.json("POST", "/v1/checks/baseline", body, "verify_begun");
+  }
+  /** the host Verifier's verdict on the workspace against that baseline (`mcp` verify) */
+  verify(body: z.input<typeof VerifyRequest>) {
+    return this.json("POST", "/v1/checks/verify", body, "verification");
   }
   listRuns() {
     return this.json("GET", "/v1/runs", undefined, "runs");

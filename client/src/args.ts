@@ -187,6 +187,17 @@ export const COMMANDS = {
     summary: "health",
     details: "Engine reachable, image digest present, runtime, latest probe verdict. Exit 0 when all good, 2 otherwise.",
   },
+  mcp: {
+    positionals: [],
+    options: { workspace: { type: "string" }, http: { type: "string" }, "token-file": { type: "string" } },
+    summary: "mcp [--workspace DIR] [--http 127.0.0.1:PORT --token-file FILE]",
+    details:
+      "An MCP server (Model Context Protocol) over stdio, for Claude Code, Codex, Cursor and any MCP client: the tools\n" +
+      "sandbox_run_tests, sandbox_exec, verify_begin, verify and isolation_status, each one call to this daemon (its policy, proven\n" +
+      "sandboxes and Verifier; refused when the isolation report is not passing). --workspace: the folder a call uses\n" +
+      "when it names none. --http serves Streamable HTTP on a loopback address only, with DNS-rebinding protection,\n" +
+      "for clients that send `Authorization: Bearer TOKEN`, TOKEN read from --token-file (mode 0600). See docs/mcp.md.",
+  },
 } satisfies Record<string, CommandSpec>;
 
 export type CommandName = keyof typeof COMMANDS;

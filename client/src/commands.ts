@@ -13,6 +13,7 @@ import { followRun, type FollowIO } from "./follow.js";
 import { renderDiff } from "./color.js";
 import { envText, eventLine, gcText, mib, policyText, progressLine, runEndLines, shellQuote, statusJson } from "./render.js";
 import { oneLine, whyLine } from "./why.js";
+import { McpOptionError, resolveMcpOptions } from "./mcp/options.js";
 
 export interface CommandContext extends FollowIO {
   api: ApiClient;
@@ -472,6 +473,35 @@ const gc: Handler = async (cmd, ctx) => {
   return EXIT.ok;
 };
 
+/** the tool set's version, told to MCP clients; bumped when a tool's contract changes */
+const MCP_TOOLSET_VERSION = "1.0.0";
+
+/**
+ * `mcp`: options first (a bad --http or token file is refused before anything
+ * listens), then the SDK, loaded only for this command so every other command's
+ * start-up stays as it was. The import is written HERE, beside cli.ts: the
+ * bundle keeps lazy imports as written, relative to the one bundled file.
+ */
+const mcp: Handler = async (cmd, ctx) => {
+  let options;
+  try {
+    options = resolveMcpOptions(
+      { ...optional("workspace", opt(cmd, "workspace")), ...optional("http", opt(cmd, "http")), ...optional("tokenFile", opt(cmd, "token-file")) },
+      ctx.cwd,
+    );
+  } catch (err) {
+    if (err instanceof McpOptionError) throw new UsageError(err.message);
+    throw err;
+  }
+  const { serveMcp } = await import("./mcp/index.js");
+  await serveMcp({ api: ctx.api, options, version: MCP_TOOLSET_VERSION, commandSuffix: ctx.commandPrefix, err: ctx.err });
+  return EXIT.ok;
+};
+
+function optional<K extends string>(key: K, value: string | undefined): Partial<Record<K, string>> {
+  return value === undefined ? {} : ({ [key]: value } as Record<K, string>);
+}
+
 export const HANDLERS: Record<CommandName, Handler> = {
   run,
   status,
@@ -488,4 +518,5 @@ export const HANDLERS: Record<CommandName, Handler> = {
   policy,
   env,
   gc,
+  mcp,
 };

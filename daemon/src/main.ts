@@ -19,9 +19,13 @@ import { isMiniAgentError } from "./errors.js";
 import { createLogger, openLogFile } from "./log/logger.js";
 import { loadDaemonPolicy, type DaemonPolicy } from "./policy/daemon-policy.js";
 import { createPolicyView } from "./policy/policy-view.js";
+import { resolveRunPolicy } from "./policy/run-policy.js";
 import { createSecretSet, type SecretSet } from "./redact/index.js";
 import type { RunService } from "./runtime/service.js";
 import { readImageLockSync } from "./sandbox/image-lock.js";
+import type { Executor } from "./sandbox/executor.js";
+import type { ImageFamily } from "./contracts/test-report.js";
+import { createChecksService } from "./checks/index.js";
 
 /** Exit codes of mini-agent-daemon, set in this one place (documented in --help). */
 export const DAEMON_EXIT = { ok: 0, failure: 1, usage: 64, alreadyRunning: 75 } as const;
@@ -36,6 +40,8 @@ export interface DaemonServices {
   env?: EnvService;
   /** `gc` and the state dir's size in `health` (retention/gc.ts) */
   retention?: RetentionService;
+  /** the container executor of an image family, for the workspace checks (checks/); absent: no engine, no checks */
+  containerFor?(family: ImageFamily): Executor;
   /** removes containers/volumes this project left behind (by label); resolves with how many */
   reapLeftovers(): Promise<number>;
   /** releases engine connections etc. after shutdown; optional */
@@ -173,6 +179,16 @@ export async function main(argv: string[], deps: MainDeps): Promise<number> {
       capture: services.capture,
       ...(services.env && { env: services.env }),
       ...(services.retention && { retention: services.retention }),
+      ...(services.containerFor && {
+        checks: createChecksService({
+          draft: (input) => draftTask(input, draftDeps),
+          gate: (family) => services!.liveGate.check({ backend: "container", family }),
+          executorFor: services.containerFor,
+          policyFor: (workspace) => resolveRunPolicy(policy, undefined, workspace).policy,
+          stateDir: config.stateDir,
+          knownSecrets: () => secrets.values(),
+        }),
+      }),
       version: deps.version,
       pid: deps.pid,
       maxBodyBytes: config.maxBodyBytes,

@@ -153,6 +153,7 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
 
   return {
     runService,
+    containerFor: (family) => containerFor(family),
     isolation,
     liveGate,
     capture: createCaptureService({ ledger: () => runService.ledger, stateDir: config.stateDir }),

@@ -1,5 +1,16 @@
 import type { GcOptions, GcResult } from "../retention/gc.js";
-import type { HealthBody, PolicyShowBody } from "../contracts/api.js";
+import type {
+  HealthBody,
+  PolicyShowBody,
+  SandboxExecBody,
+  SandboxExecRequest,
+  SandboxTestsBody,
+  SandboxTestsRequest,
+  VerificationBody,
+  VerifyBeginRequest,
+  VerifyBegunBody,
+  VerifyRequest,
+} from "../contracts/api.js";
 import type { ProfileName } from "../contracts/policy.js";
 import type { Backend, Runtime } from "../contracts/sandbox.js";
 import type { Draft, DraftInput } from "../adhoc/index.js";
@@ -50,6 +61,14 @@ export interface RetentionService {
   stateDir(): Promise<{ path: string; bytes: number | null }>;
 }
 
+/** Workspace checks without a model (checks/, the MCP server's tools): each refuses unless the family's sandbox is proven. */
+export interface ChecksService {
+  tests(req: SandboxTestsRequest): Promise<SandboxTestsBody>;
+  exec(req: SandboxExecRequest): Promise<SandboxExecBody>;
+  begin(req: VerifyBeginRequest): Promise<VerifyBegunBody>;
+  verify(req: VerifyRequest): Promise<VerificationBody>;
+}
+
 export interface ApiDeps {
   runService: RunService;
   drafter: TaskDrafter;
@@ -62,6 +81,8 @@ export interface ApiDeps {
   env?: EnvService;
   /** `gc` and the state dir's size in `health` (retention/gc.ts); absent: no gc (a test's daemon) */
   retention?: RetentionService;
+  /** the workspace checks (absent: a daemon without an engine has none, and says so) */
+  checks?: ChecksService;
   version: string;
   pid: number;
   maxBodyBytes: number;

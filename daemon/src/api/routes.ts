@@ -14,6 +14,10 @@ import {
   RejectRequest,
   ResumeRequest,
   RunIdParam,
+  SandboxExecRequest,
+  SandboxTestsRequest,
+  VerifyBeginRequest,
+  VerifyRequest,
   TRACE_CONTENT_TYPE,
   type ApiResponse,
 } from "../contracts/api.js";
@@ -53,6 +57,12 @@ function noQuery(query: URLSearchParams): void {
 
 async function body<S extends Parameters<typeof parseJsonBody>[1]>(ctx: RouteCtx, schema: S, what: string) {
   return parseJsonBody(await readBody(ctx.req, ctx.deps.maxBodyBytes), schema, what);
+}
+
+/** a daemon without a container engine has no sandbox to check in, and never falls back to the host */
+function checks(ctx: RouteCtx) {
+  if (!ctx.deps.checks) throw apiError("runtime_unavailable", "this daemon has no container engine: workspace checks need a proven sandbox");
+  return ctx.deps.checks;
 }
 
 const runId = (ctx: RouteCtx) => parseParam(ctx.params[0] ?? "", RunIdParam, "run id");
@@ -208,6 +218,26 @@ export const ROUTES: Route[] = [
     const r = await body(ctx, GcRequest, "gc");
     if (!ctx.deps.retention) throw apiError("invalid_request", "this daemon keeps no state to collect");
     return { json: { kind: "gc", ...(await ctx.deps.retention.gc({ olderThanMs: r.older_than_ms, keep: r.keep, dryRun: r.dry_run })) } };
+  }),
+  route("POST", "/checks/tests", async (ctx) => {
+    noQuery(ctx.query);
+    const r = await body(ctx, SandboxTestsRequest, "sandbox tests");
+    return { json: await checks(ctx).tests(r) };
+  }),
+  route("POST", "/checks/exec", async (ctx) => {
+    noQuery(ctx.query);
+    const r = await body(ctx, SandboxExecRequest, "sandbox exec");
+    return { json: await checks(ctx).exec(r) };
+  }),
+  route("POST", "/checks/baseline", async (ctx) => {
+    noQuery(ctx.query);
+    const r = await body(ctx, VerifyBeginRequest, "verify begin");
+    return { json: await checks(ctx).begin(r), status: 201 };
+  }),
+  route("POST", "/checks/verify", async (ctx) => {
+    noQuery(ctx.query);
+    const r = await body(ctx, VerifyRequest, "verify");
+    return { json: await checks(ctx).verify(r) };
   }),
   route("GET", "/health", async (ctx) => {
     noQuery(ctx.query);

@@ -158,6 +158,65 @@ export const GcBody = z.strictObject({
   kept_open: z.number(),
 });
 export type GcBody = z.infer<typeof GcBody>;
+/**
+ * `POST /v1/checks/tests`: the workspace's tests in a fresh sandbox, read by
+ * run_tests' own parser and verdict. `result` is run_tests' data (counts,
+ * failures, limits), passed through as the tool writes it.
+ */
+export const SandboxTestsBody = z.strictObject({
+  kind: z.literal("sandbox_tests"),
+  workspace: z.string(),
+  image_family: z.string(),
+  test_source: z.string(),
+  command: z.array(z.string()),
+  /** run_tests' verdict: every discovered test ran and passed */
+  green: z.boolean(),
+  /** why not green (tests_failed, not_found, cancelled, a sandbox error code); null when green */
+  code: z.nullable(z.string()),
+  message: z.nullable(z.string()),
+  result: z.record(z.string(), z.unknown()),
+  warnings: z.array(z.string()),
+});
+export type SandboxTestsBody = z.infer<typeof SandboxTestsBody>;
+
+/**
+ * `POST /v1/checks/exec`: one command the policy allowed, run in a fresh warm
+ * sandbox that is removed afterwards. `result` is run_command's data (exit
+ * code, output tails, the files it changed there, which were discarded).
+ */
+export const SandboxExecBody = z.strictObject({
+  kind: z.literal("sandbox_exec"),
+  workspace: z.string(),
+  image_family: z.string(),
+  /** the policy rule that allowed it */
+  rule: z.string(),
+  ok: z.boolean(),
+  code: z.nullable(z.string()),
+  message: z.nullable(z.string()),
+  result: z.record(z.string(), z.unknown()),
+});
+export type SandboxExecBody = z.infer<typeof SandboxExecBody>;
+
+/** `POST /v1/checks/baseline`: the workspace's state recorded in the state dir, what `verify` compares against */
+export const VerifyBegunBody = z.strictObject({
+  kind: z.literal("verify_begun"),
+  workspace: z.string(),
+  baseline_digest: z.string(),
+  files: z.number(),
+  recorded_at: z.string(),
+});
+export type VerifyBegunBody = z.infer<typeof VerifyBegunBody>;
+
+/** `POST /v1/checks/verify`: the host Verifier's evidence (contracts/run-view.ts VerificationEvidence), passed through */
+export const VerificationBody = z.strictObject({
+  kind: z.literal("verification"),
+  workspace: z.string(),
+  passed: z.boolean(),
+  reason: z.nullable(z.string()),
+  baseline_recorded_at: z.string(),
+  evidence: z.record(z.string(), z.unknown()),
+});
+export type VerificationBody = z.infer<typeof VerificationBody>;
 
 export const ApiResponse = z.discriminatedUnion("kind", [
   z.strictObject({ kind: z.literal("run"), run: RunView }),
@@ -179,6 +238,10 @@ export const ApiResponse = z.discriminatedUnion("kind", [
   CaseCapturedBody,
   EnvLayersBody,
   GcBody,
+  SandboxTestsBody,
+  SandboxExecBody,
+  VerifyBegunBody,
+  VerificationBody,
 ]);
 export type ApiResponse = z.infer<typeof ApiResponse>;
 export type ApiResponseOf<K extends ApiResponse["kind"]> = Extract<ApiResponse, { kind: K }>;

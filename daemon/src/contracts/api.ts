@@ -6,6 +6,7 @@ import { OrchestratorName } from "./run.js";
 import { Backend, Runtime, SandboxInclude } from "./sandbox.js";
 import { Budgets, TaskSpec } from "./task-spec.js";
 import { ImageFamily } from "./test-report.js";
+import { RunCommandArgs } from "./tool-call.js";
 
 /**
  * The daemon/client protocol (/v1), one source of truth for both sides.
@@ -121,6 +122,42 @@ export const GcRequest = z.strictObject({
   dry_run: z.boolean().default(false),
 });
 export type GcRequest = z.infer<typeof GcRequest>;
+/**
+ * Workspace checks without a model (the MCP server's tools, issue 28): the
+ * workspace's tests in a fresh proven sandbox, a baseline recorded now, and the
+ * host Verifier's verdict against it later. The folder is checked and drafted
+ * exactly as for an ad-hoc run (adhoc/), so the same folders are refused.
+ */
+export const SandboxTestsRequest = z.strictObject({
+  workspace: AbsPath,
+  /** the test command as words (`--test`); absent: detected from the folder */
+  test: AdhocTaskRequest.shape.test,
+  image_family: FamilyName.optional(),
+});
+export type SandboxTestsRequest = z.infer<typeof SandboxTestsRequest>;
+
+/**
+ * One argv in a fresh sandbox of the workspace's family, under the command
+ * policy a run of that workspace would get. run_command's own argument rules
+ * (argv words, at most 64, a capped timeout), so nothing here can accept more.
+ */
+export const SandboxExecRequest = RunCommandArgs.extend({ workspace: AbsPath, image_family: FamilyName.optional() });
+export type SandboxExecRequest = z.infer<typeof SandboxExecRequest>;
+
+/** `test` and `image_family` only pick the family whose sandbox must be proven (the tests run at `verify`) */
+export const VerifyBeginRequest = z.strictObject({ workspace: AbsPath, test: AdhocTaskRequest.shape.test, image_family: FamilyName.optional() });
+export type VerifyBeginRequest = z.infer<typeof VerifyBeginRequest>;
+
+export const VerifyRequest = z.strictObject({
+  workspace: AbsPath,
+  /** what the work was meant to do; only recorded in the drafted task */
+  goal: AdhocTaskRequest.shape.goal.optional(),
+  /** globs that must be unchanged since verify_begin */
+  protect: AdhocTaskRequest.shape.protect,
+  test: AdhocTaskRequest.shape.test,
+  image_family: FamilyName.optional(),
+});
+export type VerifyRequest = z.infer<typeof VerifyRequest>;
 
 // ---- response bodies: contracts/api-responses.ts (zod/mini, what the client loads) and contracts/run-view.ts
 
@@ -137,6 +174,10 @@ export {
   IsolationReportBody,
   IsolationVerdict,
   PolicyShowBody,
+  SandboxExecBody,
+  SandboxTestsBody,
+  VerificationBody,
+  VerifyBegunBody,
 } from "./api-responses.js";
 export type { ApiResponseOf } from "./api-responses.js";
 

@@ -1,0 +1,78 @@
+import type { SandboxExecBody, SandboxExecRequest } from "../contracts/api.js";
+import { taskImageFamily } from "../contracts/task-spec.js";
+import { isMiniAgentError, MiniAgentError } from "../errors.js";
+import { decideCommand } from "../policy/decide-command.js";
+import { redactDeep } from "../redact/index.js";
+import { runCommand } from "../tools/run-command.js";
+import { requireProvenSandbox } from "./gate.js";
+import type { ChecksDeps } from "./ports.js";
+
+const CHECK_RUN_ID = "check-exec";
+/** the call's own timeout_seconds (or run_command's cap) decides; there is no run budget */
+const DEFAULT_TIMEOUT_MS = 600_000;
+
+/**
+ * One argv in the workspace's family sandbox, decided by decideCommand under
+ * the policy a run of this workspace would get (daemon file, profile, the
+ * workspace's own rules): deny is final, allow runs. `ask` is refused: its
+ * approval is bound to a run's action, and the calling agent must never be the
+ * one to answer it, so here it names the run that can ask a person instead.
+ * The sandbox is a warm one opened for this call alone (only a warm sandbox
+ * can list the files a command changed) and closed after it; nothing comes back.
+ */
+export async function sandboxExec(req: SandboxExecRequest, deps: ChecksDeps): Promise<SandboxExecBody> {
+  const draft = await draftForExec(req, deps);
+  const decision = decideCommand(deps.policyFor(draft.workspace), req.argv);
+  if (decision.verdict === "deny") throw new MiniAgentError("policy_denied", decision.reason, { details: { rule: decision.rule } });
+  if (decision.verdict === "ask") {
+    throw new MiniAgentError(
+      "approval_required",
+      `${decision.reason}: a command that needs a person's approval runs only inside a run, where the approval is bound to it (mini-agent-client run --workspace DIR --goal TEXT); nothing ran`,
+      { details: { rule: decision.rule } },
+    );
+  }
+  const family = taskImageFamily(draft.task);
+  await requireProvenSandbox(deps, family);
+  const session = await deps.executorFor(family).openSession(CHECK_RUN_ID);
+  try {
+    const result = await runCommand(
+      CHECK_RUN_ID,
+      { argv: req.argv, ...(req.timeout_seconds !== undefined && { timeout_seconds: req.timeout_seconds }) },
+      { task: draft.task, workspaceRoot: draft.workspace, controlDir: deps.stateDir, session, timeoutMs: DEFAULT_TIMEOUT_MS },
+    );
+    const body: SandboxExecBody = {
+      kind: "sandbox_exec",
+      workspace: draft.workspace,
+      image_family: family,
+      rule: decision.rule ?? decision.reason,
+      ok: result.ok,
+      code: result.ok ? null : (result.error?.code ?? null),
+      message: result.ok ? null : (result.error?.message ?? null),
+      result: (result.data ?? {}) as Record<string, unknown>,
+    };
+    return redactDeep(body, deps.knownSecrets()) as SandboxExecBody;
+  } finally {
+    await session.close();
+  }
+}
+
+/**
+ * The folder drafted as for any check (the same refusals, the same forbidden
+ * files). Its family comes from its test command; a folder without one is not
+ * refused here (a command needs no tests): it runs in the family asked for, else node.
+ */
+async function draftForExec(req: SandboxExecRequest, deps: ChecksDeps) {
+  const base = {
+    workspace: req.workspace,
+    goal: "run one command",
+    writable: [],
+    protect: [],
+    ...(req.image_family !== undefined && { imageFamily: req.image_family }),
+  };
+  try {
+    return await deps.draft(base);
+  } catch (err) {
+    if (!isMiniAgentError(err, "test_command_not_found")) throw err;
+    return deps.draft({ ...base, imageFamily: req.image_family ?? "node", test: "node --test" });
+  }
+}
