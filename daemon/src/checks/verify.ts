@@ -1,4 +1,6 @@
 import fs from "node:fs/promises";
+import { statePath } from "../config/state-dir.js";
+import { fileBaselineTestStore } from "../verifier/baseline-tests.js";
 import path from "node:path";
 import type { VerificationBody, VerifyBeginRequest, VerifyBegunBody, VerifyRequest } from "../contracts/api.js";
 import { taskImageFamily } from "../contracts/task-spec.js";
@@ -71,6 +73,9 @@ export async function verifyWorkspace(req: VerifyRequest, deps: ChecksDeps): Pro
     baseline: { runControlDir: dir },
     acceptanceDir: null,
     executor: deps.executorFor(family),
+    // the same extra verify commands a run of this workspace gets, and the baseline's tests once per baseline
+    policy: deps.policyFor(draft.workspace),
+    baselineTests: fileBaselineTestStore(statePath(deps.stateDir, "baselineTests")),
   });
   const body: VerificationBody = {
     kind: "verification",
