@@ -1,4 +1,5 @@
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
+import { startDaemon as startKitDaemon } from "./bench-eval-kit.js";
 import fs from "node:fs";
 import http from "node:http";
 import os from "node:os";
@@ -43,29 +44,8 @@ function median(xs: number[]): number {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
-async function startDaemon(stateDir: string): Promise<{ socket: string; stop(): Promise<void> }> {
-  const proc = spawn(process.execPath, [DAEMON, "--state-dir", stateDir, "--log-level", "warn"], { stdio: ["ignore", "pipe", "pipe"] });
-  let out = "";
-  proc.stdout.on("data", (d: Buffer) => (out += d.toString()));
-  proc.stderr.on("data", (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<void>((resolve) => proc.on("exit", () => resolve()));
-  const socket = await new Promise<string>((resolve, reject) => {
-    const check = () => {
-      const m = /mini-agent-daemon ready pid=\d+ socket=(\S+)/.exec(out);
-      if (m) return resolve(m[1]!);
-      if (proc.exitCode !== null) return reject(new Error(`the daemon exited before it was ready:\n${out}`));
-      setTimeout(check, 50);
-    };
-    check();
-  });
-  return {
-    socket,
-    async stop() {
-      proc.kill("SIGTERM");
-      await exited;
-    },
-  };
-}
+/** the daemon on its own state dir, quiet: the kit's one way to start it */
+const startDaemon = (stateDir: string) => startKitDaemon(stateDir, { daemonArgs: ["--log-level", "warn"] });
 
 /** the daemon's API directly: one POST on its socket, what the MCP tool turns into */
 function direct(socket: string, workspace: string): Promise<Record<string, unknown>> {
