@@ -7,6 +7,7 @@ import type {
   CreateRunRequest,
   DraftTaskRequest,
   SandboxExecRequest,
+  CheckApprovalRequest,
   SandboxTestsRequest,
   VerifyBeginRequest,
   VerifyRequest,
@@ -69,6 +70,10 @@ export class ApiClient {
   /** one argv under the command policy in a fresh sandbox (`mcp` sandbox_exec) */
   sandboxExec(body: z.input<typeof SandboxExecRequest>) {
     return this.json("POST", "/v1/checks/exec", body, "sandbox_exec");
+  }
+  /** a person's answer to a command sandbox_exec asked about (`approve chk_ID`, `reject chk_ID`) */
+  decideCheck(id: string, body: z.input<typeof CheckApprovalRequest>) {
+    return this.json("POST", `/v1/checks/approvals/${encodeURIComponent(id)}`, body, "check_approval");
   }
   /** records the workspace's baseline in the daemon's state dir (`mcp` verify_begin) */
   verifyBegin(body: z.input<typeof VerifyBeginRequest>) {

@@ -30,6 +30,8 @@ const GLOBAL: OptionSpec = {
 
 interface CommandSpec {
   positionals: string[];
+  /** a second shape of its arguments, taken when the first argument matches (approve chk_…: a sandbox_exec's question, no run) */
+  alternative?: { positionals: string[]; when: RegExp };
   options: OptionSpec;
   summary: string;
   details?: string;
@@ -112,16 +114,20 @@ export const COMMANDS = {
   list: { positionals: [], options: {}, summary: "list [--json]" },
   approve: {
     positionals: ["RUN", "ACTION"],
+    alternative: { positionals: ["APPROVAL"], when: /^chk_/ },
     options: { "no-follow": { type: "boolean" } },
-    summary: "approve RUN ACTION [--no-follow]",
+    summary: "approve RUN ACTION [--no-follow] | approve chk_ID",
     details:
-      "Approves the pending write, then follows the run to its next stop and exits with the run's code\n(3 again at the next approval). --no-follow returns right after approving.",
+      "Approves the pending write, then follows the run to its next stop and exits with the run's code\n(3 again at the next approval). --no-follow returns right after approving.\n" +
+      "approve chk_ID answers a command an MCP agent's sandbox_exec asked about (shown first: the argv and the workspace);\n" +
+      "the agent's next sandbox_exec with that approval_id runs it once, if the workspace has not changed.",
   },
   reject: {
     positionals: ["RUN", "ACTION"],
+    alternative: { positionals: ["APPROVAL"], when: /^chk_/ },
     options: { reason: { type: "string" }, "no-follow": { type: "boolean" } },
-    summary: "reject RUN ACTION --reason TEXT [--no-follow]",
-    details: "Rejects the pending write (the model sees the reason), then follows like approve.",
+    summary: "reject RUN ACTION --reason TEXT [--no-follow] | reject chk_ID --reason TEXT",
+    details: "Rejects the pending write (the model sees the reason), then follows like approve. reject chk_ID refuses an MCP agent's command.",
   },
   resume: {
     positionals: ["RUN"],
@@ -289,7 +295,9 @@ export function parseClientArgs(argv: string[]): ParseResult {
   const parsed = parseCli(rest, { ...GLOBAL, ...spec.options });
   if (!parsed.ok) return { kind: "usage_error", message: `${command}: ${parsed.message}`, help };
   if (parsed.values.help) return { kind: "help", text: usage(command) };
-  if (parsed.positionals.length !== spec.positionals.length) {
+  const alt = spec.alternative;
+  const alternative = alt !== undefined && parsed.positionals.length === alt.positionals.length && alt.when.test(parsed.positionals[0] ?? "");
+  if (!alternative && parsed.positionals.length !== spec.positionals.length) {
     const want = spec.positionals.length === 0 ? "no arguments" : spec.positionals.join(" ");
     const got = parsed.positionals.length > spec.positionals.length ? ` (got '${parsed.positionals.slice(spec.positionals.length).join(" ")}' too)` : "";
     return { kind: "usage_error", message: `${command} takes ${want}${got}`, help };

@@ -13,6 +13,7 @@ import { followRun, type FollowIO } from "./follow.js";
 import { renderDiff } from "./color.js";
 import { envText, eventLine, gcText, mib, policyText, progressLine, runEndLines, shellQuote, statusJson } from "./render.js";
 import { oneLine, whyLine } from "./why.js";
+import { quoteArgv } from "./quote.js";
 import { McpOptionError, resolveMcpOptions } from "./mcp/options.js";
 
 export interface CommandContext extends FollowIO {
@@ -279,13 +280,34 @@ function thenFollow(act: (cmd: ParsedCommand, ctx: CommandContext) => ReturnType
   };
 }
 
-const approve = thenFollow((cmd, ctx) => ctx.api.approve(arg(cmd, 0), arg(cmd, 1)));
-const reject = thenFollow(
+/**
+ * `approve chk_ID` / `reject chk_ID`: a person's answer to a command an MCP
+ * agent's sandbox_exec asked about. What would run is shown with the answer;
+ * there is no run to follow.
+ */
+async function decideCheck(cmd: ParsedCommand, ctx: CommandContext, decision: "approve" | "reject"): Promise<ExitCode> {
+  const reason = opt(cmd, "reason");
+  const body = await ctx.api.decideCheck(arg(cmd, 0), { decision, ...(reason !== undefined && { reason }) });
+  if (ctx.json) printJson(ctx, body);
+  else ctx.out(oneLine(`${body.state} ${body.id}: ${quoteArgv(body.argv)} in a sandbox of ${body.workspace}`) + "\n");
+  return EXIT.ok;
+}
+
+const isCheck = (cmd: ParsedCommand) => cmd.args.length === 1 && arg(cmd, 0).startsWith("chk_");
+
+const approveRun = thenFollow((cmd, ctx) => ctx.api.approve(arg(cmd, 0), arg(cmd, 1)));
+const approve: Handler = (cmd, ctx) => (isCheck(cmd) ? decideCheck(cmd, ctx, "approve") : approveRun(cmd, ctx));
+const rejectRun = thenFollow(
   (cmd, ctx) => ctx.api.reject(arg(cmd, 0), arg(cmd, 1), opt(cmd, "reason") ?? ""),
   (cmd) => {
     if (!opt(cmd, "reason")) throw new UsageError("reject needs --reason TEXT (the model is told why)");
   },
 );
+const reject: Handler = (cmd, ctx) => {
+  if (!isCheck(cmd)) return rejectRun(cmd, ctx);
+  if (!opt(cmd, "reason")) throw new UsageError("reject needs --reason TEXT (the agent is told why)");
+  return decideCheck(cmd, ctx, "reject");
+};
 const resume = thenFollow(
   (cmd, ctx) => ctx.api.resume(arg(cmd, 0), budgetsFrom(cmd)),
   (cmd) => void budgetsFrom(cmd),
@@ -494,7 +516,7 @@ const mcp: Handler = async (cmd, ctx) => {
     throw err;
   }
   const { serveMcp } = await import("./mcp/index.js");
-  await serveMcp({ api: ctx.api, options, version: MCP_TOOLSET_VERSION, commandSuffix: ctx.commandPrefix, err: ctx.err });
+  await serveMcp({ api: ctx.api, options, version: MCP_TOOLSET_VERSION, commandSuffix: ctx.commandPrefix, program: ctx.program, err: ctx.err });
   return EXIT.ok;
 };
 

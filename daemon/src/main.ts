@@ -26,6 +26,7 @@ import { readImageLockSync } from "./sandbox/image-lock.js";
 import type { Executor } from "./sandbox/executor.js";
 import type { ImageFamily } from "./contracts/test-report.js";
 import { createChecksService } from "./checks/index.js";
+import { createCheckApprovals } from "./checks/approvals.js";
 
 /** Exit codes of mini-agent-daemon, set in this one place (documented in --help). */
 export const DAEMON_EXIT = { ok: 0, failure: 1, usage: 64, alreadyRunning: 75 } as const;
@@ -187,6 +188,7 @@ export async function main(argv: string[], deps: MainDeps): Promise<number> {
           policyFor: (workspace) => resolveRunPolicy(policy, undefined, workspace).policy,
           stateDir: config.stateDir,
           knownSecrets: () => secrets.values(),
+          approvals: createCheckApprovals(),
         }),
       }),
       version: deps.version,

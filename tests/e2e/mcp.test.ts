@@ -5,6 +5,8 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { promisify } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { shellRun } from "../kit/shell.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -123,7 +125,9 @@ describe("mini-agent-client mcp through the official SDK Client over stdio", () 
     const denied = await call("sandbox_exec", { argv: ["curl", "http://127.0.0.1:9/"] });
     expect(textOf(denied)).toMatch(/^policy_denied: denied by .*nothing ran/);
     const ask = await call("sandbox_exec", { argv: ["node", "-e", "1"] });
-    expect(textOf(ask)).toMatch(/^approval_required: needs approval .*runs only inside a run.*nothing ran/);
+    expect(textOf(ask)).toMatch(
+      /^approval_required: needs approval .*a person must approve this command first; nothing ran\nA person approves it with: .* approve chk_[0-9a-f]{20} .*You cannot approve it yourself\.$/s,
+    );
     for (const text of [unknown, extra, relative, huge, hugeArgv].map(textOf)) expect(text).not.toMatch(/\n\s+at /);
     expect(stateFiles()).toEqual(before);
     expect(JSON.parse((await runClient(["list", "--json", "--socket", d!.socketPath])).stdout)).toEqual([]);
@@ -163,6 +167,55 @@ describe("mini-agent-client mcp through the official SDK Client over stdio", () 
     const touched = await call("verify", { test: TEST_CMD, protect: ["notes.txt"] });
     expect(touched.structuredContent).toMatchObject({ passed: false, reason: "protected_path_changed" });
   }, 600_000);
+
+  it("a command the policy asks about runs after a person approves it with the printed command, once; the calling agent cannot answer it", async () => {
+    const argv = ["node", "-e", "process.stdout.write('asked ' + 6 * 7)"];
+    const ask = await call("sandbox_exec", { argv });
+    expect(ask.isError).toBe(true);
+    const text = textOf(ask);
+    const id = /approval_id "(chk_[0-9a-f]{20})"/.exec(text)?.[1] ?? "";
+    const printed = /A person approves it with: (.*?) \(or refuses/.exec(text)?.[1] ?? "";
+    expect(printed).toContain(`approve ${id}`);
+    // the agent retrying with the id before anyone answered: still a question, nothing ran
+    expect(textOf(await call("sandbox_exec", { argv, approval_id: id }))).toMatch(/^approval_required: approval chk_\w+ is still waiting for a person/);
+    // the person pastes the printed command into a shell
+    const approved = await shellRun(printed);
+    expect(approved).toMatchObject({ code: 0, output: expect.stringContaining(`approved ${id}: node -e`) });
+    const ran = await call("sandbox_exec", { argv, approval_id: id });
+    expect(ran.structuredContent).toMatchObject({ kind: "sandbox_exec", ok: true, result: { exit_code: 0, stdout: "asked 42" } });
+    // used once
+    expect(textOf(await call("sandbox_exec", { argv, approval_id: id }))).toMatch(/^approval_unknown: /);
+  }, 300_000);
+
+  it("through MCP elicitation: the person's MCP client asks them; yes runs the command in the same call, no runs nothing", async () => {
+    const elicited: string[] = [];
+    const asking = async (answer: boolean) => {
+      const transport = new StdioClientTransport({
+        command: process.execPath,
+        args: [...binArgs("client"), "mcp", "--socket", d!.socketPath, "--workspace", ws],
+        env: cleanEnv() as Record<string, string>,
+        cwd: REPO,
+        stderr: "pipe",
+      });
+      const c = new Client({ name: "mini-agent-e2e-elicit", version: "1.0.0" }, { capabilities: { elicitation: { form: {} } } });
+      c.setRequestHandler(ElicitRequestSchema, async (req) => {
+        elicited.push(String(req.params.message));
+        return { action: "accept", content: { approve: answer } };
+      });
+      await c.connect(transport);
+      try {
+        return (await c.callTool({ name: "sandbox_exec", arguments: { argv: ["node", "-e", "process.stdout.write('yes')"] } })) as ToolAnswer;
+      } finally {
+        await c.close();
+      }
+    };
+    const yes = await asking(true);
+    expect(yes.structuredContent).toMatchObject({ kind: "sandbox_exec", ok: true, result: { exit_code: 0, stdout: "yes" } });
+    const no = await asking(false);
+    expect({ isError: no.isError, text: textOf(no) }).toMatchObject({ isError: true, text: expect.stringMatching(/^approval_rejected: /) });
+    expect(elicited).toHaveLength(2);
+    expect(elicited[0]).toContain("node -e process.stdout.write('yes')");
+  }, 300_000);
 });
 
 describe("mini-agent-client mcp --http: Streamable HTTP on loopback with a bearer token", () => {

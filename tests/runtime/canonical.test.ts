@@ -49,7 +49,7 @@ describe("canonical linkcheck replay on the container backend", () => {
     const done = await runs.settled(created.run_id);
     expect(done.status, done.reason ?? "").toBe("completed");
     expect(done.counters.writes).toBe(2);
-    expect(done.tests).toEqual({ discovered: 3, passed: 3, failed: 0 });
+    expect(done.tests).toEqual({ discovered: 3, passed: 3, failed: 0, green: true });
     expect(done.verification?.passed).toBe(true);
     // regression: cancelling a completed run answered run_not_resumable
     await expect(runs.cancel(created.run_id)).rejects.toMatchObject({ code: "run_already_finished", message: expect.stringContaining("nothing to cancel") });

@@ -11,6 +11,8 @@ export interface ServeMcpInput {
   options: McpOptions;
   version: string;
   commandSuffix: string;
+  /** how the user starts this client: the approve command a person is told names it */
+  program: string;
   /** where "listening on" goes: never stdout, which is the protocol's over stdio */
   err(s: string): void;
   stdin?: NodeJS.ReadableStream;
@@ -19,7 +21,8 @@ export interface ServeMcpInput {
 
 /** Serves until the client hangs up (stdio) or the process is stopped (HTTP). */
 export async function serveMcp(input: ServeMcpInput): Promise<void> {
-  const newServer = () => createMcpServer({ api: input.api, defaults: input.options, version: input.version, commandSuffix: input.commandSuffix });
+  const newServer = () =>
+    createMcpServer({ api: input.api, defaults: input.options, version: input.version, commandSuffix: input.commandSuffix, program: input.program });
   if (input.options.http) {
     const { host, port, token } = input.options.http;
     const server = await serveHttp({

@@ -14,6 +14,8 @@ export interface McpServerDeps {
   version: string;
   /** how the user runs the client against this daemon (`--socket S`), appended to a refresh command */
   commandSuffix: string;
+  /** how the user starts this client (`mini-agent-client`, or `node /abs/cli.js`): the approve command names it */
+  program: string;
 }
 
 export function createMcpServer(deps: McpServerDeps): McpServer {
@@ -28,7 +30,15 @@ export function createMcpServer(deps: McpServerDeps): McpServer {
           const out = (await t.call(deps.api, args, deps.defaults)) as Record<string, unknown>;
           return { content: [{ type: "text", text: t.summary(out) }], structuredContent: out };
         } catch (err) {
-          return refusal(err, deps.commandSuffix);
+          const asked = t.name === "sandbox_exec" ? approvalIdOf(err) : null;
+          if (asked === null) return refusal(err, deps);
+          try {
+            // the person answers in their MCP client when it can ask them; the calling agent never does
+            const out = await askThePerson(server, deps, asked, args);
+            return out === null ? refusal(err, deps) : { content: [{ type: "text", text: t.summary(out) }], structuredContent: out };
+          } catch (again) {
+            return refusal(again, deps);
+          }
         }
       },
     );
@@ -37,13 +47,58 @@ export function createMcpServer(deps: McpServerDeps): McpServer {
   return server;
 }
 
+/** The approval id of a sandbox_exec the policy asks about, or null. */
+function approvalIdOf(err: unknown): string | null {
+  if (!isCodedError(err) || err.code !== "approval_required") return null;
+  const id = err.details?.approval_id;
+  return typeof id === "string" ? id : null;
+}
+
+/**
+ * MCP elicitation: the human's own MCP client shows the question and returns
+ * their answer, which is sent to the daemon as `approve`/`reject chk_…` would
+ * send it; then the same call runs with the approval. Null when the client
+ * cannot ask (the refusal then names the command a person runs).
+ */
+async function askThePerson(server: McpServer, deps: McpServerDeps, id: string, args: Record<string, unknown>): Promise<Record<string, unknown> | null> {
+  if (!server.server.getClientCapabilities()?.elicitation) return null;
+  const argv = Array.isArray(args.argv) ? (args.argv as string[]) : [];
+  const answer = await server.server.elicitInput({
+    mode: "form",
+    message: `mini-agent: run \`${argv.join(" ")}\` in a sandbox (no network, a copy of the workspace, changes discarded)? The daemon's command policy asks a person first.`,
+    requestedSchema: {
+      type: "object",
+      properties: { approve: { type: "boolean", title: "Run it", description: "yes runs this exact command once" } },
+      required: ["approve"],
+    },
+  });
+  const yes = answer.action === "accept" && answer.content?.approve === true;
+  await deps.api.decideCheck(
+    id,
+    yes
+      ? { decision: "approve" }
+      : { decision: "reject", reason: `the person answered ${answer.action === "accept" ? "no" : answer.action} in the MCP client` },
+  );
+  if (!yes) throw Object.assign(new Error("the person did not approve it; nothing ran"), { code: "approval_rejected" });
+  return (await deps.api.sandboxExec({
+    ...(args as Parameters<McpApi["sandboxExec"]>[0]),
+    ...(deps.defaults.workspace && !args.workspace && { workspace: deps.defaults.workspace }),
+    approval_id: id,
+  })) as Record<string, unknown>;
+}
+
 /** A daemon refusal as a tool error the calling agent can read: the code, the reason, the command a human runs. Never a stack. */
-function refusal(err: unknown, suffix: string): CallToolResult {
+function refusal(err: unknown, deps: Pick<McpServerDeps, "commandSuffix" | "program">): CallToolResult {
   if (!isCodedError(err)) {
     return { isError: true, content: [{ type: "text", text: "internal: the MCP server failed to handle the call" }] };
   }
+  const suffix = deps.commandSuffix;
   const refresh = typeof err.details?.refresh_command === "string" ? `${err.details.refresh_command}${suffix ? ` ${suffix}` : ""}` : null;
-  const text = `${err.code}: ${err.message}${refresh ? `\nA human runs: ${refresh}` : ""}`;
+  const id = approvalIdOf(err);
+  const ask = id
+    ? `\nA person approves it with: ${deps.program} approve ${id}${suffix ? ` ${suffix}` : ""} (or refuses: ${deps.program} reject ${id} --reason TEXT${suffix ? ` ${suffix}` : ""}); then call sandbox_exec again with approval_id "${id}". You cannot approve it yourself.`
+    : "";
+  const text = `${err.code}: ${err.message}${refresh ? `\nA human runs: ${refresh}` : ""}${ask}`;
   // text only: the SDK's Client checks structuredContent against the tool's OUTPUT schema even on an error
   return { isError: true, content: [{ type: "text", text }] };
 }

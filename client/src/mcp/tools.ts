@@ -11,7 +11,7 @@ import type { ApiClient } from "../api-client.js";
  * server was started with --workspace) and its structured output is the
  * daemon's answer contract as it came back.
  */
-export type McpApi = Pick<ApiClient, "sandboxTests" | "sandboxExec" | "verifyBegin" | "verify" | "health" | "trace" | "getRun">;
+export type McpApi = Pick<ApiClient, "sandboxTests" | "sandboxExec" | "decideCheck" | "verifyBegin" | "verify" | "health" | "trace" | "getRun">;
 
 export interface ToolDefaults {
   workspace?: string;
@@ -76,7 +76,7 @@ export const TOOLS = [
     title: "Run one command in a fresh proven sandbox, under the command policy",
     description:
       "Runs one argv (no shell) in a fresh sandbox of the workspace's family, with a copy of the workspace and no network, if the daemon's command policy allows it. " +
-      "Denied commands never run; a command that needs a person's approval is refused here (it runs only inside a mini-agent run, where a person approves it). " +
+      "Denied commands never run. A command the policy asks about is put to a person: through your MCP client when it supports elicitation, else the call is refused with an approval id and the command a person runs to approve it; call again with that approval_id once they have. " +
       "Files the command changed are listed and discarded, never copied back. Refused, with the probe command, when the isolation report is not passing.",
     input: SandboxExecRequest.partial({ workspace: true }),
     output: SandboxExecBody,

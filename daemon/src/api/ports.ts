@@ -1,5 +1,7 @@
 import type { GcOptions, GcResult } from "../retention/gc.js";
 import type {
+  CheckApprovalBody,
+  CheckApprovalRequest,
   HealthBody,
   PolicyShowBody,
   SandboxExecBody,
@@ -67,6 +69,9 @@ export interface ChecksService {
   exec(req: SandboxExecRequest): Promise<SandboxExecBody>;
   begin(req: VerifyBeginRequest): Promise<VerifyBegunBody>;
   verify(req: VerifyRequest): Promise<VerificationBody>;
+  /** a sandbox_exec's question to a person: shown, and answered by the person (`approve`/`reject chk_…`) */
+  approval(id: string): CheckApprovalBody;
+  decide(id: string, req: CheckApprovalRequest): CheckApprovalBody;
 }
 
 export interface ApiDeps {

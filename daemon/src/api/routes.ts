@@ -7,6 +7,8 @@ import {
   DraftTaskRequest,
   EmptyRequest,
   EnvGcRequest,
+  CheckApprovalId,
+  CheckApprovalRequest,
   GcRequest,
   EventsQuery,
   PolicyQuery,
@@ -67,6 +69,7 @@ function checks(ctx: RouteCtx) {
 
 const runId = (ctx: RouteCtx) => parseParam(ctx.params[0] ?? "", RunIdParam, "run id");
 const actionId = (ctx: RouteCtx) => parseParam(ctx.params[1] ?? "", ActionIdParam, "action id");
+const approvalId = (ctx: RouteCtx) => parseParam(ctx.params[0] ?? "", CheckApprovalId, "approval id");
 
 export const ROUTES: Route[] = [
   route("POST", "/runs", async (ctx) => {
@@ -228,6 +231,15 @@ export const ROUTES: Route[] = [
     noQuery(ctx.query);
     const r = await body(ctx, SandboxExecRequest, "sandbox exec");
     return { json: await checks(ctx).exec(r) };
+  }),
+  route("GET", "/checks/approvals/:id", async (ctx) => {
+    noQuery(ctx.query);
+    return { json: checks(ctx).approval(approvalId(ctx)) };
+  }),
+  route("POST", "/checks/approvals/:id", async (ctx) => {
+    noQuery(ctx.query);
+    const r = await body(ctx, CheckApprovalRequest, "check approval");
+    return { json: checks(ctx).decide(approvalId(ctx), r) };
   }),
   route("POST", "/checks/baseline", async (ctx) => {
     noQuery(ctx.query);

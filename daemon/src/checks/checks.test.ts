@@ -1,4 +1,5 @@
 import fs from "node:fs";
+import { createCheckApprovals } from "./approvals.js";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -43,6 +44,7 @@ function deps(over: Partial<ChecksDeps> = {}): ChecksDeps & { sandboxesAsked: nu
     policyFor: (workspace: string) => resolveRunPolicy(BUILTIN_DAEMON_POLICY, undefined, workspace).policy,
     stateDir,
     knownSecrets: () => [],
+    approvals: createCheckApprovals(),
     ...over,
   };
   return d;
@@ -88,6 +90,47 @@ describe("workspace checks refuse without a proven sandbox (no host fallback)", 
       code: "isolation_unverified",
     });
     expect(gated.sandboxesAsked).toBe(0);
+  });
+
+  it("sandbox_exec: a command the policy asks about runs only after a person approved exactly that call, once, on the same workspace", async () => {
+    const ok = deps({ gate: async () => ({ ok: true }) });
+    const checks = createChecksService(ok);
+    const argv = ["node", "-e", "1"];
+    const asked = await codeOf(checks.exec({ workspace: ws, argv }));
+    expect(asked).toMatchObject({ code: "approval_required", details: { argv } });
+    const id = String(asked.details?.approval_id);
+    expect(id).toMatch(/^chk_[0-9a-f]{20}$/);
+    // the calling agent retrying before a person answered gets the same question, nothing runs
+    expect(await codeOf(checks.exec({ workspace: ws, argv, approval_id: id }))).toMatchObject({ code: "approval_required" });
+    // another argv with this id: not what the person was asked
+    expect(await codeOf(checks.exec({ workspace: ws, argv: ["node", "-e", "2"], approval_id: id }))).toMatchObject({ code: "approval_stale" });
+    expect(checks.decide(id, { decision: "approve" })).toMatchObject({ state: "approved", argv, workspace: fs.realpathSync(ws) });
+    expect(() => checks.decide(id, { decision: "reject" })).toThrow(/already approved/);
+    // approved: it goes on to the sandbox (this test's executor refuses, which proves it got there)
+    await expect(checks.exec({ workspace: ws, argv, approval_id: id })).rejects.toThrow(/no sandbox may be asked for/);
+    expect(ok.sandboxesAsked).toBe(1);
+    // used once
+    expect(await codeOf(checks.exec({ workspace: ws, argv, approval_id: id }))).toMatchObject({ code: "approval_unknown" });
+
+    const again = String((await codeOf(checks.exec({ workspace: ws, argv }))).details?.approval_id);
+    checks.decide(again, { decision: "approve" });
+    fs.writeFileSync(path.join(ws, "tests/changed.js"), "");
+    try {
+      expect(await codeOf(checks.exec({ workspace: ws, argv, approval_id: again }))).toMatchObject({ code: "approval_stale" });
+    } finally {
+      fs.rmSync(path.join(ws, "tests/changed.js"));
+    }
+    const refused = String((await codeOf(checks.exec({ workspace: ws, argv }))).details?.approval_id);
+    checks.decide(refused, { decision: "reject", reason: "not now" });
+    expect(await codeOf(checks.exec({ workspace: ws, argv, approval_id: refused }))).toMatchObject({
+      code: "approval_rejected",
+      message: expect.stringContaining("not now"),
+    });
+    // an id for a command the policy allows is a mistake, not a pass
+    expect(await codeOf(checks.exec({ workspace: ws, argv: ["node", "--check", "tests/test_a.js"], approval_id: refused }))).toMatchObject({
+      code: "invalid_request",
+    });
+    expect(ok.sandboxesAsked).toBe(1);
   });
 
   it("names the family's own probe command for a family other than node", async () => {

@@ -4,6 +4,7 @@ import { isMiniAgentError, MiniAgentError } from "../errors.js";
 import { decideCommand } from "../policy/decide-command.js";
 import { redactDeep } from "../redact/index.js";
 import { runCommand } from "../tools/run-command.js";
+import { workspaceDigest } from "../workspace/version.js";
 import { requireProvenSandbox } from "./gate.js";
 import type { ChecksDeps } from "./ports.js";
 
@@ -14,9 +15,11 @@ const DEFAULT_TIMEOUT_MS = 600_000;
 /**
  * One argv in the workspace's family sandbox, decided by decideCommand under
  * the policy a run of this workspace would get (daemon file, profile, the
- * workspace's own rules): deny is final, allow runs. `ask` is refused: its
- * approval is bound to a run's action, and the calling agent must never be the
- * one to answer it, so here it names the run that can ask a person instead.
+ * workspace's own rules): deny is final, allow runs. `ask` asks a person
+ * (approvals.ts): the call is refused with approval_required and an approval id
+ * bound to the workspace, the argv and the workspace's digest; once a person
+ * approved it (`mini-agent-client approve chk_…`, never the calling agent), the
+ * same call with that approval_id runs, once.
  * The sandbox is a warm one opened for this call alone (only a warm sandbox
  * can list the files a command changed) and closed after it; nothing comes back.
  */
@@ -25,11 +28,17 @@ export async function sandboxExec(req: SandboxExecRequest, deps: ChecksDeps): Pr
   const decision = decideCommand(deps.policyFor(draft.workspace), req.argv);
   if (decision.verdict === "deny") throw new MiniAgentError("policy_denied", decision.reason, { details: { rule: decision.rule } });
   if (decision.verdict === "ask") {
-    throw new MiniAgentError(
-      "approval_required",
-      `${decision.reason}: a command that needs a person's approval runs only inside a run, where the approval is bound to it (mini-agent-client run --workspace DIR --goal TEXT); nothing ran`,
-      { details: { rule: decision.rule } },
-    );
+    const digest = await workspaceDigest(draft.workspace, deps.stateDir);
+    if (req.approval_id === undefined) {
+      const asked = deps.approvals.ask(draft.workspace, req.argv, digest);
+      throw new MiniAgentError("approval_required", `${decision.reason}: a person must approve this command first; nothing ran`, {
+        details: { rule: decision.rule, approval_id: asked.id, argv: asked.argv, workspace: asked.workspace },
+      });
+    }
+    deps.approvals.use(req.approval_id, draft.workspace, req.argv, digest);
+  } else if (req.approval_id !== undefined) {
+    // an id for a command the policy does not ask about is a mistake, not a pass
+    throw new MiniAgentError("invalid_request", "approval_id is only for a command the policy asks about; this one it does not");
   }
   const family = taskImageFamily(draft.task);
   await requireProvenSandbox(deps, family);

@@ -4,6 +4,7 @@ import type { Draft, DraftInput } from "../adhoc/index.js";
 import type { ImageFamily } from "../contracts/test-report.js";
 import type { Executor } from "../sandbox/executor.js";
 import type { EffectivePolicy } from "../contracts/policy.js";
+import type { CheckApprovals } from "./approvals.js";
 
 /**
  * What the workspace checks use, each a piece a run already uses: the ad-hoc
@@ -20,5 +21,7 @@ export interface ChecksDeps {
   policyFor(workspace: string): EffectivePolicy;
   stateDir: string;
   knownSecrets(): KnownSecrets;
+  /** the questions a sandbox_exec asked a person, and their answers (approvals.ts) */
+  approvals: CheckApprovals;
   clock?: () => Date;
 }

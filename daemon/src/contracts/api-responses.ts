@@ -197,6 +197,17 @@ export const SandboxExecBody = z.strictObject({
 });
 export type SandboxExecBody = z.infer<typeof SandboxExecBody>;
 
+/** A sandbox_exec's question to a person and its answer (`approve chk_…`): what would run, where, and the state */
+export const CheckApprovalBody = z.strictObject({
+  kind: z.literal("check_approval"),
+  id: z.string(),
+  workspace: z.string(),
+  argv: z.array(z.string()),
+  state: z.enum(["pending", "approved", "rejected"]),
+  reason: z.nullable(z.string()),
+});
+export type CheckApprovalBody = z.infer<typeof CheckApprovalBody>;
+
 /** `POST /v1/checks/baseline`: the workspace's state recorded in the state dir, what `verify` compares against */
 export const VerifyBegunBody = z.strictObject({
   kind: z.literal("verify_begun"),
@@ -242,6 +253,7 @@ export const ApiResponse = z.discriminatedUnion("kind", [
   SandboxExecBody,
   VerifyBegunBody,
   VerificationBody,
+  CheckApprovalBody,
 ]);
 export type ApiResponse = z.infer<typeof ApiResponse>;
 export type ApiResponseOf<K extends ApiResponse["kind"]> = Extract<ApiResponse, { kind: K }>;

@@ -141,8 +141,20 @@ export type SandboxTestsRequest = z.infer<typeof SandboxTestsRequest>;
  * policy a run of that workspace would get. run_command's own argument rules
  * (argv words, at most 64, a capped timeout), so nothing here can accept more.
  */
-export const SandboxExecRequest = RunCommandArgs.extend({ workspace: AbsPath, image_family: FamilyName.optional() });
+/** the id of a sandbox_exec's question to a person (checks/approvals.ts) */
+export const CheckApprovalId = z.string().regex(/^chk_[0-9a-f]{20}$/, "an approval id (chk_ and 20 hex digits)");
+
+export const SandboxExecRequest = RunCommandArgs.extend({
+  workspace: AbsPath,
+  image_family: FamilyName.optional(),
+  /** the id a command the policy asks about was given: run it once a person approved exactly this call */
+  approval_id: CheckApprovalId.optional(),
+});
 export type SandboxExecRequest = z.infer<typeof SandboxExecRequest>;
+
+/** `POST /v1/checks/approvals/:id`: a person's answer to a sandbox_exec the policy asks about */
+export const CheckApprovalRequest = z.strictObject({ decision: z.enum(["approve", "reject"]), reason: z.string().min(1).max(2_000).optional() });
+export type CheckApprovalRequest = z.infer<typeof CheckApprovalRequest>;
 
 /** `test` and `image_family` only pick the family whose sandbox must be proven (the tests run at `verify`) */
 export const VerifyBeginRequest = z.strictObject({ workspace: AbsPath, test: AdhocTaskRequest.shape.test, image_family: FamilyName.optional() });
@@ -175,6 +187,7 @@ export {
   IsolationVerdict,
   PolicyShowBody,
   SandboxExecBody,
+  CheckApprovalBody,
   SandboxTestsBody,
   VerificationBody,
   VerifyBegunBody,

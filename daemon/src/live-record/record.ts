@@ -2,6 +2,7 @@ import { z } from "zod";
 import { Id, SchemaVersion } from "../contracts/common.js";
 import { RunStatus } from "../contracts/run.js";
 import { SandboxLimit } from "../contracts/sandbox.js";
+import { TEST_LIST_NAMES } from "../contracts/run-view.js";
 import { Budgets } from "../contracts/task-spec.js";
 import type { RunView, TraceEvent } from "../runtime/service.js";
 
@@ -31,6 +32,9 @@ export const LiveRunVerification = z.strictObject({
     runner_signal: z.string().max(32).nullable().optional(),
     /** the verify preset had no test count, only an exit status (contracts/run-view.ts) */
     exit_code_only: z.boolean().optional(),
+    skipped: Count.optional(),
+    /** how many tests fell in each list of the comparison with the baseline; counts only, never test ids or output */
+    against_baseline: z.record(z.enum(TEST_LIST_NAMES), Count).optional(),
   }),
   acceptance: z.strictObject({ passed: z.array(z.string().max(128)), failed: z.array(z.string().max(128)), error: z.string().max(2048).nullable() }).nullable(),
 });
@@ -122,10 +126,22 @@ export function buildLiveRunRecord(f: LiveRunFacts): LiveRunRecord {
             reason: v.reason,
             workspace_digest: v.workspace_digest,
             protected_paths_changed: v.protected_paths_changed,
-            tests: v.tests,
+            tests: liveTests(v.tests),
             acceptance: v.acceptance,
           },
   };
+}
+
+/**
+ * The Verifier's test figures as a live record may publish them: counts, never the
+ * per-test ids or the runner's own lines the evidence also holds (they come from
+ * the workspace and from code under test).
+ */
+function liveTests(t: NonNullable<RunView["verification"]>["tests"]): z.infer<typeof LiveRunVerification>["tests"] {
+  const { compare, runner_error: _lines, ...figures } = t;
+  if (!compare) return figures;
+  const counts = Object.fromEntries(TEST_LIST_NAMES.map((n) => [n, compare.counts[n] ?? 0])) as Record<(typeof TEST_LIST_NAMES)[number], number>;
+  return { ...figures, against_baseline: counts };
 }
 
 /** approval_recorded carries the human's decision; both spellings the ledger may use are read. */
