@@ -210,7 +210,7 @@ export function judgeAgainstBaseline(run: TestRunFacts, s: TestSummary, baseline
   say(newFailed, `${newFailed.length} new failing test(s) (new_failed)`);
   // a test whose file no longer loads did not run: said with the load error, not as if the run removed it
   const unloaded = new Set(newErrors.concat(full.fail_to_fail.filter((id) => outcome.get(id) === "error")));
-  const inUnloaded = (id: string) => unloaded.has(id.split("::")[0]!.split(" > ")[0]!);
+  const inUnloaded = (id: string) => unloaded.has(testFileOf(id));
   const lost = full.disappeared.filter(inUnloaded);
   const gone = full.disappeared.filter((id) => !inUnloaded(id));
   say(lost, `${lost.length} test(s) from before did not run because their file could not load (disappeared)`);
@@ -234,13 +234,18 @@ export function judgeAgainstBaseline(run: TestRunFacts, s: TestSummary, baseline
   return { ...verdict("passed", `passed against the baseline: ${summary}`), delta };
 }
 
+/** The file (or Go package path) a test id begins with: before `::` (pytest) or ` > ` (node, vitest, jest). */
+function testFileOf(id: string): string {
+  return id.split("::")[0]!.split(" > ")[0]!;
+}
+
 /**
  * Whether a test id lives in one of the changed paths: the file before `::` or ` > `
  * (pytest, node, vitest, jest), or for Go (`module/pkg/TestName`) a changed `_test.go`
  * file in that package's folder.
  */
 export function testTouched(id: string, changed: readonly string[]): boolean {
-  const head = id.split("::")[0]!.split(" > ")[0]!;
+  const head = testFileOf(id);
   if (changed.includes(head)) return true;
   const pkg = head.split("/").slice(0, -1).join("/");
   return changed.some((p) => {
