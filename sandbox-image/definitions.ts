@@ -84,7 +84,9 @@ export const IMAGE_DEFINITIONS = {
   node: {
     family: "node",
     tag: "mini-agent/sandbox-node:local",
-    binaries: ["/usr/bin/node"],
+    // coreutils' env (libc only): every node_modules/.bin shim starts `#!/usr/bin/env node`, so
+    // `npx jest` or `node_modules/.bin/vitest` ran into "no such file" without it. Not a shell.
+    binaries: ["/usr/bin/node", "/usr/bin/env"],
     // What native test tooling loads beyond node's own closure: rolldown's binding (vitest 4, vite)
     // and lightningcss need librt, the rest is what Rust/C++ add-ons (swc, esbuild's npm
     // binaries) link. Without librt vitest dies at start-up ("Cannot find native binding").

@@ -72,7 +72,9 @@ function fixReplay(file: string, buggy: string, from: string, to: string): strin
 
 /** `run --workspace --goal`, approving every write; returns the final status view. */
 async function runToEnd(ws: string, replay: string, extra: string[] = []): Promise<{ code: number; out: string; view: Record<string, unknown> }> {
-  let r = await runClient(["run", "--workspace", ws, "--goal", "make the tests pass", "--replay", replay, ...extra, ...socket]);
+  // a task spec names the goal itself
+  const goal = extra.includes("--task-spec") ? [] : ["--goal", "make the tests pass"];
+  let r = await runClient(["run", "--workspace", ws, ...goal, "--replay", replay, ...extra, ...socket]);
   let out = r.stdout + r.stderr;
   const runId = /run (\S+) started/.exec(r.stdout)?.[1] ?? "";
   expect(runId, out).not.toBe("");
@@ -84,19 +86,53 @@ async function runToEnd(ws: string, replay: string, extra: string[] = []): Promi
   return { code: r.code, out, view: await view() };
 }
 
-/** vitest and what it loads at run time, copied from the shared install (hoisted, so one level deep). */
-function copyVitest(ws: string): void {
+/**
+ * A package and what it loads at run time, copied from an install (`modules`, a node_modules
+ * folder) into the project's node_modules: each dependency resolved as Node resolves it (the
+ * requiring package's own node_modules first, then the top level), and every top-level folder
+ * copied whole, so a nested copy comes along with its parent.
+ */
+function copyClosure(ws: string, root: string, modules = path.join(REPO, "node_modules")): void {
+  const topLevel = new Set<string>();
   const seen = new Set<string>();
-  const queue = ["vitest"];
+  const queue: Array<[string, string]> = [[root, modules]];
   while (queue.length > 0) {
-    const name = queue.pop()!;
-    const dir = path.join(REPO, "node_modules", name);
-    if (seen.has(name) || !fs.existsSync(path.join(dir, "package.json"))) continue;
-    seen.add(name);
+    const [name, from] = queue.pop()!;
+    let dir = "";
+    for (let at = from; at.startsWith(modules); ) {
+      if (fs.existsSync(path.join(at, name, "package.json"))) {
+        dir = path.join(at, name);
+        break;
+      }
+      if (at === modules) break;
+      // up to the next enclosing node_modules (a scoped package sits two folders below it)
+      do at = path.dirname(at);
+      while (path.basename(at) !== "node_modules" && at.length > modules.length);
+    }
+    if (dir === "" || seen.has(dir)) continue;
+    seen.add(dir);
+    const top = path.relative(modules, dir).split(path.sep);
+    topLevel.add(top[0]!.startsWith("@") ? `${top[0]}/${top[1]}` : top[0]!);
     const pkg = JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8")) as Record<string, Record<string, string> | undefined>;
-    queue.push(...Object.keys({ ...pkg.dependencies, ...pkg.optionalDependencies }));
-    fs.cpSync(dir, path.join(ws, "node_modules", name), { recursive: true, dereference: true });
+    for (const dep of Object.keys({ ...pkg.dependencies, ...pkg.optionalDependencies })) queue.push([dep, path.join(dir, "node_modules")]);
   }
+  for (const name of topLevel) fs.cpSync(path.join(modules, name), path.join(ws, "node_modules", name), { recursive: true, dereference: true });
+}
+
+/** vitest and what it loads at run time, copied from the shared install. */
+const copyVitest = (ws: string) => copyClosure(ws, "vitest");
+
+/**
+ * jest comes from the project's own install (a devDependency); MINI_AGENT_TEST_JEST_MODULES names
+ * another node_modules that has it. Its `.bin/jest` link is made as npm makes it: the shim starts
+ * `#!/usr/bin/env node`, so running it needs /usr/bin/env in the image.
+ */
+const JEST_MODULES = process.env.MINI_AGENT_TEST_JEST_MODULES ?? path.join(REPO, "node_modules");
+function copyJest(ws: string): void {
+  expect(fs.existsSync(path.join(JEST_MODULES, "jest", "bin", "jest.js")), `jest is not installed in ${JEST_MODULES} (a devDependency: npm ci)`).toBe(true);
+  copyClosure(ws, "jest", JEST_MODULES);
+  fs.mkdirSync(path.join(ws, "node_modules", ".bin"), { recursive: true });
+  fs.symlinkSync("../jest/bin/jest.js", path.join(ws, "node_modules", ".bin", "jest"));
 }
 
 const BUGGY_JS = "export function add(a, b) {\n  return a - b;\n}\n";
@@ -124,6 +160,47 @@ describe("ordinary suites run in the images, counted as the host counts them", (
       numTotalTests: number;
       numPassedTests: number;
     };
+    expect(host).toMatchObject({ numTotalTests: 5, numPassedTests: 5 });
+    expect(view).toMatchObject({
+      image_family: "node",
+      verification: { passed: true, tests: { discovered: host.numTotalTests, passed: host.numPassedTests, failed: 0 } },
+    });
+  }, 600_000);
+
+  const BUGGY_CJS = "function add(a, b) {\n  return a - b;\n}\nmodule.exports = { add };\n";
+  const JEST_SUITE = `const { add } = require("../src/add");
+describe("add", () => {
+  test("adds", () => expect(add(2, 3)).toBe(5));
+  test("is commutative", () => expect(add(4, 1)).toBe(add(1, 4)));
+  test.each([[0, 0, 0], [1, -1, 0], [10, 5, 15]])("add(%i, %i) = %i", (a, b, sum) => expect(add(a, b)).toBe(sum));
+});
+`;
+
+  it("regression: a jest project whose test command is its node_modules/.bin/jest shim completes in the node image; the shim's `#!/usr/bin/env node` found no /usr/bin/env", async () => {
+    const ws = project("jest-proj", {
+      "package.json": JSON.stringify({ name: "jest-proj", private: true, scripts: { test: "jest" }, jest: { testEnvironment: "node" } }),
+      "src/add.js": BUGGY_CJS,
+      "test/add.test.js": JEST_SUITE,
+      ".gitignore": "node_modules/\n",
+    });
+    copyJest(ws);
+    // the task as drafted (package.json scripts.test: jest, read from its --json report), then run through the shim as a user's CI does
+    const drafted = await runClient(["run", "--workspace", ws, "--goal", "make the tests pass", "--print-task", ...socket]);
+    expect(drafted.code, drafted.stderr).toBe(0);
+    const task = JSON.parse(drafted.stdout) as { verify_preset: string; test_presets: Record<string, { command: string[]; parser: string }> };
+    const preset = task.test_presets[task.verify_preset]!;
+    expect(preset).toMatchObject({
+      parser: "jest_json",
+      command: ["node", "node_modules/jest/bin/jest.js", "--ci", "--json", expect.stringMatching(/^--outputFile=/)],
+    });
+    preset.command = ["node_modules/.bin/jest", ...preset.command.slice(2)];
+    const spec = path.join(tmp, "jest-task.json");
+    fs.writeFileSync(spec, JSON.stringify(task));
+    const { code, out, view } = await runToEnd(ws, fixReplay("src/add.js", BUGGY_CJS, "a - b", "a + b"), ["--task-spec", spec]);
+    expect({ code, status: view.status }, out).toEqual({ code: 0, status: "completed" });
+    const host = JSON.parse(
+      execFileSync(process.execPath, ["node_modules/jest/bin/jest.js", "--ci", "--json"], { cwd: ws, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }),
+    ) as { numTotalTests: number; numPassedTests: number };
     expect(host).toMatchObject({ numTotalTests: 5, numPassedTests: 5 });
     expect(view).toMatchObject({
       image_family: "node",
