@@ -141,7 +141,8 @@ function toRecord(res: Awaited<ReturnType<Executor["run"]>>, summary: ReturnType
   if (res.cancelled) return unreadable("the baseline's tests were cancelled");
   if (res.timed_out) return unreadable("the baseline's tests timed out");
   if (res.sandbox_lost) return unreadable("the sandbox stopped while the baseline's tests ran");
-  if (res.truncated) return unreadable("the baseline's test output was cut");
+  // cut stdout matters only where the counts come from it: a report file read whole is the list (testRunFacts)
+  if (testRunFacts(res).truncated) return unreadable("the baseline's test output was cut");
   if (!summary.summary_found) return unreadable(`the baseline's tests left no report (${judgeTestRun(testRunFacts(res), summary).message})`);
   if (summary.cases === undefined || summary.cases_complete === false) return unreadable("the baseline's report names too many tests to compare one by one");
   return { schema_version: 1, cases: [...summary.cases], note: null };

@@ -288,6 +288,29 @@ describe("verify", () => {
     expect(ev).toMatchObject({ passed: true, reason: null });
   });
 
+  it("regression: a baseline whose stdout passed the output cap but whose JUnit report was read whole is compared test by test; it was dropped as 'the baseline's test output was cut'", async () => {
+    const junitTask = TaskSpec.parse({
+      ...task,
+      acceptance: undefined,
+      test_presets: { unit: { command: ["node", "run-junit.js"], files: [], parser: "junit_xml" } },
+    });
+    const runControl = path.join(root, "run-control");
+    await captureBaseline(ws, runControl);
+    await fs.writeFile(path.join(ws, "src", "check.js"), "export const x = 2;\n");
+    const xml = '<testsuites><testsuite name="s" tests="2"><testcase classname="s" name="a"/><testcase classname="s" name="b"/></testsuite></testsuites>';
+    // the suite printed more than the cap kept; the report file is complete
+    const cut = result({ stdout: "x".repeat(1024), truncated: true, report: { status: "read", bytes: new TextEncoder().encode(xml) } });
+    const ev = await verify({
+      runId: "run-1",
+      task: junitTask,
+      workspaceRoot: ws,
+      baseline: { runControlDir: runControl },
+      acceptanceDir: control,
+      executor: new ScriptedExecutor({ verifier: cut }),
+    });
+    expect(ev).toMatchObject({ passed: true, tests: { discovered: 2, passed: 2, compare: { baseline: "compared" } } });
+  });
+
   it("a run control dir without a baseline is verification_error:baseline_not_found, never a pass", async () => {
     const ex = new ScriptedExecutor({ verifier: result({ stdout: TAP(1, 1, 0) }), acceptance: result({ stdout: ACCEPT_OK }) });
     const ev = await verify({
