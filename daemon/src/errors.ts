@@ -25,6 +25,8 @@ export const ERROR_CODES = [
   "policy_denied",
   /** the tool is not offered on this run's backend (run_command on trusted_local) */
   "tool_unavailable",
+  /** the command's program is not in the run's sandbox image: refused before anything ran (it would exit 127) */
+  "program_missing",
   // runtime
   "budget_exhausted",
   "cancelled",

@@ -192,6 +192,52 @@ describe("run_command through the daemon, the client and Docker", () => {
     }
   }, 600_000);
 
+  it("regression: a command naming a program the run's image lacks (ruff, python3 in the node image) is refused naming the programs the image has; it ran and exited 127", async () => {
+    const base = started.dir("ma-cmd-missing-");
+    const stateDir = stateDirIn(base, imageLock);
+    const replay = path.join(base, "replay.json");
+    const call = (call_id: string, argv: string[]) => ({ kind: "tool", call: { call_id, name: "run_command", arguments: { argv } } });
+    fs.writeFileSync(
+      replay,
+      JSON.stringify({
+        schema_version: 1,
+        decisions: [
+          // on the built-in allowlist, for images that have ruff: the node image has not
+          call("c1_ruff", ["ruff", "check", "src/linkcheck.js"]),
+          call("c2_py", ["python3", "-P", "-m", "py_compile", "src/linkcheck.js"]),
+          call("c3_check", ["node", "--check", "src/linkcheck.js"]),
+          { kind: "final", text: "checked" },
+        ],
+      }),
+    );
+    const d = await started.daemon({ stateDir });
+    const r = await runClient(["run", "--fixture", FIXTURE, "--workspace", path.join(base, "ws"), "--replay", replay, "--socket", d.socketPath]);
+    const runId = /run (\S+) started/.exec(r.stdout)?.[1] ?? "";
+    expect(runId, r.stdout + r.stderr).not.toBe("");
+    const events = ledgerEvents(stateDir, runId);
+    const observedOf = (c: string) => events.find((e) => e.type === "tool_observed" && e.call_id === c)!.payload;
+    // read from the pinned image itself: its PATH holds node and env (the shims' interpreter), nothing else
+    const refusal = "is not in the node image, so nothing ran; the programs it has: env, node.";
+    for (const [c, program] of [
+      ["c1_ruff", "ruff"],
+      ["c2_py", "python3"],
+    ] as const) {
+      expect(observedOf(c)).toMatchObject({ tool: "run_command", ok: false, error: "program_missing", decision: "deny", rule: "image:node" });
+      expect(String((toolMessage(stateDir, runId, c) as unknown as { error: { message: string } }).error.message)).toContain(`${program} ${refusal}`);
+    }
+    // nobody was asked about a command that could not run
+    expect(events.filter((e) => e.type === "approval_requested")).toEqual([]);
+    expect(observedOf("c3_check")).toMatchObject({ ok: true, decision: "allow", rule: "policy:interactive:allow:node --check <path>", exit_code: 0 });
+    // the run keeps the allowlist its image can run: no entry for a program the image lacks
+    const db = new Database(path.join(stateDir, "ledger.sqlite"), { readonly: true, fileMustExist: true });
+    const record = JSON.parse((db.prepare("SELECT record FROM runs WHERE run_id = ?").get(runId) as { record: string }).record) as {
+      policy: { command_allow: string[][]; image: { family: string; programs: string[] } };
+    };
+    db.close();
+    expect(record.policy.image).toEqual({ family: "node", programs: ["env", "node"] });
+    expect(record.policy.command_allow).toEqual([["node", "--check", "<path>"]]);
+  }, 600_000);
+
   it("regression: a daemon SIGKILLed while an approved command runs neither drops the call nor mistakes it for a write; resume runs it again", async () => {
     const base = started.dir("ma-cmd-kill-");
     const stateDir = stateDirIn(base, imageLock);

@@ -121,5 +121,11 @@ export const EffectivePolicy = z.strictObject({
   workspace: PolicyRules.nullable(),
   /** the daemon's policy file, or null for the built-in default */
   source: z.string().nullable(),
+  /**
+   * the run's sandbox image and the programs on its PATH, read when the run was created: the
+   * allowlist above keeps only entries it has, and a command naming another program is refused
+   * (policy/image-programs.ts). Absent: not known (a run without an image, or made before this).
+   */
+  image: z.strictObject({ family: z.string().min(1).max(64), programs: z.array(z.string().min(1).max(255)).max(10_000) }).optional(),
 });
 export type EffectivePolicy = z.infer<typeof EffectivePolicy>;

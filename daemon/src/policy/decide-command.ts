@@ -1,6 +1,7 @@
 import type { EffectivePolicy } from "../contracts/policy.js";
 import type { PolicyDecision } from "./classify.js";
 import { decideByPolicy } from "./effective.js";
+import { programMissing } from "./image-programs.js";
 
 /**
  * One argv against the run's policy: the model's `run_command`, a command a
@@ -19,6 +20,9 @@ export function decideCommand(policy: EffectivePolicy, argv: readonly string[]):
       reason: `denied by ${outcome.rule}; nothing ran, and no approval can lift a deny${allowedHint(policy, outcome.rule)}`,
       rule: outcome.rule,
     };
+  // the policy's deny speaks first; a command it would allow or ask about must also exist in the run's image
+  const missing = programMissing(policy, argv);
+  if (missing !== null) return missing;
   if (outcome.verdict === "ask") return { verdict: "ask", code: "approval_required", reason: `needs approval (${outcome.rule})`, rule: outcome.rule };
   return { verdict: "allow", code: null, reason: `allowed by ${outcome.rule}`, rule: outcome.rule };
 }

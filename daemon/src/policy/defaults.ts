@@ -19,8 +19,9 @@ export const BUILTIN_POLICY: PolicyFile = {
     // `..`, never an option), `<pkg>` a Go package pattern in the module (`./...`). A prefix let options
     // in that run code of the workspace's choosing (`node --check --import data:...`, `go vet -toolexec=`,
     // `gofmt -l -w` writing): any other option or shape is unlisted (ask; denied under ci and eval).
-    // What our images have (sandbox-image/definitions.ts): node: only `node`; python: `python3`/`python`
-    // 3.11 with the stdlib and pytest; go: `go` and `gofmt`. ruff is for projects whose own image has it.
+    // What our images have (sandbox-image/definitions.ts): node: `node` (and `env`); python: `python3`/`python`
+    // 3.11 with the stdlib and pytest; go: `go` and `gofmt`. ruff is for projects whose own image has it: a
+    // run keeps only the entries its image's PATH has (policy/image-programs.ts, read from the pinned image).
     // Not listed, because they run the project's own code by definition: `npm run lint` (a package.json
     // script), `npx tsc`/`npx eslint` (the workspace's node_modules/.bin), `python -m mypy` (plugins named in
     // its config). A policy file may list them, knowing that.

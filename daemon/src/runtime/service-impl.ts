@@ -36,6 +36,7 @@ import { isMiniAgentError, MiniAgentError } from "../errors.js";
 import type { Model } from "../models/model.js";
 import { loadReplayFile, ReplayModel } from "../models/replay.js";
 import { loadOrCreateApprovalKey } from "../policy/approval-key.js";
+import { policyForImage } from "../policy/image-programs.js";
 import { checkBinding, createBinding } from "./recovery/binding.js";
 import { interruptInFlightRuns } from "./recovery/startup.js";
 import { recoverInFlightWrites } from "./recovery/three-state.js";
@@ -139,6 +140,8 @@ export class RunServiceImpl implements RunService {
       // each may refuse (backend unavailable, image missing, live gate closed): before anything exists
       const executor = this.options.executorFactory(input.backend, taskImageFamily(checked.task), input.runtime);
       await executor.preflight();
+      // the allowlist offers only what the run's image has, and a command naming another program is refused (policy/image-programs.ts)
+      const policy = policyForImage(checked.policy.effective, taskImageFamily(checked.task), (await executor.programs?.()) ?? null);
       // loaded before anything exists: a framework that cannot load refuses the run, and the trace names what ran
       const orchestrator = await this.orchestrators.get(input.orchestrator ?? DEFAULT_ORCHESTRATOR);
       // the replay was parsed by checkCreateInput; its cursor is read from the ledger at each turn
@@ -180,7 +183,7 @@ export class RunServiceImpl implements RunService {
         ...(checked.sandboxInclude.length > 0 && { sandbox_include: checked.sandboxInclude }),
         ...(layers.length > 0 && { dependency_layers: layers }),
         ...(input.adhoc && { adhoc: { test_source: input.adhoc.testSource, dirty_files: input.adhoc.dirtyFiles } }),
-        policy: checked.policy.effective,
+        policy,
         orchestrator: orchestrator.name,
       };
       await this.deps.tools.captureBaseline(this.toolCtx(record));

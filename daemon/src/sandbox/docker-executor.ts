@@ -7,6 +7,7 @@ import { createDockerClient } from "./docker-client.js";
 import type { Executor, SandboxSession } from "./executor.js";
 import { IN_IMAGE } from "./host-config.js";
 import { engineError, resolvePinnedImage } from "./image-pin.js";
+import { readImagePrograms } from "./image-programs.js";
 import { SandboxContainer, spawnerLostError } from "./sandbox-container.js";
 import { checkReportRequest, NOT_READ_AFTER_STOP, readReportIn } from "./report-read.js";
 import { refuseChangedList } from "./changed-list.js";
@@ -79,6 +80,21 @@ export class DockerExecutor implements Executor {
   async prepareLayers(workspaceRoot: string, spec: ExportSpec): Promise<DependencyLayerRef[]> {
     if (!this.layers) return [];
     return this.layers.ensure(workspaceRoot, spec, this.config, await this.pinnedDigest());
+  }
+
+  private readonly programsOf = new Map<string, Promise<string[]>>();
+
+  /** The programs on the pinned image's PATH (image-programs.ts), read once per digest for the daemon's life. */
+  async programs(): Promise<readonly string[]> {
+    const digest = await this.pinnedDigest();
+    let p = this.programsOf.get(digest);
+    if (!p) {
+      p = readImagePrograms(this.docker, this.config, digest);
+      this.programsOf.set(digest, p);
+      // an engine error is not the image's answer: asked again next time
+      p.catch(() => this.programsOf.delete(digest));
+    }
+    return p;
   }
 
   /** The digest every container is created from; throws image_missing / image_digest_mismatch / runtime_unavailable. */

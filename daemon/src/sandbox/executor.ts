@@ -17,6 +17,11 @@ export interface Executor {
    * without sandboxes has none (absent: []).
    */
   prepareLayers?(workspaceRoot: string, spec: ExportSpec): Promise<DependencyLayerRef[]>;
+  /**
+   * The programs the run's image can start by name (sandbox/image-programs.ts), read when a run is
+   * created: the policy offers and runs only those (policy/image-programs.ts). Absent: no image.
+   */
+  programs?(): Promise<readonly string[]>;
   describe(): Promise<{ runtime: Runtime | "host"; imageDigest: string | null; engineVersion: string | null }>;
   /**
    * What a run on this backend needs, checked when the run is created and
