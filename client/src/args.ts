@@ -181,8 +181,8 @@ export const COMMANDS = {
     options: { "older-than": { type: "string" }, keep: { type: "string" }, "dry-run": { type: "boolean" } },
     summary: `gc [--older-than D] [--keep N] [--dry-run]`,
     details:
-      "Removes what finished runs (completed, failed, cancelled) left in the state dir: the baseline copy and control\n" +
-      "assets, the trace file, live run records, an orchestrator's saved pause, and cached baseline test results not\n" +
+      "Removes what finished runs (completed, failed, cancelled) left in the state dir: the baseline copy, control\n" +
+      "assets and kept test output, the trace file, live run records, an orchestrator's saved pause, and cached baseline test results not\n" +
       `used within the window. Default retention: the newest ${GC_DEFAULTS.keep} finished runs and any finished in the last ${GC_DEFAULTS.olderThan} keep their\n` +
       "files; --older-than (30s, 15m, 12h, 7d) and --keep N change it. A run that can still be resumed or must be\n" +
       "inspected (uncertain) is never touched; `status` and `list` still know every run. --dry-run only says what it would free.",

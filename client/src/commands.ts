@@ -11,7 +11,7 @@ import { BUDGET_FLAGS, type CommandName, type ParsedCommand } from "./args.js";
 import { EXIT, exitForStatus, type ExitCode } from "./exit-codes.js";
 import { followRun, type FollowIO } from "./follow.js";
 import { renderDiff } from "./color.js";
-import { envText, eventLine, gcText, mib, policyText, progressLine, runEndLines, shellQuote, statusJson } from "./render.js";
+import { envText, eventLine, gcText, mib, policyText, progressLine, runEndLines, shellQuote, statusJson, testOutputLines } from "./render.js";
 import { oneLine, whyLine } from "./why.js";
 import { quoteArgv } from "./quote.js";
 import { McpOptionError, resolveMcpOptions } from "./mcp/options.js";
@@ -345,6 +345,9 @@ const trace: Handler = async (cmd, ctx) => {
       ctx.out(oneLine(line) + "\n");
     }
   }
+  // the events carry only a tail of each test run's output: say where all of it is (the file is replaced by the next run)
+  const view = await ctx.api.getRun(arg(cmd, 0)).catch(() => null);
+  for (const l of view ? testOutputLines(view.run) : []) ctx.out(`${l}\n`);
   return EXIT.ok;
 };
 

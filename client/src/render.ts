@@ -119,7 +119,17 @@ export function runEndLines(run: RunView): string {
     lines.push(changed.count === 0 ? "changed files: none" : `changed files (${changed.count}): ${changed.paths.join(", ")}${more}`);
   }
   if (run.trace_file) lines.push(`trace file: ${run.trace_file}`);
+  lines.push(...testOutputLines(run));
   return lines.map((l) => `${l}\n`).join("");
+}
+
+/** Where the full output of the run's latest test runs is kept (the trace and the model see only its tail). */
+export function testOutputLines(run: Pick<RunView, "test_output">): string[] {
+  const out = run.test_output ?? {};
+  return [
+    ...(out.run_tests ? [`test output (latest run_tests, in full): ${out.run_tests}`] : []),
+    ...(out.verifier ? [`test output (Verifier, in full): ${out.verifier}`] : []),
+  ];
 }
 
 /** an allow entry's placeholders (daemon/src/contracts/policy.ts ArgvShape), printed bare so they read as slots, not words */

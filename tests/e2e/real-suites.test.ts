@@ -208,6 +208,33 @@ describe("add", () => {
     });
   }, 600_000);
 
+  it("regression: a jest suite printing past the run_tests capture cap (1 MiB) is judged by its complete report, and its full output is kept where status and trace point; only a tail was ever kept", async () => {
+    const chatty = `${JEST_SUITE}test("prints a lot", () => {\n  for (let i = 0; i < 1536; i++) process.stdout.write(\`line \${i} \${"x".repeat(1010)}\\n\`);\n});\n`;
+    const ws = project("jest-chatty", {
+      "package.json": JSON.stringify({ name: "jest-chatty", private: true, scripts: { test: "jest" }, jest: { testEnvironment: "node" } }),
+      "src/add.js": BUGGY_CJS,
+      "test/add.test.js": chatty,
+      ".gitignore": "node_modules/\n",
+    });
+    copyJest(ws);
+    const { code, out, view } = await runToEnd(ws, fixReplay("src/add.js", BUGGY_CJS, "a - b", "a + b"));
+    expect({ code, status: view.status }, out).toEqual({ code: 0, status: "completed" });
+    // run_tests' capture was cut at 1 MiB; the report file counted all six tests, green
+    expect(view).toMatchObject({ tests: { discovered: 6, passed: 6, failed: 0 }, verification: { passed: true, tests: { discovered: 6, passed: 6 } } });
+    const files = view.test_output as { run_tests: string; verifier: string };
+    const runTestsOut = fs.readFileSync(files.run_tests, "utf8");
+    expect(runTestsOut.startsWith("line 0 ")).toBe(true);
+    expect(runTestsOut).toMatch(/went over the capture cap here/);
+    // the Verifier captures up to 16 MiB: all of it
+    expect(fs.readFileSync(files.verifier, "utf8")).toContain(`line 1535 ${"x".repeat(1010)}`);
+    const runId = String(view.run_id);
+    for (const cmd of ["status", "trace"]) {
+      const printed = (await runClient([cmd, runId, ...socket])).stdout;
+      expect(printed).toContain(`test output (latest run_tests, in full): ${files.run_tests}`);
+      expect(printed).toContain(`test output (Verifier, in full): ${files.verifier}`);
+    }
+  }, 600_000);
+
   const BUGGY_PY = "def add(a, b):\n    return a - b\n";
   const PY_TESTS =
     "import pytest\nfrom pkg.calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n\n@pytest.mark.parametrize('a,b', [(0, 0), (1, -1), (7, 8)])\ndef test_commutative(a, b):\n    assert add(a, b) == add(b, a)\n";

@@ -230,6 +230,8 @@ export const RunView = z.object({
   changed_files: z.optional(z.object({ paths: z.array(z.string()), count: z.number() })),
   /** absolute path of the run's trace file (`<state>/traces/<run_id>.jsonl`), once it exists */
   trace_file: z.optional(z.string()),
+  /** absolute paths of the full output of the run's latest run_tests and Verifier test run (tools/output-artifact.ts), those that exist */
+  test_output: z.optional(z.strictObject({ run_tests: z.optional(z.string()), verifier: z.optional(z.string()) })),
   /** the result as SWE-bench's harness reports an instance (verifier/swebench-status.ts), once the run has ended */
   swebench: z.optional(SweBenchStatus),
 });

@@ -6,6 +6,7 @@ import type { Counters, StopFacts } from "../store/records.js";
 import type { Ledger } from "../store/ledger.js";
 import { PreparedCommand } from "../contracts/tool-call.js";
 import { traceFilePath } from "../trace/trace-file.js";
+import { TEST_OUTPUT_KINDS, testOutputPath } from "../tools/output-artifact.js";
 import { sweBenchStatus } from "../verifier/swebench-status.js";
 
 /** The API's view of a run, read from the ledger alone (so it is the same after a restart). */
@@ -55,6 +56,7 @@ export function runView(ledger: Ledger, runId: string, liveElapsedMs?: number, s
     ...(run.record.adhoc && { task_spec: run.record.task }),
     changed_files: changed.files,
     ...traceFileOf(stateDir, runId),
+    ...testOutputOf(run.record.control_dir),
     ...(TERMINAL_STATUSES.includes(run.status) && {
       swebench: sweBenchStatus({
         task: run.record.task,
@@ -84,6 +86,11 @@ function changedFiles(ledger: Ledger, runId: string): { files: NonNullable<RunVi
   }
   const paths = [...written].sort();
   return { files: { paths: paths.slice(0, CHANGED_FILES_SHOWN), count: paths.length }, allApplied };
+}
+
+function testOutputOf(controlDir: string): { test_output?: { run_tests?: string; verifier?: string } } {
+  const found = TEST_OUTPUT_KINDS.flatMap((k) => (fs.existsSync(testOutputPath(controlDir, k)) ? [[k, testOutputPath(controlDir, k)] as const] : []));
+  return found.length > 0 ? { test_output: Object.fromEntries(found) } : {};
 }
 
 function traceFileOf(stateDir: string | undefined, runId: string): { trace_file?: string } {

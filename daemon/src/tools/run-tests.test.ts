@@ -1,9 +1,13 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SandboxResult } from "../contracts/sandbox.js";
 import { MiniAgentError } from "../errors.js";
 import type { Executor } from "../sandbox/executor.js";
 import { LocalExecutor } from "../sandbox/local-executor.js";
 import { DEFAULT_TOOL_LIMITS } from "./limits.js";
+import { keepTestOutput, testOutputPath } from "./output-artifact.js";
 import { normalizeRunnerText, presetInvocation, runTests, summarizeTestRun } from "./run-tests.js";
 import { SMALL_TASK, tempRun, type TempRun } from "./workspace.testkit.js";
 import { sandboxResult } from "../sandbox/result.testkit.js";
@@ -177,5 +181,26 @@ describe("summarizeTestRun", () => {
   it("a run whose sandbox stopped under it says so, never a pass", () => {
     const r = summarizeTestRun(res({ stdout: tap(1, 1, 0), exit_code: null, sandbox_lost: true }), DEFAULT_TOOL_LIMITS);
     expect(r).toMatchObject({ green: false, sandbox_lost: true, verdict: "the sandbox stopped while the tests ran; no status came back" });
+  });
+});
+
+describe("the kept test output (output-artifact.ts)", () => {
+  it("holds what was captured, redacted, marks a cut, and is replaced by the next run of its kind", async () => {
+    const dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), "kept-output-"));
+    try {
+      const token = `ghp_${"a1B2".repeat(9)}`;
+      await keepTestOutput(dir, "run_tests", sandboxResult({ stdout: `first ${token}\n`, stderr: "warn\n", truncated: true }));
+      const file = testOutputPath(dir, "run_tests");
+      expect(fs.readFileSync(file, "utf8")).toBe(
+        "first [redacted]\n\n[stderr]\nwarn\n\n[mini-agent: the output went over the capture cap here; the rest was not kept]\n",
+      );
+      await keepTestOutput(dir, "run_tests", sandboxResult({ stdout: "second\n" }));
+      expect(fs.readFileSync(file, "utf8")).toBe("second\n");
+      expect(fs.readdirSync(path.dirname(file))).toEqual(["run_tests.log"]);
+      // a control dir that cannot hold it: nothing kept, nothing thrown
+      await expect(keepTestOutput(path.join(file, "not-a-dir"), "verifier", sandboxResult())).resolves.toBeUndefined();
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

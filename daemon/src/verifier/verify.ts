@@ -41,6 +41,7 @@ import { changedPaths, computeManifest, type Manifest } from "../workspace/manif
 import { loadBaseline, type Baseline } from "../workspace/baseline.js";
 import { protectedChanges } from "./protected-paths.js";
 import { decideCases, parseAcceptanceOutput } from "./acceptance-protocol.js";
+import { keepTestOutput } from "../tools/output-artifact.js";
 import { limitsReached, presetInvocation, reportFileFor, summarizePreset, testRunFacts, type PresetInvocation } from "../tools/run-tests.js";
 import { verifierExport, withHiddenTestFiles } from "./verifier-export.js";
 import { checkRequiredTests, describeRequiredFailures, withRequired } from "./required-tests.js";
@@ -213,6 +214,7 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
         ...(reportFile && { reportFile }),
       });
       if (r.cancelled) throw new Stop("verification_error:cancelled");
+      if (runControlDir !== null) await keepTestOutput(runControlDir, "verifier", r);
       const summary = summarizePreset(preset.parser, r, VERIFIER_DEFAULTS);
       // the same preset on the run's baseline copy (cached per baseline): the result is judged against it
       const baselineRun =
