@@ -140,8 +140,10 @@ export class RunServiceImpl implements RunService {
       // each may refuse (backend unavailable, image missing, live gate closed): before anything exists
       const executor = this.options.executorFactory(input.backend, taskImageFamily(checked.task), input.runtime);
       await executor.preflight();
-      // the allowlist offers only what the run's image has, and a command naming another program is refused (policy/image-programs.ts)
-      const policy = policyForImage(checked.policy.effective, taskImageFamily(checked.task), (await executor.programs?.()) ?? null);
+      // the programs on the image's PATH (read once per image, while the steps below run): the allowlist offers only
+      // what the run's image has, and a command naming another program is refused (policy/image-programs.ts).
+      // Not readable (an engine error): the run keeps the policy as resolved, as before images were read
+      const programsRead = (executor.programs?.() ?? Promise.resolve(null)).catch(() => null);
       // loaded before anything exists: a framework that cannot load refuses the run, and the trace names what ran
       const orchestrator = await this.orchestrators.get(input.orchestrator ?? DEFAULT_ORCHESTRATOR);
       // the replay was parsed by checkCreateInput; its cursor is read from the ledger at each turn
@@ -168,6 +170,7 @@ export class RunServiceImpl implements RunService {
       controlDir = path.join(controlRoot, runId);
       await fs.promises.rename(staging, controlDir);
       staging = null;
+      const policy = policyForImage(checked.policy.effective, taskImageFamily(checked.task), await programsRead);
       const record: RunRecord = {
         schema_version: 1,
         task: checked.task,

@@ -130,6 +130,8 @@ export class DockerExecutor implements Executor {
     const digest = await this.pinnedDigest();
     // a run of this family is coming: its Verifier's fresh sandboxes start now, in the background
     for (const withControl of [false, true]) this.pool?.warm({ config: this.config, digest, withControl });
+    // and its programs are read (once per image: the node binary alone is ~100 MB of archive), for the run's policy
+    this.programs().catch(() => undefined);
   }
 
   async describe(): Promise<{ runtime: Runtime; imageDigest: string | null; engineVersion: string | null }> {
