@@ -6,7 +6,7 @@ import tar from "tar-fs";
 import { type BuiltinFamily, FAMILY_NAME_PATTERN, IMAGE_FAMILIES } from "../daemon/src/contracts/sandbox.js";
 import { MiniAgentError } from "../daemon/src/errors.js";
 import { type ImageLock, readImageLock, rebuildHint, recordImage } from "../daemon/src/sandbox/image-lock.js";
-import { PROTOCOL_LABEL, SANDBOX_PROTOCOL } from "../daemon/src/sandbox/labels.js";
+import { CUSTOM_BASE_LABEL, PROTOCOL_LABEL, SANDBOX_PROTOCOL } from "../daemon/src/sandbox/labels.js";
 import type { BuiltImage } from "./image-builder.js";
 
 /**
@@ -124,7 +124,7 @@ export async function buildCustomFamily(
         pull: "",
         // the build gets no network: a family is made of what the user has on this machine, nothing fetched
         networkmode: "none",
-        labels: JSON.stringify({ [PROTOCOL_LABEL]: SANDBOX_PROTOCOL, "mini-agent.family-base": base }),
+        labels: JSON.stringify({ [PROTOCOL_LABEL]: SANDBOX_PROTOCOL, [CUSTOM_BASE_LABEL]: base }),
       } as unknown as Docker.ImageBuildOptions,
     );
     const events = await new Promise<Array<Record<string, unknown>>>((resolve, reject) => {

@@ -5,10 +5,10 @@ import path from "node:path";
 import { promisify } from "node:util";
 import type Docker from "dockerode";
 import tar from "tar-fs";
-import { PROTOCOL_LABEL, SANDBOX_PROTOCOL } from "../daemon/src/sandbox/labels.js";
+import { PROGRAMS_LABEL, PROTOCOL_LABEL, SANDBOX_PROTOCOL } from "../daemon/src/sandbox/labels.js";
 import { MiniAgentError } from "../daemon/src/errors.js";
 import { IMAGE_DEFINITIONS, repoPath, type ImageDefinition, type ImageFamily } from "./definitions.js";
-import { assembleContext, SANDBOX_UID } from "./rootfs.js";
+import { assembleContext, pathPrograms, SANDBOX_UID } from "./rootfs.js";
 
 /** Every entry of the context gets this mtime so identical inputs give identical layer bytes. */
 const FIXED_MTIME = new Date(0);
@@ -90,6 +90,7 @@ export async function buildImageFromDefinition(
 
 async function buildInContext(docker: Docker, def: ImageDefinition, contextDir: string, onProgress?: (line: string) => void): Promise<BuiltImage> {
   await assembleContext(def, contextDir);
+  const programs = await pathPrograms(path.join(contextDir, "rootfs"), def.env.PATH ?? "");
   const stream = await docker.buildImage(
     packContext(contextDir) as never,
     {
@@ -99,7 +100,8 @@ async function buildInContext(docker: Docker, def: ImageDefinition, contextDir: 
       pull: "",
       nocache: false,
       // which daemon may run it (image-pin.ts refuses another protocol); a build parameter, so the Dockerfile stays plain
-      labels: JSON.stringify({ [PROTOCOL_LABEL]: SANDBOX_PROTOCOL }),
+      // and what its PATH holds, so the daemon's policy knows without reading ~100 MB of archive (sandbox/image-programs.ts)
+      labels: JSON.stringify({ [PROTOCOL_LABEL]: SANDBOX_PROTOCOL, [PROGRAMS_LABEL]: programs.join(",") }),
     } as unknown as Docker.ImageBuildOptions,
   );
   const events = await new Promise<Array<Record<string, unknown>>>((resolve, reject) => {

@@ -3,10 +3,22 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { assembleContext, dockerfile, parseLdconfig, parseLdd } from "./rootfs.js";
+import { assembleContext, dockerfile, parseLdconfig, parseLdd, pathPrograms } from "./rootfs.js";
 import { IMAGE_DEFINITIONS, SANDBOX_FAMILIES } from "./definitions.js";
 
 describe("rootfs assembly", () => {
+  it("names the programs on the image's PATH (files and links, not folders; a PATH folder it lacks has none) for its label", async () => {
+    const root = await fs.mkdtemp(path.join(os.tmpdir(), "pathprog-"));
+    try {
+      await fs.mkdir(path.join(root, "usr/bin/sub"), { recursive: true });
+      await fs.writeFile(path.join(root, "usr/bin/node"), "");
+      await fs.symlink("node", path.join(root, "usr/bin/nodejs"));
+      expect(await pathPrograms(root, "/usr/local/bin:/usr/bin:/bin")).toEqual(["node", "nodejs"]);
+    } finally {
+      await fs.rm(root, { recursive: true, force: true });
+    }
+  });
+
   it("takes exactly the files ldd names, including the loader, and skips the vdso", () => {
     const out = `\tlinux-vdso.so.1 (0x00007ffd)\n\tlibdl.so.2 => /lib/x86_64-linux-gnu/libdl.so.2 (0x1)\n\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x2)\n\t/lib64/ld-linux-x86-64.so.2 (0x3)\n`;
     expect(parseLdd(out)).toEqual(["/lib/x86_64-linux-gnu/libdl.so.2", "/lib/x86_64-linux-gnu/libc.so.6", "/lib64/ld-linux-x86-64.so.2"]);

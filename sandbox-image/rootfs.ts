@@ -151,6 +151,15 @@ export async function assembleContext(def: ImageDefinition, contextDir: string):
   await fs.writeFile(path.join(contextDir, "Dockerfile"), dockerfile(def));
 }
 
+/** The programs on `pathVar` in an assembled root filesystem: every non-folder entry of its PATH folders, sorted. */
+export async function pathPrograms(rootfs: string, pathVar: string): Promise<string[]> {
+  const names = new Set<string>();
+  for (const dir of pathVar.split(":").filter((d) => d.startsWith("/"))) {
+    for (const e of await fs.readdir(path.join(rootfs, dir), { withFileTypes: true }).catch(() => [])) if (!e.isDirectory()) names.add(e.name);
+  }
+  return [...names].sort();
+}
+
 export function dockerfile(def: ImageDefinition): string {
   const env = Object.entries(def.env)
     .map(([k, v]) => `ENV ${k}=${JSON.stringify(v)}`)

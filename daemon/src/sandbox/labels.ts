@@ -29,6 +29,14 @@ export const POOL_PURPOSE = "pool";
 /** Testcontainers' own label on what it starts (its reaper's and our leftover check's filter). */
 export const TESTCONTAINERS_LABEL = "org.testcontainers";
 
+/**
+ * On a built-in family's IMAGE (set by the build from the root filesystem it sent): the programs
+ * on its PATH, comma-separated (sandbox/image-programs.ts). A custom family inherits its base's
+ * label but may add programs, so its image is read instead (it carries CUSTOM_BASE_LABEL).
+ */
+export const PROGRAMS_LABEL = "mini-agent.programs";
+export const CUSTOM_BASE_LABEL = "mini-agent.family-base";
+
 /** `key=value` as the engine's label filters take it. */
 export function labelFilter(key: string, value: string): string {
   return `${key}=${value}`;
