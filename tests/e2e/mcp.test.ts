@@ -116,8 +116,9 @@ describe("mini-agent-client mcp through the official SDK Client over stdio", () 
     expect({ isError: unknown.isError, text: textOf(unknown) }).toEqual({ isError: true, text: "MCP error -32602: Tool run_anything not found" });
     const extra = await call("sandbox_run_tests", { workspace: ws, shell: "rm -rf /" });
     expect(textOf(extra)).toMatch(/Input validation error: .*Unrecognized key: "shell"/);
-    const relative = await call("verify", { workspace: "linkcheck" });
-    expect(textOf(relative)).toMatch(/Input validation error: .*must be an absolute path/);
+    // relative to the server's --workspace, and never outside it
+    const relative = await call("verify", { workspace: "../never-begun" });
+    expect(textOf(relative)).toMatch(/^invalid_workspace: workspace "\.\.\/never-begun" leads outside the server's --workspace .*; nothing ran$/);
     const huge = await call("sandbox_run_tests", { test: `node ${"x ".repeat(50_000)}` });
     expect(textOf(huge)).toMatch(/Input validation error: .*test/);
     for (const refused of ["/etc", process.env.HOME ?? "/root", stateDir]) {
@@ -158,8 +159,14 @@ describe("mini-agent-client mcp through the official SDK Client over stdio", () 
     // the sandbox worked on a copy: nothing it did reached the workspace
     expect(fs.readdirSync(path.join(ws, "tests")).sort()).toEqual(["data", "test_agent_nested.js", "test_extract.js", "test_root.js"]);
 
-    const checked = await call("sandbox_exec", { argv: ["node", "--check", "src/linkcheck.js"] });
-    expect(checked.structuredContent).toMatchObject({ kind: "sandbox_exec", ok: true, result: { exit_code: 0, changed_in_sandbox: { paths: [] } } });
+    // "." names the server's --workspace: a path relative to it is taken
+    const checked = await call("sandbox_exec", { workspace: ".", argv: ["node", "--check", "src/linkcheck.js"] });
+    expect(checked.structuredContent).toMatchObject({
+      kind: "sandbox_exec",
+      workspace: fs.realpathSync(ws),
+      ok: true,
+      result: { exit_code: 0, changed_in_sandbox: { paths: [] } },
+    });
     expect(textOf(checked)).toMatch(/^exit 0 \(allowed by .*\); changed files discarded$/);
 
     const src = path.join(ws, "src/linkcheck.js");
