@@ -1,10 +1,10 @@
 import { z } from "zod";
+import { resolveWorkspaceArg } from "./workspace-arg.js";
 import { SandboxExecRequest, SandboxTestsRequest, VerifyBeginRequest, VerifyRequest } from "../../../daemon/src/contracts/api.js";
 import { type HealthBody, SandboxExecBody, SandboxTestsBody, VerificationBody, VerifyBegunBody } from "../../../daemon/src/contracts/api-responses.js";
 import { IMAGE_FAMILIES } from "../../../daemon/src/contracts/sandbox.js";
 import { MiniAgentError } from "../../../daemon/src/errors.js";
 import type { ApiClient } from "../api-client.js";
-import { resolveWorkspaceArg } from "./workspace-arg.js";
 
 /**
  * The MCP tools, each one daemon call: the server decides nothing, so a tool's
