@@ -15,7 +15,9 @@ import { Agent, request } from "undici";
  * the socket. Prints the median and max health latency, how many requests were
  * sent while the create was still in progress, and the create's own time; and,
  * for comparison on a loaded machine, the same R requests with no create going
- * on (/health asks the Docker engine, so it is never instant).
+ * on (/health asks the Docker engine, so it is never instant), and R more once
+ * the create is done, with the state dir holding the run's copy (health counts
+ * the state dir's size: a kept figure, not a walk per request).
  * Never a timed test: the figures depend on the machine and its load.
  */
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -39,6 +41,18 @@ function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = Math.floor(s.length / 2);
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+/** Files and MiB under `dir`, for the record of what /health had to count. */
+function treeFigures(dir: string): string {
+  let files = 0;
+  let bytes = 0;
+  for (const e of fs.readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    if (!e.isFile()) continue;
+    files++;
+    bytes += fs.lstatSync(path.join(e.parentPath, e.name)).size;
+  }
+  return `${files} files, ${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 }
 
 /** The linkcheck control folder plus `bulk/`: files spread over folders, random bytes. */
@@ -133,11 +147,14 @@ async function main(argv: string[]): Promise<number> {
       });
       const samples = await healthTimes(o.requests);
       const created = await create;
+      // the state dir now holds the run's copy of the control folder: what every later /health answered with a walk of it
+      const after = await healthTimes(o.requests);
       const result = {
         control_folder: `${o.files} files of ${o.kib} KiB (+ linkcheck control/), ${((o.files * o.kib) / 1024).toFixed(1)} MiB`,
         create: { status: created.status, ms: Math.round(createdAt - t0), ...(created.status >= 300 ? { body: JSON.parse(created.text) } : {}) },
         health_while_creating: { ...figures(samples.map((s) => s.ms)), sent_while_creating: samples.filter((s) => s.start < createdAt).length },
         health_idle: figures(idle.map((s) => s.ms)),
+        health_after_create: { ...figures(after.map((s) => s.ms)), state_dir: treeFigures(path.join(root, "state")) },
         load_average: os.loadavg().map((l) => +l.toFixed(2)),
       };
       process.stdout.write(JSON.stringify(result, null, 2) + "\n");

@@ -1,4 +1,5 @@
-import { collectGarbage, stateDirBytes } from "./retention/gc.js";
+import { collectGarbage } from "./retention/gc.js";
+import { createStateDirSize, STATE_DIR_SIZE_MAX_AGE_MS } from "./retention/state-dir-size.js";
 import type Docker from "dockerode";
 import { readLatestPassingReport } from "../../probes/report-store.js";
 import { runIsolationProbes } from "../../probes/run.js";
@@ -150,6 +151,7 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
     },
     health: () => health(docker, container, liveGate, config.runtime, facts, config.stateDir),
   };
+  const stateDirSize = createStateDirSize({ stateDir: config.stateDir, now: () => Date.now(), maxAgeMs: STATE_DIR_SIZE_MAX_AGE_MS });
 
   return {
     runService,
@@ -159,8 +161,12 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
     capture: createCaptureService({ ledger: () => runService.ledger, stateDir: config.stateDir }),
     env: createEnvService({ layers, runs: () => runService.ledger.listRuns(), now: () => Date.now() }),
     retention: {
-      gc: (opts) => collectGarbage({ stateDir: config.stateDir, runs: () => runService.ledger.listRuns(), now: () => Date.now() }, opts),
-      stateDir: async () => ({ path: config.stateDir, bytes: await stateDirBytes(config.stateDir) }),
+      gc: async (opts) => {
+        const freed = await collectGarbage({ stateDir: config.stateDir, runs: () => runService.ledger.listRuns(), now: () => Date.now() }, opts);
+        if (!opts.dryRun) stateDirSize.invalidate();
+        return freed;
+      },
+      stateDir: async () => ({ path: config.stateDir, bytes: await stateDirSize.bytes() }),
     },
     reapLeftovers: () =>
       reapOwnLeftovers(

@@ -7,6 +7,7 @@ import type { Runtime } from "../../daemon/src/contracts/sandbox.js";
 import { setUpEngine } from "./engine.js";
 import { collectEnvironment } from "./environment.js";
 import { GROUPS } from "./groups.js";
+import { KEY_NUMBERS_WIDTH, keyNumbers } from "./key-numbers.js";
 import { prepareOutputDir } from "./output-dir.js";
 import { writeReport } from "./report.js";
 import { runGroup, scratchDirIn, type GroupOutcome } from "./runner.js";
@@ -137,7 +138,11 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
           ),
       });
       io.stdout(`${id}: ${outcome.passed ? "passed" : "FAILED"} (${outcome.scenarios.filter((s) => s.passed).length}/${outcome.scenarios.length})`);
-      for (const s of outcome.scenarios) if (!s.passed) io.stdout(`  - ${s.id}: expected ${JSON.stringify(s.expected)} observed ${JSON.stringify(s.observed)}`);
+      for (const s of outcome.scenarios) {
+        const head = `  ${s.id}: `;
+        if (s.passed) io.stdout(head + keyNumbers(s.observed, s.expected, KEY_NUMBERS_WIDTH - head.length));
+        else io.stdout(`  - ${s.id}: expected ${JSON.stringify(s.expected)} observed ${JSON.stringify(s.observed)}`);
+      }
       const local = Object.keys(outcome.backends).filter((id) => outcome.backends[id] === "trusted_local");
       if (local.length > 0) io.stdout(`  on trusted_local (no engine): ${local.join(", ")}`);
       outcomes.push(outcome);

@@ -10,6 +10,9 @@ import { shellRun } from "../kit/shell.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { instanceIdFor } from "../../daemon/src/config/state-dir.js";
+import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
+import { INSTANCE_LABEL, LAYER_LABEL, labelFilter } from "../../daemon/src/sandbox/labels.js";
 import { pinTestImage } from "../kit/sandbox-image.js";
 import { allFiles, binArgs, cleanEnv, REPO, runClient, startDaemon, tempDir, type DaemonHandle } from "./harness.js";
 
@@ -73,6 +76,12 @@ beforeAll(async () => {
 afterAll(async () => {
   await client?.close();
   if (d) await d.stop("SIGTERM");
+  // dependency layers outlive what built them on purpose (no owner label, so no reaper takes them): this file removes its own
+  if (d) {
+    const docker = createDockerClient(process.env);
+    const label = [LAYER_LABEL, labelFilter(INSTANCE_LABEL, instanceIdFor(stateDir))];
+    for (const v of (await docker.listVolumes({ filters: { label } })).Volumes ?? []) await docker.getVolume(v.Name).remove({ force: true });
+  }
   fs.rmSync(root, { recursive: true, force: true });
 });
 
@@ -107,8 +116,9 @@ describe("mini-agent-client mcp through the official SDK Client over stdio", () 
     expect({ isError: unknown.isError, text: textOf(unknown) }).toEqual({ isError: true, text: "MCP error -32602: Tool run_anything not found" });
     const extra = await call("sandbox_run_tests", { workspace: ws, shell: "rm -rf /" });
     expect(textOf(extra)).toMatch(/Input validation error: .*Unrecognized key: "shell"/);
-    const relative = await call("verify", { workspace: "linkcheck" });
-    expect(textOf(relative)).toMatch(/Input validation error: .*must be an absolute path/);
+    // relative to the server's --workspace, and never outside it
+    const relative = await call("verify", { workspace: "../never-begun" });
+    expect(textOf(relative)).toMatch(/^invalid_workspace: workspace "\.\.\/never-begun" leads outside the server's --workspace .*; nothing ran$/);
     const huge = await call("sandbox_run_tests", { test: `node ${"x ".repeat(50_000)}` });
     expect(textOf(huge)).toMatch(/Input validation error: .*test/);
     for (const refused of ["/etc", process.env.HOME ?? "/root", stateDir]) {
@@ -149,8 +159,14 @@ describe("mini-agent-client mcp through the official SDK Client over stdio", () 
     // the sandbox worked on a copy: nothing it did reached the workspace
     expect(fs.readdirSync(path.join(ws, "tests")).sort()).toEqual(["data", "test_agent_nested.js", "test_extract.js", "test_root.js"]);
 
-    const checked = await call("sandbox_exec", { argv: ["node", "--check", "src/linkcheck.js"] });
-    expect(checked.structuredContent).toMatchObject({ kind: "sandbox_exec", ok: true, result: { exit_code: 0, changed_in_sandbox: { paths: [] } } });
+    // "." names the server's --workspace: a path relative to it is taken
+    const checked = await call("sandbox_exec", { workspace: ".", argv: ["node", "--check", "src/linkcheck.js"] });
+    expect(checked.structuredContent).toMatchObject({
+      kind: "sandbox_exec",
+      workspace: fs.realpathSync(ws),
+      ok: true,
+      result: { exit_code: 0, changed_in_sandbox: { paths: [] } },
+    });
     expect(textOf(checked)).toMatch(/^exit 0 \(allowed by .*\); changed files discarded$/);
 
     const src = path.join(ws, "src/linkcheck.js");
@@ -166,6 +182,44 @@ describe("mini-agent-client mcp through the official SDK Client over stdio", () 
     fs.appendFileSync(path.join(ws, "notes.txt"), "edited\n");
     const touched = await call("verify", { test: TEST_CMD, protect: ["notes.txt"] });
     expect(touched.structuredContent).toMatchObject({ passed: false, reason: "protected_path_changed" });
+  }, 600_000);
+
+  it("regression: the checks mounted no dependency layer, so verify judged a project whose test imports a package from node_modules by the baseline copy's import error; sandbox_run_tests, sandbox_exec and verify now mount the layer a run would", async () => {
+    const proj = path.join(root, "with-deps");
+    const files: Record<string, string> = {
+      "package.json": JSON.stringify({ name: "with-deps", type: "module", scripts: { test: "node --test tests/" } }),
+      "package-lock.json": '{"lockfileVersion":3}\n',
+      "src/quad.js": 'import { twice } from "helperlib";\nexport const quad = (n) => twice(n);\n',
+      "tests/quad.test.js": [
+        'import test from "node:test";',
+        'import assert from "node:assert/strict";',
+        'import { quad } from "../src/quad.js";',
+        'test("quad uses the installed helper", () => assert.equal(quad(3), 12));',
+        "",
+      ].join("\n"),
+      "node_modules/helperlib/package.json": JSON.stringify({ name: "helperlib", type: "module", main: "index.js" }),
+      "node_modules/helperlib/index.js": "export const twice = (n) => n * 2;\n",
+    };
+    for (const [rel, text] of Object.entries(files)) {
+      fs.mkdirSync(path.dirname(path.join(proj, rel)), { recursive: true });
+      fs.writeFileSync(path.join(proj, rel), text);
+    }
+    // red for the code's reason (6 is not 12), not for a missing package
+    const red = await call("sandbox_run_tests", { workspace: proj });
+    expect({ text: textOf(red), out: red.structuredContent }).toMatchObject({ out: { green: false, code: "tests_failed", result: { passed: 0, failed: 1 } } });
+    expect(JSON.stringify(red.structuredContent)).not.toMatch(/ERR_MODULE_NOT_FOUND|Cannot find package/);
+    // the layer a run of this project would mount, built by the check (`env list` names it)
+    const env = JSON.parse((await runClient(["env", "list", "--json", "--socket", d!.socketPath])).stdout) as {
+      layers: Array<{ folder: string; present: boolean }>;
+    };
+    expect(env.layers).toEqual([expect.objectContaining({ folder: "node_modules", present: true })]);
+    const seen = await call("sandbox_exec", { workspace: proj, argv: ["node", "--check", "node_modules/helperlib/index.js"] });
+    expect({ text: textOf(seen), out: seen.structuredContent }).toMatchObject({ out: { ok: true, result: { exit_code: 0 } } });
+
+    expect((await call("verify_begin", { workspace: proj })).isError).toBeFalsy();
+    fs.writeFileSync(path.join(proj, "src/quad.js"), 'import { twice } from "helperlib";\nexport const quad = (n) => twice(twice(n));\n');
+    const verdict = await call("verify", { workspace: proj });
+    expect({ text: textOf(verdict), out: verdict.structuredContent }).toMatchObject({ text: "verified: completed", out: { passed: true } });
   }, 600_000);
 
   it("a command the policy asks about runs after a person approves it with the printed command, once; the calling agent cannot answer it", async () => {

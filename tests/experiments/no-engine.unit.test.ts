@@ -41,6 +41,11 @@ describe("npm run experiments with no reachable engine", () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("runtime_unavailable");
     expect(r.stdout).toContain(`on trusted_local (no engine): ${["context_under_budget", "path_escape_denied", "cancel_and_timeout"].join(", ")}`);
+    // regression: a passed group printed only its count; each scenario that passed now prints the values its check compared
+    expect(r.stdout).toMatch(/^ {2}context_under_budget: budget_bytes=1800 within_budget=true .*view_bytes=\d+/m);
+    expect(r.stdout).toMatch(/^ {2}path_escape_denied: code=path_denied outside_content_in_trace=false writes=0$/m);
+    expect(r.stdout).toMatch(/^ {2}cancel_and_timeout: status=cancelled cancelled=true deadline_passed=true/m);
+    for (const line of r.stdout.split("\n").filter((l) => /^ {2}\w+: /.test(l))) expect(line.length, line).toBeLessThanOrEqual(200);
 
     const g4 = JSON.parse(fs.readFileSync(path.join(out, "group-4.json"), "utf8"));
     const byId = new Map<string, Scenario>(g4.scenarios.map((s: Scenario) => [s.id, s]));

@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { isMiniAgentError } from "../../../daemon/src/errors.js";
 import { McpOptionError, parseHttpAddress, resolveMcpOptions } from "./options.js";
 import { TOOLS } from "./tools.js";
+import { resolveWorkspaceArg } from "./workspace-arg.js";
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ma-mcp-opts-"));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -65,9 +66,10 @@ describe("mcp --http: loopback only, a 0600 token file", () => {
 describe("the tools' input schemas are the daemon's request contracts", () => {
   const input = (name: string) => TOOLS.find((t) => t.name === name)!.input;
 
-  it("refuse unknown fields, relative workspaces, a huge test command, unknown protect globs of the wrong type", () => {
+  it("refuse unknown fields, an empty workspace, a huge test command, unknown protect globs of the wrong type", () => {
     expect(input("sandbox_run_tests").safeParse({ workspace: "/w", shell: "sh" }).success).toBe(false);
-    expect(input("sandbox_run_tests").safeParse({ workspace: "w" }).success).toBe(false);
+    expect(input("sandbox_run_tests").safeParse({ workspace: "" }).success).toBe(false);
+    expect(input("sandbox_run_tests").safeParse({ workspace: "a\0b" }).success).toBe(false);
     expect(input("sandbox_run_tests").safeParse({ test: "x".repeat(4097) }).success).toBe(false);
     expect(input("verify").safeParse({ protect: "notes.txt" }).success).toBe(false);
     expect(input("verify").safeParse({ protect: Array(33).fill("a") }).success).toBe(false);
@@ -82,5 +84,40 @@ describe("the tools' input schemas are the daemon's request contracts", () => {
     expect(input("sandbox_run_tests").safeParse({}).success).toBe(true);
     expect(input("verify").safeParse({ workspace: "/w", goal: "g", protect: ["notes.txt"], test: "node --test tests/" }).success).toBe(true);
     expect(input("verify_begin").safeParse({ workspace: "/w" }).success).toBe(true);
+  });
+});
+
+describe("a tool's workspace relative to the server's --workspace", () => {
+  const input = (name: string) => TOOLS.find((t) => t.name === name)!.input;
+  const server = path.join(dir, "server-ws");
+  fs.mkdirSync(path.join(server, "packages", "api"), { recursive: true });
+  fs.mkdirSync(path.join(dir, "beside"), { recursive: true });
+  fs.symlinkSync(path.join(dir, "beside"), path.join(server, "out-link"));
+  const code = (f: () => unknown) => {
+    try {
+      f();
+      return null;
+    } catch (err) {
+      return isMiniAgentError(err) ? `${err.code}: ${err.message}` : String(err);
+    }
+  };
+
+  it("regression: the tools took absolute workspace paths only; a relative one is resolved against --workspace, and the schemas and descriptions say so", () => {
+    expect(input("sandbox_exec").safeParse({ workspace: "packages/api", argv: ["node", "-v"] }).success).toBe(true);
+    for (const t of TOOLS.filter((t) => t.name !== "isolation_status")) expect(t.description, t.name).toContain("relative to the server's --workspace");
+    expect(resolveWorkspaceArg("packages/api", server)).toBe(path.join(server, "packages", "api"));
+    expect(resolveWorkspaceArg(".", server)).toBe(server);
+    expect(resolveWorkspaceArg(undefined, server)).toBe(server);
+    expect(resolveWorkspaceArg("/abs/elsewhere", server)).toBe("/abs/elsewhere");
+  });
+
+  it("refuses a relative workspace that leads outside --workspace, by name or through a link, and one with no --workspace to resolve against", () => {
+    expect(code(() => resolveWorkspaceArg("../beside", server))).toMatch(/^invalid_workspace: workspace "\.\.\/beside" leads outside the server's --workspace/);
+    expect(code(() => resolveWorkspaceArg("packages/../../beside", server))).toMatch(/^invalid_workspace: .*leads outside/);
+    expect(code(() => resolveWorkspaceArg("out-link", server))).toMatch(/^invalid_workspace: .*leads outside/);
+    expect(code(() => resolveWorkspaceArg("packages/api", undefined))).toMatch(
+      /^invalid_workspace: .*no --workspace to resolve it against; give an absolute path/,
+    );
+    expect(code(() => resolveWorkspaceArg(undefined, undefined))).toMatch(/^invalid_request: no workspace/);
   });
 });

@@ -2,6 +2,7 @@ import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mc
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { ERROR_CODES, type MiniAgentError } from "../../../daemon/src/errors.js";
 import { TOOLS, type McpApi, type ToolDefaults } from "./tools.js";
+import { resolveWorkspaceArg } from "./workspace-arg.js";
 
 /**
  * One MCP server over the daemon's API. It holds no state of its own: every
@@ -82,7 +83,7 @@ async function askThePerson(server: McpServer, deps: McpServerDeps, id: string, 
   if (!yes) throw Object.assign(new Error("the person did not approve it; nothing ran"), { code: "approval_rejected" });
   return (await deps.api.sandboxExec({
     ...(args as Parameters<McpApi["sandboxExec"]>[0]),
-    ...(deps.defaults.workspace && !args.workspace && { workspace: deps.defaults.workspace }),
+    workspace: resolveWorkspaceArg(typeof args.workspace === "string" ? args.workspace : undefined, deps.defaults.workspace),
     approval_id: id,
   })) as Record<string, unknown>;
 }

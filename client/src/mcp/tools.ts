@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { resolveWorkspaceArg } from "./workspace-arg.js";
 import { SandboxExecRequest, SandboxTestsRequest, VerifyBeginRequest, VerifyRequest } from "../../../daemon/src/contracts/api.js";
 import { type HealthBody, SandboxExecBody, SandboxTestsBody, VerificationBody, VerifyBegunBody } from "../../../daemon/src/contracts/api-responses.js";
 import { IMAGE_FAMILIES } from "../../../daemon/src/contracts/sandbox.js";
@@ -8,12 +9,13 @@ import type { ApiClient } from "../api-client.js";
 /**
  * The MCP tools, each one daemon call: the server decides nothing, so a tool's
  * input is the daemon's request contract (the workspace optional when the
- * server was started with --workspace) and its structured output is the
+ * server was started with --workspace, or relative to it) and its structured output is the
  * daemon's answer contract as it came back.
  */
 export type McpApi = Pick<ApiClient, "sandboxTests" | "sandboxExec" | "decideCheck" | "verifyBegin" | "verify" | "health" | "trace" | "getRun">;
 
 export interface ToolDefaults {
+  /** the server's --workspace (absolute): used when a call names none, and what a relative one is resolved against */
   workspace?: string;
 }
 
@@ -31,11 +33,25 @@ interface ToolSpec<I extends z.ZodType> {
 const tool = <I extends z.ZodType>(spec: ToolSpec<I>) => spec;
 
 function workspaceOf(args: { workspace?: string | undefined }, defaults: ToolDefaults): string {
-  const ws = args.workspace ?? defaults.workspace;
-  if (ws === undefined)
-    throw new MiniAgentError("invalid_request", "no workspace: pass `workspace` (an absolute path) or start the server with --workspace DIR");
-  return ws;
+  return resolveWorkspaceArg(args.workspace, defaults.workspace);
 }
+
+/**
+ * The daemon's request contracts take an absolute workspace; a tool also takes
+ * one relative to the server's --workspace (workspace-arg.ts resolves it).
+ */
+const WORKSPACE_NOTE =
+  " `workspace`: an absolute path, or one relative to the server's --workspace (refused if it leads outside it); absent: the server's --workspace.";
+
+const WorkspaceArg = z
+  .string()
+  .min(1)
+  .max(4096)
+  .refine((p) => !p.includes("\0"), "must not contain NUL")
+  .optional()
+  .describe(
+    "the project folder: an absolute path, or a path relative to the server's --workspace (which it must stay inside); absent: the server's --workspace",
+  );
 
 const IsolationStatusInput = z.strictObject({
   family: z.string().min(1).max(64).optional().describe("an image family (node, python, go or a custom one); absent: every family"),
@@ -61,8 +77,9 @@ export const TOOLS = [
     title: "Run the workspace's tests in a fresh proven sandbox",
     description:
       "Runs the workspace's tests (detected, or the `test` command given as words) in a fresh container whose isolation the probes proved. " +
-      "Returns counts, failing tests with their first error lines and the limits reached. Refused, with the probe command, when the isolation report is not passing; never runs on the host.",
-    input: SandboxTestsRequest.partial({ workspace: true }),
+      "Returns counts, failing tests with their first error lines and the limits reached. Refused, with the probe command, when the isolation report is not passing; never runs on the host." +
+      WORKSPACE_NOTE,
+    input: SandboxTestsRequest.extend({ workspace: WorkspaceArg }),
     output: SandboxTestsBody,
     call: async (api, args, d) => api.sandboxTests({ ...args, workspace: workspaceOf(args, d) }),
     summary: (o) => {
@@ -77,8 +94,9 @@ export const TOOLS = [
     description:
       "Runs one argv (no shell) in a fresh sandbox of the workspace's family, with a copy of the workspace and no network, if the daemon's command policy allows it. " +
       "Denied commands never run. A command the policy asks about is put to a person: through your MCP client when it supports elicitation, else the call is refused with an approval id and the command a person runs to approve it; call again with that approval_id once they have. " +
-      "Files the command changed are listed and discarded, never copied back. Refused, with the probe command, when the isolation report is not passing.",
-    input: SandboxExecRequest.partial({ workspace: true }),
+      "Files the command changed are listed and discarded, never copied back. Refused, with the probe command, when the isolation report is not passing." +
+      WORKSPACE_NOTE,
+    input: SandboxExecRequest.extend({ workspace: WorkspaceArg }),
     output: SandboxExecBody,
     call: async (api, args, d) => api.sandboxExec({ ...args, workspace: workspaceOf(args, d) }),
     summary: (o) => {
@@ -90,8 +108,9 @@ export const TOOLS = [
     name: "verify_begin",
     title: "Record the workspace's baseline before the work starts",
     description:
-      "Records the workspace as it is now in the mini-agent daemon's state dir (outside the workspace). `verify` later judges the work against it. Calling it again replaces the baseline.",
-    input: VerifyBeginRequest.partial({ workspace: true }),
+      "Records the workspace as it is now in the mini-agent daemon's state dir (outside the workspace). `verify` later judges the work against it. Calling it again replaces the baseline." +
+      WORKSPACE_NOTE,
+    input: VerifyBeginRequest.extend({ workspace: WorkspaceArg }),
     output: VerifyBegunBody,
     call: async (api, args, d) => api.verifyBegin({ ...args, workspace: workspaceOf(args, d) }),
     summary: (o) => `baseline recorded at ${String(o.recorded_at)}: ${String(o.files)} files`,
@@ -101,8 +120,9 @@ export const TOOLS = [
     title: "The host Verifier's verdict on the workspace",
     description:
       "The host Verifier judges the workspace against the baseline verify_begin recorded: protected paths unchanged, no secret in the diff, " +
-      "the tests in a fresh proven sandbox, the policy's extra verify commands. Only this verdict says the work is done; the caller cannot set it.",
-    input: VerifyRequest.partial({ workspace: true }),
+      "the tests in a fresh proven sandbox, the policy's extra verify commands. Only this verdict says the work is done; the caller cannot set it." +
+      WORKSPACE_NOTE,
+    input: VerifyRequest.extend({ workspace: WorkspaceArg }),
     output: VerificationBody,
     call: async (api, args, d) => api.verify({ ...args, workspace: workspaceOf(args, d) }),
     summary: (o) => (o.passed ? "verified: completed" : `not verified: ${String(o.reason)}`),

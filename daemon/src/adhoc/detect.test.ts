@@ -74,6 +74,38 @@ describe("detectTestCommand: the issue's order, with the parser that fits", () =
     }
   });
 
+  it("regression: a test script `npm run test:unit && npm run lint` was refused without saying what test:unit runs; the refusal names each script, what it runs, and the --test to give", () => {
+    const scripts = { test: "npm run test:unit && npm run lint", "test:unit": "node --test tests/", lint: "biome ci ." };
+    const d = detect({ "package.json": { name: "x", scripts }, "tests/test_x.js": "" });
+    expect(d).toEqual({
+      ok: false,
+      reason:
+        'package.json scripts.test (npm run test:unit && npm run lint) cannot run without npm and a shell: it runs npm run test:unit (scripts["test:unit"] is "node --test tests/"), then npm run lint (scripts.lint is "biome ci .")',
+      suggest: "node --test tests/",
+    });
+  });
+
+  it("regression: an `npm run X` indirection is followed through the scripts it names (a loop or a missing script stops it) to suggest a runner", () => {
+    const via = (scripts: Record<string, string>, extra: Record<string, string> = {}) => detect({ "package.json": { name: "x", scripts }, ...extra });
+    expect(
+      via({ test: "npm run unit", unit: "npm run build && vitest run --project unit", build: "tsc" }, { "node_modules/vitest/vitest.mjs": "" }),
+    ).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('it runs npm run unit (scripts.unit is "npm run build && vitest run --project unit")'),
+      suggest: "vitest run --project unit",
+    });
+    // no runner anywhere in the chain: the steps are still named, no suggestion is made up
+    const none = via({ test: "yarn check && npm run missing", check: "npm test" });
+    expect(none).toMatchObject({ ok: false, reason: expect.stringContaining("then npm run missing (package.json has no scripts.missing)") });
+    expect(none).not.toHaveProperty("suggest");
+    // a plain chain without npm: what it runs, and its runner
+    expect(via({ test: "tsc && node --test" })).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining("it runs tsc, then node --test"),
+      suggest: "node --test",
+    });
+  });
+
   it("npm's placeholder test script is no test script: detection goes on to the next rule", () => {
     const d = detect({ ...pkg('echo "Error: no test specified" && exit 1'), "pyproject.toml": "" });
     expect(d).toMatchObject({ ok: true, source: "pyproject.toml" });

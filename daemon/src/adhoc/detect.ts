@@ -1,4 +1,5 @@
 import { splitWords } from "./argv.js";
+import { explainScriptChain } from "./npm-scripts.js";
 import type { RepoFiles } from "./repo-files.js";
 import { familyOfProgram, PYTEST_REPORT_ARGS, recognise, type DraftedTest } from "./test-command.js";
 
@@ -8,7 +9,9 @@ import { familyOfProgram, PYTEST_REPORT_ARGS, recognise, type DraftedTest } from
  * READS files. A rule that finds its marker but cannot turn it into a plain
  * argv refuses (with why) instead of falling through to a guess.
  */
-export type Detected = { ok: true; test: DraftedTest; source: string } | { ok: false; reason: string };
+export type Detected =
+  | { ok: true; test: DraftedTest; source: string }
+  | { ok: false; reason: string /** the --test to give instead, when one is known */; suggest?: string };
 
 /** npm init's placeholder: the project has no test script at all */
 const NPM_PLACEHOLDER = /^echo "Error: no test specified" && exit 1$/;
@@ -16,14 +19,19 @@ const NPM_PLACEHOLDER = /^echo "Error: no test specified" && exit 1$/;
 function fromPackageJson(repo: RepoFiles): Detected | null {
   const text = repo.readText("package.json");
   if (text === null) return null;
-  let script: unknown;
+  let scripts: Record<string, unknown>;
   try {
-    script = (JSON.parse(text) as { scripts?: { test?: unknown } })?.scripts?.test;
+    const parsed = (JSON.parse(text) as { scripts?: unknown })?.scripts;
+    scripts = parsed !== null && typeof parsed === "object" && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
   } catch {
     return { ok: false, reason: "package.json is not valid JSON" };
   }
+  const script = scripts.test;
   if (typeof script !== "string" || script.trim() === "" || NPM_PLACEHOLDER.test(script.trim())) return null;
   const why = (r: string): Detected => ({ ok: false, reason: `package.json scripts.test (${script}) cannot run without npm and a shell: ${r}` });
+  // `npm run test:unit && ...`: say what each step runs, and the --test that would run the tests, rather than "cannot run" alone
+  const chain = explainScriptChain(script, scripts, repo);
+  if (chain !== null) return { ...why(`it runs ${chain.runs}`), ...(chain.suggest !== null && { suggest: chain.suggest }) };
   const split = splitWords(script);
   if (!split.ok) return why(`it uses ${split.reason}`);
   const known = split.words.length > 0 ? recognise(split.words, repo) : null;

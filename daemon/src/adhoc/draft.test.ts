@@ -250,6 +250,13 @@ describe("draftTask: bad input is refused with a typed code before anything is r
       code: "test_command_not_found",
       message: expect.stringMatching(/--test "CMD ARG..."/),
     });
+    // regression: a chained test script is refused with the command to give, not the placeholder
+    const chained = tmp();
+    write(chained, { "package.json": JSON.stringify({ scripts: { test: "npm run test:unit && npm run lint", "test:unit": "node --test", lint: "x" } }) });
+    expect(await refusal(draftTask(input(chained), deps()))).toMatchObject({
+      code: "test_command_not_found",
+      message: expect.stringMatching(/scripts\["test:unit"\] is "node --test".*; give the command that runs the tests with --test "node --test"$/),
+    });
     for (const glob of ["/etc/**", "../x/**", "~/x", "src/../../x", "!src/**"]) {
       expect(await refusal(draftTask(input(ws, { writable: [glob] }), deps())), glob).toMatchObject({ code: "invalid_glob" });
       expect(await refusal(draftTask(input(ws, { protect: [glob] }), deps())), glob).toMatchObject({ code: "invalid_glob" });

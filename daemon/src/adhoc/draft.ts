@@ -64,7 +64,13 @@ function testFor(input: DraftInput, ws: string): { test: DraftedTest; source: st
   const repo = repoFiles(ws);
   if (input.test === undefined) {
     const found = detectTestCommand(repo);
-    if (!found.ok) throw new MiniAgentError("test_command_not_found", `${found.reason}; give the command with --test "CMD ARG..."`);
+    if (!found.ok) {
+      const give =
+        found.suggest === undefined
+          ? 'give the command with --test "CMD ARG..."'
+          : `give the command that runs the tests with --test ${JSON.stringify(found.suggest)}`;
+      throw new MiniAgentError("test_command_not_found", `${found.reason}; ${give}`);
+    }
     return found;
   }
   const split = splitWords(input.test);

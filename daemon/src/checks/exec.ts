@@ -6,6 +6,7 @@ import { redactDeep } from "../redact/index.js";
 import { runCommand } from "../tools/run-command.js";
 import { workspaceDigest } from "../workspace/version.js";
 import { requireProvenSandbox } from "./gate.js";
+import { dependencyLayersFor } from "./layers.js";
 import type { ChecksDeps } from "./ports.js";
 
 const CHECK_RUN_ID = "check-exec";
@@ -42,12 +43,21 @@ export async function sandboxExec(req: SandboxExecRequest, deps: ChecksDeps): Pr
   }
   const family = taskImageFamily(draft.task);
   await requireProvenSandbox(deps, family);
-  const session = await deps.executorFor(family).openSession(CHECK_RUN_ID);
+  const executor = deps.executorFor(family);
+  const layers = await dependencyLayersFor(executor, draft);
+  const session = await executor.openSession(CHECK_RUN_ID, layers);
   try {
     const result = await runCommand(
       CHECK_RUN_ID,
       { argv: req.argv, ...(req.timeout_seconds !== undefined && { timeout_seconds: req.timeout_seconds }) },
-      { task: draft.task, workspaceRoot: draft.workspace, controlDir: deps.stateDir, session, timeoutMs: DEFAULT_TIMEOUT_MS },
+      {
+        task: draft.task,
+        workspaceRoot: draft.workspace,
+        controlDir: deps.stateDir,
+        session,
+        timeoutMs: DEFAULT_TIMEOUT_MS,
+        ...(layers.length > 0 && { dependencyLayers: layers }),
+      },
     );
     const body: SandboxExecBody = {
       kind: "sandbox_exec",

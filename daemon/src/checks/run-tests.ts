@@ -3,6 +3,7 @@ import { taskImageFamily } from "../contracts/task-spec.js";
 import { redactDeep } from "../redact/index.js";
 import { runTests } from "../tools/run-tests.js";
 import { requireProvenSandbox } from "./gate.js";
+import { dependencyLayersFor } from "./layers.js";
 import type { ChecksDeps } from "./ports.js";
 
 /** Not a run: the ledger has no row for it, but the container's labels still name what started it. */
@@ -28,6 +29,8 @@ export async function sandboxTests(req: SandboxTestsRequest, deps: ChecksDeps): 
   const family = taskImageFamily(draft.task);
   await requireProvenSandbox(deps, family);
   const preset = draft.task.verify_preset;
+  const runner = deps.executorFor(family);
+  const layers = await dependencyLayersFor(runner, draft);
   const result = await runTests(
     CHECK_RUN_ID,
     { preset },
@@ -35,9 +38,10 @@ export async function sandboxTests(req: SandboxTestsRequest, deps: ChecksDeps): 
       task: draft.task,
       workspaceRoot: draft.workspace,
       controlDir: deps.stateDir,
-      runner: deps.executorFor(family),
+      runner,
       runId: CHECK_RUN_ID,
       timeoutMs: NO_RUN_BUDGET_MS,
+      ...(layers.length > 0 && { dependencyLayers: layers }),
     },
   );
   const body: SandboxTestsBody = {

@@ -9,6 +9,7 @@ import { redactDeep } from "../redact/index.js";
 import { verify } from "../verifier/verify.js";
 import { captureBaseline, sha256Hex } from "../workspace/index.js";
 import { requireProvenSandbox } from "./gate.js";
+import { dependencyLayersFor } from "./layers.js";
 import type { ChecksDeps } from "./ports.js";
 
 /**
@@ -66,13 +67,17 @@ export async function verifyWorkspace(req: VerifyRequest, deps: ChecksDeps): Pro
   const begun = await readBegun(dir);
   const family = taskImageFamily(draft.task);
   await requireProvenSandbox(deps, family);
+  const executor = deps.executorFor(family);
+  // the baseline copy holds no dependencies: its tests, and the work's, run with the layers a run would mount
+  const layers = await dependencyLayersFor(executor, draft);
   const evidence = await verify({
     runId: id,
     task: draft.task,
     workspaceRoot: draft.workspace,
     baseline: { runControlDir: dir },
     acceptanceDir: null,
-    executor: deps.executorFor(family),
+    executor,
+    ...(layers.length > 0 && { dependencyLayers: layers }),
     // the same extra verify commands a run of this workspace gets, and the baseline's tests once per baseline
     policy: deps.policyFor(draft.workspace),
     baselineTests: fileBaselineTestStore(statePath(deps.stateDir, "baselineTests")),

@@ -99,8 +99,10 @@ describe("redactText keeps ordinary content", () => {
     "log in with your password and the login page, then the password field",
     '"auth": "required", auth: none',
     "see https://github.com/org/repo and git@github.com:org/repo.git",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: source text quoting placeholders, which redaction must keep as is
     'const url = `${scheme}://${host}:${port}/db`; s.replace(/(\\d+)/, "$1$2")',
     "time 12:30:45 at host:8080:path",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a config placeholder, not a secret, which redaction must keep as is
     "<password>${DB_PASSWORD}</password>",
   ];
   for (const text of kept) {

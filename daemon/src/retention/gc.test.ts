@@ -4,7 +4,8 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { RunStatus } from "../contracts/run.js";
 import type { RunRow } from "../store/ledger.js";
-import { collectGarbage } from "./gc.js";
+import { collectGarbage, stateDirBytes } from "./gc.js";
+import { createStateDirSize } from "./state-dir-size.js";
 
 const DAY = 86_400_000;
 let state: string;
@@ -88,5 +89,44 @@ describe("gc: what finished runs left in the state dir", () => {
     expect(r.baseline_results).toBe(1);
     expect(fs.existsSync(old)).toBe(false);
     expect(fs.existsSync(fresh)).toBe(true);
+  });
+});
+
+describe("the state dir's size in health", () => {
+  it("regression: health walked the whole state dir on every call; a figure is kept for maxAgeMs, then refreshed by one walk in the background, and gc's invalidate makes the next call measure", async () => {
+    let t = 0;
+    let walks = 0;
+    const size = createStateDirSize({
+      stateDir: state,
+      now: () => t,
+      maxAgeMs: 30_000,
+      measure: (dir) => (walks++, stateDirBytes(dir)),
+    });
+    fs.writeFileSync(path.join(state, "a"), "x".repeat(1000));
+    expect(await size.bytes()).toBe(1000);
+    fs.writeFileSync(path.join(state, "b"), "x".repeat(500));
+    // within the window: the kept figure, no walk
+    t = 29_999;
+    expect(await Promise.all([size.bytes(), size.bytes(), size.bytes()])).toEqual([1000, 1000, 1000]);
+    expect(walks).toBe(1);
+    // past it: answered at once with the kept figure while a single walk refreshes it
+    t = 30_000;
+    expect(await Promise.all([size.bytes(), size.bytes()])).toEqual([1000, 1000]);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(walks).toBe(2);
+    expect(await size.bytes()).toBe(1500);
+    // what gc removed is not shown afterwards
+    fs.rmSync(path.join(state, "a"));
+    size.invalidate();
+    expect(await size.bytes()).toBe(500);
+    expect(walks).toBe(3);
+  });
+
+  it("gc counts a run's folder with the daemon's one tree walk: regular files by their length, a symlink's target never", async () => {
+    const r = run("old-done", "completed", 30);
+    fs.symlinkSync("/usr", path.join(r.record.control_dir, "usr-link"));
+    const out = await collectGarbage({ stateDir: state, runs: () => [r], now: () => NOW }, { olderThanMs: DAY, keep: 0, dryRun: true });
+    // big.txt 10,000 + trace "{}\n" 3 + live record "{}" 2
+    expect(out.runs).toEqual([{ run_id: "old-done", status: "completed", bytes: 10_005 }]);
   });
 });

@@ -15,6 +15,7 @@ import path from "node:path";
 import type { RunStatus } from "../contracts/run.js";
 import { statePath } from "../config/state-dir.js";
 import type { RunRow } from "../store/ledger.js";
+import { measureTree } from "../workspace/index.js";
 
 const COLLECTABLE: readonly RunStatus[] = ["completed", "failed", "cancelled"];
 
@@ -50,6 +51,7 @@ export interface GcDeps {
   now(): number;
 }
 
+/** Apparent bytes of a file or a whole folder (workspace/tree-size.ts walks it: one way to count a tree in the daemon). */
 async function sizeOf(p: string): Promise<number> {
   let st: import("node:fs").Stats;
   try {
@@ -57,10 +59,8 @@ async function sizeOf(p: string): Promise<number> {
   } catch {
     return 0;
   }
-  if (!st.isDirectory()) return st.size;
-  let total = 0;
-  for (const name of await fs.readdir(p).catch(() => [] as string[])) total += await sizeOf(path.join(p, name));
-  return total;
+  if (!st.isDirectory()) return st.isFile() ? st.size : 0;
+  return (await measureTree(p).catch(() => ({ bytes: 0 }))).bytes;
 }
 
 async function mtimeMs(p: string): Promise<number | null> {

@@ -12,14 +12,14 @@ import { captureBaseline } from "../workspace/baseline.js";
 import { createForbiddenMatcher } from "../workspace/forbidden.js";
 import { currentFileVersion, workspaceDigest } from "../workspace/version.js";
 import type { ActiveToolContext, ToolPort } from "./ports.js";
-import { baselineTests, NO_BASELINE_STORE } from "../verifier/baseline-tests.js";
-import { VERIFIER_DEFAULTS } from "../verifier/verify.js";
+import { baselineTestsOf } from "../verifier/baseline-tests.js";
 import { exportSpecOf } from "../tools/context.js";
 import { loadBaseline } from "../workspace/baseline.js";
 import type { BaselineTests } from "../tools/test-verdict.js";
 
 /** The real tools, policy and workspace functions, bound to the runtime's port. */
 export function defaultToolPort(): ToolPort {
+  const runBaselineTests = baselineRunner();
   return {
     validate: validateToolCall,
     classify: (call, ctx) => decideCall(call.name, call.args, ctx.task, policyOf(ctx)),
@@ -54,22 +54,39 @@ export function defaultToolPort(): ToolPort {
   };
 }
 
-/** A preset's tests on the run's baseline copy, in a fresh sandbox, once per baseline: what run_tests judges against. */
-async function runBaselineTests(ctx: ActiveToolContext, preset: string): Promise<BaselineTests> {
-  const loaded = await loadBaseline(ctx.controlDir).catch(() => null);
-  if (loaded === null) return { cases: null, note: "the run's baseline could not be loaded", cached: false };
-  return baselineTests({
-    runId: ctx.runId,
-    task: ctx.task,
-    preset,
-    controlDir: ctx.controlDir,
-    baselineDigest: loaded.manifest.digest,
-    executor: ctx.executor,
-    exportSpec: exportSpecOf(ctx),
-    ...(ctx.onSandboxInclude && { onIncluded: ctx.onSandboxInclude }),
-    limits: VERIFIER_DEFAULTS,
-    outputCapBytes: VERIFIER_DEFAULTS.outputCapBytes,
-    store: ctx.baselineTests ?? NO_BASELINE_STORE,
-    signal: ctx.signal,
-  });
+/** Digests kept per control dir; a run's baseline is written once and never replaced, so a kept digest stays true. */
+const KEPT_DIGESTS = 256;
+
+/**
+ * A preset's tests on the run's baseline copy, in a fresh sandbox, once per baseline: what run_tests judges against.
+ * The baseline manifest is read (and its digest re-checked) once per run, not on every run_tests call: a
+ * large workspace's manifest is most of what a cached baseline answer cost.
+ */
+function baselineRunner(): (ctx: ActiveToolContext, preset: string) => Promise<BaselineTests> {
+  const digests = new Map<string, string>();
+  return async (ctx, preset) => {
+    let digest = digests.get(ctx.controlDir);
+    if (digest === undefined) {
+      const loaded = await loadBaseline(ctx.controlDir).catch(() => null);
+      if (loaded === null) return { cases: null, note: "the run's baseline could not be loaded", cached: false };
+      digest = loaded.manifest.digest;
+      digests.set(ctx.controlDir, digest);
+      // the oldest run's entry goes first: a daemon that ran many runs keeps a bounded map
+      if (digests.size > KEPT_DIGESTS) digests.delete(digests.keys().next().value as string);
+    }
+    return baselineTestsOf(
+      {
+        runId: ctx.runId,
+        task: ctx.task,
+        controlDir: ctx.controlDir,
+        baselineDigest: digest,
+        executor: ctx.executor,
+        exportSpec: exportSpecOf(ctx),
+        ...(ctx.onSandboxInclude && { onIncluded: ctx.onSandboxInclude }),
+        ...(ctx.baselineTests && { store: ctx.baselineTests }),
+        signal: ctx.signal,
+      },
+      preset,
+    );
+  };
 }

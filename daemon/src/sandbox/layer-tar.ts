@@ -1,7 +1,7 @@
 import { once } from "node:events";
 import tarStream from "tar-stream";
 import { changedWhileCopying, openNoFollow, type LayerEntry } from "../workspace/index.js";
-import { addEntry, CHUNK_BYTES, type Sink } from "./workspace-tar.js";
+import { addEntry, CHUNK_BYTES } from "./workspace-tar.js";
 
 /**
  * A dependency layer's entries (workspace/dependency-export.ts decided which)

@@ -22,6 +22,7 @@ import type { BaselineTests } from "../tools/test-verdict.js";
 import { judgeTestRun } from "../tools/test-verdict.js";
 import { baselineFilesDir } from "../workspace/baseline.js";
 import { canonicalJson, sha256Hex } from "../workspace/hash.js";
+import { VERIFIER_DEFAULTS } from "./limits.js";
 
 export const BaselineTestRecord = z.strictObject({
   schema_version: z.literal(1),
@@ -86,22 +87,53 @@ export interface BaselineTestInput {
   onIncluded?: (paths: string[]) => void;
 }
 
+/** What run_tests and the Verifier know when they ask for the baseline's tests. */
+export type BaselineRunOf = Pick<
+  BaselineTestInput,
+  "runId" | "task" | "controlDir" | "baselineDigest" | "executor" | "exportSpec" | "signal" | "onIncluded"
+> & {
+  store?: BaselineTestStore;
+};
+
+/**
+ * The one way run_tests and the Verifier ask for a preset's baseline: the
+ * Verifier's limits, and no store meaning no cache. Built once here so the two
+ * cannot run, read or key the baseline differently.
+ */
+export function baselineTestsOf(of: BaselineRunOf, preset: string): Promise<BaselineTests> {
+  return baselineTests({
+    runId: of.runId,
+    task: of.task,
+    preset,
+    controlDir: of.controlDir,
+    baselineDigest: of.baselineDigest,
+    executor: of.executor,
+    exportSpec: of.exportSpec,
+    ...(of.onIncluded && { onIncluded: of.onIncluded }),
+    limits: VERIFIER_DEFAULTS,
+    outputCapBytes: VERIFIER_DEFAULTS.outputCapBytes,
+    store: of.store ?? NO_BASELINE_STORE,
+    ...(of.signal && { signal: of.signal }),
+  });
+}
+
 /** The baseline's test list, from the cache or a fresh sandbox. Never throws for an outcome: a list it cannot read is `cases: null` and a note. */
 export async function baselineTests(input: BaselineTestInput): Promise<BaselineTests> {
   const preset = input.task.test_presets[input.preset];
   if (preset === undefined) return { cases: null, note: `no test preset '${input.preset}'`, cached: false };
   if (preset.parser === "exit_code") return { cases: null, note: "the preset is exit code only: it names no tests", cached: false };
-  const root = baselineFilesDir(input.controlDir);
-  const inv = await presetInvocation(input.task, input.preset, root).catch(() => null);
-  if (inv === null) return { cases: null, note: "the baseline copy could not be read", cached: false };
-  // the run created the preset's test files: nothing existed before, every test is new
-  if (preset.files.length > 0 && inv.files.length === 0) return { cases: [], note: null, cached: false };
   const described = await input.executor.describe().catch(() => null);
+  // keyed by what decides the argv, not by the argv: the baseline copy is fixed by its digest, so the
+  // command, its file globs and the forbidden globs (in the export) decide what the globs expand to,
+  // and a hit needs no walk of the copy (v2: v1 keyed the expanded argv, after a walk on every call)
   const key = sha256Hex(
     canonicalJson({
-      v: 1,
+      v: 2,
       baseline: input.baselineDigest,
-      argv: inv.argv,
+      command: preset.command,
+      files: preset.files,
+      forbidden: input.task.forbidden,
+      timeout_seconds: preset.timeout_seconds,
       parser: preset.parser,
       image: described?.imageDigest ?? null,
       runtime: described?.runtime ?? null,
@@ -111,6 +143,11 @@ export async function baselineTests(input: BaselineTestInput): Promise<BaselineT
   );
   const hit = await input.store.get(key);
   if (hit !== null) return { cases: hit.cases, note: hit.note, cached: true };
+  const root = baselineFilesDir(input.controlDir);
+  const inv = await presetInvocation(input.task, input.preset, root).catch(() => null);
+  if (inv === null) return { cases: null, note: "the baseline copy could not be read", cached: false };
+  // the run created the preset's test files: nothing existed before, every test is new
+  if (preset.files.length > 0 && inv.files.length === 0) return { cases: [], note: null, cached: false };
   const reportFile = reportFileFor(preset.parser, input.limits);
   let res: Awaited<ReturnType<Executor["run"]>>;
   try {

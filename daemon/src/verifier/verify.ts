@@ -46,10 +46,10 @@ import { limitsReached, presetInvocation, reportFileFor, summarizePreset, testRu
 import { verifierExport, withHiddenTestFiles } from "./verifier-export.js";
 import { checkRequiredTests, describeRequiredFailures, withRequired } from "./required-tests.js";
 import type { TestCase } from "../contracts/test-report.js";
-import { DEFAULT_TOOL_LIMITS } from "../tools/limits.js";
+import { VERIFIER_DEFAULTS } from "./limits.js";
 import { judgeAgainstBaseline, judgeTestRun, type BaselineVerdict } from "../tools/test-verdict.js";
 import { firstLines, runnerError } from "../tools/runner-error.js";
-import { baselineTests, NO_BASELINE_STORE, type BaselineTestStore } from "./baseline-tests.js";
+import { baselineTestsOf, type BaselineTestStore } from "./baseline-tests.js";
 import { scanWorkspaceDiff } from "./diff-secrets.js";
 import { describeHit } from "./secret-scan.js";
 import { runVerifyCommands, type RunVerifyCommand } from "./verify-commands.js";
@@ -68,15 +68,8 @@ export const DEFAULT_VERIFIER_DEPS: VerifierDeps = {
   presetInvocation: (task, preset, root) => presetInvocation(task, preset, root),
 };
 
-export const VERIFIER_DEFAULTS = {
-  /** runner output the verifier lets the executor capture; more is `truncated`, which fails */
-  outputCapBytes: DEFAULT_TOOL_LIMITS.testReportMaxBytes,
-  /** a junit_xml preset's report file larger than this is refused (too_large), as run_tests refuses it */
-  testReportMaxBytes: DEFAULT_TOOL_LIMITS.testReportMaxBytes,
-  /** failures kept from a report and their length: the parsers' own defaults, as run_tests reads them */
-  testDiagnostics: DEFAULT_TOOL_LIMITS.testDiagnostics,
-  diagnosticChars: DEFAULT_TOOL_LIMITS.diagnosticChars,
-} as const;
+// the limits live beside the baseline runner that shares them; exported here as before
+export { VERIFIER_DEFAULTS };
 
 export interface VerifyInput {
   runId: string;
@@ -220,20 +213,20 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
       const baselineRun =
         runControlDir === null || "exit_code_only" in summary
           ? null
-          : await baselineTests({
-              runId: input.runId,
-              task,
-              preset: task.verify_preset,
-              controlDir: runControlDir,
-              baselineDigest: baseline.digest,
-              executor,
-              exportSpec: exported.exportSpec,
-              ...(exported.onIncluded && { onIncluded: exported.onIncluded }),
-              limits: VERIFIER_DEFAULTS,
-              outputCapBytes: VERIFIER_DEFAULTS.outputCapBytes,
-              store: input.baselineTests ?? NO_BASELINE_STORE,
-              signal,
-            });
+          : await baselineTestsOf(
+              {
+                runId: input.runId,
+                task,
+                controlDir: runControlDir,
+                baselineDigest: baseline.digest,
+                executor,
+                exportSpec: exported.exportSpec,
+                ...(exported.onIncluded && { onIncluded: exported.onIncluded }),
+                ...(input.baselineTests && { store: input.baselineTests }),
+                ...(signal && { signal }),
+              },
+              task.verify_preset,
+            );
       if (signal?.aborted) throw new Stop("verification_error:cancelled");
       // a cancelled test did not pass: the evidence counts it with the failures
       const counts = { discovered: summary.discovered, passed: summary.passed, failed: summary.failed + summary.cancelled };

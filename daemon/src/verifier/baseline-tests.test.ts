@@ -1,0 +1,86 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { TaskSpec } from "../contracts/task-spec.js";
+import { LocalExecutor } from "../sandbox/local-executor.js";
+import { baselineFilesDir, captureBaseline } from "../workspace/baseline.js";
+import { defaultToolPort } from "../runtime/tools-port.js";
+import { validateToolCall } from "../tools/validate.js";
+import { baselineTestsOf, fileBaselineTestStore } from "./baseline-tests.js";
+
+/**
+ * The baseline's tests with real host processes (trusted_local: node --test on
+ * the baseline copy) and the real file store: what a cached answer needs.
+ */
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+});
+
+const task = TaskSpec.parse({
+  schema_version: 1,
+  name: "baseline-tests",
+  task: "t",
+  writable: ["src/**"],
+  test_presets: { unit: { command: ["node", "--test", "--test-reporter=tap"], files: ["tests/*.js"], parser: "node_test" } },
+  verify_preset: "unit",
+});
+
+/** a project with one passing test, its baseline captured in a control dir beside it */
+async function project() {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "baseline-tests-"));
+  dirs.push(root);
+  const ws = path.join(root, "ws");
+  fs.mkdirSync(path.join(ws, "tests"), { recursive: true });
+  fs.writeFileSync(path.join(ws, "tests", "a.js"), 'import test from "node:test";\ntest("a passes", () => {});\n');
+  fs.writeFileSync(path.join(ws, "package.json"), '{"type":"module"}\n');
+  const control = path.join(root, "control");
+  const baseline = await captureBaseline(ws, control);
+  return { root, ws, control, baseline, executor: new LocalExecutor({ tmpRoot: root }), store: fileBaselineTestStore(path.join(root, "baseline-tests")) };
+}
+
+describe("the baseline's tests, once per baseline", () => {
+  it("regression: the test globs were expanded with a walk of the baseline copy before the cache was asked; a cached result is found from the manifest's digest alone", async () => {
+    const { root, control, baseline, executor, store } = await project();
+    const of = {
+      runId: "run-bt",
+      task,
+      controlDir: control,
+      baselineDigest: baseline.manifest.digest,
+      executor,
+      exportSpec: { forbidden: task.forbidden, include: [] },
+      store,
+    };
+    const first = await baselineTestsOf(of, "unit");
+    expect(first).toMatchObject({ cached: false, note: null, cases: [{ id: "a passes", outcome: "passed" }] });
+    // the copy cannot be walked now: only a lookup that needs no walk still answers
+    fs.renameSync(baselineFilesDir(control), path.join(root, "moved-away"));
+    const second = await baselineTestsOf(of, "unit");
+    expect(second).toEqual({ ...first, cached: true });
+  });
+
+  it("regression: run_tests reloaded and re-checked the baseline manifest on every call; the run's port reads it once", async () => {
+    const { ws, control, executor, store } = await project();
+    const ctx = {
+      task,
+      workspaceRoot: ws,
+      controlDir: control,
+      runId: "run-port",
+      signal: new AbortController().signal,
+      timeoutMs: 60_000,
+      executor,
+      session: () => executor.openSession("run-port"),
+      baselineTests: store,
+    };
+    const port = defaultToolPort();
+    const call = validateToolCall({ call_id: "c1", name: "run_tests", arguments: { preset: "unit" } });
+    if (!call.ok) throw new Error("the call is valid");
+    const delta = async () => ((await port.run(call, ctx)).data as { against_baseline?: Record<string, unknown> }).against_baseline;
+    expect(await delta()).toMatchObject({ baseline: "compared", baseline_cached: false });
+    // a manifest read again now would fail its digest check: the second call still compares, from the cache
+    const manifest = path.join(control, "baseline", "manifest.json");
+    fs.writeFileSync(manifest, fs.readFileSync(manifest, "utf8").replace(/"digest": "[0-9a-f]+"/, `"digest": "${"0".repeat(64)}"`));
+    expect(await delta()).toMatchObject({ baseline: "compared", baseline_cached: true });
+  });
+});
