@@ -92,6 +92,30 @@ describe("detectTestCommand: the issue's order, with the parser that fits", () =
     expect(detect({ "tests/helper.py": "" })).toMatchObject({ ok: false });
   });
 
+  it("regression: a src-layout package (src/pkg/__init__.py) failed every test module with ModuleNotFoundError; pytest now gets -o pythonpath=src", () => {
+    const PYTEST = ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider"];
+    const REPORT = ["-o", "junit_family=xunit1", JUNIT];
+    for (const layout of [{ "src/cachepkg/__init__.py": "" }, { "src/single.py": "" }]) {
+      const d = detect({ "pyproject.toml": "[project]\nname = 'x'\n", ...layout, "tests/test_a.py": "" });
+      expect(d).toMatchObject({ ok: true, test: { command: [...PYTEST, "-o", "pythonpath=src", ...REPORT], notes: [expect.stringMatching(/src layout/)] } });
+    }
+    // the project's own pythonpath (any of pytest's config files) is left to pytest
+    for (const [file, text] of [
+      ["pyproject.toml", "[tool.pytest.ini_options]\npythonpath = ['src']\n"],
+      ["pytest.ini", "[pytest]\npythonpath = src\n"],
+      ["setup.cfg", "[metadata]\nname = x\n[tool:pytest]\npythonpath = src\n"],
+      ["tox.ini", "[pytest]\npythonpath = src\n"],
+    ]) {
+      const d = detect({ "pyproject.toml": "", [file!]: text!, "src/pkg/__init__.py": "" });
+      expect(d, file).toMatchObject({ ok: true, test: { command: [...PYTEST, ...REPORT], notes: [] } });
+    }
+    // a pythonpath key of another section does not count, and a src/ folder without Python in it changes nothing
+    expect(detect({ "pyproject.toml": "[tool.other]\npythonpath = 'x'\n", "src/pkg/__init__.py": "" })).toMatchObject({
+      test: { command: [...PYTEST, "-o", "pythonpath=src", ...REPORT] },
+    });
+    expect(detect({ "pyproject.toml": "", "src/readme.txt": "" })).toMatchObject({ test: { command: [...PYTEST, ...REPORT] } });
+  });
+
   it("go.mod: go test -json ./..., go_test_json", () => {
     expect(detect({ "go.mod": "module x\n" })).toMatchObject({
       ok: true,
