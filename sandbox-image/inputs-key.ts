@@ -31,12 +31,8 @@ export async function imageInputsKey(def: ImageDefinition): Promise<string> {
   const h = createHash("sha256");
   const add = (label: string, value: string) => h.update(`${label}\0${value}\0`);
   add("definition", JSON.stringify(def));
-  for (const rel of [...(await recipeFiles()), ...RECIPE_FILES]) {
-    add(`file ${rel}`, createHash("sha256").update(await fs.readFile(repoPath(rel))).digest("hex"));
-  }
-  for (const [src] of [...def.assets, ...def.staticHelpers]) {
-    add(`source ${src}`, createHash("sha256").update(await fs.readFile(repoPath(src))).digest("hex"));
-  }
+  for (const rel of [...(await recipeFiles()), ...RECIPE_FILES]) add(`file ${rel}`, await fileDigest(rel));
+  for (const [src] of [...def.assets, ...def.staticHelpers]) add(`source ${src}`, await fileDigest(src));
   add("packages", await installedPackages());
   for (const bin of def.binaries) add(`binary ${bin}`, statLine(bin));
   const excluded = (p: string) => (def.exclude ?? []).some((x) => p === x || p.startsWith(`${x}/`));
@@ -44,6 +40,12 @@ export async function imageInputsKey(def: ImageDefinition): Promise<string> {
     for (const file of await treeFiles(src, excluded)) add(`tree ${file}`, statLine(file));
   }
   return h.digest("hex");
+}
+
+async function fileDigest(rel: string): Promise<string> {
+  return createHash("sha256")
+    .update(await fs.readFile(repoPath(rel)))
+    .digest("hex");
 }
 
 async function recipeFiles(): Promise<string[]> {
@@ -57,10 +59,13 @@ async function recipeFiles(): Promise<string[]> {
   return out.sort();
 }
 
+// biome-ignore lint/suspicious/noTemplateCurlyInString: dpkg-query's own field syntax, not a template
+const DPKG_FORMAT = "${Package} ${Version} ${Architecture}\n";
+
 /** `dpkg-query`'s list, or "" where there is no dpkg (then only the files' stat lines speak for the host). */
 async function installedPackages(): Promise<string> {
   try {
-    const { stdout } = await run("dpkg-query", ["-W", "-f", "${Package} ${Version} ${Architecture}\n"], { maxBuffer: 16 << 20 });
+    const { stdout } = await run("dpkg-query", ["-W", "-f", DPKG_FORMAT], { maxBuffer: 16 << 20 });
     return stdout.split("\n").sort().join("\n");
   } catch {
     return "";
