@@ -57,6 +57,18 @@ describe("detectTestCommand: the issue's order, with the parser that fits", () =
     expect(detect(pkg("jest"))).toMatchObject({ ok: false, reason: expect.stringMatching(/jest is not installed/) });
   });
 
+  it("package.json mocha with mocha installed: mocha's built-in xunit reporter writes the JUnit file the host reads (it was refused as a runner mini-agent cannot translate)", () => {
+    for (const entry of ["node_modules/mocha/bin/mocha.js", "node_modules/mocha/bin/mocha"]) {
+      const d = detect({ ...pkg("mocha --recursive test/"), [entry]: "" });
+      expect(d, entry).toMatchObject({
+        ok: true,
+        test: { command: ["node", entry, "--reporter", "xunit", "--reporter-option", `output=${JUNIT.slice("--junitxml=".length)}`, "--recursive", "test/"], parser: "junit_xml", family: "node" },
+      });
+    }
+    expect(detect(pkg("mocha"))).toMatchObject({ ok: false, reason: expect.stringMatching(/mocha is not installed/) });
+    expect(detect({ ...pkg("mocha -R spec"), "node_modules/mocha/bin/mocha.js": "" })).toMatchObject({ ok: false, reason: expect.stringMatching(/own --reporter/) });
+  });
+
   it("package.json jest with jest installed: jest's own --json report file, read by jest_json (was exit code only)", () => {
     const d = detect({ ...pkg("jest --silent"), "node_modules/jest/bin/jest.js": "" });
     expect(d.ok && d.test).toMatchObject({

@@ -27,7 +27,7 @@ function fromPackageJson(repo: RepoFiles): Detected | null {
   const split = splitWords(script);
   if (!split.ok) return why(`it uses ${split.reason}`);
   const known = split.words.length > 0 ? recognise(split.words, repo) : null;
-  if (known === null) return why(`${split.words[0]?.text ?? "it"} is not a test runner mini-agent can translate (node --test, vitest, jest)`);
+  if (known === null) return why(`${split.words[0]?.text ?? "it"} is not a test runner mini-agent can translate (node --test, vitest, jest, mocha)`);
   if (!known.ok) return why(known.reason);
   return { ok: true, test: known.test, source: "package.json scripts.test" };
 }
