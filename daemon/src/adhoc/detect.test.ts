@@ -62,11 +62,18 @@ describe("detectTestCommand: the issue's order, with the parser that fits", () =
       const d = detect({ ...pkg("mocha --recursive test/"), [entry]: "" });
       expect(d, entry).toMatchObject({
         ok: true,
-        test: { command: ["node", entry, "--reporter", "xunit", "--reporter-option", `output=${JUNIT.slice("--junitxml=".length)}`, "--recursive", "test/"], parser: "junit_xml", family: "node" },
+        test: {
+          command: ["node", entry, "--reporter", "xunit", "--reporter-option", `output=${JUNIT.slice("--junitxml=".length)}`, "--recursive", "test/"],
+          parser: "junit_xml",
+          family: "node",
+        },
       });
     }
     expect(detect(pkg("mocha"))).toMatchObject({ ok: false, reason: expect.stringMatching(/mocha is not installed/) });
-    expect(detect({ ...pkg("mocha -R spec"), "node_modules/mocha/bin/mocha.js": "" })).toMatchObject({ ok: false, reason: expect.stringMatching(/own --reporter/) });
+    expect(detect({ ...pkg("mocha -R spec"), "node_modules/mocha/bin/mocha.js": "" })).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/own --reporter/),
+    });
   });
 
   it("package.json jest with jest installed: jest's own --json report file, read by jest_json (was exit code only)", () => {
