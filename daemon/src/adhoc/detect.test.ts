@@ -114,7 +114,7 @@ describe("detectTestCommand: the issue's order, with the parser that fits", () =
   it("regression: a src-layout package (src/pkg/__init__.py) failed every test module with ModuleNotFoundError; pytest now gets -o pythonpath=src", () => {
     const PYTEST = ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider"];
     const REPORT = ["-o", "junit_family=xunit1", JUNIT];
-    for (const layout of [{ "src/cachepkg/__init__.py": "" }, { "src/single.py": "" }]) {
+    for (const layout of [{ "src/cachepkg/__init__.py": "" }, { "src/single.py": "" }] as Array<Record<string, string>>) {
       const d = detect({ "pyproject.toml": "[project]\nname = 'x'\n", ...layout, "tests/test_a.py": "" });
       expect(d).toMatchObject({ ok: true, test: { command: [...PYTEST, "-o", "pythonpath=src", ...REPORT], notes: [expect.stringMatching(/src layout/)] } });
     }
