@@ -8,15 +8,17 @@ import { buildFamily } from "./image-builder.js";
 import { IMAGE_DEFINITIONS, type ImageFamily } from "./definitions.js";
 
 /**
- * `npm run image:build [-- --family node]... [--all] [--state-dir DIR] [--quiet]`
+ * `npm run image:build [-- --family node]... [--all] [--state-dir DIR] [--quiet] [--fresh]`
  * `npm run image:build -- --family NAME --dockerfile PATH [--state-dir DIR]` (a custom family)
  * Builds the sandbox image(s) through the Engine API and records each
- * content digest in the state dir's image lock.
+ * content digest in the state dir's image lock. An image the engine already has from exactly the
+ * same inputs (inputs-key.ts) is reused; `--fresh` assembles and builds it again all the same.
  */
 export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   let stateFlag: string | undefined;
   const families: ImageFamily[] = [];
   let quiet = false;
+  let fresh = false;
   let dockerfile: string | undefined;
   const named: string[] = [];
   for (let i = 0; i < argv.length; i++) {
@@ -26,8 +28,9 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
     else if (a === "--all") families.push(...IMAGE_FAMILIES);
     else if (a === "--dockerfile") dockerfile = argv[++i];
     else if (a === "--quiet") quiet = true;
+    else if (a === "--fresh") fresh = true;
     else {
-      process.stderr.write(`unknown option ${a}; use --family NAME, --all, --dockerfile PATH, --state-dir DIR, --quiet\n`);
+      process.stderr.write(`unknown option ${a}; use --family NAME, --all, --dockerfile PATH, --state-dir DIR, --quiet, --fresh\n`);
       return 64;
     }
   }
@@ -74,9 +77,10 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
     }
   }
   for (const family of families.length ? [...new Set(families)] : (["node"] as ImageFamily[])) {
-    const built = await buildFamily(docker, family, quiet ? undefined : (l) => process.stderr.write(`  ${l}\n`));
+    const built = await buildFamily(docker, family, quiet ? undefined : (l) => process.stderr.write(`  ${l}\n`), fresh);
     await recordImage(statePath(stateDir, "imageLock"), family, { tag: built.tag, digest: built.digest, built_at: new Date().toISOString() });
-    process.stdout.write(`${built.family} ${built.tag} ${built.digest}\n`);
+    const how = built.reused ? " (reused: the engine has an image built from the same inputs; --fresh rebuilds it)" : "";
+    process.stdout.write(`${built.family} ${built.tag} ${built.digest}${how}\n`);
   }
   process.stdout.write(`lock: ${statePath(stateDir, "imageLock")}\n`);
   return 0;

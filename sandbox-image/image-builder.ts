@@ -8,6 +8,7 @@ import tar from "tar-fs";
 import { PROGRAMS_LABEL, PROTOCOL_LABEL, SANDBOX_PROTOCOL } from "../daemon/src/sandbox/labels.js";
 import { MiniAgentError } from "../daemon/src/errors.js";
 import { IMAGE_DEFINITIONS, repoPath, type ImageDefinition, type ImageFamily } from "./definitions.js";
+import { imageInputsKey, INPUTS_LABEL } from "./inputs-key.js";
 import { assembleContext, pathPrograms, SANDBOX_UID } from "./rootfs.js";
 
 /** Every entry of the context gets this mtime so identical inputs give identical layer bytes. */
@@ -18,6 +19,8 @@ export interface BuiltImage {
   tag: string;
   /** content digest (image ID); the only way the executor references the image. */
   digest: string;
+  /** true when an earlier build from the same inputs was reused instead of building again */
+  reused?: boolean;
 }
 
 /**
@@ -74,21 +77,48 @@ export async function ensureHostPackages(def: ImageDefinition): Promise<void> {
 export async function buildImageFromDefinition(
   docker: Docker,
   def: ImageDefinition,
-  opts: { contextDir?: string; onProgress?: (line: string) => void } = {},
+  opts: { contextDir?: string; onProgress?: (line: string) => void; fresh?: boolean } = {},
 ): Promise<BuiltImage> {
   await ensureHostPackages(def);
+  const inputs = `${def.family}:${await imageInputsKey(def)}`;
+  if (!opts.fresh) {
+    const reused = await builtFromSameInputs(docker, def, inputs);
+    if (reused) {
+      return reused;
+    }
+  }
   // A private context per build: two builds at once (test files, a user's build next to a
   // daemon's) must not empty each other's root filesystem half-way. The tar has fixed
   // mtimes and relative names, so where the context sits changes no byte of the image.
   const contextDir = opts.contextDir ?? (await fs.mkdtemp(path.join(os.tmpdir(), `mini-agent-image-${def.family}-`)));
   try {
-    return await buildInContext(docker, def, contextDir, opts.onProgress);
+    return await buildInContext(docker, def, contextDir, inputs, opts.onProgress);
   } finally {
     if (opts.contextDir === undefined) await fs.rm(contextDir, { recursive: true, force: true });
   }
 }
 
-async function buildInContext(docker: Docker, def: ImageDefinition, contextDir: string, onProgress?: (line: string) => void): Promise<BuiltImage> {
+/**
+ * The image an earlier build made from exactly these inputs (imageInputsKey), tagged again as the
+ * family's tag; null when the engine has none. It is the image a new build would make, and it is
+ * still pinned by its content digest like any other.
+ */
+async function builtFromSameInputs(docker: Docker, def: ImageDefinition, inputs: string): Promise<BuiltImage | null> {
+  const found: Docker.ImageInfo[] = await docker.listImages({ filters: JSON.stringify({ label: [`${INPUTS_LABEL}=${inputs}`] }) });
+  const image = found.find((i) => i.Labels?.[PROTOCOL_LABEL] === SANDBOX_PROTOCOL);
+  if (!image) return null;
+  const [repo, tag] = def.tag.split(":") as [string, string];
+  await docker.getImage(image.Id).tag({ repo, tag });
+  return { family: def.family, tag: def.tag, digest: image.Id, reused: true };
+}
+
+async function buildInContext(
+  docker: Docker,
+  def: ImageDefinition,
+  contextDir: string,
+  inputs: string,
+  onProgress?: (line: string) => void,
+): Promise<BuiltImage> {
   await assembleContext(def, contextDir);
   const programs = await pathPrograms(path.join(contextDir, "rootfs"), def.env.PATH ?? "");
   const stream = await docker.buildImage(
@@ -100,8 +130,9 @@ async function buildInContext(docker: Docker, def: ImageDefinition, contextDir: 
       pull: "",
       nocache: false,
       // which daemon may run it (image-pin.ts refuses another protocol); a build parameter, so the Dockerfile stays plain
-      // and what its PATH holds, so the daemon's policy knows without reading ~100 MB of archive (sandbox/image-programs.ts)
-      labels: JSON.stringify({ [PROTOCOL_LABEL]: SANDBOX_PROTOCOL, [PROGRAMS_LABEL]: programs.join(",") }),
+      // what its PATH holds, so the daemon's policy knows without reading ~100 MB of archive (sandbox/image-programs.ts),
+      // and what it was made from, so a build with the same inputs reuses it (builtFromSameInputs)
+      labels: JSON.stringify({ [PROTOCOL_LABEL]: SANDBOX_PROTOCOL, [PROGRAMS_LABEL]: programs.join(","), [INPUTS_LABEL]: inputs }),
     } as unknown as Docker.ImageBuildOptions,
   );
   const events = await new Promise<Array<Record<string, unknown>>>((resolve, reject) => {
@@ -124,8 +155,8 @@ async function buildInContext(docker: Docker, def: ImageDefinition, contextDir: 
   return { family: def.family, tag: def.tag, digest };
 }
 
-export async function buildFamily(docker: Docker, family: ImageFamily, onProgress?: (line: string) => void): Promise<BuiltImage> {
-  return buildImageFromDefinition(docker, IMAGE_DEFINITIONS[family], { onProgress });
+export async function buildFamily(docker: Docker, family: ImageFamily, onProgress?: (line: string) => void, fresh = false): Promise<BuiltImage> {
+  return buildImageFromDefinition(docker, IMAGE_DEFINITIONS[family], { onProgress, fresh });
 }
 
 /**

@@ -57,6 +57,25 @@ describe("detectTestCommand: the issue's order, with the parser that fits", () =
     expect(detect(pkg("jest"))).toMatchObject({ ok: false, reason: expect.stringMatching(/jest is not installed/) });
   });
 
+  it("package.json mocha with mocha installed: mocha's built-in xunit reporter writes the JUnit file the host reads (it was refused as a runner mini-agent cannot translate)", () => {
+    for (const entry of ["node_modules/mocha/bin/mocha.js", "node_modules/mocha/bin/mocha"]) {
+      const d = detect({ ...pkg("mocha --recursive test/"), [entry]: "" });
+      expect(d, entry).toMatchObject({
+        ok: true,
+        test: {
+          command: ["node", entry, "--reporter", "xunit", "--reporter-option", `output=${JUNIT.slice("--junitxml=".length)}`, "--recursive", "test/"],
+          parser: "junit_xml",
+          family: "node",
+        },
+      });
+    }
+    expect(detect(pkg("mocha"))).toMatchObject({ ok: false, reason: expect.stringMatching(/mocha is not installed/) });
+    expect(detect({ ...pkg("mocha -R spec"), "node_modules/mocha/bin/mocha.js": "" })).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/own --reporter/),
+    });
+  });
+
   it("package.json jest with jest installed: jest's own --json report file, read by jest_json (was exit code only)", () => {
     const d = detect({ ...pkg("jest --silent"), "node_modules/jest/bin/jest.js": "" });
     expect(d.ok && d.test).toMatchObject({
@@ -122,6 +141,30 @@ describe("detectTestCommand: the issue's order, with the parser that fits", () =
       expect(d, marker).toMatchObject({ ok: true, source: marker, test: expected });
     }
     expect(detect({ "tests/helper.py": "" })).toMatchObject({ ok: false });
+  });
+
+  it("regression: a src-layout package (src/pkg/__init__.py) failed every test module with ModuleNotFoundError; pytest now gets -o pythonpath=src", () => {
+    const PYTEST = ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider"];
+    const REPORT = ["-o", "junit_family=xunit1", JUNIT];
+    for (const layout of [{ "src/cachepkg/__init__.py": "" }, { "src/single.py": "" }] as Array<Record<string, string>>) {
+      const d = detect({ "pyproject.toml": "[project]\nname = 'x'\n", ...layout, "tests/test_a.py": "" });
+      expect(d).toMatchObject({ ok: true, test: { command: [...PYTEST, "-o", "pythonpath=src", ...REPORT], notes: [expect.stringMatching(/src layout/)] } });
+    }
+    // the project's own pythonpath (any of pytest's config files) is left to pytest
+    for (const [file, text] of [
+      ["pyproject.toml", "[tool.pytest.ini_options]\npythonpath = ['src']\n"],
+      ["pytest.ini", "[pytest]\npythonpath = src\n"],
+      ["setup.cfg", "[metadata]\nname = x\n[tool:pytest]\npythonpath = src\n"],
+      ["tox.ini", "[pytest]\npythonpath = src\n"],
+    ]) {
+      const d = detect({ "pyproject.toml": "", [file!]: text!, "src/pkg/__init__.py": "" });
+      expect(d, file).toMatchObject({ ok: true, test: { command: [...PYTEST, ...REPORT], notes: [] } });
+    }
+    // a pythonpath key of another section does not count, and a src/ folder without Python in it changes nothing
+    expect(detect({ "pyproject.toml": "[tool.other]\npythonpath = 'x'\n", "src/pkg/__init__.py": "" })).toMatchObject({
+      test: { command: [...PYTEST, "-o", "pythonpath=src", ...REPORT] },
+    });
+    expect(detect({ "pyproject.toml": "", "src/readme.txt": "" })).toMatchObject({ test: { command: [...PYTEST, ...REPORT] } });
   });
 
   it("go.mod: go test -json ./..., go_test_json", () => {

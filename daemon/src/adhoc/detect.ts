@@ -35,19 +35,52 @@ function fromPackageJson(repo: RepoFiles): Detected | null {
   const split = splitWords(script);
   if (!split.ok) return why(`it uses ${split.reason}`);
   const known = split.words.length > 0 ? recognise(split.words, repo) : null;
-  if (known === null) return why(`${split.words[0]?.text ?? "it"} is not a test runner mini-agent can translate (node --test, vitest, jest)`);
+  if (known === null) return why(`${split.words[0]?.text ?? "it"} is not a test runner mini-agent can translate (node --test, vitest, jest, mocha)`);
   if (!known.ok) return why(known.reason);
   return { ok: true, test: known.test, source: "package.json scripts.test" };
 }
 
 const PYTHON_MARKERS = ["pyproject.toml", "pytest.ini", "setup.cfg"];
 
+/** pytest's own config sections, by file: where a project would set `pythonpath` itself */
+const PYTEST_SECTIONS: Array<[string, string]> = [
+  ["pyproject.toml", "[tool.pytest.ini_options]"],
+  ["pytest.ini", "[pytest]"],
+  ["tox.ini", "[pytest]"],
+  ["setup.cfg", "[tool:pytest]"],
+];
+
+/** The `[section]`'s lines of an ini/TOML text, up to the next header. */
+function sectionLines(text: string, header: string): string[] {
+  const lines = text.split(/\r?\n/);
+  const at = lines.findIndex((l) => l.trim() === header);
+  if (at < 0) return [];
+  const end = lines.findIndex((l, i) => i > at && /^\s*\[/.test(l));
+  return lines.slice(at + 1, end < 0 ? undefined : end);
+}
+
+function configuresPythonpath(repo: RepoFiles): boolean {
+  return PYTEST_SECTIONS.some(([file, header]) => sectionLines(repo.readText(file) ?? "", header).some((l) => /^\s*pythonpath\s*=/.test(l)));
+}
+
+/**
+ * A src layout (`src/<package>/__init__.py` or `src/<module>.py`): its tests import the package as
+ * installed, and nothing is installed in the sandbox, so pytest gets src/ on its path, as pytest's
+ * own `pythonpath` setting would put it. A project that sets `pythonpath` itself is left as it is.
+ */
+function srcLayout(repo: RepoFiles): boolean {
+  if (!repo.isDir("src") || configuresPythonpath(repo)) return false;
+  return repo.listFiles("src", 2000).some((f) => /^src\/[^/]+\/__init__\.py$/.test(f) || /^src\/[^/]+\.py$/.test(f));
+}
+
 function fromPython(repo: RepoFiles): Detected | null {
   const marker = PYTHON_MARKERS.find((m) => repo.isFile(m));
   const testFile = marker ? undefined : repo.listFiles("tests", 2000).find((f) => /(^|\/)test_[^/]*\.py$/.test(f));
   if (!marker && !testFile) return null;
-  const command = ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", ...PYTEST_REPORT_ARGS];
-  return { ok: true, test: { command, files: [], parser: "junit_xml", family: "python", notes: [] }, source: marker ?? testFile! };
+  const src = srcLayout(repo);
+  const command = ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", ...(src ? ["-o", "pythonpath=src"] : []), ...PYTEST_REPORT_ARGS];
+  const notes = src ? ["src layout: -o pythonpath=src, since the package is not installed in the sandbox"] : [];
+  return { ok: true, test: { command, files: [], parser: "junit_xml", family: "python", notes }, source: marker ?? testFile! };
 }
 
 function fromGoMod(repo: RepoFiles): Detected | null {

@@ -127,6 +127,24 @@ function jest(args: string[], repo: RepoFiles): Interpreted {
   });
 }
 
+/**
+ * mocha with its built-in xunit reporter writing a JUnit file the host reads (no package beyond
+ * mocha itself). mocha 8 and later ship `bin/mocha.js`, older ones `bin/mocha`.
+ */
+function mocha(args: string[], repo: RepoFiles): Interpreted {
+  const entry = ["node_modules/mocha/bin/mocha.js", "node_modules/mocha/bin/mocha"].find((e) => repo.isFile(e));
+  if (!entry) return fail("mocha is not installed in node_modules (there is no npm in the sandbox to install it)");
+  if (args.some((a) => a === "-R" || a.startsWith("--reporter")))
+    return fail("it sets its own --reporter/--reporter-option; the host reads a JUnit report it names itself");
+  return ok({
+    command: ["node", entry, "--reporter", "xunit", "--reporter-option", `output=${JUNIT}`, ...args],
+    files: [],
+    parser: "junit_xml",
+    family: "node",
+    notes: [],
+  });
+}
+
 /** A known runner as the first word(s) of `words`, or null when the program is not one we read a report from. */
 export function recognise(words: Word[], repo: RepoFiles): Interpreted | null {
   const t = words.map((w) => w.text);
@@ -141,6 +159,7 @@ export function recognise(words: Word[], repo: RepoFiles): Interpreted | null {
   }
   if (p === "vitest") return vitest(t.slice(1), repo);
   if (p === "jest") return jest(t.slice(1), repo);
+  if (p === "mocha") return mocha(t.slice(1), repo);
   return null;
 }
 

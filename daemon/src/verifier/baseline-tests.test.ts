@@ -1,13 +1,13 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { TaskSpec } from "../contracts/task-spec.js";
 import { LocalExecutor } from "../sandbox/local-executor.js";
 import { baselineFilesDir, captureBaseline } from "../workspace/baseline.js";
 import { defaultToolPort } from "../runtime/tools-port.js";
 import { validateToolCall } from "../tools/validate.js";
-import { baselineTestsOf, fileBaselineTestStore } from "./baseline-tests.js";
+import { baselineTestsOf, codeFingerprintAt, fileBaselineTestStore, recordCodeFingerprint } from "./baseline-tests.js";
 
 /**
  * The baseline's tests with real host processes (trusted_local: node --test on
@@ -82,5 +82,42 @@ describe("the baseline's tests, once per baseline", () => {
     const manifest = path.join(control, "baseline", "manifest.json");
     fs.writeFileSync(manifest, fs.readFileSync(manifest, "utf8").replace(/"digest": "[0-9a-f]+"/, `"digest": "${"0".repeat(64)}"`));
     expect(await delta()).toMatchObject({ baseline: "compared", baseline_cached: true });
+  });
+});
+
+const fpRoot = fs.mkdtempSync(path.join(os.tmpdir(), "mini-agent-fingerprint-"));
+afterAll(() => fs.rmSync(fpRoot, { recursive: true, force: true }));
+
+function tree(files: Record<string, string>): string {
+  const dir = fs.mkdtempSync(path.join(fpRoot, "t-"));
+  for (const [rel, text] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+    fs.writeFileSync(path.join(dir, rel), text);
+  }
+  return path.join(dir, "verifier/baseline-tests.js");
+}
+
+const BASE = {
+  "verifier/baseline-tests.js": "record",
+  "tools/run-tests.js": "summarize",
+  "tools/parsers/junit-xml.js": "parse v1",
+  "tools/parsers/junit-xml.test.js": "a test",
+  "tools/parsers/samples/x.xml": "<x/>",
+};
+
+describe("baseline records are keyed by the code that made them", () => {
+  it("regression: a record made by other parsing code was reused (a JUnit report the old parser refused stayed refused after the fix)", () => {
+    const before = codeFingerprintAt(tree(BASE));
+    expect(codeFingerprintAt(tree(BASE))).toBe(before);
+    expect(codeFingerprintAt(tree({ ...BASE, "tools/parsers/junit-xml.js": "parse v2" }))).not.toBe(before);
+    expect(codeFingerprintAt(tree({ ...BASE, "tools/run-tests.js": "summarize v2" }))).not.toBe(before);
+    expect(codeFingerprintAt(tree({ ...BASE, "verifier/baseline-tests.js": "record v2" }))).not.toBe(before);
+    // tests and report samples beside the parsers do not decide a record
+    expect(codeFingerprintAt(tree({ ...BASE, "tools/parsers/junit-xml.test.js": "another test", "tools/parsers/samples/x.xml": "<y/>" }))).toBe(before);
+  });
+
+  it("this process's fingerprint covers the real parsers", () => {
+    expect(recordCodeFingerprint()).toMatch(/^[0-9a-f]{64}$/);
+    expect(recordCodeFingerprint()).not.toBe(codeFingerprintAt(path.join(fpRoot, "nowhere/verifier/baseline-tests.js")));
   });
 });

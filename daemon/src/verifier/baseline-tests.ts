@@ -8,8 +8,11 @@
  * run_tests, the Verifier, a resumed run, a re-verification and every eval case
  * on the same repository reuse one run.
  */
+import { createHash } from "node:crypto";
+import fsSync from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import type { ExportSpec } from "../contracts/sandbox.js";
 import type { TaskSpec } from "../contracts/task-spec.js";
@@ -117,6 +120,39 @@ export function baselineTestsOf(of: BaselineRunOf, preset: string): Promise<Base
   });
 }
 
+/**
+ * The bytes of the code that turns a sandbox's output into the cached record: the report parsers,
+ * run-tests.ts and this file, as this process loaded them. A record is what that code made of one
+ * run, so a mini-agent whose parsing changed (a report it refused, an id it now writes another
+ * way) never reads an older one's records as its own: they are under another key.
+ */
+let codeFingerprint: string | undefined;
+export function recordCodeFingerprint(): string {
+  codeFingerprint ??= codeFingerprintAt(fileURLToPath(import.meta.url));
+  return codeFingerprint;
+}
+
+/** The fingerprint for this file at `self` (its .ts or .js), with run-tests and the parsers beside it as in the tree. */
+export function codeFingerprintAt(self: string): string {
+  const parsers = path.join(path.dirname(self), "../tools/parsers");
+  const files = [self, ...[".js", ".ts"].map((ext) => path.join(path.dirname(self), `../tools/run-tests${ext}`))];
+  try {
+    for (const f of fsSync.readdirSync(parsers).sort()) files.push(path.join(parsers, f));
+  } catch {
+    /* no folder beside this file (a bundle): the files that are there still count */
+  }
+  const h = createHash("sha256");
+  for (const f of files) {
+    if (/\.test\.|\.testkit\.|\.map$/.test(f)) continue;
+    try {
+      h.update(`${path.basename(f)}\0`).update(fsSync.readFileSync(f));
+    } catch {
+      /* not this extension, or a folder (samples/) */
+    }
+  }
+  return h.digest("hex");
+}
+
 /** The baseline's test list, from the cache or a fresh sandbox. Never throws for an outcome: a list it cannot read is `cases: null` and a note. */
 export async function baselineTests(input: BaselineTestInput): Promise<BaselineTests> {
   const preset = input.task.test_presets[input.preset];
@@ -129,6 +165,7 @@ export async function baselineTests(input: BaselineTestInput): Promise<BaselineT
   const key = sha256Hex(
     canonicalJson({
       v: 2,
+      code: recordCodeFingerprint(),
       baseline: input.baselineDigest,
       command: preset.command,
       files: preset.files,

@@ -40,6 +40,8 @@ describe("parseJunitXml on real reports", () => {
     ["junit-vitest-collection-error.xml", { discovered: 1, passed: 1, failed: 0, errors: 0, skipped: 0, refusal: null }],
     // jest 29.7 + jest-junit 16
     ["junit-jest-mixed.xml", { discovered: 5, passed: 2, failed: 2, errors: 0, skipped: 1, refusal: null }],
+    // regression: refused as inconsistent (failures="0" beside two <failure>s), so a mocha baseline had no list
+    ["junit-mocha-mixed.xml", { discovered: 7, passed: 3, failed: 2, errors: 0, skipped: 2, refusal: null }],
   ])("%s", (name, expected) => {
     expect(counts(parseJunitXml(read(sampleBytes(name))))).toEqual(expected);
   });
@@ -252,6 +254,14 @@ describe("parseJunitXml refuses what it cannot trust", () => {
     const s = parse(suite(attrs, PASS + FAIL));
     expect(s).toMatchObject({ refusal: "inconsistent", discovered: 0, failed: 0 });
     expect(s.failures.map((f) => f.name)).toEqual(["c: bad"]);
+  });
+
+  it("a suite that claims failures and errors is held to their sum (mocha counts every <failure> in errors); a wrong sum is still inconsistent", () => {
+    expect(parse(suite('tests="2" failures="0" errors="1"', PASS + FAIL))).toMatchObject({ refusal: null, discovered: 2, failed: 1 });
+    expect(parse(suite('tests="2" failures="1" errors="1"', PASS + FAIL))).toMatchObject({
+      refusal: "inconsistent",
+      problem: expect.stringContaining('failures="1" errors="1"'),
+    });
   });
 
   it.each(["-1", "NaN", "1e3", " 2", "2.0", "0x2", "", "99999999999"])('a count attribute tests="%s" -> unparsable', (value) => {
