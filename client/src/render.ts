@@ -1,9 +1,8 @@
 import type { EnvLayersBody, GcBody, PolicyShowBody } from "../../daemon/src/contracts/api-responses.js";
 import type { RunView, TraceEvent } from "../../daemon/src/contracts/run-view.js";
 import { renderDiff, type DiffStyle } from "./color.js";
-import { quoteArgv } from "./quote.js";
-import { oneLine, whyLine } from "./why.js";
-import { testLines } from "./test-lines.js";
+import { oneLine, quoteArgv, testLines } from "../../client-lib/index.js";
+import { whyLine } from "./why.js";
 
 /** Text shapes of the client, kept apart from the flow so each stays short. */
 export function progressLine(run: RunView): string {
@@ -89,8 +88,6 @@ export function pendingActionText(run: RunView, style: DiffStyle = { color: fals
     diff.endsWith("\n") ? diff : diff + "\n",
   ].join("\n");
 }
-
-export { shellQuote } from "./quote.js";
 
 /**
  * The machine-readable status (`status --json`, `list --json` and every --json
