@@ -1,5 +1,6 @@
 import type { TestDelta, VerificationEvidence } from "../daemon/src/contracts/run-view.js";
 import { EXIT_CODE_ONLY_PASSED } from "../daemon/src/contracts/run-view.js";
+import { reasonKind, type VerifierReason, verificationErrorDetail } from "../daemon/src/contracts/verifier-reason.js";
 import { termSafe } from "./quote.js";
 
 /**
@@ -14,11 +15,8 @@ export function verdictWhy(v: VerificationEvidence): string[] {
   const parts: string[] = [];
   const reason = v.reason ?? "verification_failed";
   if (v.changed_path_count === 0 || reason === "no_changes") parts.push("no_changes (the workspace is as the run found it)");
-  if (reason === "protected_path_changed") parts.push(`protected path changed (${list(v.protected_paths_changed)})`);
-  else if (reason === "false_green") parts.push(`false green: ${v.false_green ?? "the candidate tests did not really run"}`);
-  else if (reason === "acceptance_protocol_error") parts.push(`hidden acceptance protocol error${v.acceptance?.error ? `: ${clip(v.acceptance.error)}` : ""}`);
-  else if (reason.startsWith("verification_error:")) parts.push(`verification error: ${reason.slice("verification_error:".length)}`);
-  else if (reason !== "verification_failed" && reason !== "no_changes" && reason !== "secret_in_diff" && reason !== "verify_command_failed") parts.push(reason);
+  const head = headline(reason, v);
+  if (head !== null) parts.push(head);
   // where a secret is, never what it is: the evidence holds no value to show
   const secrets = v.diff_scan_hits ?? [];
   if (secrets.length > 0) parts.push(`secret in the diff (${list(secrets.map((h) => `${h.path} line ${h.line}: ${h.rule}`))})`);
@@ -51,6 +49,36 @@ export function verdictWhy(v: VerificationEvidence): string[] {
   }
   if (parts.length === 0) parts.push(reason);
   return parts;
+}
+
+/**
+ * The words a reason adds before the facts, or null when the facts below say it
+ * (which test, which command, which secret). Exhaustive over the one list in
+ * contracts/verifier-reason.ts: a reason added there without words here fails
+ * the type check.
+ */
+function headline(reason: VerifierReason, v: VerificationEvidence): string | null {
+  const kind = reasonKind(reason);
+  switch (kind) {
+    case "protected_path_changed":
+      return `protected path changed (${list(v.protected_paths_changed)})`;
+    case "false_green":
+      return `false green: ${v.false_green ?? "the candidate tests did not really run"}`;
+    case "acceptance_protocol_error":
+      return `hidden acceptance protocol error${v.acceptance?.error ? `: ${clip(v.acceptance.error)}` : ""}`;
+    case "verification_error":
+      return `verification error: ${verificationErrorDetail(reason)}`;
+    // said by the line above (no_changes) or by the facts that follow
+    case "no_changes":
+    case "secret_in_diff":
+    case "verify_command_failed":
+    case "verification_failed":
+      return null;
+    default: {
+      const unworded: never = kind;
+      return unworded;
+    }
+  }
 }
 
 /** what the run found and is not blamed for: ", 1 skipped and 2 failing before the run" */
