@@ -60,6 +60,7 @@ export default defineConfig({
           include: [
             "daemon/src/**/*.test.ts",
             "client/src/**/*.test.ts",
+            "client-lib/**/*.test.ts",
             "probes/**/*.test.ts",
             "sandbox-image/**/*.test.ts",
             "eval/**/*.test.ts",

@@ -17,7 +17,7 @@ export const FIXTURES: Array<{ name: string; family: ImageFamily }> = [
 export const built = fs.existsSync(path.join(REPO, "dist/daemon/src/cli.js")) && fs.existsSync(path.join(REPO, "dist/client/src/cli.js"));
 
 /** The folders `npm run build` compiles into the daemon's and the client's bins. */
-const BIN_SOURCES = ["daemon/src", "client/src", "eval/src", "probes", "sandbox-image"];
+const BIN_SOURCES = ["daemon/src", "client/src", "client-lib", "eval/src", "probes", "sandbox-image"];
 
 /**
  * Refuses to measure bins older than their sources: a bench over a stale dist/

@@ -10,7 +10,9 @@ import { build, type Plugin } from "esbuild";
  *
  * Dynamic imports stay outside: they are the rare paths (`run --task-spec`
  * checks the spec with classic zod) and load tsc's compiled modules next to
- * the bundle, at the same relative paths as in the source tree.
+ * the bundle, at the same relative paths as in the source tree. eval/src/cli.js
+ * is the one such path into another program; it takes the shared client-lib/
+ * from tsc's output beside it, so client-lib/ must stay in tsconfig's include.
  */
 const REPO = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
 

@@ -45,10 +45,30 @@ describe("import walls between the programs", () => {
   it("the worker enters the daemon by main.ts and what clients share, never its logic", async () => {
     expect(await brokenRules("worker/src/a.ts", "daemon/src/main.ts")).toEqual([]);
     expect(await brokenRules("worker/src/a.ts", "daemon/src/contracts/fleet.ts")).toEqual([]);
-    expect(await brokenRules("worker/src/a.ts", "eval/src/fleet/queue-url.ts")).toEqual([]);
-    expect(await brokenRules("worker/src/a.ts", "client/src/api-client.ts")).toEqual([]);
+    expect(await brokenRules("worker/src/a.ts", "eval/src/index.ts")).toEqual([]);
+    expect(await brokenRules("worker/src/a.ts", "client-lib/index.ts")).toEqual([]);
     expect(await brokenRules("worker/src/a.ts", "daemon/src/runtime/service-impl.ts")).toEqual(["worker-is-a-daemon-plus-a-client"]);
     expect(await brokenRules("worker/src/a.ts", "client/src/render.ts")).toEqual(["worker-is-a-daemon-plus-a-client"]);
+  });
+
+  it("regression: the worker enters eval and the client library by their front doors only (it imported eval's fleet files and client/src/api-client.ts one by one)", async () => {
+    expect(await brokenRules("worker/src/a.ts", "eval/src/fleet/queue-url.ts")).toEqual(["worker-is-a-daemon-plus-a-client"]);
+    expect(await brokenRules("worker/src/a.ts", "eval/src/run-case.ts")).toEqual(["worker-is-a-daemon-plus-a-client"]);
+    expect(await brokenRules("worker/src/a.ts", "client/src/api-client.ts")).toEqual(["worker-is-a-daemon-plus-a-client"]);
+  });
+
+  it("regression: client and eval share client-lib/, never each other's src (eval imported the client's API code, exit codes and quoting)", async () => {
+    expect(await brokenRules("eval/src/a.ts", "client/src/render.ts")).toEqual(["eval-never-imports-the-client"]);
+    expect(await brokenRules("eval/src/a.ts", "client-lib/index.ts")).toEqual([]);
+    expect(await brokenRules("client/src/a.ts", "client-lib/index.ts")).toEqual([]);
+    // the one documented arrow: the client's `eval`/`gate` commands load eval's entry
+    expect(await brokenRules("client/src/main.ts", "eval/src/cli.ts")).toEqual([]);
+    expect(await brokenRules("client/src/main.ts", "eval/src/run-case.ts")).toEqual(["client-and-eval-meet-only-at-the-eval-command"]);
+    expect(await brokenRules("eval/src/a.ts", "client-lib/quote.ts")).toEqual(["client-lib-entered-by-its-front-door"]);
+    expect(await brokenRules("client-lib/a.ts", "client/src/render.ts")).toEqual(["client-lib-owns-nothing"]);
+    expect(await brokenRules("client-lib/a.ts", "daemon/src/runtime/service-impl.ts")).toEqual(["client-lib-owns-nothing"]);
+    expect(await brokenRules("client-lib/a.ts", "daemon/src/contracts/run-view.ts")).toEqual([]);
+    expect(await brokenRules("daemon/src/a.ts", "client-lib/index.ts")).toContain("daemon-never-imports-the-other-programs");
   });
 
   it("the offline report drives RunService but imports no other program; client and eval never import worker or experiments", async () => {

@@ -2,7 +2,7 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { main, type ClientIO } from "./main.js";
-import { exitForError } from "./exit-codes.js";
+import { exitForError } from "../../client-lib/index.js";
 
 /** a socket nobody listens on: a usage error must be decided before any request */
 const NO_DAEMON = path.join(os.tmpdir(), `ma-adhoc-args-${process.pid}.sock`);

@@ -1,4 +1,4 @@
-import { termSafe } from "./quote.js";
+import { termSafe } from "../../client-lib/index.js";
 
 /**
  * Diffs in colour on a terminal (issue 10 item 18): added lines green, removed

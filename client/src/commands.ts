@@ -6,14 +6,12 @@ import { Backend, FAMILY_NAME_PATTERN, IMAGE_FAMILIES, Runtime, SandboxInclude, 
 import { MiniAgentError } from "../../daemon/src/errors.js";
 import { OrchestratorName } from "../../daemon/src/contracts/run.js";
 import { COPY_LIMIT_FLAGS, parseByteSize, parseFileCount } from "../../daemon/src/contracts/copy-limits.js";
-import type { ApiClient } from "./api-client.js";
+import { type ApiClient, EXIT, exitForStatus, type ExitCode, oneLine, quoteArgv, shellQuote } from "../../client-lib/index.js";
 import { BUDGET_FLAGS, type CommandName, type ParsedCommand } from "./args.js";
-import { EXIT, exitForStatus, type ExitCode } from "./exit-codes.js";
 import { followRun, type FollowIO } from "./follow.js";
 import { renderDiff } from "./color.js";
-import { envText, eventLine, gcText, mib, policyText, progressLine, runEndLines, shellQuote, statusJson, testOutputLines } from "./render.js";
-import { oneLine, whyLine } from "./why.js";
-import { quoteArgv } from "./quote.js";
+import { envText, eventLine, gcText, mib, policyText, progressLine, runEndLines, statusJson, testOutputLines } from "./render.js";
+import { whyLine } from "./why.js";
 import { McpOptionError, resolveMcpOptions } from "./mcp/options.js";
 
 export interface CommandContext extends FollowIO {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { TraceEvent } from "../../daemon/src/contracts/run-view.js";
+import { TraceEvent } from "../../daemon/src/contracts/run-view.js";
 import { eventLine } from "./render.js";
 
 const event = (type: string, payload: Record<string, unknown>, call_id: string | null = null): TraceEvent =>
@@ -26,11 +26,31 @@ describe("trace event lines", () => {
     const line = eventLine(
       event(
         "tool_observed",
-        { tool: "run_command", ok: true, decision: "allow", rule: "policy:ci:allow:go vet", argv: ["go", "vet", "./..."], exit_code: 0 },
+        {
+          tool: "run_command",
+          ok: true,
+          error: null,
+          truncated: false,
+          decision: "allow",
+          rule: "policy:ci:allow:go vet",
+          argv: ["go", "vet", "./..."],
+          exit_code: 0,
+        },
         "c1",
       ),
     );
     expect(line).toBe("#7 tool_observed tool=run_command decision=allow rule=policy:ci:allow:go vet ok=true argv=go vet ./... exit_code=0 call=c1");
-    expect(eventLine(event("tool_observed", { argv: ["echo", "\u001b[31mred"] }))).toContain("argv=echo $'\\x1b[31mred'");
+    expect(eventLine(event("tool_observed", { tool: "run_command", ok: true, error: null, truncated: false, argv: ["echo", "\u001b[31mred"] }))).toContain(
+      "argv=echo $'\\x1b[31mred'",
+    );
+  });
+
+  it("regression: an event type from a newer daemon is read and named, not a refused answer (the events schema accepted only this version's types)", () => {
+    const raw = { seq: 9, type: "sandbox_snapshot", call_id: null, action_id: null, payload: { schema_version: 1, layers: 3 } };
+    const parsed = TraceEvent.safeParse(raw);
+    expect(parsed.success).toBe(true);
+    expect(eventLine(raw)).toBe("#9 sandbox_snapshot (not readable by this client version)");
+    // a known type whose payload does not fit is not guessed at either
+    expect(eventLine(event("tool_observed", { tool: 7 }))).toBe("#7 tool_observed (not readable by this client version)");
   });
 });

@@ -1,9 +1,8 @@
 import type { RunView } from "../../daemon/src/contracts/run-view.js";
-import type { ApiClient } from "./api-client.js";
+import { type ApiClient, EXIT, exitForStatus, type ExitCode, type Clock, shellQuote } from "../../client-lib/index.js";
 import type { DiffStyle } from "./color.js";
-import { EXIT, exitForStatus, type ExitCode } from "./exit-codes.js";
-import { activityText, nextActivity, StatusLine, type Activity, type Clock } from "./progress.js";
-import { eventLine, pendingActionText, progressLine, runEndLines, shellQuote, statusJson } from "./render.js";
+import { activityText, nextActivity, StatusLine, type Activity } from "./progress.js";
+import { eventLine, pendingActionText, progressLine, runEndLines, statusJson } from "./render.js";
 import { whyLine } from "./why.js";
 
 export interface FollowIO {

@@ -1,13 +1,10 @@
-import { termSafe } from "./quote.js";
+import { termSafe, ApiClient, EXIT, exitForError, type ExitCode, type Clock, resolveTarget } from "../../client-lib/index.js";
 import { isMiniAgentError } from "../../daemon/src/errors.js";
-import { ApiClient } from "./api-client.js";
 import { rewriteProgram } from "../../daemon/src/config/program-command.js";
 import { usageErrorText } from "../../daemon/src/config/cli-args.js";
 import { evalCommandOf, parseClientArgs } from "./args.js";
 import { HANDLERS, UsageError } from "./commands.js";
 import { colorEnabled } from "./color.js";
-import { EXIT, exitForError, type ExitCode } from "./exit-codes.js";
-import type { Clock } from "./progress.js";
 
 /** Everything the client touches, passed in so tests can drive main() directly. */
 export interface ClientIO {
@@ -28,8 +25,6 @@ export interface ClientIO {
 }
 
 // the one rule for which daemon to talk to; its own module so `eval` (loaded from here) can use it without a cycle
-export { resolveTarget } from "./target.js";
-import { resolveTarget } from "./target.js";
 
 export async function main(argv: string[], io: ClientIO): Promise<ExitCode | number> {
   const evalCmd = evalCommandOf(argv);

@@ -8,13 +8,6 @@ import type { RunView, TraceEvent } from "../../daemon/src/contracts/run-view.js
  * when the client saw it start (events carry no time of their own).
  */
 
-/** The client's clock and timer, passed in from cli.ts (tests use a hand-driven one). */
-export interface Clock {
-  now(): number;
-  /** calls tick every ms until the returned stop is called */
-  every(ms: number, tick: () => void): () => void;
-}
-
 export interface Activity {
   label: string;
   since: number;

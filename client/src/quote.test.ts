@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { RunView } from "../../daemon/src/contracts/run-view.js";
-import { quoteArgv } from "./quote.js";
+import { quoteArgv } from "../../client-lib/index.js";
 import { pendingActionText } from "./render.js";
 import { whyLine } from "./why.js";
 

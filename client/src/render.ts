@@ -1,9 +1,9 @@
 import type { EnvLayersBody, GcBody, PolicyShowBody } from "../../daemon/src/contracts/api-responses.js";
 import type { RunView, TraceEvent } from "../../daemon/src/contracts/run-view.js";
+import { readTraceEvent } from "../../daemon/src/contracts/trace-event.js";
 import { renderDiff, type DiffStyle } from "./color.js";
-import { quoteArgv } from "./quote.js";
-import { oneLine, whyLine } from "./why.js";
-import { testLines } from "./test-lines.js";
+import { oneLine, quoteArgv, testLines } from "../../client-lib/index.js";
+import { whyLine } from "./why.js";
 
 /** Text shapes of the client, kept apart from the flow so each stays short. */
 export function progressLine(run: RunView): string {
@@ -26,9 +26,12 @@ function str(v: unknown): string | null {
 }
 
 /** One plain line per event: seq, type, and the few payload fields a reader wants. */
-export function eventLine(e: TraceEvent): string {
-  const parts = [`#${e.seq}`, e.type];
-  const p = e.payload;
+export function eventLine(raw: TraceEvent): string {
+  const parts = [`#${raw.seq}`, raw.type];
+  // parsed by its type's schema (contracts/trace-event.ts); one this client cannot read (a newer daemon's) is named, not guessed at
+  const e = readTraceEvent(raw);
+  if (e === null) return oneLine([...parts, "(not readable by this client version)"].join(" "));
+  const p: Record<string, unknown> = e.payload;
   for (const key of ["name", "tool", "path", "preset", "status", "reason", "decision", "by", "rule", "discovered", "passed", "failed", "ok", "code"]) {
     const v = str(p[key]);
     if (v !== null) parts.push(`${key}=${clip(v)}`);
@@ -37,7 +40,7 @@ export function eventLine(e: TraceEvent): string {
   if (Array.isArray(p.argv) && p.argv.every((w) => typeof w === "string")) parts.push(`argv=${clip(quoteArgv(p.argv as string[]))}`);
   const exit = str(p.exit_code);
   if (exit !== null) parts.push(`exit_code=${exit}`);
-  if (e.type === "project_context") parts.push(...projectContextParts(p));
+  if (e.type === "project_context") parts.push(...projectContextParts(e.payload));
   if (e.call_id) parts.push(`call=${e.call_id}`);
   if (e.action_id) parts.push(`action=${e.action_id}`);
   return oneLine(parts.join(" "));
@@ -89,8 +92,6 @@ export function pendingActionText(run: RunView, style: DiffStyle = { color: fals
     diff.endsWith("\n") ? diff : diff + "\n",
   ].join("\n");
 }
-
-export { shellQuote } from "./quote.js";
 
 /**
  * The machine-readable status (`status --json`, `list --json` and every --json

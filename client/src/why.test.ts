@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { RunView, VerificationEvidence } from "../../daemon/src/contracts/run-view.js";
+import { type RunView, VerificationEvidence } from "../../daemon/src/contracts/run-view.js";
+import { VERIFIER_REASON_KINDS } from "../../daemon/src/contracts/verifier-reason.js";
 import { progressLine, statusJson } from "./render.js";
 import { whyLine } from "./why.js";
 
@@ -206,5 +207,23 @@ describe("the one-line why", () => {
   it("reason no_changes (a task without hidden acceptance) is said once, first", () => {
     const line = failed({ reason: "no_changes", changed_path_count: 0, acceptance: null });
     expect(line).toBe("failed: no_changes (the workspace is as the run found it); candidate tests 3/3 passed");
+  });
+
+  it("regression: a Verifier reason outside the one list is refused where the view is parsed (reasons were free strings the client matched as literals)", () => {
+    const ok = VerificationEvidence.safeParse(evidence({ reason: "verification_error:baseline_missing" }));
+    expect(ok.success).toBe(true);
+    const made_up = VerificationEvidence.safeParse(evidence({ reason: "tests_were_sad" as VerificationEvidence["reason"] }));
+    expect(made_up.success).toBe(false);
+  });
+
+  it("every reason on the one list reads as words, never as its bare code", () => {
+    for (const kind of VERIFIER_REASON_KINDS) {
+      const reason = kind === "verification_error" ? "verification_error:engine_unreachable" : kind;
+      const line = failed({ reason, changed_path_count: kind === "no_changes" ? 0 : 2 });
+      expect(line, kind).toMatch(/^failed: /);
+      // a code shown as the only thing the line says is a reason nobody worded
+      expect(line.replace(/^failed: /, ""), kind).not.toBe(reason);
+    }
+    expect(failed({ reason: "verification_error:engine_unreachable" })).toContain("verification error: engine_unreachable");
   });
 });

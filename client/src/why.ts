@@ -1,5 +1,5 @@
-import { quoteArgv, termSafe } from "./quote.js";
-import type { ExhaustedBudget, RunView, TestDelta, VerificationEvidence } from "../../daemon/src/contracts/run-view.js";
+import { baselineFound, oneLine, quoteArgv, verdictWhy } from "../../client-lib/index.js";
+import type { ExhaustedBudget, RunView, VerificationEvidence } from "../../daemon/src/contracts/run-view.js";
 import { EXIT_CODE_ONLY_PASSED } from "../../daemon/src/contracts/run-view.js";
 import { BUDGET_FLAGS } from "./args.js";
 
@@ -65,77 +65,6 @@ function failureWhy(run: RunView): string {
   return verdictWhy(v).join("; ");
 }
 
-/** The headline reason first, then the facts that are known, each one short. */
-export function verdictWhy(v: VerificationEvidence): string[] {
-  const parts: string[] = [];
-  const reason = v.reason ?? "verification_failed";
-  if (v.changed_path_count === 0 || reason === "no_changes") parts.push("no_changes (the workspace is as the run found it)");
-  if (reason === "protected_path_changed") parts.push(`protected path changed (${list(v.protected_paths_changed)})`);
-  else if (reason === "false_green") parts.push(`false green: ${v.false_green ?? "the candidate tests did not really run"}`);
-  else if (reason === "acceptance_protocol_error") parts.push(`hidden acceptance protocol error${v.acceptance?.error ? `: ${clip(v.acceptance.error)}` : ""}`);
-  else if (reason.startsWith("verification_error:")) parts.push(`verification error: ${reason.slice("verification_error:".length)}`);
-  else if (reason !== "verification_failed" && reason !== "no_changes" && reason !== "secret_in_diff" && reason !== "verify_command_failed") parts.push(reason);
-  // where a secret is, never what it is: the evidence holds no value to show
-  const secrets = v.diff_scan_hits ?? [];
-  if (secrets.length > 0) parts.push(`secret in the diff (${list(secrets.map((h) => `${h.path} line ${h.line}: ${h.rule}`))})`);
-  const failedChecks = (v.verify_commands ?? []).filter((c) => !c.passed);
-  if (failedChecks.length > 0)
-    parts.push(`verify command failed (${list(failedChecks.map((c) => `${c.name}: ${c.exit_code === null ? "no exit code" : `exit ${c.exit_code}`}`))})`);
-
-  if (v.acceptance && reason !== "acceptance_protocol_error") {
-    const a = v.acceptance;
-    if (a.error !== null) parts.push(`hidden acceptance error: ${clip(a.error)}`);
-    else
-      parts.push(`hidden acceptance ${a.passed.length}/${a.passed.length + a.failed.length} passed${a.failed.length > 0 ? ` (${list(a.failed)} failed)` : ""}`);
-  }
-  const t = v.tests;
-  const ran = t.exit_code !== null || t.timed_out || t.discovered > 0;
-  // a false green is a statement about these very tests: the headline already said it
-  if (ran && reason !== "false_green") {
-    if (t.timed_out) parts.push("candidate tests timed out");
-    else if (t.truncated) parts.push("candidate test output truncated, so its counts cannot be trusted");
-    else if (t.exit_code_only)
-      parts.push(
-        t.exit_code === 0
-          ? `candidate ${EXIT_CODE_ONLY_PASSED}`
-          : `candidate tests failed by exit code only (runner exited ${t.exit_code ?? "without a code"}; no test count was available)`,
-      );
-    // four import errors are "4 collection errors", never "0/4 passed"
-    else if (t.runner_error && !t.compare) parts.push(`candidate tests: ${t.runner_error.summary}`);
-    else if (t.compare) parts.push(`candidate tests ${compareWhy(t.compare, t.discovered, t.runner_error?.load_error_count ? t.runner_error.summary : null)}`);
-    else parts.push(`candidate tests ${t.passed}/${t.discovered} passed${t.exit_code !== 0 ? `, runner exited ${t.exit_code ?? "without a code"}` : ""}`);
-  }
-  if (parts.length === 0) parts.push(reason);
-  return parts;
-}
-
-/** what the run found and is not blamed for: ", 1 skipped and 2 failing before the run" */
-function baselineFound(c: TestDelta): string {
-  const skipped = c.counts.skipped_before ?? 0;
-  const failing = c.counts.fail_to_fail ?? 0;
-  const found = [skipped > 0 ? `${skipped} skipped` : "", failing > 0 ? `${failing} failing` : ""].filter(Boolean);
-  return found.length > 0 ? `, ${found.join(" and ")} before the run` : "";
-}
-
-/** A failed comparison: what the run broke, removed or skipped, in that order, with a few ids. */
-function compareWhy(c: TestDelta, discovered: number, loadErrors: string | null): string {
-  const n = (k: string) => c.counts[k] ?? 0;
-  const passed = n("pass_to_pass") + n("fail_to_pass") + n("new_passed");
-  const said: string[] = loadErrors ? [loadErrors] : [];
-  const add = (k: "pass_to_fail" | "new_failed" | "disappeared" | "skipped_new", words: string) => {
-    if (n(k) > 0) said.push(`${n(k)} ${words} (${list(c[k])})`);
-  };
-  add("pass_to_fail", "passed before and fail now");
-  add("new_failed", "new failing");
-  add("disappeared", "from before did not run");
-  add("skipped_new", "newly skipped");
-  const req = c.required ? [...c.required.fail_to_pass.failure, ...c.required.pass_to_pass.failure] : [];
-  if (req.length > 0) said.push(`${req.length} required by the task not passing (${list(req)})`);
-  // no test ran at all (every file failed to load): a count of 0/0 would only hide that
-  const head = discovered === 0 && said.length > 0 ? "" : `${passed}/${discovered} passed${baselineFound(c)}`;
-  return [head, ...said].filter(Boolean).join("; ");
-}
-
 function budgetWhy(b: ExhaustedBudget | null, reason: string | null, resume: string): string {
   if (!b)
     return `budget exhausted${reason ? `: ${reason}` : ""}; resume with more budget: ${resume} (${Object.keys(BUDGET_FLAGS)
@@ -145,19 +74,4 @@ function budgetWhy(b: ExhaustedBudget | null, reason: string | null, resume: str
   const used = b.name === "total_seconds" ? `${b.used}/${b.limit} s` : `${b.used}/${b.limit}`;
   // a suggestion, not a rule: the daemon checks the value against the task's schema
   return `budget exhausted: ${b.name} (${used}); resume with more budget: ${resume} --${flag ?? b.name} ${Math.max(1, b.limit * 2)}`;
-}
-
-/** At most five names, then how many more: a long list must not hide the rest of the line. */
-function list(items: readonly string[]): string {
-  const shown = items.slice(0, 5).join(", ");
-  return items.length > 5 ? `${shown} and ${items.length - 5} more` : shown;
-}
-
-function clip(s: string, max = 160): string {
-  return s.length > max ? `${s.slice(0, max - 3)}...` : s;
-}
-
-/** One terminal line (a path or an error text can carry escape sequences or newlines): quote.ts's one rule. */
-export function oneLine(s: string): string {
-  return termSafe(s);
 }

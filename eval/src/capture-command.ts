@@ -4,10 +4,7 @@ import { usageFail } from "./usage.js";
 import { CAPTURE_LEFT_OUT_TEXT } from "../../daemon/src/contracts/api-responses.js";
 import { CaseExpect } from "../../daemon/src/contracts/eval-case.js";
 import { MiniAgentError } from "../../daemon/src/errors.js";
-import { ApiClient } from "../../client/src/api-client.js";
-import { EXIT } from "../../client/src/exit-codes.js";
-import { termSafe } from "../../client/src/quote.js";
-import { resolveTarget } from "../../client/src/target.js";
+import { ApiClient, EXIT, termSafe, resolveTarget } from "../../client-lib/index.js";
 import type { EvalCommand, EvalIO } from "./command.js";
 
 const USAGE = `usage: mini-agent-client eval capture RUN --out DIR [--json] [--socket PATH] [--state-dir DIR]

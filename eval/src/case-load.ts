@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import type { z } from "zod";
-import { termSafe } from "../../client/src/quote.js";
+import { termSafe } from "../../client-lib/index.js";
 import { MiniAgentError } from "../../daemon/src/errors.js";
 import { describeZodError } from "../../daemon/src/contracts/common.js";
 import { CASE_FILES, CaseExpect } from "../../daemon/src/contracts/eval-case.js";

@@ -1,8 +1,7 @@
 import { isMiniAgentError } from "../../daemon/src/errors.js";
 import { didYouMean } from "../../daemon/src/config/cli-args.js";
 import { usageFail } from "./usage.js";
-import { EXIT, exitForError } from "../../client/src/exit-codes.js";
-import { termSafe } from "../../client/src/quote.js";
+import { EXIT, exitForError, termSafe } from "../../client-lib/index.js";
 import type { EvalCommand, EvalIO } from "./command.js";
 
 /**

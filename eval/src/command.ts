@@ -1,4 +1,4 @@
-import type { Clock } from "../../client/src/progress.js";
+import type { Clock } from "../../client-lib/index.js";
 
 /** What an eval subcommand touches: the client's IO, passed in so tests drive it directly. */
 export interface EvalIO {

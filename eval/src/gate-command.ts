@@ -1,4 +1,4 @@
-import { termSafe } from "../../client/src/quote.js";
+import { termSafe } from "../../client-lib/index.js";
 import { parseCli } from "../../daemon/src/config/cli-args.js";
 import { usageFail } from "./usage.js";
 import path from "node:path";

@@ -36,7 +36,7 @@ export interface GateResult {
 
 /** exit codes of `mini-agent-client gate` (README "Release gate") */
 // the exit codes live in the client's one table
-export { GATE_EXIT } from "../../client/src/exit-codes.js";
+export { GATE_EXIT } from "../../client-lib/index.js";
 
 /**
  * Refuses two reports that are not of the same suite: another case set, or

@@ -1,6 +1,7 @@
 import { PROTOCOL_ERROR_CODES } from "../../daemon/src/contracts/eval-case.js";
 import type { RunStatus } from "../../daemon/src/contracts/run.js";
 import type { RunView, TraceEvent } from "../../daemon/src/contracts/run-view.js";
+import { readTraceEvent } from "../../daemon/src/contracts/trace-event.js";
 
 /**
  * What a finished run did, read from its run view and its trace events only
@@ -46,38 +47,40 @@ export function observeRun(run: RunView, events: TraceEvent[]): Observation {
   let uncertain = 0;
   let rejections = 0;
   let protocol = 0;
-  for (const e of events) {
-    const p = e.payload;
+  for (const raw of events) {
+    // an event this version cannot read (a newer daemon's type or field shape) says nothing these counts are made of
+    const e = readTraceEvent(raw);
+    if (e === null) continue;
     switch (e.type) {
       case "tool_proposed": {
-        if (typeof p.name === "string") called.add(p.name);
-        const args = p.arguments as Record<string, unknown> | undefined;
-        if (p.name === "apply_patch" && args?.version === "absent" && e.call_id !== null) createdCalls.add(e.call_id);
+        const p = e.payload;
+        called.add(p.name);
+        if (p.name === "apply_patch" && p.arguments.version === "absent" && e.call_id !== null) createdCalls.add(e.call_id);
         break;
       }
       case "tool_observed": {
-        const tool = String(p.tool ?? "");
-        const error = typeof p.error === "string" ? p.error : null;
-        calls.push({ tool, ok: p.ok === true, error });
-        if (tool !== "") called.add(tool);
-        if (error !== null && PROTOCOL_ERROR_CODES.has(error)) protocol += 1;
-        if (tool === "run_command" && error === "policy_denied") denied += 1;
-        // a red run is an error result (tests_failed, false_green...) that still carries its figures
-        if (tool === "run_tests" && (typeof p.discovered === "number" || p.exit_code_only === true)) tests.push(testColour(p));
+        const p = e.payload;
+        calls.push({ tool: p.tool, ok: p.ok, error: p.error });
+        if (p.tool !== "") called.add(p.tool);
+        if (p.error !== null && PROTOCOL_ERROR_CODES.has(p.error)) protocol += 1;
+        if (p.tool === "run_command" && p.error === "policy_denied") denied += 1;
+        // a red run is an error result (tests_failed, false_green...) that still carries its figures;
+        // its colour is the daemon's own verdict (`green`, tools/test-verdict.ts), never a recount
+        if (p.tool === "run_tests" && (p.discovered !== undefined || p.exit_code_only === true)) tests.push(p.green === true ? "green" : "red");
         break;
       }
       case "action_written":
-        if (typeof p.path === "string") writes.push({ path: p.path, created: e.call_id !== null && createdCalls.has(e.call_id) });
+        writes.push({ path: e.payload.path, created: e.call_id !== null && createdCalls.has(e.call_id) });
         break;
       case "approval_recorded":
-        if (p.decision === "approved" && typeof p.by === "string" && p.by.startsWith("policy:")) byPolicy += 1;
+        if (e.payload.decision === "approved" && e.payload.by?.startsWith("policy:")) byPolicy += 1;
         break;
       case "verification_failed":
         rejections += 1;
         break;
       case "run_stopped":
-        if (p.status === "uncertain") uncertain += 1;
-        if (typeof p.reason === "string" && p.reason.startsWith("model_error")) protocol += 1;
+        if (e.payload.status === "uncertain") uncertain += 1;
+        if (e.payload.reason?.startsWith("model_error")) protocol += 1;
         break;
       default:
         break;
@@ -105,14 +108,4 @@ export function observeRun(run: RunView, events: TraceEvent[]): Observation {
     verifier_rejections: rejections,
     protocol_errors: protocol,
   };
-}
-
-/**
- * The daemon's own verdict on that run_tests (tools/test-verdict.ts, against the
- * baseline when it had one), never a recount: eval once called a run green when
- * `failed === 0 && passed > 0`, which a skip the run added turned green while the
- * daemon said red.
- */
-function testColour(p: Record<string, unknown>): "red" | "green" {
-  return p.green === true ? "green" : "red";
 }

@@ -9,7 +9,8 @@ const ev = (type: TraceEvent["type"], payload: Record<string, unknown>, call_id:
   type,
   call_id,
   action_id: null,
-  payload,
+  // every tool_observed the daemon writes says whether its result was cut (contracts/trace-event.ts)
+  payload: type === "tool_observed" ? { truncated: false, ...payload } : payload,
 });
 
 function run(over: Partial<RunView> = {}): RunView {
@@ -58,7 +59,7 @@ function goodEvents(): TraceEvent[] {
     ev("tool_proposed", { name: "run_tests", arguments: { preset: "candidate" } }, "c5"),
     ev("tool_observed", { tool: "run_tests", ok: true, error: null, discovered: 3, passed: 3, failed: 0, green: true }, "c5"),
     ev("verification_started", {}),
-    ev("verification_passed", {}),
+    ev("verification_passed", { reason: null }),
     ev("run_stopped", { status: "completed" }),
   ];
 }
@@ -209,5 +210,18 @@ describe("observeRun: the report's counts", () => {
     ];
     const o = observeRun(run({ status: "uncertain" }), events);
     expect(o).toMatchObject({ prompts_by_policy: 2, verifier_rejections: 2, protocol_errors: 3, uncertain: 1, denied_commands: 0 });
+  });
+
+  it("regression: an event type a newer daemon added, or a payload this version cannot read, is skipped, never miscounted or thrown on (payloads were read by key)", () => {
+    const future = {
+      seq: 99,
+      type: "sandbox_snapshot",
+      call_id: null,
+      action_id: null,
+      payload: { tool: "run_tests", ok: false, discovered: 1 },
+    } as unknown as TraceEvent;
+    const unreadable = ev("tool_observed", { tool: "run_tests", ok: "no", error: null, discovered: 3, green: true });
+    const o = observeRun(run(), [...goodEvents(), future, unreadable]);
+    expect(o).toEqual(observeRun(run(), goodEvents()));
   });
 });

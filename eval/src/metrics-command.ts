@@ -1,9 +1,8 @@
-import { termSafe } from "../../client/src/quote.js";
+import { termSafe, EXIT } from "../../client-lib/index.js";
 import { stat } from "node:fs/promises";
 import path from "node:path";
 import { parseCli } from "../../daemon/src/config/cli-args.js";
 import { usageFail } from "./usage.js";
-import { EXIT } from "../../client/src/exit-codes.js";
 import type { EvalCommand, EvalIO } from "./command.js";
 import { computeMetrics, type Count, type Metrics } from "./metrics.js";
 import { readTraceFiles } from "./metrics-read.js";

@@ -1,4 +1,4 @@
-import { termSafe } from "../../client/src/quote.js";
+import { termSafe } from "../../client-lib/index.js";
 import path from "node:path";
 import { type CaseResult, EvalReport } from "../../daemon/src/contracts/eval-report.js";
 import { MiniAgentError } from "../../daemon/src/errors.js";

@@ -1,7 +1,6 @@
 import fs from "node:fs";
-import type { ApiClient } from "../../client/src/api-client.js";
+import { type ApiClient, verdictLines } from "../../client-lib/index.js";
 import type { CaseResult } from "../../daemon/src/contracts/eval-report.js";
-import { verdictLines } from "../../client/src/test-lines.js";
 import type { RunStatus } from "../../daemon/src/contracts/run.js";
 import type { RunView, TraceEvent } from "../../daemon/src/contracts/run-view.js";
 import type { Runtime } from "../../daemon/src/contracts/sandbox.js";

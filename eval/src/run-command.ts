@@ -1,8 +1,5 @@
-import { ApiClient } from "../../client/src/api-client.js";
+import { ApiClient, EXIT, resolveTarget, quoteArgv, termSafe } from "../../client-lib/index.js";
 import { usageFail } from "./usage.js";
-import { EXIT } from "../../client/src/exit-codes.js";
-import { resolveTarget } from "../../client/src/target.js";
-import { quoteArgv, termSafe } from "../../client/src/quote.js";
 import type { CaseResult } from "../../daemon/src/contracts/eval-report.js";
 import { TERMINAL_STATUSES } from "../../daemon/src/contracts/run.js";
 import { isMiniAgentError, MiniAgentError } from "../../daemon/src/errors.js";

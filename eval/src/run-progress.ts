@@ -1,5 +1,4 @@
-import { termSafe } from "../../client/src/quote.js";
-import type { Clock } from "../../client/src/progress.js";
+import { termSafe, type Clock } from "../../client-lib/index.js";
 import type { CaseResult } from "../../daemon/src/contracts/eval-report.js";
 
 /**

@@ -1,5 +1,4 @@
-import { EXIT } from "../../client/src/exit-codes.js";
-import { termSafe } from "../../client/src/quote.js";
+import { EXIT, termSafe } from "../../client-lib/index.js";
 import { usageErrorText } from "../../daemon/src/config/cli-args.js";
 import type { EvalIO } from "./command.js";
 

@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFleetBase, stopFleetBase } from "./fleet-base.js";
-import { EXIT } from "../../client/src/exit-codes.js";
+import { EXIT } from "../../client-lib/index.js";
 import { EvalReport } from "../../daemon/src/contracts/eval-report.js";
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
 import { WORKER_EXIT } from "../../worker/src/worker-main.js";

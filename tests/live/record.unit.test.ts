@@ -44,12 +44,12 @@ const ev = (type: TraceEvent["type"], payload: Record<string, unknown> = {}): Tr
 const EVENTS: TraceEvent[] = [
   ev("tool_proposed", { name: "read_file", arguments: { path: "src/linkcheck.js" } }),
   ev("tool_proposed", { name: "apply_patch", arguments: { path: "tests/test_agent_nested.js" } }),
-  ev("approval_requested"),
+  ev("approval_requested", { tool: "apply_patch", path: "tests/test_agent_nested.js", workspace_digest: "d".repeat(64), rule: "ask_edit" }),
   ev("approval_recorded", { decision: "approved" }),
-  ev("model_retry", { attempt: 1 }),
+  ev("model_retry", { attempt: 1, code: "model_error" }),
   ev("tool_proposed", { name: "run_tests", arguments: { preset: "unit" } }),
   ev("tool_proposed", { name: "apply_patch", arguments: { path: "src/linkcheck.js" } }),
-  ev("approval_requested"),
+  ev("approval_requested", { tool: "apply_patch", path: "src/linkcheck.js", workspace_digest: "d".repeat(64), rule: "ask_edit" }),
   ev("approval_recorded", { decision: "rejected", reason: "no" }),
   ev("tool_proposed", { name: "run_tests", arguments: { preset: "unit" } }),
 ];

@@ -2,8 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { packCase } from "../../eval/src/fleet/case-payload.js";
-import { loadCase } from "../../eval/src/case-load.js";
+import { loadCase, packCase } from "../../eval/src/index.js";
 import type { FleetJob } from "../../daemon/src/contracts/fleet.js";
 import { bound, type JobDeps, JobRefused, runJob } from "./run-job.js";
 

@@ -1,12 +1,8 @@
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import type { ApiClient } from "../../client/src/api-client.js";
-import { loadCase } from "../../eval/src/case-load.js";
-import { unpackCase } from "../../eval/src/fleet/case-payload.js";
-import { CaseInterrupted, errorResult, runCase } from "../../eval/src/run-case.js";
-import { OUTPUT_DIRS } from "../../eval/src/run-state.js";
-import { resolveInside } from "../../eval/src/work-dir.js";
+import type { ApiClient } from "../../client-lib/index.js";
+import { CaseInterrupted, errorResult, loadCase, OUTPUT_DIRS, resolveInside, runCase, unpackCase } from "../../eval/src/index.js";
 import { describeZodError } from "../../daemon/src/contracts/common.js";
 import type { CaseResult, WorkerIdentity } from "../../daemon/src/contracts/eval-report.js";
 import { FLEET_RESULT_LIMITS, FleetJob, type FleetResult } from "../../daemon/src/contracts/fleet.js";

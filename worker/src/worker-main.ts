@@ -1,6 +1,5 @@
 import fs from "node:fs";
-import { resolveQueueTarget } from "../../eval/src/fleet/queue-password.js";
-import type { QueueTarget } from "../../eval/src/fleet/queue-url.js";
+import { type QueueTarget, resolveQueueTarget } from "../../eval/src/index.js";
 import { usageErrorText } from "../../daemon/src/config/cli-args.js";
 import { isMiniAgentError } from "../../daemon/src/errors.js";
 import { main as daemonMain, type MainDeps, type ReadyInfo } from "../../daemon/src/main.js";

@@ -1,10 +1,7 @@
 import os from "node:os";
 import { Queue, UnrecoverableError, type Job } from "bullmq";
-import { ApiClient } from "../../client/src/api-client.js";
-import { connectionOptions, type QueueTarget } from "../../eval/src/fleet/queue-url.js";
-import { cancelKey, queueFor, queueName } from "../../eval/src/fleet/queue-names.js";
-import { pingQueue } from "../../eval/src/fleet/queue-ping.js";
-import { closeAll, redisOf } from "../../eval/src/fleet/redis-like.js";
+import { ApiClient } from "../../client-lib/index.js";
+import { cancelKey, closeAll, connectionOptions, pingQueue, type QueueTarget, queueFor, queueName, redisOf } from "../../eval/src/index.js";
 import type { WorkerIdentity } from "../../daemon/src/contracts/eval-report.js";
 import type { AttemptLog, FleetResult } from "../../daemon/src/contracts/fleet.js";
 import { canonicalJson, sha256Hex } from "../../daemon/src/workspace/hash.js";

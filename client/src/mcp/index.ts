@@ -1,5 +1,5 @@
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import type { ApiClient } from "../api-client.js";
+import type { ApiClient } from "../../../client-lib/index.js";
 import { serveHttp } from "./http.js";
 import type { McpOptions } from "./options.js";
 import { createMcpServer } from "./server.js";

@@ -4,7 +4,7 @@ import { SandboxExecRequest, SandboxTestsRequest, VerifyBeginRequest, VerifyRequ
 import { type HealthBody, SandboxExecBody, SandboxTestsBody, VerificationBody, VerifyBegunBody } from "../../../daemon/src/contracts/api-responses.js";
 import { IMAGE_FAMILIES } from "../../../daemon/src/contracts/sandbox.js";
 import { MiniAgentError } from "../../../daemon/src/errors.js";
-import type { ApiClient } from "../api-client.js";
+import type { ApiClient } from "../../../client-lib/index.js";
 
 /**
  * The MCP tools, each one daemon call: the server decides nothing, so a tool's

@@ -1,6 +1,7 @@
 import * as z from "zod/mini";
-import { EventType, OrchestratorName, RunStatus } from "./run.js";
+import { OrchestratorName, RunStatus } from "./run.js";
 import { Backend, Runtime, SandboxLimit } from "./sandbox.js";
+import { VerifierReason } from "./verifier-reason.js";
 
 /**
  * What the daemon tells anyone about a run: the one definition. The daemon
@@ -172,7 +173,8 @@ export const VerificationEvidence = z.object({
   /** hidden acceptance case ids (ids only) */
   acceptance: z.nullable(z.object({ passed: z.array(z.string()), failed: z.array(z.string()), error: z.nullable(z.string()) })),
   passed: z.boolean(),
-  reason: z.nullable(z.string()),
+  /** the headline reason when passed is false: one of the Verifier's reasons (contracts/verifier-reason.ts) */
+  reason: z.nullable(VerifierReason),
   /** human-readable facts behind `reason`, in the order they were found */
   details: z.optional(z.array(z.string())),
   /** paths that differ from the run-start baseline; 0 means the run changed nothing (absent in evidence from before it was recorded) */
@@ -242,7 +244,9 @@ export const CHANGED_FILES_SHOWN = 50;
 
 export const TraceEvent = z.object({
   seq: z.number(),
-  type: EventType,
+  // any type, not only EventType: an event a newer daemon added reads here and is
+  // then skipped by readTraceEvent (contracts/trace-event.ts), never a refused answer
+  type: z.string(),
   call_id: z.nullable(z.string()),
   action_id: z.nullable(z.string()),
   payload: z.record(z.string(), z.unknown()),

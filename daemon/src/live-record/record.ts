@@ -3,6 +3,7 @@ import { Id, SchemaVersion } from "../contracts/common.js";
 import { RunStatus } from "../contracts/run.js";
 import { SandboxLimit } from "../contracts/sandbox.js";
 import { TEST_LIST_NAMES } from "../contracts/run-view.js";
+import { readTraceEvent } from "../contracts/trace-event.js";
 import { Budgets } from "../contracts/task-spec.js";
 import type { RunView, TraceEvent } from "../runtime/service.js";
 
@@ -84,15 +85,18 @@ export function buildLiveRunRecord(f: LiveRunFacts): LiveRunRecord {
   let approved = 0;
   let rejected = 0;
   let retries = 0;
-  for (const e of f.events) {
+  for (const raw of f.events) {
+    // a type or payload shape this version does not know is not counted (contracts/trace-event.ts readTraceEvent)
+    const e = readTraceEvent(raw);
+    if (e === null) continue;
     if (e.type === "tool_proposed") {
-      const name = typeof e.payload.name === "string" ? e.payload.name.slice(0, 64) : "unknown";
+      const name = e.payload.name.slice(0, 64);
       byName[name] = (byName[name] ?? 0) + 1;
     } else if (e.type === "approval_requested") {
       asked++;
     } else if (e.type === "approval_recorded") {
-      if (approvalDecision(e.payload) === "approved") approved++;
-      else if (approvalDecision(e.payload) === "rejected") rejected++;
+      if (e.payload.decision === "approved") approved++;
+      else if (e.payload.decision === "rejected") rejected++;
     } else if (e.type === "model_retry") {
       retries++;
     }
@@ -142,12 +146,4 @@ function liveTests(t: NonNullable<RunView["verification"]>["tests"]): z.infer<ty
   if (!compare) return figures;
   const counts = Object.fromEntries(TEST_LIST_NAMES.map((n) => [n, compare.counts[n] ?? 0])) as Record<(typeof TEST_LIST_NAMES)[number], number>;
   return { ...figures, against_baseline: counts };
-}
-
-/** approval_recorded carries the human's decision; both spellings the ledger may use are read. */
-function approvalDecision(payload: Record<string, unknown>): "approved" | "rejected" | null {
-  const d = payload.decision ?? payload.status;
-  if (d === "approved" || payload.approved === true) return "approved";
-  if (d === "rejected" || payload.approved === false) return "rejected";
-  return null;
 }

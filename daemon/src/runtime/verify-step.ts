@@ -5,6 +5,7 @@ import { sandboxIncludeReporter } from "./sandbox-include.js";
 import { moveRun } from "./lifecycle.js";
 import type { VerificationEvidence } from "./service.js";
 import { interruptRun, stopRun } from "./stop.js";
+import { verificationError } from "../contracts/verifier-reason.js";
 
 /**
  * The model said "final": a request, not evidence. The run is persisted as
@@ -52,8 +53,9 @@ export async function verifyAndFinish(deps: RuntimeDeps, active: ActiveRun, fina
     if (active.signal.aborted) return abortedDuringVerify(deps, active);
     const code = isMiniAgentError(err) ? err.code : "internal";
     deps.logger.error({ runId: active.runId, err }, "verifier failed");
-    deps.trace.append(active.runId, { type: "verification_failed", payload: { reason: `verification_error:${code}` } });
-    return stopRun(deps, active, "failed", `verification_error:${code}`);
+    const reason = verificationError(code);
+    deps.trace.append(active.runId, { type: "verification_failed", payload: { reason } });
+    return stopRun(deps, active, "failed", reason);
   }
   // a verdict reached while being cancelled is not trusted either way
   if (active.signal.aborted) return abortedDuringVerify(deps, active);

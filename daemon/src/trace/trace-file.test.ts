@@ -10,6 +10,9 @@ import { capUtf8, readTraceFile, TraceFileWriter, traceFilePath } from "./trace-
 import { isMiniAgentError } from "../errors.js";
 import { Trace } from "./trace.js";
 
+/** a run_created payload that fits its schema (contracts/trace-event.ts) */
+const CREATED = { task: "t", model: "replay", backend: "container" };
+
 const dirs: string[] = [];
 afterAll(() => {
   for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
@@ -44,14 +47,14 @@ const result = (data: unknown) => ({ call_id: "call_1", ok: true, data, error: n
 describe("trace file writer", () => {
   it("writes each event as it is appended: the trace --jsonl line plus at and content, file 0600 in a 0700 folder", () => {
     const t = setup();
-    t.trace.append("run_1", { type: "run_created", payload: { task: "t", where: `${t.stateDir}/ws/src` } });
+    t.trace.append("run_1", { type: "run_created", payload: { ...CREATED, where: `${t.stateDir}/ws/src` } });
     expect(parseTraceFile(t.read()).events.map((e) => e.seq)).toEqual([1]);
     t.trace.append("run_1", { type: "plan_recorded", payload: { text: "fix it" }, content: { kind: "model_text", text: "fix it" } });
     t.trace.append("run_1", { type: "tool_proposed", call_id: "call_1", payload: { name: "read_file", arguments: { path: "a.js" } } });
     t.trace.append("run_1", {
       type: "tool_observed",
       call_id: "call_1",
-      payload: { tool: "read_file", ok: true },
+      payload: { tool: "read_file", ok: true, error: null, truncated: false },
       content: { kind: "observation", tool: "read_file", result: result({ text: "héllo" }) },
     });
     expect(fs.statSync(t.file).mode & 0o777).toBe(0o600);
@@ -80,7 +83,7 @@ describe("trace file writer", () => {
 
   it("regression: an event appended in a transaction that rolls back never reaches the file, and a committed one only after the commit", () => {
     const t = setup();
-    t.trace.append("run_1", { type: "run_created" });
+    t.trace.append("run_1", { type: "run_created", payload: CREATED });
     expect(() =>
       t.ledger.tx(() => {
         t.trace.append("run_1", { type: "plan_recorded", payload: { text: "lost" }, content: { kind: "model_text", text: "lost" } });
@@ -92,7 +95,7 @@ describe("trace file writer", () => {
       // an inner transaction that rolls back takes its own event with it; the outer one still commits
       try {
         t.ledger.tx(() => {
-          t.trace.append("run_1", { type: "model_retry", payload: { attempt: 1 } });
+          t.trace.append("run_1", { type: "model_retry", payload: { attempt: 1, code: "model_error" } });
           throw new Error("inner");
         });
       } catch {
@@ -100,7 +103,7 @@ describe("trace file writer", () => {
       }
       // not yet committed: not yet in the file
       expect(parseTraceFile(t.read()).events.map((e) => e.seq)).toEqual([1]);
-      t.trace.append("run_1", { type: "model_requested", payload: { attempt: 0 } });
+      t.trace.append("run_1", { type: "model_requested", payload: { model: "replay", attempt: 0 } });
     });
     const events = parseTraceFile(t.read()).events;
     expect(events.map((e) => [e.seq, e.type])).toEqual([
@@ -119,7 +122,7 @@ describe("trace file writer", () => {
     t.trace.append("run_1", {
       type: "tool_observed",
       call_id: "call_1",
-      payload: { tool: "read_file", ok: true },
+      payload: { tool: "read_file", ok: true, error: null, truncated: false },
       content: {
         kind: "observation",
         tool: "read_file",
@@ -148,7 +151,7 @@ describe("trace file writer", () => {
     fs.writeFileSync(target, "untouched");
     fs.mkdirSync(path.dirname(t.file), { recursive: true, mode: 0o700 });
     fs.symlinkSync(target, t.file);
-    expect(t.trace.append("run_1", { type: "run_created" })).toBe(1);
+    expect(t.trace.append("run_1", { type: "run_created", payload: CREATED })).toBe(1);
     expect(t.trace.append("run_1", { type: "plan_recorded", payload: { text: "p" }, content: { kind: "model_text", text: "p" } })).toBe(2);
     expect(fs.readFileSync(target, "utf8")).toBe("untouched");
     expect(t.warnings).toHaveLength(1);
@@ -156,9 +159,31 @@ describe("trace file writer", () => {
     expect(t.trace.since("run_1", 0).map((e) => e.seq)).toEqual([1, 2]);
   });
 
+  it("regression: a payload that does not fit its event type is an internal error and nothing is written, in the ledger or the file (payloads were untyped records)", () => {
+    const t = setup();
+    t.trace.append("run_1", { type: "run_created", payload: CREATED });
+    const before = t.read();
+    let thrown: unknown;
+    try {
+      t.ledger.tx(() => {
+        t.trace.append("run_1", { type: "plan_recorded", payload: { text: "kept" } });
+        // `ok` must be a boolean: a writer that got it wrong must not leave a line readers cannot parse
+        t.trace.append("run_1", { type: "tool_observed", call_id: "c1", payload: { tool: "read_file", ok: "yes", error: null, truncated: false } as never });
+      });
+    } catch (err) {
+      thrown = err;
+    }
+    expect(isMiniAgentError(thrown, "internal")).toBe(true);
+    expect((thrown as Error).message).toContain("tool_observed");
+    // the transaction rolled back whole: not even the good event before it is there
+    expect(t.trace.since("run_1", 0).map((e) => e.type)).toEqual(["run_created"]);
+    expect(t.read()).toBe(before);
+    expect(parseTraceFile(t.read()).torn).toEqual([]);
+  });
+
   it("regression: the trace folder removed during a run does not crash it", () => {
     const t = setup();
-    t.trace.append("run_1", { type: "run_created" });
+    t.trace.append("run_1", { type: "run_created", payload: CREATED });
     fs.rmSync(path.dirname(t.file), { recursive: true, force: true });
     expect(t.trace.append("run_1", { type: "plan_recorded", payload: { text: "p" } })).toBe(2);
     expect(t.trace.since("run_1", 0)).toHaveLength(2);
@@ -166,7 +191,7 @@ describe("trace file writer", () => {
 
   it("regression: reopened after a crash cut the last line at ANY byte, the fragment is terminated, new events are never glued onto it, and the lost event is back-filled", () => {
     const t = setup();
-    t.trace.append("run_1", { type: "run_created" });
+    t.trace.append("run_1", { type: "run_created", payload: CREATED });
     t.trace.append("run_1", { type: "plan_recorded", payload: { text: "a plan" }, content: { kind: "model_text", text: "a plan" } });
     t.writer.closeAll(); // the crashed process's descriptor is gone
     const full = fs.readFileSync(t.file);
@@ -181,7 +206,7 @@ describe("trace file writer", () => {
 
       // the daemon restarts (a new writer) and the run goes on
       const again = new TraceFileWriter({ stateDir: t.stateDir, ledger: t.ledger, log: { warn: () => {} } });
-      const seq = new Trace(t.ledger, () => 9, again).append("run_1", { type: "run_resumed", payload: {} });
+      const seq = new Trace(t.ledger, () => 9, again).append("run_1", { type: "run_resumed", payload: { from: "interrupted" } });
       again.closeAll();
       const after = parseTraceFile(t.read());
       const whole = k === lastBytes;
@@ -194,7 +219,7 @@ describe("trace file writer", () => {
 
   it("serves the file as written, and refuses one over the cap, a missing one and a symlink with a code (never a stack)", async () => {
     const t = setup();
-    t.trace.append("run_1", { type: "run_created" });
+    t.trace.append("run_1", { type: "run_created", payload: CREATED });
     expect(await readTraceFile(t.stateDir, "run_1")).toBe(t.read());
     const tooBig = await readTraceFile(t.stateDir, "run_1", 10).catch((e: unknown) => e);
     expect(isMiniAgentError(tooBig, "payload_too_large")).toBe(true);
@@ -209,9 +234,9 @@ describe("trace file writer", () => {
   it("regression: events committed but never written (a crash between commit and write, a run from before trace files) are back-filled in seq order, without content", () => {
     const t = setup();
     const plain = new Trace(t.ledger, () => 1); // no trace file, as before this existed
-    plain.append("run_1", { type: "run_created" });
+    plain.append("run_1", { type: "run_created", payload: CREATED });
     plain.append("run_1", { type: "plan_recorded", payload: { text: "p" }, content: { kind: "model_text", text: "p" } });
-    t.trace.append("run_1", { type: "model_requested", payload: { attempt: 0 }, content: { kind: "model_text", text: "now" } });
+    t.trace.append("run_1", { type: "model_requested", payload: { model: "replay", attempt: 0 }, content: { kind: "model_text", text: "now" } });
     const events = parseTraceFile(t.read()).events;
     expect(events.map((e) => [e.seq, e.content?.text ?? null])).toEqual([
       [1, null],
@@ -220,9 +245,9 @@ describe("trace file writer", () => {
     ]);
     // and a second writer (a restart) finds where the file ends: nothing is written twice
     t.writer.closeAll();
-    plain.append("run_1", { type: "model_retry", payload: { attempt: 1 } });
+    plain.append("run_1", { type: "model_retry", payload: { attempt: 1, code: "model_error" } });
     const again = new TraceFileWriter({ stateDir: t.stateDir, ledger: t.ledger, log: { warn: () => {} } });
-    new Trace(t.ledger, () => 9, again).append("run_1", { type: "run_resumed", payload: {} });
+    new Trace(t.ledger, () => 9, again).append("run_1", { type: "run_resumed", payload: { from: "interrupted" } });
     expect(parseTraceFile(t.read()).events.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5]);
   });
 });

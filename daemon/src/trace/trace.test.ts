@@ -3,6 +3,9 @@ import type { Ledger } from "../store/ledger.js";
 import { insertTestRun, tempLedgers } from "../store/ledger.testkit.js";
 import { Trace } from "./trace.js";
 
+/** a run_created payload that fits its schema (contracts/trace-event.ts) */
+const CREATED = { task: "t", model: "replay", backend: "container" };
+
 const ledgers = tempLedgers("mini-agent-trace-");
 afterAll(() => ledgers.cleanup());
 
@@ -15,7 +18,7 @@ function setup(): { ledger: Ledger; trace: Trace } {
 describe("trace long-poll", () => {
   it("answers at once when events are already there", async () => {
     const { ledger, trace } = setup();
-    trace.append("run_1", { type: "run_created" });
+    trace.append("run_1", { type: "run_created", payload: CREATED });
     expect((await trace.wait("run_1", 0, 60_000)).map((e) => e.seq)).toEqual([1]);
     ledger.close();
   });

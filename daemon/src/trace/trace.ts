@@ -1,16 +1,14 @@
-import type { EventType } from "../contracts/run.js";
+import { checkTracePayload, type TraceEventInput } from "../contracts/trace-event.js";
+import { MiniAgentError } from "../errors.js";
 import type { TraceEvent } from "../runtime/service.js";
 import type { Ledger } from "../store/ledger.js";
 import type { TraceContentInput, TraceFileWriter } from "./trace-file.js";
 
-export interface EventInput {
-  type: EventType;
-  call_id?: string | null;
-  action_id?: string | null;
-  payload?: Record<string, unknown>;
+/** An event to append: its payload typed by its type (contracts/trace-event.ts), plus what only the trace file keeps. */
+export type EventInput = TraceEventInput & {
   /** the step's model text or observation: for the trace file only, the ledger ignores it */
   content?: TraceContentInput;
-}
+};
 
 /**
  * The append-only event log of every run. Events go into the ledger (redacted,
@@ -28,8 +26,15 @@ export class Trace {
     private readonly file: TraceFileWriter | null = null,
   ) {}
 
+  /**
+   * Throws MiniAgentError("internal") when the payload does not fit its type's
+   * schema, before anything is stored: a trace never holds an event its readers
+   * could not parse, and the caller's transaction rolls back whole.
+   */
   append(runId: string, e: EventInput): number {
     const { content, ...event } = e;
+    const checked = checkTracePayload(event.type, event.payload);
+    if (!checked.ok) throw new MiniAgentError("internal", `trace event ${event.type} does not fit its schema: ${checked.error}`);
     const seq = this.ledger.appendEvent(runId, event, this.now());
     const file = this.file;
     if (file) this.ledger.afterCommit(() => file.write(runId, seq, content));

@@ -54,6 +54,7 @@ import { scanWorkspaceDiff } from "./diff-secrets.js";
 import { describeHit } from "./secret-scan.js";
 import { runVerifyCommands, type RunVerifyCommand } from "./verify-commands.js";
 import { workspaceVerifyRefusal } from "../policy/workspace-verify.js";
+import type { VerifierReason } from "../contracts/verifier-reason.js";
 
 export interface VerifierDeps {
   computeManifest(root: string, opts: { excludeAbs?: readonly string[] }): Promise<Manifest>;
@@ -95,7 +96,8 @@ export interface VerifyInput {
   deps?: Partial<VerifierDeps>;
 }
 
-type Reason = string;
+/** the one list of reasons (contracts/verifier-reason.ts): a reason outside it does not type-check */
+type Reason = VerifierReason;
 
 class Stop extends Error {
   /** `detail`: what went wrong in words (an engine's or the sandbox's own message), for the evidence's details */

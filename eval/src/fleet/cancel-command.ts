@@ -2,7 +2,7 @@ import { parseCli } from "../../../daemon/src/config/cli-args.js";
 import { usageFail } from "../usage.js";
 import path from "node:path";
 import { Queue } from "bullmq";
-import { EXIT } from "../../../client/src/exit-codes.js";
+import { EXIT } from "../../../client-lib/index.js";
 import { MiniAgentError } from "../../../daemon/src/errors.js";
 import type { EvalCommand } from "../command.js";
 import { cancelSuite } from "./fleet-cancel.js";

@@ -1,6 +1,5 @@
-import { termSafe } from "../../../client/src/quote.js";
+import { termSafe, EXIT } from "../../../client-lib/index.js";
 import { Job, Queue } from "bullmq";
-import { EXIT } from "../../../client/src/exit-codes.js";
 import type { CaseResult, WorkerIdentity } from "../../../daemon/src/contracts/eval-report.js";
 import { AttemptLog, FleetJob, FleetResult } from "../../../daemon/src/contracts/fleet.js";
 import { taskImageFamily } from "../../../daemon/src/contracts/task-spec.js";

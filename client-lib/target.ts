@@ -1,6 +1,6 @@
 import path from "node:path";
-import { resolveStateDir, statePath } from "../../daemon/src/config/state-dir.js";
-import { shellQuote } from "./render.js";
+import { resolveStateDir, statePath } from "../daemon/src/config/state-dir.js";
+import { shellQuote } from "./quote.js";
 
 /** Socket: --socket, else $MINI_AGENT_SOCKET, else <state dir>/daemon.sock (state dir resolved like the daemon's). */
 export function resolveTarget(opts: Record<string, string | boolean | string[] | undefined>, io: { env: NodeJS.ProcessEnv; cwd: string }) {

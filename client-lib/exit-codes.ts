@@ -1,5 +1,5 @@
-import type { RunStatus } from "../../daemon/src/contracts/run.js";
-import type { ErrorCode } from "../../daemon/src/errors.js";
+import type { RunStatus } from "../daemon/src/contracts/run.js";
+import type { ErrorCode } from "../daemon/src/errors.js";
 
 /**
  * mini-agent-client exit codes: the one table (README "Exit codes" repeats it).

@@ -1,5 +1,5 @@
-import type { RunView, TestDelta, VerificationEvidence } from "../../daemon/src/contracts/run-view.js";
-import { oneLine, verdictWhy } from "./why.js";
+import type { RunView, TestDelta, VerificationEvidence } from "../daemon/src/contracts/run-view.js";
+import { oneLine, verdictWhy } from "./verdict-why.js";
 
 /**
  * The Verifier's test verdict in lines a person reads (status, run, why): the

@@ -2,7 +2,7 @@ import fs from "node:fs";
 import http from "node:http";
 import net from "node:net";
 import type { z } from "zod";
-import { ApiResponse, ErrorBody, type ApiResponseOf } from "../../daemon/src/contracts/api-responses.js";
+import { ApiResponse, ErrorBody, type ApiResponseOf } from "../daemon/src/contracts/api-responses.js";
 import type {
   CreateRunRequest,
   DraftTaskRequest,
@@ -11,10 +11,10 @@ import type {
   SandboxTestsRequest,
   VerifyBeginRequest,
   VerifyRequest,
-} from "../../daemon/src/contracts/api.js";
-import type { Runtime } from "../../daemon/src/contracts/sandbox.js";
-import type { Budgets } from "../../daemon/src/contracts/task-spec.js";
-import { MiniAgentError } from "../../daemon/src/errors.js";
+} from "../daemon/src/contracts/api.js";
+import type { Runtime } from "../daemon/src/contracts/sandbox.js";
+import type { Budgets } from "../daemon/src/contracts/task-spec.js";
+import { MiniAgentError } from "../daemon/src/errors.js";
 
 /**
  * The daemon's /v1 API over its Unix socket. Every answer is parsed with the
@@ -165,7 +165,7 @@ export class ApiClient {
     const parsed = ApiResponse.safeParse(json);
     if (!parsed.success) {
       // rare, so the classic zod behind the shared error text is loaded only here
-      const { describeZodError } = await import("../../daemon/src/contracts/common.js");
+      const { describeZodError } = await import("../daemon/src/contracts/common.js");
       throw new MiniAgentError("internal", `unexpected answer from the daemon: ${describeZodError(parsed.error)}`);
     }
     if (parsed.data.kind !== kind) throw new MiniAgentError("internal", `expected a ${kind} answer, got ${parsed.data.kind}`);
