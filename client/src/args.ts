@@ -167,14 +167,26 @@ export const COMMANDS = {
       "adds denies or takes auto-approvals away). --json prints it as data.",
   },
   env: {
-    positionals: ["list|gc"],
-    options: { "older-than": { type: "string" }, "dry-run": { type: "boolean" } },
-    summary: "env list | env gc [--older-than D] [--dry-run]",
+    positionals: ["list|gc|build"],
+    options: {
+      "older-than": { type: "string" },
+      "dry-run": { type: "boolean" },
+      workspace: { type: "string" },
+      install: { type: "string" },
+      "allow-host": { type: "string", multiple: true },
+    },
+    summary: 'env list | env gc [--older-than D] [--dry-run] | env build --workspace DIR [--install "npm ci"] [--allow-host HOST[:PORT]]...',
     details:
       "The dependency layers (node_modules, .venv/venv, Go's vendor: built once per lock file and content, mounted\n" +
       "read-only in every sandbox of a run with that key). `env list`: key, folder, size, last used, the runs using it.\n" +
       "`env gc` removes the layers last used longer ago than --older-than (30s, 15m, 12h, 7d; default: any) that no\n" +
-      "resumable run uses; a run that may still start a sandbox keeps its layer. --dry-run only says what it would remove.",
+      "resumable run uses; a run that may still start a sandbox keeps its layer. --dry-run only says what it would remove.\n" +
+      "`env build` runs the install command (default `npm ci`; node family) in an install sandbox: the family's image,\n" +
+      "no network but the daemon's egress proxy, which lets through only the registry your .npmrc names (the workspace's,\n" +
+      "else yours, else npm's default) and each --allow-host, and refuses every other name before connecting (each\n" +
+      "refusal is printed). The install's scripts run there, never on this machine; its node_modules becomes the\n" +
+      "workspace's layer, used by later runs of the same package.json and lock file. An .npmrc's auth token never\n" +
+      "enters the sandbox: authenticated registries are not supported yet.",
   },
   gc: {
     positionals: [],

@@ -11,7 +11,7 @@ import { BUDGET_FLAGS, type CommandName, type ParsedCommand } from "./args.js";
 import { EXIT, exitForStatus, type ExitCode } from "./exit-codes.js";
 import { followRun, type FollowIO } from "./follow.js";
 import { renderDiff } from "./color.js";
-import { envText, eventLine, gcText, mib, policyText, progressLine, runEndLines, shellQuote, statusJson } from "./render.js";
+import { envBuildText, envText, eventLine, gcText, mib, policyText, progressLine, runEndLines, shellQuote, statusJson } from "./render.js";
 import { oneLine, whyLine } from "./why.js";
 import { quoteArgv } from "./quote.js";
 import { McpOptionError, resolveMcpOptions } from "./mcp/options.js";
@@ -462,9 +462,28 @@ function durationMs(given: string): number {
   return Number(m[1]) * { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as "s" | "m" | "h" | "d"];
 }
 
+/** `env build`: the install runs in the daemon's install sandbox; exit 0 only when it made the layer */
+async function envBuild(cmd: ParsedCommand, ctx: CommandContext): Promise<ExitCode> {
+  if (opt(cmd, "older-than") !== undefined || cmd.opts["dry-run"] !== undefined) throw new UsageError("--older-than and --dry-run go with `env gc`");
+  const workspace = opt(cmd, "workspace");
+  if (workspace === undefined) throw new UsageError("env build needs --workspace DIR");
+  const given = cmd.opts["allow-host"];
+  const body = await ctx.api.envBuild({
+    workspace: path.resolve(ctx.cwd, workspace),
+    install: opt(cmd, "install") ?? "npm ci",
+    allow_hosts: Array.isArray(given) ? given : [],
+  });
+  if (ctx.json) printJson(ctx, body);
+  else ctx.out(envBuildText(body));
+  return body.layer !== null ? EXIT.ok : EXIT.failed;
+}
+
 const env: Handler = async (cmd, ctx) => {
   const sub = arg(cmd, 0);
-  if (sub !== "list" && sub !== "gc") throw new UsageError(`env takes 'list' or 'gc' (got '${sub}')`);
+  if (sub === "build") return envBuild(cmd, ctx);
+  if (sub !== "list" && sub !== "gc") throw new UsageError(`env takes 'list', 'gc' or 'build' (got '${sub}')`);
+  if (opt(cmd, "workspace") !== undefined || opt(cmd, "install") !== undefined || cmd.opts["allow-host"] !== undefined)
+    throw new UsageError("--workspace, --install and --allow-host go with `env build`");
   if (sub === "list" && (opt(cmd, "older-than") !== undefined || cmd.opts["dry-run"] !== undefined))
     throw new UsageError("--older-than and --dry-run go with `env gc`");
   const olderThan = opt(cmd, "older-than");
