@@ -46,24 +46,32 @@ export async function extractInstalled(
   const extract = tarStream.extract();
   const parentOk = (rel: string) => dirs.has(path.posix.dirname(rel));
   const done = new Promise<void>((resolve, reject) => {
+    // the first refusal settles the promise; the rest of the tar is read and dropped (destroying the
+    // extractor from inside its own entry event throws past every listener)
+    let failed = false;
+    const fail = (err: Error, skip: () => void): void => {
+      failed = true;
+      reject(err);
+      skip();
+    };
     extract.on("entry", (h, stream, next) => {
       const skip = () => {
         stream.on("end", next);
         stream.resume();
       };
+      if (failed) return skip();
       let rel: string | null;
       try {
         rel = safeRel(h.name, folder);
         if (rel !== null && !parentOk(rel)) throw refused(`${JSON.stringify(h.name)} comes before its folder or sits under a link`);
       } catch (err) {
-        stream.resume();
-        return void extract.destroy(err as Error);
+        return fail(err as Error, skip);
       }
       if (rel === null) return skip();
       const r = rel;
       const write = () => {
         const abs = path.join(dest, r);
-        if (++count > limits.maxFiles) return void extract.destroy(refused(`more than ${limits.maxFiles} entries`));
+        if (++count > limits.maxFiles) return fail(refused(`more than ${limits.maxFiles} entries`), skip);
         if (h.type === "directory") {
           fs.mkdirSync(abs, { mode: 0o755 });
           dirs.add(r);
@@ -82,7 +90,7 @@ export async function extractInstalled(
         }
         if (h.type !== "file" && h.type !== "contiguous-file") return skip();
         bytes += h.size ?? 0;
-        if (bytes > limits.maxBytes) return void extract.destroy(refused(`more than ${limits.maxBytes} bytes`));
+        if (bytes > limits.maxBytes) return fail(refused(`more than ${limits.maxBytes} bytes`), skip);
         const mode = (h.mode ?? 0o644) & 0o111 ? 0o755 : 0o644;
         const fd = fs.openSync(abs, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, mode);
         files.set(r, abs);
@@ -99,12 +107,13 @@ export async function extractInstalled(
       try {
         write();
       } catch (err) {
-        stream.resume();
-        extract.destroy(err as Error);
+        fail(err as Error, skip);
       }
     });
     extract.on("finish", resolve);
     extract.on("error", reject);
+    // the source (the engine's stream) failing is this extraction failing
+    tar.on("error", reject);
   });
   tar.pipe(extract);
   await done;
