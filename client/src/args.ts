@@ -61,6 +61,8 @@ export const COMMANDS = {
       orchestrator: { type: "string" },
       "max-workspace-bytes": { type: "string" },
       "max-workspace-files": { type: "string" },
+      install: { type: "string" },
+      "allow-host": { type: "string", multiple: true },
       ...BUDGET_OPTIONS,
     },
     summary:
@@ -69,8 +71,11 @@ export const COMMANDS = {
       `      [--image-family ${FAMILY_CHOICES}|CUSTOM] [--model replay|live] [--replay FILE] [--trust-replay-file]\n` +
       "      [--backend container|trusted_local] [--runtime runc|runsc] [--sandbox-include PATH ...]\n" +
       "      [--policy-profile interactive|ci|eval]\n" +
-      "      [--orchestrator manual|langgraph|agents-sdk] [--max-workspace-bytes SIZE] [--max-workspace-files N]",
+      "      [--orchestrator manual|langgraph|agents-sdk] [--max-workspace-bytes SIZE] [--max-workspace-files N]\n" +
+      '      [--install "npm ci" [--allow-host HOST[:PORT]]...]',
     details:
+      "--install CMD first runs CMD in an install sandbox, exactly as `env build` does (see `env --help`); the run\n" +
+      "  starts only when that made the workspace's dependency layer, and its sandboxes mount it read-only.\n" +
       "Creates a run and follows it. --fixture copies DIR/repo into NEWDIR (which must not exist; without\n" +
       "--workspace, a new folder under the temp dir, named when the run starts) and uses the\n" +
       "fixture's task.json, control/ and replay.json. Default model: replay; default backend: container.\n" +

@@ -179,6 +179,15 @@ const run: Handler = async (cmd, ctx) => {
   // after the draft, whose refusals are about the workspace itself
   if (model === "replay" && replay === undefined && fixture === undefined)
     throw new UsageError("the replay model needs --replay FILE (the decisions to replay) unless the run uses a fixture; or use --model live");
+  const install = opt(cmd, "install");
+  if (install === undefined && cmd.opts["allow-host"] !== undefined) throw new UsageError("--allow-host goes with --install CMD");
+  if (install !== undefined) {
+    // the install sandbox first (env build): its layer is found again by the run through package.json and the lock
+    const given = cmd.opts["allow-host"];
+    const built = await ctx.api.envBuild({ workspace, install, allow_hosts: Array.isArray(given) ? given : [] });
+    ctx.err(envBuildText(built));
+    if (built.layer === null) return EXIT.failed;
+  }
   const created = await ctx.api.createRun({
     workspace,
     model,

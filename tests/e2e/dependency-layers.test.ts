@@ -91,8 +91,8 @@ function replayFile(r: object): string {
 }
 
 /** `run --goal` with the fix replay, approving every write, to the run's end */
-async function runToEnd(ws: string, approve = true): Promise<{ runId: string; code: number; out: string }> {
-  let r = await runClient(["run", "--workspace", ws, "--goal", "quad must quadruple", "--replay", replayFile(FIX_REPLAY), ...socket]);
+async function runToEnd(ws: string, approve = true, extra: string[] = []): Promise<{ runId: string; code: number; out: string }> {
+  let r = await runClient(["run", "--workspace", ws, "--goal", "quad must quadruple", "--replay", replayFile(FIX_REPLAY), ...extra, ...socket]);
   const runId = /run (\S+) started/.exec(r.stdout)?.[1] ?? "";
   let out = r.stdout + r.stderr;
   for (let i = 0; approve && r.code === 3 && i < 5; i++) {
@@ -416,6 +416,17 @@ test("the test sandbox that mounts the installed layer has only lo and no routes
     const s = printedJson(await runClient(["status", r.runId, "--json", ...socket]));
     expect(s).toMatchObject({ status: "completed", tests: { passed: 5, failed: 0 } });
     expect((await envList()).layers.find((l) => l.runs.includes(r.runId))).toMatchObject({ folder: "node_modules", present: true });
+  }, 600_000);
+
+  it("run --install installs in the install sandbox first (its refusals shown), then the run uses that layer and completes with all 5 tests passing", async () => {
+    const ws = installProject("inst-run");
+    const r = await runToEnd(ws, true, ["--install", "npm install --no-package-lock", "--allow-host", "127.0.0.1:9"]);
+    expect({ code: r.code, out: r.out }).toMatchObject({ code: 0 });
+    expect(r.out).toContain(`allowed hosts: 127.0.0.1:${registry.port}, 127.0.0.1:9`);
+    expect(r.out).toContain("refused: CONNECT never-resolved.invalid:443:");
+    const s = printedJson(await runClient(["status", r.runId, "--json", ...socket]));
+    expect(s).toMatchObject({ status: "completed", tests: { passed: 5, failed: 0 } });
+    expect(fs.existsSync(path.join(ws, "node_modules"))).toBe(false);
   }, 600_000);
 
   it("env build refuses an --allow-host that is no host name (a clear error, exit 1) and makes nothing", async () => {
