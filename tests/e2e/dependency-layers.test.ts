@@ -2,6 +2,7 @@ import { execFile, execFileSync } from "node:child_process";
 import { promisify } from "node:util";
 import crypto from "node:crypto";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { instanceIdFor } from "../../daemon/src/config/state-dir.js";
@@ -428,6 +429,18 @@ test("the test sandbox that mounts the installed layer has only lo and no routes
     expect(s).toMatchObject({ status: "completed", tests: { passed: 5, failed: 0 } });
     expect(fs.existsSync(path.join(ws, "node_modules"))).toBe(false);
   }, 600_000);
+
+  it("regression: an install command that fails makes no layer (exit 1, its status printed) and leaves no install folder (socket, tools) behind", async () => {
+    const ws = installProject("inst-fail");
+    const leftovers = () => fs.readdirSync(os.tmpdir()).filter((n) => n.startsWith("mini-agent-install-"));
+    const before = leftovers();
+    const layers = await layerVolumes();
+    const b = await runClient(["env", "build", "--workspace", ws, "--install", "exit 7", ...socket]);
+    expect(b.code).toBe(1);
+    expect(b.stdout).toContain("the install exited 7: no layer was made");
+    expect(leftovers()).toEqual(before);
+    expect(await layerVolumes()).toEqual(layers);
+  }, 120_000);
 
   it("env build refuses an --allow-host that is no host name (a clear error, exit 1) and makes nothing", async () => {
     const ws = installProject("inst-bad");

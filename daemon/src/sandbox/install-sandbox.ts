@@ -77,6 +77,8 @@ export async function runInstall(deps: InstallSandboxDeps, req: InstallRequest):
   fs.chmodSync(dir, 0o700);
   let box: SandboxContainer | undefined;
   let proxy: EgressProxy | undefined;
+  // the folder goes with the sandbox unless it holds a result the caller takes (removeInstallDir)
+  let handedOver = false;
   try {
     const sock = path.join(dir, "sock");
     const tools = path.join(dir, "tools");
@@ -166,6 +168,7 @@ export async function runInstall(deps: InstallSandboxDeps, req: InstallRequest):
       await extractInstalled(tar, resultRoot, "node_modules", LAYER_LIMITS);
       for (const n of LOCK_NAMES) if (fs.existsSync(path.join(req.workspace, n))) fs.copyFileSync(path.join(req.workspace, n), path.join(resultRoot, n));
     }
+    handedOver = resultRoot !== null;
     return {
       exitCode: outcome.exitCode,
       timedOut: outcome.timedOut,
@@ -174,12 +177,10 @@ export async function runInstall(deps: InstallSandboxDeps, req: InstallRequest):
       egress: [...proxy.events],
       resultRoot,
     };
-  } catch (err) {
-    fs.rmSync(dir, { recursive: true, force: true });
-    throw err;
   } finally {
     await box?.remove();
     await proxy?.close();
+    if (!handedOver) fs.rmSync(dir, { recursive: true, force: true });
   }
 }
 
