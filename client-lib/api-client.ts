@@ -124,6 +124,10 @@ export class ApiClient {
   envLayers() {
     return this.json("GET", "/v1/env/layers", undefined, "env_layers");
   }
+  /** `env build`: an install in an install sandbox becomes the workspace's dependency layer */
+  envBuild(body: { workspace: string; install: string; allow_hosts: string[] }) {
+    return this.json("POST", "/v1/env/build", body, "env_build");
+  }
   /** `env gc`: removes (or, dry, names) unused layers last used more than olderThanMs ago */
   envGc(olderThanMs: number, dryRun: boolean) {
     return this.json("POST", "/v1/env/gc", { older_than_ms: olderThanMs, dry_run: dryRun }, "env_layers");

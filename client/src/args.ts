@@ -61,6 +61,8 @@ export const COMMANDS = {
       orchestrator: { type: "string" },
       "max-workspace-bytes": { type: "string" },
       "max-workspace-files": { type: "string" },
+      install: { type: "string" },
+      "allow-host": { type: "string", multiple: true },
       ...BUDGET_OPTIONS,
     },
     summary:
@@ -69,8 +71,11 @@ export const COMMANDS = {
       `      [--image-family ${FAMILY_CHOICES}|CUSTOM] [--model replay|live] [--replay FILE] [--trust-replay-file]\n` +
       "      [--backend container|trusted_local] [--runtime runc|runsc] [--sandbox-include PATH ...]\n" +
       "      [--policy-profile interactive|ci|eval]\n" +
-      "      [--orchestrator manual|langgraph|agents-sdk] [--max-workspace-bytes SIZE] [--max-workspace-files N]",
+      "      [--orchestrator manual|langgraph|agents-sdk] [--max-workspace-bytes SIZE] [--max-workspace-files N]\n" +
+      '      [--install "npm ci" [--allow-host HOST[:PORT]]...]',
     details:
+      "--install CMD first runs CMD in an install sandbox, exactly as `env build` does (see `env --help`); the run\n" +
+      "  starts only when that made the workspace's dependency layer, and its sandboxes mount it read-only.\n" +
       "Creates a run and follows it. --fixture copies DIR/repo into NEWDIR (which must not exist; without\n" +
       "--workspace, a new folder under the temp dir, named when the run starts) and uses the\n" +
       "fixture's task.json, control/ and replay.json. Default model: replay; default backend: container.\n" +
@@ -167,14 +172,26 @@ export const COMMANDS = {
       "adds denies or takes auto-approvals away). --json prints it as data.",
   },
   env: {
-    positionals: ["list|gc"],
-    options: { "older-than": { type: "string" }, "dry-run": { type: "boolean" } },
-    summary: "env list | env gc [--older-than D] [--dry-run]",
+    positionals: ["list|gc|build"],
+    options: {
+      "older-than": { type: "string" },
+      "dry-run": { type: "boolean" },
+      workspace: { type: "string" },
+      install: { type: "string" },
+      "allow-host": { type: "string", multiple: true },
+    },
+    summary: 'env list | env gc [--older-than D] [--dry-run] | env build --workspace DIR [--install "npm ci"] [--allow-host HOST[:PORT]]...',
     details:
       "The dependency layers (node_modules, .venv/venv, Go's vendor: built once per lock file and content, mounted\n" +
       "read-only in every sandbox of a run with that key). `env list`: key, folder, size, last used, the runs using it.\n" +
       "`env gc` removes the layers last used longer ago than --older-than (30s, 15m, 12h, 7d; default: any) that no\n" +
-      "resumable run uses; a run that may still start a sandbox keeps its layer. --dry-run only says what it would remove.",
+      "resumable run uses; a run that may still start a sandbox keeps its layer. --dry-run only says what it would remove.\n" +
+      "`env build` runs the install command (default `npm ci`; node family) in an install sandbox: the family's image,\n" +
+      "no network but the daemon's egress proxy, which lets through only the registry your .npmrc names (the workspace's,\n" +
+      "else yours, else npm's default) and each --allow-host, and refuses every other name before connecting (each\n" +
+      "refusal is printed). The install's scripts run there, never on this machine; its node_modules becomes the\n" +
+      "workspace's layer, used by later runs of the same package.json and lock file. An .npmrc's auth token never\n" +
+      "enters the sandbox: authenticated registries are not supported yet.",
   },
   gc: {
     positionals: [],

@@ -10,7 +10,7 @@ import { type ApiClient, EXIT, exitForStatus, type ExitCode, oneLine, quoteArgv,
 import { BUDGET_FLAGS, type CommandName, type ParsedCommand } from "./args.js";
 import { followRun, type FollowIO } from "./follow.js";
 import { renderDiff } from "./color.js";
-import { envText, eventLine, gcText, mib, policyText, progressLine, runEndLines, statusJson, testOutputLines } from "./render.js";
+import { envBuildText, envText, eventLine, gcText, mib, policyText, progressLine, runEndLines, statusJson, testOutputLines } from "./render.js";
 import { whyLine } from "./why.js";
 import { McpOptionError, resolveMcpOptions } from "./mcp/options.js";
 
@@ -177,6 +177,15 @@ const run: Handler = async (cmd, ctx) => {
   // after the draft, whose refusals are about the workspace itself
   if (model === "replay" && replay === undefined && fixture === undefined)
     throw new UsageError("the replay model needs --replay FILE (the decisions to replay) unless the run uses a fixture; or use --model live");
+  const install = opt(cmd, "install");
+  if (install === undefined && cmd.opts["allow-host"] !== undefined) throw new UsageError("--allow-host goes with --install CMD");
+  if (install !== undefined) {
+    // the install sandbox first (env build): its layer is found again by the run through package.json and the lock
+    const given = cmd.opts["allow-host"];
+    const built = await ctx.api.envBuild({ workspace, install, allow_hosts: Array.isArray(given) ? given : [] });
+    ctx.err(envBuildText(built));
+    if (built.layer === null) return EXIT.failed;
+  }
   const created = await ctx.api.createRun({
     workspace,
     model,
@@ -463,9 +472,28 @@ function durationMs(given: string): number {
   return Number(m[1]) * { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as "s" | "m" | "h" | "d"];
 }
 
+/** `env build`: the install runs in the daemon's install sandbox; exit 0 only when it made the layer */
+async function envBuild(cmd: ParsedCommand, ctx: CommandContext): Promise<ExitCode> {
+  if (opt(cmd, "older-than") !== undefined || cmd.opts["dry-run"] !== undefined) throw new UsageError("--older-than and --dry-run go with `env gc`");
+  const workspace = opt(cmd, "workspace");
+  if (workspace === undefined) throw new UsageError("env build needs --workspace DIR");
+  const given = cmd.opts["allow-host"];
+  const body = await ctx.api.envBuild({
+    workspace: path.resolve(ctx.cwd, workspace),
+    install: opt(cmd, "install") ?? "npm ci",
+    allow_hosts: Array.isArray(given) ? given : [],
+  });
+  if (ctx.json) printJson(ctx, body);
+  else ctx.out(envBuildText(body));
+  return body.layer !== null ? EXIT.ok : EXIT.failed;
+}
+
 const env: Handler = async (cmd, ctx) => {
   const sub = arg(cmd, 0);
-  if (sub !== "list" && sub !== "gc") throw new UsageError(`env takes 'list' or 'gc' (got '${sub}')`);
+  if (sub === "build") return envBuild(cmd, ctx);
+  if (sub !== "list" && sub !== "gc") throw new UsageError(`env takes 'list', 'gc' or 'build' (got '${sub}')`);
+  if (opt(cmd, "workspace") !== undefined || opt(cmd, "install") !== undefined || cmd.opts["allow-host"] !== undefined)
+    throw new UsageError("--workspace, --install and --allow-host go with `env build`");
   if (sub === "list" && (opt(cmd, "older-than") !== undefined || cmd.opts["dry-run"] !== undefined))
     throw new UsageError("--older-than and --dry-run go with `env gc`");
   const olderThan = opt(cmd, "older-than");

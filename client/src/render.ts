@@ -1,4 +1,4 @@
-import type { EnvLayersBody, GcBody, PolicyShowBody } from "../../daemon/src/contracts/api-responses.js";
+import type { EnvBuildBody, EnvLayersBody, GcBody, PolicyShowBody } from "../../daemon/src/contracts/api-responses.js";
 import type { RunView, TraceEvent } from "../../daemon/src/contracts/run-view.js";
 import { readTraceEvent } from "../../daemon/src/contracts/trace-event.js";
 import { renderDiff, type DiffStyle } from "./color.js";
@@ -178,6 +178,25 @@ export function envText(body: EnvLayersBody): string {
       `${l.key.slice(0, 12)}  ${l.folder.padEnd(12)}  ${mib(l.size_bytes).padEnd(10)}  ${l.last_used_at.padEnd(24)}  ${runs}${l.present ? "" : " [volume gone]"}`,
     );
   }
+  return lines.map(oneLine).join("\n") + "\n";
+}
+
+/** `env build`: what the proxy allowed and refused, the install's output, and the layer it made (or why none). */
+export function envBuildText(body: EnvBuildBody): string {
+  const lines = [
+    `install sandbox: ${body.command}`,
+    `registry ${body.registry} (${body.registry_from === "default" ? "npm's default" : `from ${body.registry_from}`})${body.auth_dropped ? "; its auth token stayed out of the sandbox (authenticated registries are not supported yet)" : ""}`,
+    `allowed hosts: ${body.allowed_hosts.join(", ")}`,
+  ];
+  for (const e of body.egress.filter((x) => x.verdict === "refused")) lines.push(`refused: ${e.method} ${e.host}:${e.port}: ${e.reason ?? "not allowed"}`);
+  const out = body.output.trimEnd();
+  if (out) lines.push("--- install output ---", ...out.split("\n").slice(-40), "---");
+  if (body.layer)
+    lines.push(
+      `layer ${body.layer.key.slice(0, 12)}: ${body.layer.folder}, ${mib(body.layer.size_bytes)}, ${body.layer.files} files (later runs of this workspace use it)`,
+    );
+  else
+    lines.push(body.timed_out ? "the install timed out: no layer was made" : `the install exited ${body.exit_code ?? "without a status"}: no layer was made`);
   return lines.map(oneLine).join("\n") + "\n";
 }
 

@@ -1,3 +1,5 @@
+import fs from "node:fs";
+import path from "node:path";
 import { collectGarbage } from "./retention/gc.js";
 import { createStateDirSize, STATE_DIR_SIZE_MAX_AGE_MS } from "./retention/state-dir-size.js";
 import type Docker from "dockerode";
@@ -25,6 +27,7 @@ import { createDockerClient } from "./sandbox/docker-client.js";
 import { DockerExecutor } from "./sandbox/docker-executor.js";
 import { DependencyLayers } from "./sandbox/dependency-layer.js";
 import { createEnvService } from "./runtime/env-layers.js";
+import { createEnvBuild } from "./runtime/env-build.js";
 import { LocalExecutor } from "./sandbox/local-executor.js";
 import type { Executor } from "./sandbox/executor.js";
 import type { IsolationFacts } from "./gate/isolation-facts.js";
@@ -57,7 +60,11 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
   const sandboxLog = log.child({ part: "sandbox" });
   // one layer store for every family's executor: a layer is content, the same for every image that mounts it
   const layers = new DependencyLayers({ docker, dir: statePath(config.stateDir, "layers"), instance, log: sandboxLog });
-  const container = new DockerExecutor({ lockPath, config: sandboxOverrides(), docker, pool, layers, log: sandboxLog });
+  // the host's npm (beside the node running this daemon) and shell, mounted read-only into install sandboxes alone
+  const npmRoot = path.join(path.dirname(process.execPath), "..", "lib", "node_modules", "npm");
+  const installTools =
+    fs.existsSync(path.join(npmRoot, "bin", "npm-cli.js")) && fs.existsSync("/bin/sh") ? { npmRoot, shell: fs.realpathSync("/bin/sh") } : undefined;
+  const container = new DockerExecutor({ lockPath, config: sandboxOverrides(), docker, pool, layers, ...(installTools && { installTools }), log: sandboxLog });
   // one executor per (image family, runtime), made on first use and kept: a run's warm session, Verifier
   // and acceptance all use its task's family and its own runtime (`--runtime`, else the daemon's), so each
   // has its own HostConfig and pool key; its preflight refuses a runtime the engine does not have
@@ -66,7 +73,15 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
   const containerFor = (family: ImageFamily, runtime: Runtime = config.runtime): DockerExecutor => {
     let executor = containers.get(executorKey(family, runtime));
     if (!executor) {
-      executor = new DockerExecutor({ lockPath, config: sandboxOverrides(family, runtime), docker, pool, layers, log: sandboxLog });
+      executor = new DockerExecutor({
+        lockPath,
+        config: sandboxOverrides(family, runtime),
+        docker,
+        pool,
+        layers,
+        ...(installTools && { installTools }),
+        log: sandboxLog,
+      });
       containers.set(executorKey(family, runtime), executor);
     }
     return executor;
@@ -159,7 +174,12 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
     isolation,
     liveGate,
     capture: createCaptureService({ ledger: () => runService.ledger, stateDir: config.stateDir }),
-    env: createEnvService({ layers, runs: () => runService.ledger.listRuns(), now: () => Date.now() }),
+    env: createEnvService({
+      layers,
+      runs: () => runService.ledger.listRuns(),
+      now: () => Date.now(),
+      build: createEnvBuild({ installerFor: (family) => containerFor(family as ImageFamily), home: env.HOME ?? null }),
+    }),
     retention: {
       gc: async (opts) => {
         const freed = await collectGarbage({ stateDir: config.stateDir, runs: () => runService.ledger.listRuns(), now: () => Date.now() }, opts);

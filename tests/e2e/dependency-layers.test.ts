@@ -1,12 +1,15 @@
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
+import { promisify } from "node:util";
 import crypto from "node:crypto";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { instanceIdFor } from "../../daemon/src/config/state-dir.js";
 import type { EnvLayersBody } from "../../daemon/src/contracts/api-responses.js";
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
 import { INSTANCE_LABEL, LAYER_LABEL, labelFilter } from "../../daemon/src/sandbox/labels.js";
+import { startLocalRegistry, type LocalRegistry } from "../kit/npm-registry.js";
 import { pinTestImage } from "../kit/sandbox-image.js";
 import { printedJson, runClient, Started, stateDirIn, type DaemonHandle } from "./harness.js";
 
@@ -30,7 +33,8 @@ const FIXED = 'import { twice } from "helperlib";\nexport function quad(n) {\n  
 const NODE_TEST = `import test from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
+import { promisify } from "node:util";
 import { quad } from "../src/quad.js";
 test("quad uses the installed helper", () => assert.equal(quad(3), 12));
 test("the .bin link of the layer runs", () => assert.equal(execFileSync(process.execPath, ["node_modules/.bin/hello"]).toString().trim(), "hello from the layer"));
@@ -88,8 +92,8 @@ function replayFile(r: object): string {
 }
 
 /** `run --goal` with the fix replay, approving every write, to the run's end */
-async function runToEnd(ws: string, approve = true): Promise<{ runId: string; code: number; out: string }> {
-  let r = await runClient(["run", "--workspace", ws, "--goal", "quad must quadruple", "--replay", replayFile(FIX_REPLAY), ...socket]);
+async function runToEnd(ws: string, approve = true, extra: string[] = []): Promise<{ runId: string; code: number; out: string }> {
+  let r = await runClient(["run", "--workspace", ws, "--goal", "quad must quadruple", "--replay", replayFile(FIX_REPLAY), ...extra, ...socket]);
   const runId = /run (\S+) started/.exec(r.stdout)?.[1] ?? "";
   let out = r.stdout + r.stderr;
   for (let i = 0; approve && r.code === 3 && i < 5; i++) {
@@ -309,3 +313,150 @@ describe(".venv as a read-only dependency layer", () => {
     expect(await runCount()).toBe(runsBefore);
   }, 600_000);
 });
+
+describe("installs in an install sandbox whose only way out is the egress proxy (env build)", () => {
+  let registry: LocalRegistry;
+  const TOKEN = "npm_INSTALLCANARYINSTALLCANARY000000";
+  // runs at install time, inside the install sandbox: what it saw is written beside it for the tests to read
+  const MARKER = `const fs = require("fs"), os = require("os"), net = require("net"), http = require("http");
+const out = { host: os.hostname(), uid: process.getuid(), dev: fs.readFileSync("/proc/net/dev", "utf8"), route: fs.readFileSync("/proc/net/route", "utf8") };
+const reg = new URL(process.env.npm_config_registry), proxy = new URL(process.env.HTTP_PROXY);
+const done = () => fs.writeFileSync("marker.json", JSON.stringify(out));
+const viaProxy = () => {
+  http.get({ host: proxy.hostname, port: proxy.port, path: "http://never-resolved.invalid:9/x" }, (r) => {
+    out.http = r.statusCode;
+    r.resume();
+    const c = http.request({ host: proxy.hostname, port: proxy.port, method: "CONNECT", path: "never-resolved.invalid:443" });
+    c.on("connect", (res, sock) => { out.connect = res.statusCode; sock.destroy(); done(); });
+    c.on("response", (res) => { out.connect = res.statusCode; done(); });
+    c.on("error", (e) => { out.connect = e.code; done(); });
+    c.end();
+  }).on("error", (e) => { out.http = e.code; done(); });
+};
+const direct = net.connect(Number(reg.port), reg.hostname);
+direct.on("connect", () => { out.direct = "connected"; direct.destroy(); viaProxy(); });
+direct.on("error", (e) => { out.direct = e.code; viaProxy(); });
+`;
+  const SANDBOX_TEST = `import test from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+test("the install script ran in the install sandbox: its own hostname, not this machine's; direct connects fail, unlisted names get 403", () => {
+  const m = JSON.parse(fs.readFileSync("node_modules/helperlib/marker.json", "utf8"));
+  assert.equal(m.host, "sandbox");
+  assert.equal(m.uid, 65534);
+  assert.equal(m.direct, "ECONNREFUSED");
+  assert.deepEqual([m.http, m.connect], [403, 403]);
+  assert.deepEqual(m.dev.split("\\n").slice(2).filter((l) => l.trim()).map((l) => l.split(":")[0].trim()), ["lo"]);
+  assert.equal(m.route.split("\\n").slice(1).filter((l) => l.trim()).length, 0);
+});
+test("the test sandbox that mounts the installed layer has only lo and no routes", () => {
+  const dev = fs.readFileSync("/proc/net/dev", "utf8").split("\\n").slice(2).filter((l) => l.trim()).map((l) => l.split(":")[0].trim());
+  assert.deepEqual(dev, ["lo"]);
+  assert.equal(fs.readFileSync("/proc/net/route", "utf8").split("\\n").slice(1).filter((l) => l.trim()).length, 0);
+});
+`;
+
+  beforeAll(async () => {
+    registry = await startLocalRegistry();
+    // published by this test with the real npm client; the registry is on 127.0.0.1 only
+    const pkg = path.join(root, "helperlib-src");
+    write(pkg, {
+      "package.json": JSON.stringify({
+        name: "helperlib",
+        version: "1.0.0",
+        main: "index.js",
+        bin: { hello: "bin/hello.js" },
+        scripts: { install: "node marker.js" },
+      }),
+      "index.js": "exports.twice = (n) => n * 2;\n",
+      "bin/hello.js": 'console.log("hello from the layer");\n',
+      "marker.js": MARKER,
+      "publish.npmrc": `//127.0.0.1:${registry.port}/:_authToken=publish-only\n`,
+    });
+    await promisify(execFile)("npm", ["publish", "--registry", registry.url, "--userconfig", path.join(pkg, "publish.npmrc")], { cwd: pkg });
+  }, 120_000);
+
+  afterAll(async () => {
+    await registry?.close();
+  });
+
+  /** a project that depends on helperlib from the local registry, with its .npmrc (registry and a token) */
+  const installProject = (name: string): string => {
+    const ws = path.join(root, name);
+    write(ws, {
+      "package.json": JSON.stringify({ name, type: "module", dependencies: { helperlib: "1.0.0" }, scripts: { test: "node --test tests/" } }),
+      ".npmrc": `registry=${registry.url}\n//127.0.0.1:${registry.port}/:_authToken=${TOKEN}\n`,
+      ".gitignore": "node_modules/\n",
+      "src/quad.js": BUGGY,
+      "tests/quad.test.js": NODE_TEST,
+      "tests/sandbox.test.js": SANDBOX_TEST,
+    });
+    execFileSync("git", ["init", "-q"], { cwd: ws });
+    return ws;
+  };
+
+  it("env build installs from the local registry in the sandbox (its install script runs there, never here; no token is sent; unlisted names are refused and shown), and a run then completes against that layer with all 5 tests passing", async () => {
+    const ws = installProject("inst-a");
+    const sent = registry.requests.length;
+    const b = await runClient(["env", "build", "--workspace", ws, "--install", "npm install --no-package-lock", ...socket]);
+    expect({ code: b.code, out: b.stdout + b.stderr }).toMatchObject({ code: 0 });
+    expect(b.stdout).toContain(`registry ${registry.url} (from ${path.join(ws, ".npmrc")}); its auth token stayed out of the sandbox`);
+    expect(b.stdout).toContain("refused: GET never-resolved.invalid:9:");
+    expect(b.stdout).toContain("refused: CONNECT never-resolved.invalid:443:");
+    expect(b.stdout).toMatch(/^layer [0-9a-f]{12}: node_modules, /m);
+    // what reached the registry: the packument and the tarball, never with a credential
+    const got = registry.requests.slice(sent);
+    expect(got.map((r) => r.url)).toEqual(expect.arrayContaining(["/helperlib", "/helperlib/-/helperlib-1.0.0.tgz"]));
+    expect(got.every((r) => !r.authorized)).toBe(true);
+    // nothing of the install is on this machine's workspace: no node_modules, no marker
+    expect(fs.existsSync(path.join(ws, "node_modules"))).toBe(false);
+    expect(allFilesUnder(ws).filter((f) => f.endsWith("marker.json"))).toEqual([]);
+
+    const r = await runToEnd(ws);
+    expect({ code: r.code, out: r.out }).toMatchObject({ code: 0 });
+    const s = printedJson(await runClient(["status", r.runId, "--json", ...socket]));
+    expect(s).toMatchObject({ status: "completed", tests: { passed: 5, failed: 0 } });
+    expect((await envList()).layers.find((l) => l.runs.includes(r.runId))).toMatchObject({ folder: "node_modules", present: true });
+  }, 600_000);
+
+  it("run --install installs in the install sandbox first (its refusals shown), then the run uses that layer and completes with all 5 tests passing", async () => {
+    const ws = installProject("inst-run");
+    const r = await runToEnd(ws, true, ["--install", "npm install --no-package-lock", "--allow-host", "127.0.0.1:9"]);
+    expect({ code: r.code, out: r.out }).toMatchObject({ code: 0 });
+    expect(r.out).toContain(`allowed hosts: 127.0.0.1:${registry.port}, 127.0.0.1:9`);
+    expect(r.out).toContain("refused: CONNECT never-resolved.invalid:443:");
+    const s = printedJson(await runClient(["status", r.runId, "--json", ...socket]));
+    expect(s).toMatchObject({ status: "completed", tests: { passed: 5, failed: 0 } });
+    expect(fs.existsSync(path.join(ws, "node_modules"))).toBe(false);
+  }, 600_000);
+
+  it("regression: an install command that fails makes no layer (exit 1, its status printed) and leaves no install folder (socket, tools) behind", async () => {
+    const ws = installProject("inst-fail");
+    const leftovers = () => fs.readdirSync(os.tmpdir()).filter((n) => n.startsWith("mini-agent-install-"));
+    const before = leftovers();
+    const layers = (await layerVolumes()).sort();
+    const b = await runClient(["env", "build", "--workspace", ws, "--install", "exit 7", ...socket]);
+    expect(b.code).toBe(1);
+    expect(b.stdout).toContain("the install exited 7: no layer was made");
+    expect(leftovers()).toEqual(before);
+    expect((await layerVolumes()).sort()).toEqual(layers);
+  }, 120_000);
+
+  it("env build refuses an --allow-host that is no host name (a clear error, exit 1) and makes nothing", async () => {
+    const ws = installProject("inst-bad");
+    const before = (await layerVolumes()).sort();
+    const b = await runClient(["env", "build", "--workspace", ws, "--allow-host", "not a host:99999", ...socket]);
+    expect(b.code).toBe(1);
+    expect(b.stderr).toContain('--allow-host "not a host:99999": not a host name');
+    expect(b.stderr).not.toMatch(/\n\s+at /);
+    // the engine lists volumes in no set order
+    expect((await layerVolumes()).sort()).toEqual(before);
+  }, 120_000);
+});
+
+function allFilesUnder(dir: string): string[] {
+  return fs
+    .readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => path.join(e.parentPath, e.name));
+}

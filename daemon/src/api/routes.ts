@@ -6,6 +6,7 @@ import {
   CreateRunRequest,
   DraftTaskRequest,
   EmptyRequest,
+  EnvBuildRequest,
   EnvGcRequest,
   CheckApprovalId,
   CheckApprovalRequest,
@@ -215,6 +216,20 @@ export const ROUTES: Route[] = [
     const r = await body(ctx, EnvGcRequest, "env gc");
     if (!ctx.deps.env) return { json: { kind: "env_layers", layers: [], removed: [], dry_run: r.dry_run } };
     return { json: await ctx.deps.env.gc({ olderThanMs: r.older_than_ms, dryRun: r.dry_run }) };
+  }),
+  route("POST", "/env/build", async (ctx) => {
+    noQuery(ctx.query);
+    const r = await body(ctx, EnvBuildRequest, "env build");
+    if (!ctx.deps.env?.build) throw apiError("invalid_request", "this daemon has no install sandbox (it runs without a container engine)");
+    return {
+      json: await ctx.deps.env.build({
+        workspace: r.workspace,
+        install: r.install,
+        allowHosts: r.allow_hosts,
+        ...(r.image_family !== undefined && { imageFamily: r.image_family }),
+        timeoutMs: r.timeout_seconds * 1000,
+      }),
+    };
   }),
   route("POST", "/gc", async (ctx) => {
     noQuery(ctx.query);

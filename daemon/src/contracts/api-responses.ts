@@ -142,6 +142,35 @@ export const EnvLayersBody = z.strictObject({
 });
 export type EnvLayersBody = z.infer<typeof EnvLayersBody>;
 
+/** One decision of the install sandbox's egress proxy: a name it let through, or one it refused before any connection. */
+export const EgressDecision = z.strictObject({
+  verdict: z.enum(["allowed", "refused"]),
+  host: z.string(),
+  port: z.number(),
+  method: z.string(),
+  reason: z.optional(z.string()),
+});
+
+/** `POST /v1/env/build`: the install command's outcome in its sandbox, what the proxy allowed and refused, and the layer made. */
+export const EnvBuildBody = z.strictObject({
+  kind: z.literal("env_build"),
+  command: z.string(),
+  /** the registry npm was pointed at, and which file named it ("default": none did) */
+  registry: z.string(),
+  registry_from: z.string(),
+  /** true when that file held an auth entry: it never entered the sandbox, and the registry was reached without it */
+  auth_dropped: z.boolean(),
+  allowed_hosts: z.array(z.string()),
+  exit_code: z.nullable(z.number()),
+  timed_out: z.boolean(),
+  /** the command's output (capped as any sandbox command's) */
+  output: z.string(),
+  egress: z.array(EgressDecision),
+  /** the layer it made (exit 0 only) */
+  layer: z.nullable(z.strictObject({ key: z.string(), folder: z.string(), volume: z.string(), size_bytes: z.number(), files: z.number() })),
+});
+export type EnvBuildBody = z.infer<typeof EnvBuildBody>;
+
 /** The documented default retention of `gc`: the newest 20 finished runs, and any finished in the last 14 days, keep their files. */
 export const GC_DEFAULTS = { olderThanMs: 14 * 86_400_000, olderThan: "14d", keep: 20 } as const;
 
@@ -248,6 +277,7 @@ export const ApiResponse = z.discriminatedUnion("kind", [
   }),
   CaseCapturedBody,
   EnvLayersBody,
+  EnvBuildBody,
   GcBody,
   SandboxTestsBody,
   SandboxExecBody,

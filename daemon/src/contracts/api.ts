@@ -115,6 +115,19 @@ export const EnvGcRequest = z.strictObject({
   dry_run: z.boolean().default(false),
 });
 
+/**
+ * `POST /v1/env/build`: run `install` in an install sandbox of the workspace's image family (node: npm only, so far)
+ * whose only way out is the egress proxy; `allow_hosts` (HOST[:PORT]) are added to the registry the workspace's or
+ * user's npm configuration names.
+ */
+export const EnvBuildRequest = z.strictObject({
+  workspace: AbsPath,
+  install: z.string().min(1).max(4096),
+  allow_hosts: z.array(z.string().min(1).max(300)).max(32).default([]),
+  image_family: FamilyName.optional(),
+  timeout_seconds: z.int().min(1).max(3600).default(600),
+});
+
 /** `POST /v1/gc`: remove the files of finished runs older than `older_than_ms`, past the newest `keep` */
 export const GcRequest = z.strictObject({
   older_than_ms: z.int().min(0).max(Number.MAX_SAFE_INTEGER).default(GC_DEFAULTS.olderThanMs),
@@ -179,6 +192,7 @@ export {
   CaseCapturedBody,
   DependencyLayerInfo,
   EnvLayersBody,
+  EnvBuildBody,
   ErrorBody,
   GC_DEFAULTS,
   GcBody,

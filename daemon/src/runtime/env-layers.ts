@@ -1,4 +1,5 @@
-import type { DependencyLayerInfo, EnvLayersBody } from "../contracts/api-responses.js";
+import type { DependencyLayerInfo, EnvBuildBody, EnvLayersBody } from "../contracts/api-responses.js";
+import type { EnvBuildRequest } from "./env-build.js";
 import { TERMINAL_STATUSES, type RunStatus } from "../contracts/run.js";
 import type { RunRecord } from "../store/records.js";
 
@@ -14,6 +15,8 @@ export interface EnvService {
   list(): Promise<EnvLayersBody>;
   /** removes the layers last used before `now - olderThanMs` that no resumable run names; `dryRun` only says which */
   gc(opts: { olderThanMs: number; dryRun: boolean }): Promise<EnvLayersBody>;
+  /** `env build`: an install in an install sandbox becomes the workspace's layer (env-build.ts); absent: no install sandbox */
+  build?: (req: EnvBuildRequest) => Promise<EnvBuildBody>;
 }
 
 /**
@@ -27,6 +30,7 @@ export function createEnvService(deps: {
   layers: LayerStorePort;
   runs: () => Array<{ run_id: string; status: RunStatus; record: Pick<RunRecord, "dependency_layers"> }>;
   now: () => number;
+  build?: (req: EnvBuildRequest) => Promise<EnvBuildBody>;
 }): EnvService {
   const infos = async (): Promise<DependencyLayerInfo[]> => {
     const runs = deps.runs();
@@ -47,6 +51,7 @@ export function createEnvService(deps: {
     });
   };
   return {
+    ...(deps.build && { build: deps.build }),
     async list() {
       return { kind: "env_layers", layers: await infos() };
     },

@@ -7,7 +7,7 @@ import tarStream from "tar-stream";
 import { z } from "zod";
 import type { DependencyLayerRef, ExportSpec } from "../contracts/sandbox.js";
 import { MiniAgentError } from "../errors.js";
-import { checkLayerSize, findDependencyDirs, listLayerContent, readVenv, type LayerContent } from "../workspace/index.js";
+import { checkLayerSize, findDependencyDirs, installLookupKey, listLayerContent, readVenv, type LayerContent } from "../workspace/index.js";
 import type { SandboxConfig } from "./config.js";
 import { containerSpec, IN_IMAGE } from "./host-config.js";
 import { engineError } from "./image-pin.js";
@@ -43,6 +43,16 @@ const LayerRecord = z.strictObject({
   site_packages: z.string().optional(),
 });
 export type LayerRecord = z.infer<typeof LayerRecord>;
+
+/** Which layer an install sandbox made for a workspace's package.json and lock files (installLookupKey), and with what command. */
+const InstallRecord = z.strictObject({
+  schema_version: z.literal(1),
+  lookup: z.string().regex(/^[a-f0-9]{64}$/),
+  key: z.string().regex(/^[a-f0-9]{64}$/),
+  command: z.string(),
+  installed_at: z.string(),
+});
+type InstallRecord = z.infer<typeof InstallRecord>;
 
 export interface DependencyLayersOptions {
   docker: Docker;
@@ -122,7 +132,56 @@ export class DependencyLayers {
       }
       refs.push({ folder, key: record.key, volume: record.volume, ...(record.site_packages && { site_packages: record.site_packages }) });
     }
+    // no node_modules on disk: the layer an install sandbox made from this package.json and lock (env build)
+    if (!refs.some((r) => r.folder === "node_modules")) {
+      const installed = await this.installedFor(workspace, digest);
+      if (installed) refs.push({ folder: installed.folder, key: installed.key, volume: installed.volume });
+    }
     return refs;
+  }
+
+  /**
+   * Makes the node_modules an install sandbox produced (copied out under
+   * `resultRoot`, with the workspace's package.json and lock files beside it)
+   * the layer of every workspace with the same package.json, lock files and
+   * image: built by the same rule and key as one found on disk.
+   */
+  async adoptInstalled(resultRoot: string, workspace: string, spec: ExportSpec, config: SandboxConfig, digest: string, command: string): Promise<LayerRecord> {
+    const lookup = await installLookupKey(workspace, digest);
+    if (lookup === null) throw new MiniAgentError("invalid_workspace", "an install needs a package.json at the workspace's root", { details: { workspace } });
+    await checkLayerSize(path.join(resultRoot, "node_modules"), "node_modules");
+    const content = await listLayerContent(resultRoot, "node_modules", spec);
+    let record = this.read(content.key);
+    if (record && !(await this.volumeExists(record.volume))) record = null;
+    record ??= await this.buildOnce(content, null, null, config, digest);
+    const at = new Date(this.now()).toISOString();
+    this.writeJson(this.installPath(lookup), { schema_version: 1, lookup, key: record.key, command, installed_at: at } satisfies InstallRecord);
+    this.log.info({ layer: record.key, lookup, command }, "installed dependency layer recorded");
+    return record;
+  }
+
+  /** The installed layer recorded for this workspace's package.json, lock files and image, if its record and volume are still there. */
+  private async installedFor(workspace: string, digest: string): Promise<LayerRecord | null> {
+    const lookup = await installLookupKey(workspace, digest);
+    if (lookup === null) return null;
+    let raw: unknown;
+    try {
+      raw = JSON.parse(fs.readFileSync(this.installPath(lookup), "utf8"));
+    } catch {
+      return null;
+    }
+    const parsed = InstallRecord.safeParse(raw);
+    if (!parsed.success || parsed.data.lookup !== lookup) return null;
+    const record = this.read(parsed.data.key);
+    if (!record || !(await this.volumeExists(record.volume))) return null;
+    const used = { ...record, last_used_at: new Date(this.now()).toISOString() };
+    this.write(used);
+    this.log.info({ layer: record.key, lookup }, "installed dependency layer reused");
+    return used;
+  }
+
+  private installPath(lookup: string): string {
+    return path.join(this.dir, `install-${lookup}.json`);
   }
 
   /** Refuses to start a sandbox whose layer volume is gone: the engine would silently mount a new, empty one. */
@@ -180,12 +239,16 @@ export class DependencyLayers {
     return parsed.success && parsed.data.key === key ? parsed.data : null;
   }
 
-  /** temp file then rename: a record is whole or absent */
   private write(r: LayerRecord): void {
+    this.writeJson(this.recordPath(r.key), r);
+  }
+
+  /** temp file then rename: a record is whole or absent */
+  private writeJson(file: string, value: unknown): void {
     fs.mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-    const tmp = `${this.recordPath(r.key)}.${crypto.randomBytes(4).toString("hex")}.tmp`;
-    fs.writeFileSync(tmp, JSON.stringify(r, null, 2) + "\n", { mode: 0o600 });
-    fs.renameSync(tmp, this.recordPath(r.key));
+    const tmp = `${file}.${crypto.randomBytes(4).toString("hex")}.tmp`;
+    fs.writeFileSync(tmp, JSON.stringify(value, null, 2) + "\n", { mode: 0o600 });
+    fs.renameSync(tmp, file);
   }
 
   private async volumeExists(name: string): Promise<boolean> {

@@ -14,12 +14,11 @@ import { refuseChangedList } from "./changed-list.js";
 import { toResult } from "./result.js";
 import { WarmSession } from "./warm-session.js";
 import type { SandboxPool } from "./sandbox-pool.js";
-import { withLayerEnv, type DependencyLayers } from "./dependency-layer.js";
+import { withLayerEnv, type DependencyLayers, type LayerRecord } from "./dependency-layer.js";
+import type { EgressEvent } from "../egress/index.js";
+import { type InstallRequest, removeInstallDir, runInstall } from "./install-sandbox.js";
 import { checkExportFits, listExport } from "../workspace/index.js";
-import { notifyIncluded, packControl, packExport } from "./workspace-tar.js";
-
-/** putArchive had no deadline; a channel that stops reading must still not hold a run forever */
-const PUT_WORKSPACE_TIMEOUT_MS = 120_000;
+import { notifyIncluded, packControl, packExport, PUT_WORKSPACE_TIMEOUT_MS } from "./workspace-tar.js";
 
 export interface DockerExecutorOptions {
   /** path of the image lock: statePath(stateDir, "imageLock"). */
@@ -34,6 +33,18 @@ export interface DockerExecutorOptions {
   pool?: SandboxPool;
   /** dependency layers (dependency-layer.ts); without it no run gets one and dependency folders are copied as before */
   layers?: DependencyLayers;
+  /** the host's npm and shell, mounted read-only into install sandboxes alone (install-sandbox.ts); without them `install` is refused */
+  installTools?: { npmRoot: string; shell: string };
+}
+
+/** What `install` reports: the command's outcome, every egress decision, and the layer it made (exit 0 only). */
+export interface InstallResult {
+  exitCode: number | null;
+  timedOut: boolean;
+  stdout: string;
+  stderr: string;
+  egress: EgressEvent[];
+  layer: LayerRecord | null;
 }
 
 export interface FreshRunHooks {
@@ -62,9 +73,10 @@ export class DockerExecutor implements Executor {
   private readonly log: Logger;
   private readonly pool: SandboxPool | null;
   private readonly layers: DependencyLayers | null;
+  private readonly installTools: { npmRoot: string; shell: string } | null;
 
   constructor(opts: DockerExecutorOptions) {
-    const known = new Set(["lockPath", "config", "docker", "now", "log", "pool", "layers"]);
+    const known = new Set(["lockPath", "config", "docker", "now", "log", "pool", "layers", "installTools"]);
     for (const k of Object.keys(opts)) {
       if (!known.has(k)) throw new MiniAgentError("invalid_fields", `unknown DockerExecutor option ${k}; known: ${[...known].join(", ")}`);
     }
@@ -75,6 +87,25 @@ export class DockerExecutor implements Executor {
     this.log = opts.log ?? pino({ level: "silent" });
     this.pool = opts.pool ?? null;
     this.layers = opts.layers ?? null;
+    this.installTools = opts.installTools ?? null;
+  }
+
+  /**
+   * Runs an install command in an install sandbox (install-sandbox.ts) of this
+   * executor's family and makes what it produced the workspace's dependency
+   * layer. A command that fails makes no layer and changes nothing.
+   */
+  async install(req: InstallRequest, onEgress?: (e: EgressEvent) => void): Promise<InstallResult> {
+    if (!this.layers || !this.installTools)
+      throw new MiniAgentError("sandbox_error", "this daemon has no install sandbox (no dependency layer store or no npm)");
+    const digest = await this.pinnedDigest();
+    const out = await runInstall({ docker: this.docker, config: this.config, digest, ...this.installTools, log: this.log, ...(onEgress && { onEgress }) }, req);
+    try {
+      const layer = out.resultRoot ? await this.layers.adoptInstalled(out.resultRoot, req.workspace, req.spec, this.config, digest, req.command) : null;
+      return { exitCode: out.exitCode, timedOut: out.timedOut, stdout: out.stdout, stderr: out.stderr, egress: out.egress, layer };
+    } finally {
+      if (out.resultRoot) removeInstallDir(out.resultRoot);
+    }
   }
 
   async prepareLayers(workspaceRoot: string, spec: ExportSpec): Promise<DependencyLayerRef[]> {

@@ -45,7 +45,7 @@ export function labelFilter(key: string, value: string): string {
 /** the filter that finds everything mini-agent made */
 export const OWNER_FILTER = labelFilter(OWNER_LABEL, OWNER_VALUE);
 
-export type Purpose = SandboxRunRequest["purpose"] | "session" | "layer_build" | "image_read";
+export type Purpose = SandboxRunRequest["purpose"] | "session" | "layer_build" | "image_read" | "install";
 
 /**
  * On a dependency layer's VOLUME (sandbox/dependency-layer.ts): its key. A layer is

@@ -74,6 +74,8 @@ export class SandboxContainer {
     withControl: boolean,
     log: Logger = SILENT,
     layers: readonly DependencyLayerRef[] = [],
+    /** mounts beyond the sandbox's own (the install sandbox's egress socket and tools: install-sandbox.ts) */
+    extraMounts: readonly Docker.MountSettings[] = [],
   ): Promise<SandboxContainer> {
     const name = `mini-agent-${shortId(nameHint)}`;
     const labels = { ...baseLabels, [SANDBOX_LABEL]: name };
@@ -81,7 +83,9 @@ export class SandboxContainer {
     const runId = baseLabels[RUN_LABEL];
     let container: Docker.Container | undefined;
     try {
-      container = await docker.createContainer({ ...containerSpec(config, digest, labels, withControl, layers), name });
+      const spec = containerSpec(config, digest, labels, withControl, layers);
+      spec.HostConfig!.Mounts = [...(spec.HostConfig!.Mounts ?? []), ...extraMounts];
+      container = await docker.createContainer({ ...spec, name });
       // tmpfs volumes only hold data while mounted, so content goes in after start (putArchive).
       await container.start();
       const channel = await AttachChannel.open(docker, container);

@@ -29,6 +29,9 @@ function sandboxMode(e: ExportEntry): number {
 
 export const CHUNK_BYTES = 256 * 1024;
 
+/** putArchive had no deadline; a channel that stops reading must still not hold a run forever */
+export const PUT_WORKSPACE_TIMEOUT_MS = 120_000;
+
 export type Sink = ReturnType<tarStream.Pack["entry"]>;
 type Header = Parameters<tarStream.Pack["entry"]>[0];
 

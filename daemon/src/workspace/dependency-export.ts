@@ -84,3 +84,20 @@ export async function listLayerContent(root: string, folder: DependencyDir, spec
   const key = sha256Hex(canonicalJson({ layer: 1, folder, locks, content }));
   return { folder, entries, locks, bytes, key };
 }
+
+/**
+ * Where an install sandbox's node_modules is found again (issue 25): the
+ * workspace has no node_modules of its own, so its layer is looked up by what
+ * the install was made from: package.json and the lock files beside it, and
+ * the image it was installed in (a native add-on built in one image is not
+ * known to load in another). The layer itself is still keyed by its content.
+ */
+export async function installLookupKey(root: string, imageDigest: string): Promise<string | null> {
+  const files: Record<string, string> = {};
+  for (const name of ["package.json", ...LOCK_FILES.node_modules]) {
+    const read = await hashNoFollow(path.join(root, name), fileHashCache);
+    if (read.ok) files[name] = read.sha256;
+  }
+  if (!files["package.json"]) return null;
+  return sha256Hex(canonicalJson({ install: 1, folder: "node_modules", files, image: imageDigest }));
+}

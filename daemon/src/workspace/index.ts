@@ -20,6 +20,6 @@ export {
   type ExportVerdict,
 } from "./sandbox-export.js";
 export { DEPENDENCY_DIRS, findDependencyDirs, dependencySkip, isDependencyPath, isDependencyDirName, type DependencyDir } from "./dependency-dirs.js";
-export { listLayerContent, type LayerContent, type LayerEntry } from "./dependency-export.js";
+export { installLookupKey, listLayerContent, type LayerContent, type LayerEntry } from "./dependency-export.js";
 export { readVenv, type VenvFacts } from "./venv.js";
 export { openNoFollow } from "./read.js";
