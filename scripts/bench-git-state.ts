@@ -97,7 +97,7 @@ async function main(): Promise<void> {
     process.stdout.write(`  ratio: ${(a / b).toFixed(1)}x; same list as git: ${same ? "yes" : "NO"}\n`);
     process.stdout.write(`  max event-loop delay in this process during a read: ${maxDelayMs.toFixed(0)} ms\n`);
   } finally {
-    fs.rmSync(repo, { recursive: true, force: true });
+    fs.rmSync(repo, { recursive: true, force: true, maxRetries: 3 });
   }
 }
 
