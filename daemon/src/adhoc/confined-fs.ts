@@ -27,9 +27,26 @@ export interface ConfinedFsLimits {
   now: () => number;
 }
 
+/**
+ * The same rules, synchronous: the index and worktree comparison runs in a
+ * worker thread (git-state-worker.ts), where blocking calls block nobody and
+ * cost far less than a promise per file. Nothing here follows a link.
+ */
+export interface ConfinedSyncFs {
+  /** lstat with nanosecond times; null when absent or refused */
+  lstat(p: string): fs.BigIntStats | null;
+  /** a regular file's bytes (never through a link, never a FIFO or device); null otherwise */
+  readFile(p: string): Buffer | null;
+  /** a folder's entries (the folder itself must really be below the root); null when unreadable */
+  readdir(p: string): fs.Dirent[] | null;
+  /** a link's target text; null otherwise */
+  readlink(p: string): string | null;
+}
+
 export interface ConfinedFs {
   /** the `fs` object for isomorphic-git (it uses `promises` when it is enumerable) */
   readonly client: PromiseFsClient;
+  readonly sync: ConfinedSyncFs;
   /** why the walk was cut short: "deadline" or "entries"; null while within the limits */
   stopped(): "deadline" | "entries" | null;
 }
@@ -87,6 +104,79 @@ export function confinedFs(root: string, limits: ConfinedFsLimits): ConfinedFs {
     tick(p);
     if (!lexicallyInside(p) || !(await parentInside(p))) throw notFound(p);
   };
+  const realInsideSync = (p: string): boolean => {
+    try {
+      const real = fs.realpathSync.native(p);
+      return real === realRoot || real.startsWith(realRoot + path.sep);
+    } catch {
+      return false;
+    }
+  };
+  const parentInsideSync = (p: string): boolean => {
+    if (path.resolve(p) === realRoot) return true;
+    const dir = path.dirname(path.resolve(p));
+    const known = dirInside.get(dir);
+    if (known !== undefined) return known;
+    const ok = realInsideSync(dir);
+    dirInside.set(dir, ok);
+    return ok;
+  };
+  /** the sync face answers null where the promise face throws: its caller treats both as "not there" */
+  const allowedOnLink = (p: string): boolean => {
+    try {
+      tick(p);
+    } catch {
+      return false;
+    }
+    return lexicallyInside(p) && parentInsideSync(p);
+  };
+  const sync: ConfinedSyncFs = {
+    lstat(p) {
+      if (!allowedOnLink(p)) return null;
+      try {
+        return fs.lstatSync(p, { bigint: true });
+      } catch {
+        return null;
+      }
+    },
+    readFile(p) {
+      if (!allowedOnLink(p)) return null;
+      let fd: number | undefined;
+      try {
+        // O_NOFOLLOW: a link is never read through; O_NONBLOCK: opening a FIFO does not wait for a writer
+        fd = fs.openSync(p, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+        if (!fs.fstatSync(fd).isFile()) return null;
+        return fs.readFileSync(fd);
+      } catch {
+        return null;
+      } finally {
+        if (fd !== undefined) fs.closeSync(fd);
+      }
+    },
+    readdir(p) {
+      try {
+        tick(p);
+      } catch {
+        return null;
+      }
+      if (!lexicallyInside(p) || !realInsideSync(p)) return null;
+      try {
+        const entries = fs.readdirSync(p, { withFileTypes: true });
+        tick(p, entries.length);
+        return entries;
+      } catch {
+        return null;
+      }
+    },
+    readlink(p) {
+      if (!allowedOnLink(p)) return null;
+      try {
+        return fs.readlinkSync(p);
+      } catch {
+        return null;
+      }
+    },
+  };
   const refuse = async (p: unknown) => {
     throw readOnly(String(p));
   };
@@ -126,5 +216,5 @@ export function confinedFs(root: string, limits: ConfinedFsLimits): ConfinedFs {
     rename: refuse,
     chmod: refuse,
   };
-  return { client: { promises }, stopped: () => stopped };
+  return { client: { promises }, sync, stopped: () => stopped };
 }

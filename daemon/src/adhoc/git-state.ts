@@ -1,7 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import git from "isomorphic-git";
-import { confinedFs } from "./confined-fs.js";
+import { Worker } from "node:worker_threads";
 
 /**
  * Files the user changed in a git worktree (modified, staged, deleted,
@@ -13,10 +12,12 @@ import { confinedFs } from "./confined-fs.js";
  * can make `git status` run commands (a filter driver named `lfs=x` escaped
  * every `-c filter.<name>.clean=` override, since git splits `-c` at the first
  * `=`), so overriding them one by one can never be complete. Instead the
- * on-disk format is read as data by isomorphic-git (pure JS: it reads the
- * index, the HEAD tree and `.gitignore` files; it has no filters, hooks,
- * fsmonitor, pager or includes, and never starts a process), through a file
- * system that only reads and only below the workspace (confined-fs.ts).
+ * on-disk format is read as data (git-status.ts: our own index reader, HEAD's
+ * tree through isomorphic-git's object reader, the `.gitignore` rules; no
+ * filters, hooks, fsmonitor, pager or includes, and no process is started),
+ * through a file system that only reads and only below the workspace
+ * (confined-fs.ts). The read runs in a worker thread: a 10,000-file
+ * repository blocked the daemon's event loop for seconds when it ran inline.
  *
  * A `.git` that is a file (a linked worktree or a submodule) or a link names a
  * git directory elsewhere: it is not followed, and the user is told why there
@@ -39,9 +40,6 @@ export interface GitStateLimits {
 
 export const GIT_STATE_LIMITS: GitStateLimits = { timeoutMs: 10_000, maxEntries: 200_000, now: () => Date.now() };
 
-/** a statusMatrix row: [path, HEAD, workdir, stage]; [1, 1, 1] is unchanged */
-type Row = [string, number, number, number];
-
 function dotGitShape(workspace: string): "none" | "dir" | "file" | "link" | "other" {
   try {
     const st = fs.lstatSync(path.join(workspace, ".git"));
@@ -60,45 +58,60 @@ export async function dirtyFiles(workspace: string, limits: GitStateLimits = GIT
     return { files: [], unavailable: ".git is a file naming a git directory elsewhere (a linked worktree or submodule); it is not followed" };
   if (shape === "link") return { files: [], unavailable: ".git is a symlink; it is not followed" };
   if (shape === "other") return { files: [], unavailable: ".git is not a folder" };
-
-  if (indexVersion(workspace) === 4) return { files: [], unavailable: "its index is in git's format 4 (feature.manyFiles), which is not read here" };
-
-  const cfs = confinedFs(workspace, { maxEntries: limits.maxEntries, deadline: limits.now() + limits.timeoutMs, now: limits.now });
-  let rows: Row[];
+  let dir: string;
   try {
-    const dir = fs.realpathSync(workspace);
-    rows = (await git.statusMatrix({ fs: cfs.client, dir, gitdir: path.join(dir, ".git"), refresh: false, cache: {} })) as Row[];
+    dir = fs.realpathSync(workspace);
   } catch (err) {
-    const why = cfs.stopped();
-    if (why === null) return { files: [], unavailable: `its git data could not be read (${errorCode(err)})` };
-    return { files: [], unavailable: limitReason(why, limits) };
+    return { files: [], unavailable: `its git data could not be read (${errorCode(err)})` };
   }
-  // a walk cut short answers "not found" for the rest: its list would be wrong, so there is none
-  const why = cfs.stopped();
-  if (why !== null) return { files: [], unavailable: limitReason(why, limits) };
-  const files = rows.filter(([, head, workdir, stage]) => !(head === 1 && workdir === 1 && stage === 1)).map(([file]) => file);
-  return { files: [...new Set(files)].sort(), unavailable: null };
+  return offThread(dir, limits);
 }
 
-/** the index's format version, from its header (read only when it is a regular file); null when there is none */
-function indexVersion(workspace: string): number | null {
-  const file = path.join(workspace, ".git", "index");
-  let fd: number | undefined;
-  try {
-    if (!fs.lstatSync(file).isFile()) return null;
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
-    const head = Buffer.alloc(8);
-    if (fs.readSync(fd, head, 0, 8, 0) < 8 || head.toString("latin1", 0, 4) !== "DIRC") return null;
-    return head.readUInt32BE(4);
-  } catch {
-    return null;
-  } finally {
-    if (fd !== undefined) fs.closeSync(fd);
-  }
+type WorkerReply = { result: DirtyState } | { failed: string };
+
+/**
+ * One worker thread per read. The time bound is kept here, on the caller's
+ * clock: past it the worker is terminated (which stops it even inside a long
+ * loop) and the draft goes on without a list.
+ */
+function offThread(dir: string, limits: GitStateLimits): Promise<DirtyState> {
+  const deadline = limits.now() + limits.timeoutMs;
+  const worker = startWorker({ workspace: dir, maxEntries: limits.maxEntries });
+  return new Promise<DirtyState>((resolve) => {
+    let settled = false;
+    const finish = (state: DirtyState) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      void worker.terminate();
+      resolve(state);
+    };
+    const watch = () => {
+      if (limits.now() > deadline) finish({ files: [], unavailable: `reading it took over ${limits.timeoutMs / 1000} s` });
+      else timer = setTimeout(watch, Math.max(1, Math.min(WATCH_MS, deadline - limits.now() + 1)));
+    };
+    let timer = setTimeout(watch, Math.max(1, Math.min(WATCH_MS, limits.timeoutMs + 1)));
+    worker.on("message", (m: WorkerReply) => finish("result" in m ? m.result : { files: [], unavailable: `its git data could not be read (${m.failed})` }));
+    worker.on("error", (err) => finish({ files: [], unavailable: `its git data could not be read (${errorCode(err)})` }));
+    worker.on("exit", () => finish({ files: [], unavailable: "its git data could not be read (the reader stopped)" }));
+  });
 }
 
-function limitReason(why: "deadline" | "entries", limits: GitStateLimits): string {
-  return why === "deadline" ? `reading it took over ${limits.timeoutMs / 1000} s` : `it has over ${limits.maxEntries} files and folders`;
+/** how often the caller's clock is looked at while the worker reads */
+const WATCH_MS = 100;
+
+/**
+ * Built code starts the compiled worker file; from source (tests, tsx) the
+ * worker gets the TypeScript loader first, since a worker does not inherit it.
+ */
+function startWorker(data: { workspace: string; maxEntries: number }): Worker {
+  // a hostile index or tree must not grow the daemon without bound: the worker's heap is capped
+  const options = { workerData: data, resourceLimits: { maxOldGenerationSizeMb: 256 } };
+  if (!import.meta.url.endsWith(".ts")) return new Worker(new URL("./git-state-worker.js", import.meta.url), options);
+  const tsx = import.meta.resolve("tsx/esm/api");
+  const entry = new URL("./git-state-worker.ts", import.meta.url).href;
+  const code = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); })`;
+  return new Worker(code, { ...options, eval: true });
 }
 
 function errorCode(err: unknown): string {

@@ -6,7 +6,7 @@ import { describeZodError } from "../contracts/common.js";
 import { sha256Hex } from "./hash.js";
 import { Manifest, manifestDigest } from "./manifest.js";
 import { copyNoFollow, readNoFollow } from "./read.js";
-import { walkTree } from "./walk.js";
+import { walkEntries } from "./walk.js";
 import { dependencySkip } from "./dependency-dirs.js";
 
 /**
@@ -69,7 +69,7 @@ export async function captureBaseline(workspaceRoot: string, controlDir: string)
   const unreadable = (rel: string) => void (special[rel] = "unreadable:dir");
   // dependency folders are the project's environment, not its content: a 150 MB node_modules
   // copied per run filled the state dir (328 MB after 15 runs); they are protected and never written
-  for (const entry of await walkTree(ws, { onUnreadable: unreadable, skip: dependencySkip(ws) })) {
+  for await (const entry of walkEntries(ws, { onUnreadable: unreadable, skip: dependencySkip(ws) })) {
     if (entry.type === "dir") continue;
     if (entry.type === "symlink") {
       special[entry.rel] = `symlink:${sha256Hex(await fs.readlink(entry.abs).catch(() => ""))}`;

@@ -1,6 +1,6 @@
 import type { Matcher } from "./forbidden.js";
 import { gitignoreRules } from "./gitignore.js";
-import { walkTree } from "./walk.js";
+import { walkEntries } from "./walk.js";
 
 export interface ListedFile {
   /** workspace-relative path */
@@ -42,7 +42,9 @@ export async function listWorkspaceFiles(root: string, opts: ListingOptions): Pr
   let gitignored = 0;
   let linksAndSpecial = 0;
   const base = opts.under === "" ? root : `${root}/${opts.under}`;
-  const entries = await walkTree(base, {
+  // streamed: only each file's path and size is kept, never the walk's entry (its stats, its absolute path)
+  const files: ListedFile[] = [];
+  const entries = walkEntries(base, {
     excludeAbs: opts.excludeAbs,
     skip: (sub, type) => {
       const rel = prefix + sub;
@@ -59,6 +61,6 @@ export async function listWorkspaceFiles(root: string, opts: ListingOptions): Pr
       return false;
     },
   });
-  const files = entries.filter((e) => e.type === "file").map((e) => ({ path: prefix + e.rel, size: e.size }));
+  for await (const e of entries) if (e.type === "file") files.push({ path: prefix + e.rel, size: e.size });
   return { files, gitignored, links_and_special: linksAndSpecial };
 }

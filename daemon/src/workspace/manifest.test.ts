@@ -6,9 +6,27 @@ import { tempRun, type TempRun } from "../tools/workspace.testkit.js";
 import { captureBaseline, loadBaseline } from "./baseline.js";
 import { changedPaths, computeManifest } from "./manifest.js";
 import { sha256Hex } from "./hash.js";
+import { walkEntries, walkTree } from "./walk.js";
 
 let run: TempRun;
 afterEach(async () => run?.cleanup());
+
+describe("walkEntries: the walk streamed, for the manifest, the baseline and the listing", () => {
+  it("yields walkTree's order (sorted relative paths: `a-c` before `a/b`) one entry at a time, before the tree is read whole", async () => {
+    run = await tempRun({ "a/b.txt": "1", "a-c.txt": "2", "a.d/e.txt": "3", "a b.txt": "4", "z/y/x.txt": "5", "z/y-.txt": "6" });
+    const streamed: string[] = [];
+    const it = walkEntries(run.ws)[Symbol.asyncIterator]();
+    const first = await it.next();
+    // the first entry is handed over while the folders after it are still unread
+    await fs.writeFile(path.join(run.ws, "z/late.txt"), "7");
+    streamed.push((first.value as { rel: string }).rel);
+    for (let r = await it.next(); !r.done; r = await it.next()) streamed.push(r.value.rel);
+    const sorted = [...streamed].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    expect(streamed).toEqual(sorted);
+    expect(streamed).toContain("z/late.txt");
+    expect((await walkTree(run.ws)).map((e) => e.rel)).toEqual(streamed);
+  });
+});
 
 describe("computeManifest", () => {
   it("hashes every file, sorted, and the digest follows any content change", async () => {

@@ -4,7 +4,7 @@ import { SchemaVersion, Sha256Hex } from "../contracts/common.js";
 import { canonicalJson, sha256Hex } from "./hash.js";
 import { fileHashCache, type FileHashCache } from "./hash-cache.js";
 import { hashNoFollow } from "./read.js";
-import { walkTree } from "./walk.js";
+import { walkEntries } from "./walk.js";
 import { dependencySkip } from "./dependency-dirs.js";
 
 /**
@@ -42,7 +42,7 @@ export async function computeManifest(root: string, opts: ManifestOptions = {}):
   const special: Record<string, string> = {};
   const unreadable = (rel: string) => void (special[rel] = "unreadable:dir");
   // the same view as the baseline: dependency folders are not the project's content (workspace/dependency-dirs.ts)
-  for (const entry of await walkTree(root, { excludeAbs: opts.excludeAbs, onUnreadable: unreadable, skip: dependencySkip(root) })) {
+  for await (const entry of walkEntries(root, { excludeAbs: opts.excludeAbs, onUnreadable: unreadable, skip: dependencySkip(root) })) {
     if (entry.type === "dir") continue;
     if (entry.type === "symlink") {
       const target = await fs.readlink(entry.abs).catch(() => "");
