@@ -68,11 +68,10 @@ export function createCaptureService(deps: {
         await withStaging(out, deps.stateDir, async (staging) => {
           for (const rel of Object.keys(baseline.manifest.files).sort()) {
             if (skip.has(rel)) continue;
-            const bytes = await baseline.readFile(rel);
-            if (bytes === null) continue;
             const dest = path.join(staging, CASE_FILES.repo, ...rel.split("/"));
             await fs.mkdir(path.dirname(dest), { recursive: true });
-            await fs.writeFile(dest, bytes, { mode: (await baseline.isExecutable(rel)) ? 0o755 : 0o644 });
+            // streamed and hash-checked on the way: a large file is never held whole
+            if (!(await baseline.copyFileTo(rel, dest, (await baseline.isExecutable(rel)) ? 0o755 : 0o644))) continue;
             written.push(`${CASE_FILES.repo}/${rel}`);
           }
           await fs.mkdir(path.join(staging, CASE_FILES.repo), { recursive: true });

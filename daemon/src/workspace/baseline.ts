@@ -35,6 +35,11 @@ export interface Baseline {
   manifest: Manifest;
   /** baseline bytes of a file, or null when it did not exist at run start; hash-checked on every read */
   readFile(rel: string): Promise<Buffer | null>;
+  /**
+   * Copies the baseline bytes of a file to `dest` (a new file), streamed and hash-checked as they go:
+   * false when it did not exist at run start. Memory does not grow with the file (capture, issue 24).
+   */
+  copyFileTo(rel: string, dest: string, mode: number): Promise<boolean>;
   /** the file had an execute bit at run start (baselines made before this was kept say false) */
   isExecutable(rel: string): Promise<boolean>;
   /** the files hard-linked at run start (baselines made before this was kept name none) */
@@ -149,6 +154,16 @@ function makeBaseline(base: string, manifest: Manifest, hardLinked: ReadonlySet<
         throw new MiniAgentError("internal", `baseline copy of ${rel} is missing or altered`);
       }
       return read.bytes;
+    },
+    async copyFileTo(rel: string, dest: string, mode: number): Promise<boolean> {
+      const expected = manifest.files[rel];
+      if (expected === undefined) return false;
+      const copied = await copyNoFollow(path.join(base, FILES_DIR, ...rel.split("/")), dest, mode);
+      if (!copied.ok || copied.sha256 !== expected) {
+        if (copied.ok) await fs.rm(dest, { force: true });
+        throw new MiniAgentError("internal", `baseline copy of ${rel} is missing or altered`);
+      }
+      return true;
     },
     async isExecutable(rel: string): Promise<boolean> {
       if (manifest.files[rel] === undefined) return false;

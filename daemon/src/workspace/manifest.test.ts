@@ -84,6 +84,23 @@ describe("baseline", () => {
     expect(await loaded.readFile("never.txt")).toBeNull();
   });
 
+  it("copyFileTo streams a file's baseline bytes to a new file, checked against the manifest; an altered copy is refused and leaves nothing", async () => {
+    // 24 MiB: read in pieces, never as one buffer (capture copied each file with readFile/writeFile)
+    const big = Buffer.alloc(24 << 20, 7);
+    run = await tempRun({ "small.txt": "s" });
+    await fs.writeFile(path.join(run.ws, "big.bin"), big);
+    await captureBaseline(run.ws, run.ctl);
+    const loaded = await loadBaseline(run.ctl);
+    const out = path.join(run.ctl, "out");
+    await fs.mkdir(out);
+    expect(await loaded.copyFileTo("big.bin", path.join(out, "big.bin"), 0o644)).toBe(true);
+    expect(sha256Hex(await fs.readFile(path.join(out, "big.bin")))).toBe(sha256Hex(big));
+    expect(await loaded.copyFileTo("never.txt", path.join(out, "never.txt"), 0o644)).toBe(false);
+    await fs.writeFile(path.join(run.ctl, "baseline/files/small.txt"), "forged");
+    await expect(loaded.copyFileTo("small.txt", path.join(out, "small.txt"), 0o644)).rejects.toSatisfy((e) => isMiniAgentError(e, "internal"));
+    await expect(fs.stat(path.join(out, "small.txt"))).rejects.toThrow();
+  });
+
   it("refuses a control dir inside the workspace", async () => {
     run = await tempRun({ "a.txt": "a" });
     await expect(captureBaseline(run.ws, path.join(run.ws, ".state"))).rejects.toSatisfy((e) => isMiniAgentError(e, "invalid_request"));
