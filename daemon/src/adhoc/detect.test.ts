@@ -63,7 +63,7 @@ describe("detectTestCommand: the issue's order, with the parser that fits", () =
       expect(d, entry).toMatchObject({
         ok: true,
         test: {
-          command: ["node", entry, "--reporter", "xunit", "--reporter-option", `output=${JUNIT.slice("--junitxml=".length)}`, "--recursive", "test/"],
+          command: ["node", entry, "--reporter", "xunit", "--reporter-options", `output=${JUNIT.slice("--junitxml=".length)}`, "--recursive", "test/"],
           parser: "junit_xml",
           family: "node",
         },

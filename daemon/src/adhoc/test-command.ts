@@ -129,7 +129,8 @@ function jest(args: string[], repo: RepoFiles): Interpreted {
 
 /**
  * mocha with its built-in xunit reporter writing a JUnit file the host reads (no package beyond
- * mocha itself). mocha 8 and later ship `bin/mocha.js`, older ones `bin/mocha`.
+ * mocha itself). mocha 8 and later ship `bin/mocha.js`, older ones `bin/mocha`; `--reporter-options`
+ * (plural) is the spelling every version from 3 on reads.
  */
 function mocha(args: string[], repo: RepoFiles): Interpreted {
   const entry = ["node_modules/mocha/bin/mocha.js", "node_modules/mocha/bin/mocha"].find((e) => repo.isFile(e));
@@ -137,7 +138,7 @@ function mocha(args: string[], repo: RepoFiles): Interpreted {
   if (args.some((a) => a === "-R" || a.startsWith("--reporter")))
     return fail("it sets its own --reporter/--reporter-option; the host reads a JUnit report it names itself");
   return ok({
-    command: ["node", entry, "--reporter", "xunit", "--reporter-option", `output=${JUNIT}`, ...args],
+    command: ["node", entry, "--reporter", "xunit", "--reporter-options", `output=${JUNIT}`, ...args],
     files: [],
     parser: "junit_xml",
     family: "node",
