@@ -63,7 +63,10 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
   // the host's npm (beside the node running this daemon) and shell, mounted read-only into install sandboxes alone
   const npmRoot = path.join(path.dirname(process.execPath), "..", "lib", "node_modules", "npm");
   const installTools =
-    fs.existsSync(path.join(npmRoot, "bin", "npm-cli.js")) && fs.existsSync("/bin/sh") ? { npmRoot, shell: fs.realpathSync("/bin/sh") } : undefined;
+    fs.existsSync(path.join(npmRoot, "bin", "npm-cli.js")) && fs.existsSync("/bin/sh")
+      ? // the CA certificates this daemon's node trusts beyond its own (a network that re-signs TLS), for the install's npm
+        { npmRoot, shell: fs.realpathSync("/bin/sh"), ...(env.NODE_EXTRA_CA_CERTS && { caFile: env.NODE_EXTRA_CA_CERTS }) }
+      : undefined;
   const container = new DockerExecutor({ lockPath, config: sandboxOverrides(), docker, pool, layers, ...(installTools && { installTools }), log: sandboxLog });
   // one executor per (image family, runtime), made on first use and kept: a run's warm session, Verifier
   // and acceptance all use its task's family and its own runtime (`--runtime`, else the daemon's), so each

@@ -34,7 +34,7 @@ export interface DockerExecutorOptions {
   /** dependency layers (dependency-layer.ts); without it no run gets one and dependency folders are copied as before */
   layers?: DependencyLayers;
   /** the host's npm and shell, mounted read-only into install sandboxes alone (install-sandbox.ts); without them `install` is refused */
-  installTools?: { npmRoot: string; shell: string };
+  installTools?: { npmRoot: string; shell: string; caFile?: string };
 }
 
 /** What `install` reports: the command's outcome, every egress decision, and the layer it made (exit 0 only). */
@@ -73,7 +73,7 @@ export class DockerExecutor implements Executor {
   private readonly log: Logger;
   private readonly pool: SandboxPool | null;
   private readonly layers: DependencyLayers | null;
-  private readonly installTools: { npmRoot: string; shell: string } | null;
+  private readonly installTools: { npmRoot: string; shell: string; caFile?: string } | null;
 
   constructor(opts: DockerExecutorOptions) {
     const known = new Set(["lockPath", "config", "docker", "now", "log", "pool", "layers", "installTools"]);

@@ -63,12 +63,35 @@ export interface InstallSandboxDeps {
   /** the host's npm package folder (…/lib/node_modules/npm) and shell, mounted read-only into the install sandbox alone */
   npmRoot: string;
   shell: string;
+  /**
+   * A PEM file of extra CA certificates the host's node trusts (its NODE_EXTRA_CA_CERTS), for a network
+   * whose TLS is re-signed on the way (a company proxy): only its certificate blocks enter the sandbox.
+   */
+  caFile?: string;
   /** must not throw: each egress decision as it is made */
   onEgress?: (e: EgressEvent) => void;
   log?: Logger;
 }
 
 const LOCK_NAMES = ["package.json", "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml"];
+
+const CA_FILE_MAX_BYTES = 4 << 20;
+const CERTIFICATE_BLOCK = /-----BEGIN CERTIFICATE-----\r?\n[A-Za-z0-9+/=\r\n]+-----END CERTIFICATE-----/g;
+
+/**
+ * The certificate blocks of a PEM file and nothing else (a bundle that also held a private key
+ * gives only its certificates), or null when there are none or the file cannot be read.
+ */
+export function certificatesOf(file: string): string | null {
+  try {
+    const st = fs.statSync(file);
+    if (!st.isFile() || st.size > CA_FILE_MAX_BYTES) return null;
+    const blocks = fs.readFileSync(file, "latin1").match(CERTIFICATE_BLOCK);
+    return blocks && blocks.length > 0 ? `${blocks.join("\n")}\n` : null;
+  } catch {
+    return null;
+  }
+}
 
 export async function runInstall(deps: InstallSandboxDeps, req: InstallRequest): Promise<InstallOutcome> {
   const log = deps.log ?? pino({ level: "silent" });
@@ -94,6 +117,8 @@ export async function runInstall(deps: InstallSandboxDeps, req: InstallRequest):
     }
     fs.writeFileSync(path.join(tools, "forward.cjs"), FORWARDER_SOURCE, { mode: 0o444 });
     fs.writeFileSync(path.join(tools, "npmrc"), "", { mode: 0o444 });
+    const ca = deps.caFile ? certificatesOf(deps.caFile) : null;
+    if (ca) fs.writeFileSync(path.join(tools, "ca.pem"), ca, { mode: 0o444 });
     proxy = await EgressProxy.listen(path.join(sock, "proxy.sock"), { allow: req.allow, ...(deps.onEgress && { onEvent: deps.onEgress }), log });
 
     const exported = await listExport(req.workspace, req.spec);
@@ -133,6 +158,7 @@ export async function runInstall(deps: InstallSandboxDeps, req: InstallRequest):
       npm_config_update_notifier: "false",
       npm_config_fund: "false",
       npm_config_audit: "false",
+      ...(ca && { NODE_EXTRA_CA_CERTS: `${IN_INSTALL.tools}/ca.pem` }),
       HTTP_PROXY: proxyUrl,
       HTTPS_PROXY: proxyUrl,
       http_proxy: proxyUrl,
