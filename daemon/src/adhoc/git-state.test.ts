@@ -15,7 +15,7 @@ import { dirtyFiles, GIT_STATE_LIMITS } from "./git-state.js";
  */
 const dirs: string[] = [];
 afterEach(() => {
-  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true, maxRetries: 5 });
 });
 function tmp(prefix = "git-state-"): string {
   const d = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
@@ -29,7 +29,9 @@ function write(root: string, files: Record<string, string>): void {
   }
 }
 const git = (cwd: string, ...args: string[]) =>
-  execFileSync("git", ["-c", "user.email=t@t", "-c", "user.name=t", ...args], {
+  // gc.auto=0: a commit of thousands of loose objects would start `git gc --auto` in the background,
+  // still writing into .git while the folder is removed (ENOTEMPTY)
+  execFileSync("git", ["-c", "user.email=t@t", "-c", "user.name=t", "-c", "gc.auto=0", ...args], {
     cwd,
     env: { PATH: process.env.PATH, HOME: "/nonexistent", GIT_CONFIG_NOSYSTEM: "1" },
     stdio: "pipe",
