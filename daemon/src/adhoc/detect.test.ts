@@ -76,6 +76,22 @@ describe("detectTestCommand: the issue's order, with the parser that fits", () =
     });
   });
 
+  it("regression: after `env build` (node_modules only in the dependency layer) a declared runner was refused as not installed; it runs through npm's .bin link, with a note", () => {
+    const declared = (test: string, dep: string) => ({ "package.json": { name: "x", scripts: { test }, devDependencies: { [dep]: "*" } } });
+    for (const [runner, first] of [
+      ["mocha", "--reporter"],
+      ["jest", "--ci"],
+      ["vitest", "run"],
+    ] as const) {
+      const d = detect(declared(runner, runner));
+      expect(d, runner).toMatchObject({ ok: true, test: { notes: [expect.stringMatching(/env build/)] } });
+      expect(d.ok && d.test.command.slice(0, 3), runner).toEqual(["node", `node_modules/.bin/${runner}`, first]);
+    }
+    // not declared, or a node_modules folder that lacks it: refused, pointing at env build
+    expect(detect(pkg("mocha"))).toMatchObject({ ok: false, reason: expect.stringMatching(/mocha is not installed.*env build/) });
+    expect(detect({ ...declared("mocha", "mocha"), "node_modules/other/index.js": "" })).toMatchObject({ ok: false });
+  });
+
   it("package.json jest with jest installed: jest's own --json report file, read by jest_json (was exit code only)", () => {
     const d = detect({ ...pkg("jest --silent"), "node_modules/jest/bin/jest.js": "" });
     expect(d.ok && d.test).toMatchObject({

@@ -97,9 +97,48 @@ function nodeTest(pre: string[], args: Word[], repo: RepoFiles): DraftedTest {
   return { command: ["node", ...pre, "--test", "--test-reporter=tap", ...kept], files, parser: "node_test", family: "node", notes };
 }
 
+/** package.json names `name` among its dependencies (any kind) */
+function declares(repo: RepoFiles, name: string): boolean {
+  try {
+    const pkg = JSON.parse(repo.readText("package.json") ?? "{}") as Record<string, unknown>;
+    return ["dependencies", "devDependencies", "optionalDependencies", "peerDependencies"].some((k) => {
+      const deps = pkg[k];
+      return typeof deps === "object" && deps !== null && Object.hasOwn(deps, name);
+    });
+  } catch {
+    return false;
+  }
+}
+
+type Entry = { ok: true; entry: string; notes: string[] } | { ok: false; reason: string };
+
+/**
+ * Where a runner's script is: its own file when node_modules is in the folder; when the folder has
+ * no node_modules at all but package.json declares the runner, npm's `.bin` link to it in the
+ * dependency layer an install sandbox made (`env build`), said in a note; else why not.
+ */
+function runnerEntry(repo: RepoFiles, name: string, files: readonly string[]): Entry {
+  const found = files.find((f) => repo.isFile(f));
+  if (found) return { ok: true, entry: found, notes: [] };
+  if (!repo.isDir("node_modules") && declares(repo, name)) {
+    return {
+      ok: true,
+      entry: `node_modules/.bin/${name}`,
+      notes: [
+        `node_modules is not in the folder: ${name} comes from the dependency layer \`mini-agent-client env build\` makes; without one the tests cannot start`,
+      ],
+    };
+  }
+  return {
+    ok: false,
+    reason: `${name} is not installed in node_modules (there is no npm in the sandbox to install it; \`mini-agent-client env build --workspace DIR\` installs in an install sandbox)`,
+  };
+}
+
 function vitest(args: string[], repo: RepoFiles): Interpreted {
-  const entry = "node_modules/vitest/vitest.mjs";
-  if (!repo.isFile(entry)) return fail("vitest is not installed in node_modules (there is no npm in the sandbox to install it)");
+  const found = runnerEntry(repo, "vitest", ["node_modules/vitest/vitest.mjs"]);
+  if (!found.ok) return fail(found.reason);
+  const { entry, notes } = found;
   const rest = args[0] === "run" ? args.slice(1) : args;
   if (rest.some((a) => a.startsWith("--reporter") || a.startsWith("--outputFile")))
     return fail("it sets its own --reporter/--outputFile; the host reads a JUnit report it names itself");
@@ -108,13 +147,14 @@ function vitest(args: string[], repo: RepoFiles): Interpreted {
     files: [],
     parser: "junit_xml",
     family: "node",
-    notes: [],
+    notes,
   });
 }
 
 function jest(args: string[], repo: RepoFiles): Interpreted {
-  const entry = "node_modules/jest/bin/jest.js";
-  if (!repo.isFile(entry)) return fail("jest is not installed in node_modules (there is no npm in the sandbox to install it)");
+  const found = runnerEntry(repo, "jest", ["node_modules/jest/bin/jest.js"]);
+  if (!found.ok) return fail(found.reason);
+  const { entry, notes } = found;
   if (args.some((a) => a === "--json" || a.startsWith("--outputFile") || a.startsWith("--reporters")))
     return fail("it sets its own --json/--outputFile/--reporters; the host reads a jest --json report it names itself");
   // jest's own --json report (jest-junit is another package, and takes its path from the environment)
@@ -123,7 +163,7 @@ function jest(args: string[], repo: RepoFiles): Interpreted {
     files: [],
     parser: "jest_json",
     family: "node",
-    notes: [],
+    notes,
   });
 }
 
@@ -133,8 +173,9 @@ function jest(args: string[], repo: RepoFiles): Interpreted {
  * (plural) is the spelling every version from 3 on reads.
  */
 function mocha(args: string[], repo: RepoFiles): Interpreted {
-  const entry = ["node_modules/mocha/bin/mocha.js", "node_modules/mocha/bin/mocha"].find((e) => repo.isFile(e));
-  if (!entry) return fail("mocha is not installed in node_modules (there is no npm in the sandbox to install it)");
+  const found = runnerEntry(repo, "mocha", ["node_modules/mocha/bin/mocha.js", "node_modules/mocha/bin/mocha"]);
+  if (!found.ok) return fail(found.reason);
+  const { entry, notes } = found;
   if (args.some((a) => a === "-R" || a.startsWith("--reporter")))
     return fail("it sets its own --reporter/--reporter-option; the host reads a JUnit report it names itself");
   return ok({
@@ -142,7 +183,7 @@ function mocha(args: string[], repo: RepoFiles): Interpreted {
     files: [],
     parser: "junit_xml",
     family: "node",
-    notes: [],
+    notes,
   });
 }
 
