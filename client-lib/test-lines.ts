@@ -34,8 +34,9 @@ export function testLines(run: Pick<RunView, "verification">): string[] {
   const c = v.tests.compare;
   if (c) {
     const n = (k: string) => c.counts[k] ?? 0;
-    const passed = n("pass_to_pass") + n("fail_to_pass") + n("new_passed");
-    const ran = v.tests.discovered === 0 && v.tests.runner_error ? `no test ran (${v.tests.runner_error.summary})` : `${passed}/${v.tests.discovered} passed`;
+    // the runner's own counts, as the verdict line says them (the lists are by test id; tests with one name are one id)
+    const ran =
+      v.tests.discovered === 0 && v.tests.runner_error ? `no test ran (${v.tests.runner_error.summary})` : `${v.tests.passed}/${v.tests.discovered} passed`;
     lines.push(
       `tests against the baseline: ${ran}; ${n("skipped_before")} skipped before the run, ${n("skipped_new")} new skip${n("skipped_new") === 1 ? "" : "s"}` +
         (c.baseline === "unavailable" ? ` (no baseline list: ${c.baseline_note ?? "not read"}; every test counts as new)` : ""),

@@ -1,0 +1,44 @@
+import { describe, expect, it } from "vitest";
+import type { TestDelta, VerificationEvidence } from "../daemon/src/contracts/run-view.js";
+import { verdictLines } from "./test-lines.js";
+import { verdictWhy } from "./verdict-why.js";
+
+const LISTS = [
+  "fail_to_pass",
+  "pass_to_pass",
+  "pass_to_fail",
+  "fail_to_fail",
+  "new_passed",
+  "new_failed",
+  "skipped_before",
+  "skipped_new",
+  "disappeared",
+] as const;
+
+function delta(lists: Partial<Record<(typeof LISTS)[number], string[]>>): TestDelta {
+  const full = Object.fromEntries(LISTS.map((k) => [k, lists[k] ?? []])) as Record<(typeof LISTS)[number], string[]>;
+  return { baseline: "compared", ...full, counts: Object.fromEntries(LISTS.map((k) => [k, full[k].length])) };
+}
+
+function evidence(tests: Partial<VerificationEvidence["tests"]>, passed: boolean): VerificationEvidence {
+  return {
+    workspace_digest: "d",
+    protected_paths_changed: [],
+    tests: { discovered: 0, passed: 0, failed: 0, exit_code: 0, timed_out: false, truncated: false, ...tests },
+    acceptance: null,
+    passed,
+    reason: passed ? null : "verification_failed",
+    changed_path_count: 1,
+  };
+}
+
+describe("the verdict's test counts", () => {
+  it("regression: tests that share a name (a table of cases printed alike) are one id in the lists; the line said 74/112 passed when all 112 passed", () => {
+    // five tests ran and passed; two pairs share a name, so the lists hold three ids
+    const compare = delta({ pass_to_pass: ["t > a", "t > b"], new_passed: ["t > c"], disappeared: ["t > made at 16:10:28"] });
+    const failed = evidence({ discovered: 5, passed: 5, compare }, false);
+    expect(verdictWhy(failed).join(" ")).toContain("candidate tests 5/5 passed; 1 from before did not run (t > made at 16:10:28)");
+    const completed = evidence({ discovered: 5, passed: 5, compare: delta({ pass_to_pass: ["t > a", "t > b"], new_passed: ["t > c"] }) }, true);
+    expect(verdictLines({ verification: completed }).join("\n")).toContain("tests against the baseline: 5/5 passed");
+  });
+});
