@@ -49,7 +49,7 @@ export class Drivers {
       markInterrupted(deps, runId, phase, `sandbox unavailable (${isMiniAgentError(err) ? err.code : "internal"}); resume when fixed`, { err });
       return;
     }
-    const ctx = toolContextOf(run.record);
+    const ctx = toolContextOf(run.record, () => deps.ledger.knownSecrets());
     const active = new ActiveRun(runId, executor, ctx, fs.existsSync(acceptance) ? acceptance : null, deps.clock, run.state.counters.elapsed_ms);
     const entry: Driving = { active, done: Promise.resolve() };
     this.driving.set(runId, entry);

@@ -67,9 +67,9 @@ export function defaultFixturesDir(): string {
 
 /** The Verifier port's control dir is the run's: the baseline is loaded from it. */
 export const defaultVerifier =
-  (logger: RuntimeLogger): Verifier =>
+  (logger: RuntimeLogger, knownSecrets?: () => readonly string[]): Verifier =>
   (i) =>
-    verify({ ...i, baseline: { runControlDir: i.controlDir }, log: logger as never });
+    verify({ ...i, baseline: { runControlDir: i.controlDir }, log: logger as never, ...(knownSecrets && { knownSecrets }) });
 
 /** Unknown options fail loudly, naming the known ones. */
 export function checkOptions(options: RunServiceOptions): void {

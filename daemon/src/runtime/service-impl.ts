@@ -93,7 +93,7 @@ export class RunServiceImpl implements RunService {
       // every run also leaves <state>/traces/<run_id>.jsonl, written as it goes
       trace: new Trace(ledger, () => clock.now(), new TraceFileWriter({ stateDir: this.stateDir, ledger, log: logger })),
       tools: { ...defaultToolPort(), ...(options.tools ?? {}) },
-      verifier: options.verifier ?? defaultVerifier(logger),
+      verifier: options.verifier ?? defaultVerifier(logger, () => ledger.knownSecrets()),
       clock,
       logger,
       crash: options.crash ?? (() => {}),
@@ -441,7 +441,7 @@ export class RunServiceImpl implements RunService {
   }
 
   private toolCtx(record: RunRecord): ToolContext {
-    return toolContextOf(record);
+    return toolContextOf(record, () => this.deps.ledger.knownSecrets());
   }
 
   private replayModel(runId: string, record: RunRecord): Model {

@@ -23,6 +23,8 @@ export interface ToolContext {
   dependencyLayers?: readonly DependencyLayerRef[];
   /** the run's resolved policy (RunRecord.policy); absent: the built-in `interactive` (policy/effective.ts policyOf) */
   policy?: EffectivePolicy;
+  /** the daemon's live credentials, for what a tool keeps outside the ledger (the full test output) */
+  knownSecrets?: () => readonly string[];
 }
 
 /** What of the workspace may be copied into this run's sandboxes: the task's forbidden globs and the run's opt-ins. */

@@ -1,7 +1,7 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import type { SandboxResult } from "../contracts/sandbox.js";
-import { redactText } from "../redact/index.js";
+import { type KnownSecrets, redactText } from "../redact/index.js";
 
 /**
  * The full output of a run's latest test commands, kept as a file the user can read (`status`
@@ -22,7 +22,13 @@ export function testOutputPath(controlDir: string, kind: TestOutputKind): string
  * Writes what the command printed, as captured and redacted by the one rule set, whole or not at
  * all (temp file, then rename). Must not throw: output that cannot be kept changes no verdict.
  */
-export async function keepTestOutput(controlDir: string, kind: TestOutputKind, res: Pick<SandboxResult, "stdout" | "stderr" | "truncated">): Promise<void> {
+export async function keepTestOutput(
+  controlDir: string,
+  kind: TestOutputKind,
+  res: Pick<SandboxResult, "stdout" | "stderr" | "truncated">,
+  /** the daemon's live credentials, redacted as in every other sink (a test may print one it was handed) */
+  known: KnownSecrets = [],
+): Promise<void> {
   const file = testOutputPath(controlDir, kind);
   const tmp = `${file}.${process.pid}.tmp`;
   try {
@@ -31,7 +37,7 @@ export async function keepTestOutput(controlDir: string, kind: TestOutputKind, r
       (res.stderr.length > 0 ? `\n[stderr]\n${res.stderr}` : "") +
       (res.truncated ? "\n[mini-agent: the output went over the capture cap here; the rest was not kept]\n" : "");
     await fs.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
-    await fs.writeFile(tmp, redactText(text), { mode: 0o600 });
+    await fs.writeFile(tmp, redactText(text, known), { mode: 0o600 });
     await fs.rename(tmp, file);
   } catch {
     await fs.rm(tmp, { force: true }).catch(() => {});

@@ -336,7 +336,7 @@ export async function runTests(callId: string, args: ToolArgs<"run_tests">, ctx:
     if (isMiniAgentError(err)) return errorResult(callId, err.code, err.message);
     return errorResult(callId, "sandbox_error", "the sandbox failed to run the tests");
   }
-  await keepTestOutput(ctx.controlDir, "run_tests", res);
+  await keepTestOutput(ctx.controlDir, "run_tests", res, ctx.knownSecrets?.() ?? []);
   // the baseline is asked for only when the result names its tests: an exit-code-only preset has nothing to compare
   const before = ctx.baseline && parser !== "exit_code" && !res.cancelled ? await ctx.baseline(inv.preset).catch(() => undefined) : undefined;
   const report = summarizeTestRun(res, env.limits, parser, before);

@@ -73,6 +73,8 @@ export const DEFAULT_VERIFIER_DEPS: VerifierDeps = {
 export { VERIFIER_DEFAULTS };
 
 export interface VerifyInput {
+  /** the daemon's live credentials, for the full test output kept outside the ledger */
+  knownSecrets?: () => readonly string[];
   runId: string;
   task: TaskSpec;
   workspaceRoot: string;
@@ -209,7 +211,7 @@ export async function verify(input: VerifyInput): Promise<VerificationEvidence> 
         ...(reportFile && { reportFile }),
       });
       if (r.cancelled) throw new Stop("verification_error:cancelled");
-      if (runControlDir !== null) await keepTestOutput(runControlDir, "verifier", r);
+      if (runControlDir !== null) await keepTestOutput(runControlDir, "verifier", r, input.knownSecrets?.() ?? []);
       const summary = summarizePreset(preset.parser, r, VERIFIER_DEFAULTS);
       // the same preset on the run's baseline copy (cached per baseline): the result is judged against it
       const baselineRun =
