@@ -4,9 +4,11 @@
  * so a test run that leaks a sandbox fails even if its assertions passed.
  */
 import Docker from "dockerode";
-import { INSTANCE_LABEL, labelFilter, OWNER_FILTER, PURPOSE_LABEL, RUN_LABEL, TESTCONTAINERS_LABEL } from "../daemon/src/sandbox/labels.js";
+import { INSTANCE_LABEL, LAYER_LABEL, labelFilter, OWNER_FILTER, PURPOSE_LABEL, RUN_LABEL, TESTCONTAINERS_LABEL } from "../daemon/src/sandbox/labels.js";
 
-const LABELS = [OWNER_FILTER, labelFilter(TESTCONTAINERS_LABEL, "true")];
+// LAYER_LABEL: a dependency layer's volume carries no owner label (no reaper may take a user's
+// layer), so a test daemon's layers are found by their own label
+const LABELS = [OWNER_FILTER, labelFilter(TESTCONTAINERS_LABEL, "true"), LAYER_LABEL];
 
 async function main(argv: string[]): Promise<number> {
   const remove = argv.includes("--remove");

@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { Agent, request } from "undici";
 import { instanceIdFor } from "../../daemon/src/config/state-dir.js";
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
-import { INSTANCE_LABEL, labelFilter, OWNER_FILTER, POOL_PURPOSE, PURPOSE_LABEL } from "../../daemon/src/sandbox/labels.js";
+import { INSTANCE_LABEL, LAYER_LABEL, labelFilter, OWNER_FILTER, POOL_PURPOSE, PURPOSE_LABEL } from "../../daemon/src/sandbox/labels.js";
 
 /**
  * Real processes for the end-to-end tests: the daemon and the client are
@@ -116,6 +116,20 @@ async function reapPoolMembers(stateDir: string): Promise<void> {
   }
 }
 
+/**
+ * The dependency layers a test daemon built (volumes that outlive runs on purpose, a user's cache
+ * until `env gc`): a test's daemon leaves none behind, and the test run's leftover check looks for them.
+ */
+async function removeLayerVolumes(stateDir: string): Promise<void> {
+  const docker = createDockerClient(process.env);
+  try {
+    const label = [LAYER_LABEL, labelFilter(INSTANCE_LABEL, instanceIdFor(stateDir))];
+    for (const v of (await docker.listVolumes({ filters: { label } })).Volumes ?? []) await docker.getVolume(v.Name).remove({ force: true });
+  } catch {
+    // no engine (the unit tier): nothing can have been made
+  }
+}
+
 /** `<root>/state` (0700), already holding the test file's pinned sandbox image lock: a daemon started on it needs no image build. */
 export function stateDirIn(root: string, imageLock: string): string {
   const stateDir = path.join(root, "state");
@@ -154,6 +168,7 @@ export class Started {
     // starts none on that state dir again plays that reaper here, for pool members only, so any
     // other leftover still fails the test run's leftover check.
     for (const d of stopped) if ((await d.exited) === "SIGKILL") await reapPoolMembers(d.stateDir);
+    for (const d of stopped) await removeLayerVolumes(d.stateDir);
   }
 
   removeDirs(): void {
