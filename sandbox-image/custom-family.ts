@@ -8,6 +8,7 @@ import { MiniAgentError } from "../daemon/src/errors.js";
 import { type ImageLock, readImageLock, rebuildHint, recordImage } from "../daemon/src/sandbox/image-lock.js";
 import { CUSTOM_BASE_LABEL, PROTOCOL_LABEL, SANDBOX_PROTOCOL } from "../daemon/src/sandbox/labels.js";
 import type { BuiltImage } from "./image-builder.js";
+import { INPUTS_LABEL } from "./inputs-key.js";
 
 /**
  * A custom image family: the user's own Dockerfile, FROM one of the pinned built-in family images,
@@ -124,7 +125,8 @@ export async function buildCustomFamily(
         pull: "",
         // the build gets no network: a family is made of what the user has on this machine, nothing fetched
         networkmode: "none",
-        labels: JSON.stringify({ [PROTOCOL_LABEL]: SANDBOX_PROTOCOL, [CUSTOM_BASE_LABEL]: base }),
+        // the base's inputs label is not this image's: a built-in build that looked it up would take this one
+        labels: JSON.stringify({ [PROTOCOL_LABEL]: SANDBOX_PROTOCOL, [CUSTOM_BASE_LABEL]: base, [INPUTS_LABEL]: `custom:${opts.name}` }),
       } as unknown as Docker.ImageBuildOptions,
     );
     const events = await new Promise<Array<Record<string, unknown>>>((resolve, reject) => {

@@ -5,7 +5,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import type Docker from "dockerode";
 import tar from "tar-fs";
-import { PROGRAMS_LABEL, PROTOCOL_LABEL, SANDBOX_PROTOCOL } from "../daemon/src/sandbox/labels.js";
+import { CUSTOM_BASE_LABEL, PROGRAMS_LABEL, PROTOCOL_LABEL, SANDBOX_PROTOCOL } from "../daemon/src/sandbox/labels.js";
 import { MiniAgentError } from "../daemon/src/errors.js";
 import { IMAGE_DEFINITIONS, repoPath, type ImageDefinition, type ImageFamily } from "./definitions.js";
 import { imageInputsKey, INPUTS_LABEL } from "./inputs-key.js";
@@ -105,7 +105,8 @@ export async function buildImageFromDefinition(
  */
 async function builtFromSameInputs(docker: Docker, def: ImageDefinition, inputs: string): Promise<BuiltImage | null> {
   const found: Docker.ImageInfo[] = await docker.listImages({ filters: JSON.stringify({ label: [`${INPUTS_LABEL}=${inputs}`] }) });
-  const image = found.find((i) => i.Labels?.[PROTOCOL_LABEL] === SANDBOX_PROTOCOL);
+  // a custom family built FROM this image inherits its labels, the inputs one too: it is not this build
+  const image = found.find((i) => i.Labels?.[PROTOCOL_LABEL] === SANDBOX_PROTOCOL && i.Labels?.[CUSTOM_BASE_LABEL] === undefined);
   if (!image) return null;
   const [repo, tag] = def.tag.split(":") as [string, string];
   await docker.getImage(image.Id).tag({ repo, tag });

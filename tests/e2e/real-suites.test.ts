@@ -4,7 +4,9 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
 import { readImageLock } from "../../daemon/src/sandbox/image-lock.js";
+import { buildFamily } from "../../sandbox-image/image-builder.js";
 import { pinTestImage } from "../kit/sandbox-image.js";
 import { REPO, runClient, Started, stateDirIn } from "./harness.js";
 
@@ -436,6 +438,9 @@ describe("a custom image family FROM the node image", () => {
     expect(made.code, made.out).toBe(0);
     const lock = await readImageLock(path.join(stateDir, "sandbox-image.lock.json"));
     expect(lock?.images.greet).toMatchObject({ tag: "mini-agent/sandbox-greet:local", base: "node", base_digest: lock?.images.node?.digest });
+    // regression: the custom image inherited its base's inputs label, and the next node build reused it as the node image
+    const again = await buildFamily(createDockerClient(process.env), "node");
+    expect(again.digest).not.toBe(lock?.images.greet?.digest);
 
     const probe = await npmScript("probes/cli.ts", ["--json", "--family", "greet", "--state-dir", stateDir]);
     expect(probe.code, probe.out).toBe(0);
