@@ -1,23 +1,11 @@
 import { describe, expect, it } from "vitest";
-import type { TestDelta, VerificationEvidence } from "../daemon/src/contracts/run-view.js";
+import { TEST_LIST_NAMES, type TestDelta, type TestListName, type VerificationEvidence } from "../daemon/src/contracts/run-view.js";
 import { verdictLines } from "./test-lines.js";
 import { verdictWhy } from "./verdict-why.js";
 
-const LISTS = [
-  "fail_to_pass",
-  "pass_to_pass",
-  "pass_to_fail",
-  "fail_to_fail",
-  "new_passed",
-  "new_failed",
-  "skipped_before",
-  "skipped_new",
-  "disappeared",
-] as const;
-
-function delta(lists: Partial<Record<(typeof LISTS)[number], string[]>>): TestDelta {
-  const full = Object.fromEntries(LISTS.map((k) => [k, lists[k] ?? []])) as Record<(typeof LISTS)[number], string[]>;
-  return { baseline: "compared", ...full, counts: Object.fromEntries(LISTS.map((k) => [k, full[k].length])) };
+function delta(lists: Partial<Record<TestListName, string[]>>): TestDelta {
+  const full = Object.fromEntries(TEST_LIST_NAMES.map((k) => [k, lists[k] ?? []])) as Record<TestListName, string[]>;
+  return { baseline: "compared", ...full, counts: Object.fromEntries(TEST_LIST_NAMES.map((k) => [k, full[k].length])) };
 }
 
 function evidence(tests: Partial<VerificationEvidence["tests"]>, passed: boolean): VerificationEvidence {
