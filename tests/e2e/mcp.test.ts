@@ -44,14 +44,19 @@ let ws: string;
 let d: DaemonHandle | null = null;
 let client: Client | null = null;
 
-async function connect(): Promise<Client> {
-  const transport = new StdioClientTransport({
+/** the real `mini-agent-client mcp` bin over stdio, on this file's daemon and workspace */
+function mcpTransport(): StdioClientTransport {
+  return new StdioClientTransport({
     command: process.execPath,
     args: [...binArgs("client"), "mcp", "--socket", d!.socketPath, "--workspace", ws],
     env: cleanEnv() as Record<string, string>,
     cwd: REPO,
     stderr: "pipe",
   });
+}
+
+async function connect(): Promise<Client> {
+  const transport = mcpTransport();
   const c = new Client({ name: "mini-agent-e2e", version: "1.0.0" });
   await c.connect(transport);
   return c;
@@ -244,13 +249,7 @@ describe("mini-agent-client mcp through the official SDK Client over stdio", () 
   it("through MCP elicitation: the person's MCP client asks them; yes runs the command in the same call, no runs nothing", async () => {
     const elicited: string[] = [];
     const asking = async (answer: boolean) => {
-      const transport = new StdioClientTransport({
-        command: process.execPath,
-        args: [...binArgs("client"), "mcp", "--socket", d!.socketPath, "--workspace", ws],
-        env: cleanEnv() as Record<string, string>,
-        cwd: REPO,
-        stderr: "pipe",
-      });
+      const transport = mcpTransport();
       const c = new Client({ name: "mini-agent-e2e-elicit", version: "1.0.0" }, { capabilities: { elicitation: { form: {} } } });
       c.setRequestHandler(ElicitRequestSchema, async (req) => {
         elicited.push(String(req.params.message));
