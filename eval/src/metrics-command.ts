@@ -44,6 +44,7 @@ export function renderMetrics(folder: string, m: Metrics): string {
   for (const t of m.torn)
     out.push(`  torn: ${t.file} line ${t.line} (${t.bytes} bytes, ${t.why === "no_newline" ? "no newline" : "not a valid event"}; left out)`);
   for (const s of m.skipped) out.push(`  skipped: ${s.file}: ${s.why}`);
+  for (const u of m.unreadable) out.push(`  unreadable: ${u.file} event ${u.seq} (${u.type}: a type or payload this version does not know; left out)`);
   out.push("", "recurring error codes");
   out.push(...table(["code", "count", "runs"], m.error_codes.map(row)));
   const a = m.approvals;

@@ -11,12 +11,14 @@ function ev(seq: number, at: number, type: string, payload: Record<string, unkno
   return `${JSON.stringify({ seq, at, type, call_id: ids.call ?? null, action_id: ids.action ?? null, payload })}\n`;
 }
 
+const RUN_CREATED = { task: "t", model: "replay", backend: "container" };
+
 // run-a: a person approves a write after 4 s, an observation is truncated, a stale write, completes
 const RUN_A =
-  ev(1, 1000, "run_created", { fixture: "linkcheck" }) +
+  ev(1, 1000, "run_created", { task: "linkcheck", model: "replay", backend: "container" }) +
   ev(2, 1100, "tool_observed", { tool: "read_file", ok: true, error: null, truncated: true }, { call: "c1" }) +
   ev(3, 1200, "tool_observed", { tool: "apply_patch", ok: false, error: "stale_version", truncated: false }, { call: "c2" }) +
-  ev(4, 1300, "approval_requested", { tool: "apply_patch", path: "src/x.js", rule: "ask" }, { call: "c3", action: "a1" }) +
+  ev(4, 1300, "approval_requested", { tool: "apply_patch", path: "src/x.js", rule: "ask", workspace_digest: "sha256:w" }, { call: "c3", action: "a1" }) +
   ev(5, 5300, "approval_recorded", { decision: "approved", by: "user" }, { call: "c3", action: "a1" }) +
   ev(6, 5400, "action_receipt", { path: "src/x.js", after_hash: "h", source: "written" }, { action: "a1" }) +
   ev(7, 5500, "tool_observed", { tool: "run_tests", ok: true, error: null, truncated: false, discovered: 3, passed: 3, failed: 0 }, { call: "c4" }) +
@@ -25,7 +27,7 @@ const RUN_A =
 
 // run-b: the eval policy approves (no request, no wait), the Verifier rejects twice over two attempts, stale_version again
 const RUN_B =
-  ev(1, 0, "run_created", {}) +
+  ev(1, 0, "run_created", RUN_CREATED) +
   ev(2, 10, "tool_observed", { tool: "apply_patch", ok: false, error: "stale_version", truncated: false }, { call: "c1" }) +
   ev(3, 20, "approval_recorded", { decision: "approved", by: "policy:eval:auto_edit:src/**" }, { call: "c2", action: "b1" }) +
   ev(4, 30, "verification_failed", { reason: "verification_failed" }) +
@@ -36,9 +38,9 @@ const RUN_B =
 
 // run-c: resumed, recovery finds a file changed by someone else: uncertain; an approval asked and never answered before; torn last line
 const RUN_C_TORN =
-  ev(1, 0, "run_created", {}) +
-  ev(2, 100, "approval_requested", { tool: "apply_patch", path: "a.txt", rule: "ask" }, { action: "c9" }) +
-  ev(3, 200, "approval_requested", { tool: "apply_patch", path: "b.txt", rule: "ask" }, { action: "c1" }) +
+  ev(1, 0, "run_created", RUN_CREATED) +
+  ev(2, 100, "approval_requested", { tool: "apply_patch", path: "a.txt", rule: "ask", workspace_digest: "sha256:w" }, { action: "c9" }) +
+  ev(3, 200, "approval_requested", { tool: "apply_patch", path: "b.txt", rule: "ask", workspace_digest: "sha256:w" }, { action: "c1" }) +
   ev(4, 1200, "approval_recorded", { decision: "stale", reason: "workspace changed", by: "user" }, { action: "c1" }) +
   ev(5, 1300, "run_resumed", { from: "interrupted", phase: "running", budgets: {} }) +
   ev(6, 1400, "run_stopped", { status: "uncertain", path: "b.txt" }) +
@@ -48,7 +50,9 @@ const RUN_C_TORN =
 const RUN_D =
   ev(1, 0, "tool_observed", { tool: "nope", ok: false, error: "unknown_tool", truncated: false }) +
   ev(2, 1, "tool_observed", { tool: "read_file", ok: false, error: "invalid_fields", truncated: false }) +
-  ev(3, 2, "run_stopped", { status: "failed", reason: "model_error: provider said 500 at 12:00" });
+  ev(3, 2, "run_stopped", { status: "failed", reason: "model_error: provider said 500 at 12:00" }) +
+  // a payload this version cannot read (a reason a newer daemon named): left out and named, never guessed at
+  ev(4, 3, "verification_failed", { reason: "a_reason_from_a_newer_daemon" });
 
 describe("mini-agent-client eval metrics", () => {
   let dir: string;
@@ -63,7 +67,7 @@ describe("mini-agent-client eval metrics", () => {
     await writeFile(path.join(traces, "run-d.jsonl"), RUN_D);
     // not trace files: prose, a damaged line in the middle, an empty file, a folder named like one, another extension
     await writeFile(path.join(traces, "notes.jsonl"), "these are my notes\nabout the runs\n");
-    await writeFile(path.join(traces, "damaged.jsonl"), `${ev(1, 0, "run_created", {})}{"seq":2}\n${ev(3, 0, "run_created", {})}`);
+    await writeFile(path.join(traces, "damaged.jsonl"), `${ev(1, 0, "run_created", RUN_CREATED)}{"seq":2}\n${ev(3, 0, "run_created", RUN_CREATED)}`);
     await writeFile(path.join(traces, "empty.jsonl"), "");
     await mkdir(path.join(traces, "dir.jsonl"));
     await writeFile(path.join(traces, "readme.txt"), "not read");
@@ -126,14 +130,16 @@ describe("mini-agent-client eval metrics", () => {
         { key: "verification_failed", count: 1, runs: 1 },
       ],
     });
+    expect(m.unreadable).toEqual([{ file: "run-d.jsonl", seq: 4, type: "verification_failed" }]);
     expect(m.uncertain).toEqual({ ended_uncertain: [{ run: "run-c", path: "b.txt" }], resumed_runs: 2, resumes: 2, recovered_writes: 1 });
   });
 
-  it("prints a plain table naming the torn and skipped files", async () => {
+  it("prints a plain table naming the torn and skipped files and the events it could not read", async () => {
     const { code, out } = await run(["out"]);
     expect(code).toBe(0);
     expect(out).toContain("5 run(s) read, 2 torn, 2 skipped");
     expect(out).toContain("torn: run-c.jsonl line 7 (40 bytes, no newline; left out)");
+    expect(out).toContain("unreadable: run-d.jsonl event 4 (verification_failed: a type or payload this version does not know; left out)");
     expect(out).toMatch(/tool:stale_version\s+2\s+2/);
     expect(out).toContain("approval wait (asked -> answered): p50 1.0 s, p95 4.0 s, max 4.0 s over 2");
     expect(out).toContain("output truncation: 1 of 6 observations (16.7 %)");

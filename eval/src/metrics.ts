@@ -1,4 +1,5 @@
-import type { ParsedTraceFile, TornLine, TraceFileLine } from "../../daemon/src/contracts/trace-file.js";
+import type { ParsedTraceFile, TornLine } from "../../daemon/src/contracts/trace-file.js";
+import { readTraceEvent, type TracePayload, type TypedTraceEvent } from "../../daemon/src/contracts/trace-event.js";
 import { nearestRank } from "./report-aggregate.js";
 
 /**
@@ -26,6 +27,11 @@ export interface Metrics {
   torn: Array<{ file: string; line: number; bytes: number; why: TornLine["why"] }>;
   /** files that are not trace files (no valid event, unreadable): skipped */
   skipped: Array<{ file: string; why: string }>;
+  /**
+   * valid lines whose event type or payload this version does not know (a newer
+   * daemon's event, or one written before a field was named): left out, never guessed at
+   */
+  unreadable: Array<{ file: string; seq: number; type: string }>;
   /** most frequent first; `tool:<code>` from tool_observed, `stop:<reason>` from runs that did not complete, `verifier:<reason>` */
   error_codes: Count[];
   approvals: {
@@ -60,6 +66,7 @@ export function computeMetrics(inputs: TraceInput[], skipped: Metrics["skipped"]
   const truncation = { observations: 0, truncated: 0 };
   const uncertain: Metrics["uncertain"] = { ended_uncertain: [], resumed_runs: 0, resumes: 0, recovered_writes: 0 };
   const torn: Metrics["torn"] = [];
+  const unreadable: Metrics["unreadable"] = [];
   let runsRead = 0;
   let rejections = 0;
 
@@ -71,37 +78,45 @@ export function computeMetrics(inputs: TraceInput[], skipped: Metrics["skipped"]
     const run = file.replace(/\.jsonl$/, "");
     const asked = new Map<string, number>();
     let resumed = 0;
-    for (const e of parsed.events) {
-      const p = e.payload;
+    for (const line of parsed.events) {
+      // parsed by its type's schema (contracts/trace-event.ts), as every other reader does
+      const e = readTraceEvent(line);
+      if (e === null) {
+        unreadable.push({ file, seq: line.seq, type: line.type });
+        continue;
+      }
       switch (e.type) {
         case "tool_observed":
           truncation.observations += 1;
-          if (p.truncated === true) truncation.truncated += 1;
-          if (typeof p.error === "string") errors.add(`tool:${p.error}`, run);
+          if (e.payload.truncated) truncation.truncated += 1;
+          if (e.payload.error !== null) errors.add(`tool:${e.payload.error}`, run);
           break;
-        case "run_stopped":
+        case "run_stopped": {
+          const p = e.payload;
+          // the uncertain write's path is a field this version's schema does not name: read as data
           if (p.status === "uncertain") uncertain.ended_uncertain.push({ run, path: typeof p.path === "string" ? p.path : null });
           if (p.status !== "completed") errors.add(`stop:${stopCode(p)}`, run);
           break;
+        }
         case "verification_failed": {
           rejections += 1;
-          const reason = typeof p.reason === "string" ? p.reason : "unknown";
+          const reason = e.payload.reason ?? "unknown";
           verifierReasons.add(reason, run);
           errors.add(`verifier:${reason}`, run);
           break;
         }
         case "approval_requested":
           approvals.requested += 1;
-          if (e.action_id !== null) asked.set(e.action_id, e.at);
+          if (e.action_id !== null) asked.set(e.action_id, line.at);
           break;
         case "approval_recorded":
-          recordApproval(e, asked, approvals, waits);
+          recordApproval(e, line.at, asked, approvals, waits);
           break;
         case "run_resumed":
           resumed += 1;
           break;
         case "action_receipt":
-          if (p.source === "recovered") uncertain.recovered_writes += 1;
+          if (e.payload.source === "recovered") uncertain.recovered_writes += 1;
           break;
         default:
           break;
@@ -116,6 +131,7 @@ export function computeMetrics(inputs: TraceInput[], skipped: Metrics["skipped"]
     runs_read: runsRead,
     torn,
     skipped,
+    unreadable,
     error_codes: errors.sorted(),
     approvals: { ...approvals, wait_ms: waitSpread(waits) },
     truncation: { ...truncation, rate: truncation.observations === 0 ? 0 : truncation.truncated / truncation.observations },
@@ -124,23 +140,29 @@ export function computeMetrics(inputs: TraceInput[], skipped: Metrics["skipped"]
   };
 }
 
-function recordApproval(e: TraceFileLine, asked: Map<string, number>, a: Omit<Metrics["approvals"], "wait_ms">, waits: number[]): void {
+function recordApproval(
+  e: Extract<TypedTraceEvent, { type: "approval_recorded" }>,
+  at: number,
+  asked: Map<string, number>,
+  a: Omit<Metrics["approvals"], "wait_ms">,
+  waits: number[],
+): void {
   const p = e.payload;
-  const by = typeof p.by === "string" ? p.by : null;
+  const by = p.by ?? null;
   // a stale or denied answer was the daemon's refusal, whoever gave it
   if (p.decision === "stale" || p.decision === "denied") a.refused += 1;
   else if (by?.startsWith("policy:")) a.by_policy += 1;
   else a.by_person += 1;
   if (e.action_id === null) return;
-  const at = asked.get(e.action_id);
-  if (at === undefined) return;
+  const askedAt = asked.get(e.action_id);
+  if (askedAt === undefined) return;
   asked.delete(e.action_id);
-  waits.push(Math.max(0, e.at - at));
+  waits.push(Math.max(0, at - askedAt));
 }
 
 /** A stop's reason without its free text ("model_error: <message>" -> "model_error"), so the same cause counts once. */
-function stopCode(p: Record<string, unknown>): string {
-  const reason = typeof p.reason === "string" ? p.reason : String(p.status ?? "unknown");
+function stopCode(p: TracePayload<"run_stopped">): string {
+  const reason = p.reason ?? p.status;
   return (reason.split(": ")[0] as string).slice(0, 80);
 }
 
