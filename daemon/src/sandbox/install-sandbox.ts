@@ -101,7 +101,10 @@ export function certificatesOf(file: string): string | null {
 export async function runInstall(deps: InstallSandboxDeps, req: InstallRequest): Promise<InstallOutcome> {
   const log = deps.log ?? pino({ level: "silent" });
   if (req.tool.kind === "pip" && !deps.pipRoot)
-    throw new MiniAgentError("sandbox_error", "this daemon has no pip to install with (Debian's python3-pip on this machine: bash scripts/toolchains-ensure.sh python3-pip)");
+    throw new MiniAgentError(
+      "sandbox_error",
+      "this daemon has no pip to install with (Debian's python3-pip on this machine: bash scripts/toolchains-ensure.sh python3-pip)",
+    );
   // 0700: only the daemon's user reaches the socket from the host; the sandbox sees just its sock/ folder
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mini-agent-install-"));
   fs.chmodSync(dir, 0o700);
