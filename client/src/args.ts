@@ -186,12 +186,14 @@ export const COMMANDS = {
       "read-only in every sandbox of a run with that key). `env list`: key, folder, size, last used, the runs using it.\n" +
       "`env gc` removes the layers last used longer ago than --older-than (30s, 15m, 12h, 7d; default: any) that no\n" +
       "resumable run uses; a run that may still start a sandbox keeps its layer. --dry-run only says what it would remove.\n" +
-      "`env build` runs the install command (default `npm ci`; node family) in an install sandbox: the family's image,\n" +
-      "no network but the daemon's egress proxy, which lets through only the registry your .npmrc names (the workspace's,\n" +
-      "else yours, else npm's default) and each --allow-host, and refuses every other name before connecting (each\n" +
-      "refusal is printed). The install's scripts run there, never on this machine; its node_modules becomes the\n" +
-      "workspace's layer, used by later runs of the same package.json and lock file. An .npmrc's auth token never\n" +
-      "enters the sandbox: authenticated registries are not supported yet.",
+      "`env build` runs the install command (default `npm ci`) in an install sandbox: the family's image, no network\n" +
+      "but the daemon's egress proxy, which lets through only the registry your configuration names and each\n" +
+      "--allow-host, and refuses every other name before connecting (each refusal is printed). The command's first\n" +
+      "word picks the tool and family: npm (node; the .npmrc's registry) makes node_modules, pip (python; a requirements\n" +
+      "file's --index-url, PIP_INDEX_URL or pip.conf, else PyPI) makes .venv, go (go; GOPROXY/GOSUMDB, direct left out)\n" +
+      "makes vendor/. The install's scripts run there, never on this machine; the folder becomes the workspace's layer,\n" +
+      "used by later runs with the same package.json and lock, requirements/pyproject, or go.mod and go.sum.\n" +
+      "Credentials never enter the sandbox: authenticated registries are not supported yet.",
   },
   gc: {
     positionals: [],

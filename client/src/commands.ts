@@ -182,7 +182,12 @@ const run: Handler = async (cmd, ctx) => {
   if (install !== undefined) {
     // the install sandbox first (env build): its layer is found again by the run through package.json and the lock
     const given = cmd.opts["allow-host"];
-    const built = await ctx.api.envBuild({ workspace, install, allow_hosts: Array.isArray(given) ? given : [] });
+    const built = await ctx.api.envBuild({
+      workspace,
+      install,
+      allow_hosts: Array.isArray(given) ? given : [],
+      ...(imageFamily !== undefined && { image_family: imageFamily }),
+    });
     ctx.err(envBuildText(built));
     if (built.layer === null) return EXIT.failed;
   }

@@ -181,13 +181,21 @@ export function envText(body: EnvLayersBody): string {
   return lines.map(oneLine).join("\n") + "\n";
 }
 
+/** Which registry the install was pointed at, who named it, and whether credentials were held back. */
+function registryLine(body: EnvBuildBody): string {
+  const tool = body.tool ?? "npm";
+  const what = { npm: "registry", pip: "index", go: "module proxy (GOPROXY)" }[tool];
+  const dflt = { npm: "npm's default", pip: "pip's default", go: "Go's default" }[tool];
+  const held =
+    tool === "npm"
+      ? "; its auth token stayed out of the sandbox (authenticated registries are not supported yet)"
+      : "; its credentials stayed out of the sandbox (authenticated indexes are not supported yet)";
+  return `${what} ${body.registry} (${body.registry_from === "default" ? dflt : `from ${body.registry_from}`})${body.auth_dropped ? held : ""}`;
+}
+
 /** `env build`: what the proxy allowed and refused, the install's output, and the layer it made (or why none). */
 export function envBuildText(body: EnvBuildBody): string {
-  const lines = [
-    `install sandbox: ${body.command}`,
-    `registry ${body.registry} (${body.registry_from === "default" ? "npm's default" : `from ${body.registry_from}`})${body.auth_dropped ? "; its auth token stayed out of the sandbox (authenticated registries are not supported yet)" : ""}`,
-    `allowed hosts: ${body.allowed_hosts.join(", ")}`,
-  ];
+  const lines = [`install sandbox: ${body.command}`, registryLine(body), ...(body.notes ?? []), `allowed hosts: ${body.allowed_hosts.join(", ")}`];
   for (const e of body.egress.filter((x) => x.verdict === "refused")) lines.push(`refused: ${e.method} ${e.host}:${e.port}: ${e.reason ?? "not allowed"}`);
   const out = body.output.trimEnd();
   if (out) lines.push("--- install output ---", ...out.split("\n").slice(-40), "---");

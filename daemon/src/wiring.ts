@@ -36,6 +36,17 @@ import { SandboxPool } from "./sandbox/sandbox-pool.js";
 import { OWNER_FILTER, RUN_LABEL } from "./sandbox/labels.js";
 import { createCaptureService } from "./capture/index.js";
 
+/** Debian's python3-pip package folder, and Debian's CA bundle (ca-certificates): what pip installs mount */
+const HOST_PIP = "/usr/lib/python3/dist-packages/pip";
+const HOST_CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt";
+
+/** The named variables of `env` that are set, as a plain record */
+function pickDefined<K extends string>(env: NodeJS.ProcessEnv, names: readonly K[]): Partial<Record<K, string>> {
+  const out: Partial<Record<K, string>> = {};
+  for (const k of names) if (env[k]) out[k] = env[k];
+  return out;
+}
+
 /**
  * The daemon's real parts, assembled once at start-up: one Docker client, one
  * executor per backend, the isolation facts the gate and health share, the
@@ -65,7 +76,15 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
   const installTools =
     fs.existsSync(path.join(npmRoot, "bin", "npm-cli.js")) && fs.existsSync("/bin/sh")
       ? // the CA certificates this daemon's node trusts beyond its own (a network that re-signs TLS), for the install's npm
-        { npmRoot, shell: fs.realpathSync("/bin/sh"), ...(env.NODE_EXTRA_CA_CERTS && { caFile: env.NODE_EXTRA_CA_CERTS }) }
+        {
+          npmRoot,
+          shell: fs.realpathSync("/bin/sh"),
+          ...(env.NODE_EXTRA_CA_CERTS && { caFile: env.NODE_EXTRA_CA_CERTS }),
+          // Debian's python3-pip (scripts/toolchains-ensure.sh): run by the image's own python, in pip installs alone
+          ...(fs.existsSync(path.join(HOST_PIP, "__main__.py")) && { pipRoot: HOST_PIP }),
+          // the CAs this machine trusts, for pip's and Go's https (the images carry none)
+          ...(fs.existsSync(HOST_CA_BUNDLE) && { caBundle: HOST_CA_BUNDLE }),
+        }
       : undefined;
   const container = new DockerExecutor({ lockPath, config: sandboxOverrides(), docker, pool, layers, ...(installTools && { installTools }), log: sandboxLog });
   // one executor per (image family, runtime), made on first use and kept: a run's warm session, Verifier
@@ -181,7 +200,23 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
       layers,
       runs: () => runService.ledger.listRuns(),
       now: () => Date.now(),
-      build: createEnvBuild({ installerFor: (family) => containerFor(family as ImageFamily), home: env.HOME ?? null }),
+      build: createEnvBuild({
+        installerFor: (family) => containerFor(family as ImageFamily),
+        home: env.HOME ?? null,
+        // where pip and Go download from, when the user's environment says so (read here, passed as data)
+        env: pickDefined(env, [
+          "PIP_INDEX_URL",
+          "PIP_EXTRA_INDEX_URL",
+          "PIP_CONFIG_FILE",
+          "XDG_CONFIG_HOME",
+          "GOPROXY",
+          "GOSUMDB",
+          "GONOSUMDB",
+          "GOPRIVATE",
+          "GOFLAGS",
+          "GOENV",
+        ]),
+      }),
     }),
     retention: {
       gc: async (opts) => {

@@ -9,7 +9,9 @@ import { instanceIdFor } from "../../daemon/src/config/state-dir.js";
 import type { EnvLayersBody } from "../../daemon/src/contracts/api-responses.js";
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
 import { INSTANCE_LABEL, LAYER_LABEL, labelFilter } from "../../daemon/src/sandbox/labels.js";
+import { startGoProxy, type GoProxy } from "../kit/go-proxy.js";
 import { startLocalRegistry, type LocalRegistry } from "../kit/npm-registry.js";
+import { startPypiIndex, type PypiIndex } from "../kit/pypi-index.js";
 import { pinTestImage } from "../kit/sandbox-image.js";
 import { printedJson, runClient, Started, stateDirIn, type DaemonHandle } from "./harness.js";
 
@@ -123,8 +125,10 @@ beforeAll(async () => {
   const lock = path.join(started.dir("ma-layer-image-"), "sandbox-image.lock.json");
   await pinTestImage(lock, "node", docker);
   await pinTestImage(lock, "python", docker);
+  await pinTestImage(lock, "go", docker);
   root = started.dir("ma-layer-");
-  d = await started.daemon({ stateDir: stateDirIn(root, lock) });
+  // Go's env file is read from here (`go env GOENV`), so a test can name its local module proxy the way a user would
+  d = await started.daemon({ stateDir: stateDirIn(root, lock), env: { XDG_CONFIG_HOME: path.join(root, "xdg") } });
   socket = ["--socket", d.socketPath];
 }, 900_000);
 
@@ -452,6 +456,175 @@ test("the test sandbox that mounts the installed layer has only lo and no routes
     // the engine lists volumes in no set order
     expect((await layerVolumes()).sort()).toEqual(before);
   }, 120_000);
+});
+
+/** Every file under `dir` with its SHA-256: what a test compares before and after an install. */
+function snapshot(dir: string): Record<string, string> {
+  return Object.fromEntries(allFilesUnder(dir).map((f) => [path.relative(dir, f), crypto.createHash("sha256").update(fs.readFileSync(f)).digest("hex")]));
+}
+
+/** `run --goal` with a replay that makes one edit, runs the tests and ends; every write approved */
+async function fixAndRun(ws: string, file: string, before: string, from: string, to: string): Promise<{ runId: string; code: number; out: string }> {
+  const fix = {
+    schema_version: 1,
+    decisions: [
+      { kind: "tool", call: { call_id: "f1", name: "apply_patch", arguments: { path: file, version: sha256(before), old: from, new: to } } },
+      { kind: "tool", call: { call_id: "f2", name: "run_tests", arguments: { preset: "tests" } } },
+      { kind: "final", text: "fixed" },
+    ],
+  };
+  let r = await runClient(["run", "--workspace", ws, "--goal", "fix it", "--replay", replayFile(fix), ...socket]);
+  const runId = /run (\S+) started/.exec(r.stdout)?.[1] ?? "";
+  let out = r.stdout + r.stderr;
+  for (let i = 0; r.code === 3 && i < 5; i++) {
+    const st = printedJson(await runClient(["status", runId, "--json", ...socket]));
+    r = await runClient(["approve", runId, String(st.action_id), ...socket]);
+    out += r.stdout + r.stderr;
+  }
+  return { runId, code: r.code, out };
+}
+
+describe("pip installs in the install sandbox: the .venv it makes is the layer", () => {
+  let index: PypiIndex;
+  const PY_BUGGY = "def double(n):\n    return n + n + n\n";
+  const PY_TEST = `import tinywheel
+from calc import double
+
+def test_dep_from_the_installed_venv():
+    assert tinywheel.VALUE == 42
+    assert tinywheel.__file__.startswith("/workspace/.venv/")
+
+def test_double():
+    assert double(2) == 4
+
+def test_the_test_sandbox_has_only_lo_and_no_routes():
+    dev = [l.split(":")[0].strip() for l in open("/proc/net/dev").read().splitlines()[2:] if l.strip()]
+    assert dev == ["lo"]
+    assert [l for l in open("/proc/net/route").read().splitlines()[1:] if l.strip()] == []
+`;
+
+  beforeAll(async () => {
+    index = await startPypiIndex([{ name: "tinywheel", version: "1.0.0", files: { "tinywheel/__init__.py": "VALUE = 42\n" } }]);
+  });
+
+  afterAll(async () => {
+    await index?.close();
+  });
+
+  it("env build runs pip in the sandbox against the requirements file's index (an unlisted name refused and shown), and a run then imports from that .venv and completes with all 3 tests passing", async () => {
+    const ws = path.join(root, "pip-a");
+    write(ws, {
+      "requirements.txt": `--index-url http://127.0.0.1:${index.port}/simple/\ntinywheel==1.0.0\n`,
+      "pyproject.toml": "[tool.pytest.ini_options]\n",
+      "calc.py": PY_BUGGY,
+      "test_calc.py": PY_TEST,
+    });
+    execFileSync("git", ["init", "-q"], { cwd: ws });
+    const before = snapshot(ws);
+    const sent = index.requests.length;
+    const install =
+      "pip install -r requirements.txt && (pip download --retries 0 --no-deps -d /tmp/dl --trusted-host never-resolved.invalid --index-url http://never-resolved.invalid/simple/ x || true)";
+    const b = await runClient(["env", "build", "--workspace", ws, "--install", install, ...socket]);
+    expect({ code: b.code, out: b.stdout + b.stderr }).toMatchObject({ code: 0 });
+    expect(b.stdout).toContain(`index http://127.0.0.1:${index.port}/simple/ (from ${path.join(ws, "requirements.txt")})\n`);
+    expect(b.stdout).toContain(`allowed hosts: 127.0.0.1:${index.port}\n`);
+    expect(b.stdout).toContain("refused: GET never-resolved.invalid:80:");
+    expect(b.stdout).toMatch(/^layer [0-9a-f]{12}: \.venv, /m);
+    const got = index.requests.slice(sent);
+    expect(got.map((r) => r.url)).toEqual(expect.arrayContaining(["/simple/tinywheel/", "/files/tinywheel-1.0.0-py3-none-any.whl"]));
+    expect(got.every((r) => !r.authorized)).toBe(true);
+    // the install wrote nothing here: the .venv is the layer, not a folder of the workspace's
+    expect(snapshot(ws)).toEqual(before);
+
+    const r = await fixAndRun(ws, "calc.py", PY_BUGGY, "n + n + n", "n + n");
+    expect({ code: r.code, out: r.out }).toMatchObject({ code: 0 });
+    const st = printedJson(await runClient(["status", r.runId, "--json", ...socket]));
+    expect(st).toMatchObject({ status: "completed", tests: { passed: 3, failed: 0 } });
+    expect((await envList()).layers.find((l) => l.runs.includes(r.runId))).toMatchObject({ folder: ".venv", present: true });
+  }, 600_000);
+});
+
+describe("Go installs in the install sandbox: the vendor/ it makes is the layer", () => {
+  let proxy: GoProxy;
+  const GO_BUGGY = 'package app\n\nimport "example.test/greet"\n\nfunc Quad(n int) int { return greet.Twice(n) }\n';
+  const GO_TEST = `package app
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+func TestQuad(t *testing.T) {
+	if Quad(3) != 12 {
+		t.Fatalf("Quad(3) = %d", Quad(3))
+	}
+}
+
+func TestTheTestSandboxHasOnlyLoAndNoRoutes(t *testing.T) {
+	dev, _ := os.ReadFile("/proc/net/dev")
+	var names []string
+	for _, l := range strings.Split(string(dev), "\\n")[2:] {
+		if strings.TrimSpace(l) != "" {
+			names = append(names, strings.TrimSpace(strings.SplitN(l, ":", 2)[0]))
+		}
+	}
+	if strings.Join(names, ",") != "lo" {
+		t.Fatalf("interfaces: %v", names)
+	}
+	route, _ := os.ReadFile("/proc/net/route")
+	if n := len(strings.Fields(strings.Join(strings.Split(string(route), "\\n")[1:], " "))); n != 0 {
+		t.Fatalf("routes: %q", route)
+	}
+}
+`;
+
+  beforeAll(async () => {
+    proxy = await startGoProxy([
+      {
+        path: "example.test/greet",
+        version: "v1.0.0",
+        files: { "go.mod": "module example.test/greet\n\ngo 1.19\n", "greet.go": "package greet\n\nfunc Twice(n int) int { return n * 2 }\n" },
+      },
+    ]);
+    // the user's Go configuration, as `go env -w GOPROXY=…` writes it; `direct` is what Go's default has too
+    write(path.join(root, "xdg"), { "go/env": `GOPROXY=${proxy.url},direct\n` });
+  });
+
+  afterAll(async () => {
+    await proxy?.close();
+  });
+
+  it("env build fetches through the user's GOPROXY only (direct left out and said so, an unlisted name refused and shown), and a run then builds from that vendor/ with no network and completes with both tests passing", async () => {
+    const ws = path.join(root, "go-a");
+    write(ws, {
+      "go.mod": "module example.test/app\n\ngo 1.19\n\nrequire example.test/greet v1.0.0\n",
+      "go.sum": proxy.goSum("example.test/greet", "v1.0.0"),
+      "quad.go": GO_BUGGY,
+      "quad_test.go": GO_TEST,
+    });
+    execFileSync("git", ["init", "-q"], { cwd: ws });
+    const before = snapshot(ws);
+    const sent = proxy.requests.length;
+    const install = "go mod download && (GOPROXY=http://never-resolved.invalid go list -m example.test/other@latest || true)";
+    const b = await runClient(["env", "build", "--workspace", ws, "--install", install, ...socket]);
+    expect({ code: b.code, out: b.stdout + b.stderr }).toMatchObject({ code: 0 });
+    expect(b.stdout).toContain(`module proxy (GOPROXY) ${proxy.url} (from ${path.join(root, "xdg", "go", "env")})`);
+    expect(b.stdout).toContain("GOPROXY's `direct` was left out");
+    expect(b.stdout).toContain(`allowed hosts: 0.0.0.0:${proxy.port}, sum.golang.org:443\n`);
+    expect(b.stdout).toContain("refused: GET never-resolved.invalid:80:");
+    expect(b.stdout).toMatch(/^layer [0-9a-f]{12}: vendor, /m);
+    expect(proxy.requests.slice(sent).map((r) => r.url)).toEqual(expect.arrayContaining(["/example.test/greet/@v/v1.0.0.zip"]));
+    // go.sum held every hash: the checksum database was never asked
+    expect(b.stdout).not.toContain("sum.golang.org:443:");
+    expect(snapshot(ws)).toEqual(before);
+
+    const r = await fixAndRun(ws, "quad.go", GO_BUGGY, "return greet.Twice(n)", "return greet.Twice(greet.Twice(n))");
+    expect({ code: r.code, out: r.out }).toMatchObject({ code: 0 });
+    const st = printedJson(await runClient(["status", r.runId, "--json", ...socket]));
+    expect(st).toMatchObject({ status: "completed", tests: { passed: 2, failed: 0 } });
+    expect((await envList()).layers.find((l) => l.runs.includes(r.runId))).toMatchObject({ folder: "vendor", present: true });
+  }, 600_000);
 });
 
 function allFilesUnder(dir: string): string[] {

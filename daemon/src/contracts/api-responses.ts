@@ -155,9 +155,13 @@ export const EgressDecision = z.strictObject({
 export const EnvBuildBody = z.strictObject({
   kind: z.literal("env_build"),
   command: z.string(),
-  /** the registry npm was pointed at, and which file named it ("default": none did) */
+  /** the package manager (the command's first word, else the workspace's files): npm, pip or go */
+  tool: z.optional(z.enum(["npm", "pip", "go"])),
+  /** the registry it was pointed at (npm registry, pip index, GOPROXY), and which file or variable named it ("default": none did) */
   registry: z.string(),
   registry_from: z.string(),
+  /** what of the user's configuration was left out, in words (Go's `direct`) */
+  notes: z.optional(z.array(z.string())),
   /** true when that file held an auth entry: it never entered the sandbox, and the registry was reached without it */
   auth_dropped: z.boolean(),
   allowed_hosts: z.array(z.string()),

@@ -116,9 +116,9 @@ export const EnvGcRequest = z.strictObject({
 });
 
 /**
- * `POST /v1/env/build`: run `install` in an install sandbox of the workspace's image family (node: npm only, so far)
- * whose only way out is the egress proxy; `allow_hosts` (HOST[:PORT]) are added to the registry the workspace's or
- * user's npm configuration names.
+ * `POST /v1/env/build`: run `install` (npm, pip or go: its first word picks the tool and, without `image_family`,
+ * the family) in an install sandbox whose only way out is the egress proxy; `allow_hosts` (HOST[:PORT]) are added
+ * to the registry the user's npm, pip or Go configuration names.
  */
 export const EnvBuildRequest = z.strictObject({
   workspace: AbsPath,

@@ -6,6 +6,8 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { isAllowed, parseAllowHost } from "./allowlist.js";
 import { EgressProxy } from "./proxy.js";
+import { goProxyConfig } from "./go-config.js";
+import { indexOfPipConf, pipIndex } from "./pip-config.js";
 import { npmRegistry, npmrcHasAuth, registryOfNpmrc } from "./registry-config.js";
 
 const dirs: string[] = [];
@@ -167,5 +169,91 @@ describe("npm registry configuration, read as data", () => {
     fs.rmSync(path.join(ws, ".npmrc"));
     fs.writeFileSync(path.join(ws, ".npmrc"), "registry=http://ws.example/\n//ws.example/:_authToken=t\n");
     expect(npmRegistry(ws, home)).toEqual({ url: "http://ws.example/", from: path.join(ws, ".npmrc"), authDropped: true });
+  });
+});
+
+describe("pip index configuration, read as data", () => {
+  it("a requirements file's --index-url wins over PIP_INDEX_URL, which wins over the user's pip.conf, which wins over PyPI", () => {
+    const ws = tmp();
+    const home = tmp();
+    expect(pipIndex(ws, home, {})).toEqual({ url: "https://pypi.org/simple/", extra: [], from: "default", authDropped: false });
+    fs.mkdirSync(path.join(home, ".config", "pip"), { recursive: true });
+    fs.writeFileSync(
+      path.join(home, ".config", "pip", "pip.conf"),
+      "[global]\nindex-url = https://home.example/simple\nextra-index-url =\n  https://a.example/simple\n  https://b.example/simple\n",
+    );
+    expect(pipIndex(ws, home, {})).toMatchObject({
+      url: "https://home.example/simple",
+      extra: ["https://a.example/simple", "https://b.example/simple"],
+      from: path.join(home, ".config", "pip", "pip.conf"),
+    });
+    expect(pipIndex(ws, home, { PIP_INDEX_URL: "https://env.example/simple/" })).toMatchObject({ url: "https://env.example/simple/", from: "PIP_INDEX_URL" });
+    fs.writeFileSync(path.join(ws, "requirements.txt"), "--index-url http://127.0.0.1:8080/simple/\ntinywheel==1.0\n");
+    expect(pipIndex(ws, home, { PIP_INDEX_URL: "https://env.example/simple/" })).toMatchObject({
+      url: "http://127.0.0.1:8080/simple/",
+      from: path.join(ws, "requirements.txt"),
+    });
+  });
+
+  it("an index URL's user:password from the user's configuration is removed and said so (authenticated indexes are not supported yet)", () => {
+    const got = pipIndex(tmp(), null, { PIP_INDEX_URL: "https://user:s3cret@private.example/simple/" });
+    expect(got).toEqual({ url: "https://private.example/simple/", extra: [], from: "PIP_INDEX_URL", authDropped: true });
+    expect(JSON.stringify(got)).not.toContain("s3cret");
+  });
+
+  it("regression: a requirements file whose index URL holds a password is refused (invalid_workspace): pip reads that file in the sandbox, so the password would have gone in with it", () => {
+    const ws = tmp();
+    fs.writeFileSync(path.join(ws, "requirements.txt"), "-i https://user:s3cret@private.example/simple/\nx\n");
+    expect(() => pipIndex(ws, null, {})).toThrow(
+      expect.objectContaining({ code: "invalid_workspace", message: expect.stringContaining("authenticated indexes are not supported yet") }),
+    );
+  });
+
+  it("reads only the [global] and [install] sections of a pip.conf, and no comment", () => {
+    expect(indexOfPipConf("[download]\nindex-url = http://no/\n[global]\n# index-url = http://commented/\nindex-url=http://yes/\n")).toEqual({
+      url: "http://yes/",
+      extra: [],
+    });
+  });
+});
+
+describe("Go module proxy configuration, read as data", () => {
+  it("the environment wins over Go's env file, which wins over Go's default; `direct` is left out and said so, and the checksum database is allowed too", () => {
+    const xdg = tmp();
+    expect(goProxyConfig(null, { XDG_CONFIG_HOME: xdg })).toMatchObject({
+      goproxy: "https://proxy.golang.org",
+      from: "default",
+      hosts: [
+        { host: "proxy.golang.org", port: 443 },
+        { host: "sum.golang.org", port: 443 },
+      ],
+      notes: [expect.stringContaining("`direct` was left out")],
+    });
+    fs.mkdirSync(path.join(xdg, "go"));
+    fs.writeFileSync(path.join(xdg, "go", "env"), "GOPROXY=http://0.0.0.0:3000|https://mirror.example\nGOSUMDB=off\nGOPRIVATE=corp.example\n");
+    expect(goProxyConfig(null, { XDG_CONFIG_HOME: xdg })).toMatchObject({
+      goproxy: "http://0.0.0.0:3000,https://mirror.example",
+      from: path.join(xdg, "go", "env"),
+      hosts: [
+        { host: "0.0.0.0", port: 3000 },
+        { host: "mirror.example", port: 443 },
+      ],
+      gosumdb: "off",
+      gonosumdb: "corp.example",
+    });
+    expect(goProxyConfig(null, { XDG_CONFIG_HOME: xdg, GOPROXY: "https://env.example" })).toMatchObject({ goproxy: "https://env.example", from: "GOPROXY" });
+  });
+
+  it("refuses a GOPROXY that names no proxy (only direct, or off) or a loopback one, naming why (invalid_request)", () => {
+    for (const [goproxy, why] of [
+      ["direct", "fetches from version control"],
+      ["off", "turns module downloads off"],
+      ["http://127.0.0.1:3000,direct", "names a loopback address"],
+      ["file:///srv/mods", "is not an http(s) URL"],
+    ] as const) {
+      expect(() => goProxyConfig(null, { GOPROXY: goproxy, GOENV: "off" })).toThrow(
+        expect.objectContaining({ code: "invalid_request", message: expect.stringContaining(why) }),
+      );
+    }
   });
 });

@@ -1,5 +1,5 @@
-import fs from "node:fs";
 import path from "node:path";
+import { readSmall } from "./config-read.js";
 
 /** npm's own default, used when neither the workspace's nor the user's .npmrc names a registry. */
 export const NPM_DEFAULT_REGISTRY = "https://registry.npmjs.org/";
@@ -22,17 +22,6 @@ export function registryOfNpmrc(text: string): string | null {
 /** Whether an npmrc holds an auth entry (`_authToken`, `_auth`, `_password`): such a registry is reached without it. */
 export function npmrcHasAuth(text: string): boolean {
   return /^\s*(?:\/\/[^=\s]*:)?(?:_authToken|_auth|_password)\s*=/m.test(text);
-}
-
-function readSmall(file: string): string | null {
-  try {
-    const st = fs.lstatSync(file);
-    // a link or a huge file is not a config this reads
-    if (!st.isFile() || st.size > 64 * 1024) return null;
-    return fs.readFileSync(file, "utf8");
-  } catch {
-    return null;
-  }
 }
 
 export interface NpmRegistry {

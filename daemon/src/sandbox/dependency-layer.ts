@@ -7,7 +7,16 @@ import tarStream from "tar-stream";
 import { z } from "zod";
 import type { DependencyLayerRef, ExportSpec } from "../contracts/sandbox.js";
 import { MiniAgentError } from "../errors.js";
-import { checkLayerSize, findDependencyDirs, installLookupKey, listLayerContent, readVenv, type LayerContent } from "../workspace/index.js";
+import {
+  checkLayerSize,
+  findDependencyDirs,
+  INSTALL_INPUTS,
+  installLookupKey,
+  type InstalledDir,
+  listLayerContent,
+  readVenv,
+  type LayerContent,
+} from "../workspace/index.js";
 import type { SandboxConfig } from "./config.js";
 import { containerSpec, IN_IMAGE } from "./host-config.js";
 import { engineError } from "./image-pin.js";
@@ -132,28 +141,49 @@ export class DependencyLayers {
       }
       refs.push({ folder, key: record.key, volume: record.volume, ...(record.site_packages && { site_packages: record.site_packages }) });
     }
-    // no node_modules on disk: the layer an install sandbox made from this package.json and lock (env build)
-    if (!refs.some((r) => r.folder === "node_modules")) {
-      const installed = await this.installedFor(workspace, digest);
-      if (installed) refs.push({ folder: installed.folder, key: installed.key, volume: installed.volume });
+    // a folder not on disk: the layer an install sandbox made from this workspace's package.json and lock,
+    // requirements or go.mod (env build)
+    for (const folder of Object.keys(INSTALL_INPUTS) as InstalledDir[]) {
+      if (refs.some((r) => r.folder === folder || (folder === ".venv" && r.folder === "venv"))) continue;
+      const installed = await this.installedFor(workspace, folder, digest);
+      if (installed)
+        refs.push({
+          folder: installed.folder,
+          key: installed.key,
+          volume: installed.volume,
+          ...(installed.site_packages && { site_packages: installed.site_packages }),
+        });
     }
     return refs;
   }
 
   /**
-   * Makes the node_modules an install sandbox produced (copied out under
-   * `resultRoot`, with the workspace's package.json and lock files beside it)
-   * the layer of every workspace with the same package.json, lock files and
-   * image: built by the same rule and key as one found on disk.
+   * Makes the folder an install sandbox produced (copied out under
+   * `resultRoot`, with the workspace's lock files beside it) the layer of
+   * every workspace with the same install inputs (INSTALL_INPUTS) and image:
+   * built by the same rule and key as one found on disk.
    */
-  async adoptInstalled(resultRoot: string, workspace: string, spec: ExportSpec, config: SandboxConfig, digest: string, command: string): Promise<LayerRecord> {
-    const lookup = await installLookupKey(workspace, digest);
-    if (lookup === null) throw new MiniAgentError("invalid_workspace", "an install needs a package.json at the workspace's root", { details: { workspace } });
-    await checkLayerSize(path.join(resultRoot, "node_modules"), "node_modules");
-    const content = await listLayerContent(resultRoot, "node_modules", spec);
+  async adoptInstalled(
+    resultRoot: string,
+    folder: InstalledDir,
+    workspace: string,
+    spec: ExportSpec,
+    config: SandboxConfig,
+    digest: string,
+    command: string,
+  ): Promise<LayerRecord> {
+    const lookup = await installLookupKey(workspace, digest, folder);
+    if (lookup === null)
+      throw new MiniAgentError("invalid_workspace", `an install of ${folder} needs one of ${INSTALL_INPUTS[folder].needs.join(", ")} at the workspace's root`, {
+        details: { workspace, folder },
+      });
+    await checkLayerSize(path.join(resultRoot, folder), folder);
+    // a venv the install made with the image's python: its site-packages goes on PYTHONPATH as a found one's does
+    const venv = folder === ".venv" ? readVenv(path.join(resultRoot, folder)) : null;
+    const content = await listLayerContent(resultRoot, folder, spec);
     let record = this.read(content.key);
     if (record && !(await this.volumeExists(record.volume))) record = null;
-    record ??= await this.buildOnce(content, null, null, config, digest);
+    record ??= await this.buildOnce(content, venv?.minor ?? null, venv?.sitePackages ?? null, config, digest);
     const at = new Date(this.now()).toISOString();
     this.writeJson(this.installPath(lookup), { schema_version: 1, lookup, key: record.key, command, installed_at: at } satisfies InstallRecord);
     this.log.info({ layer: record.key, lookup, command }, "installed dependency layer recorded");
@@ -161,8 +191,8 @@ export class DependencyLayers {
   }
 
   /** The installed layer recorded for this workspace's package.json, lock files and image, if its record and volume are still there. */
-  private async installedFor(workspace: string, digest: string): Promise<LayerRecord | null> {
-    const lookup = await installLookupKey(workspace, digest);
+  private async installedFor(workspace: string, folder: InstalledDir, digest: string): Promise<LayerRecord | null> {
+    const lookup = await installLookupKey(workspace, digest, folder);
     if (lookup === null) return null;
     let raw: unknown;
     try {

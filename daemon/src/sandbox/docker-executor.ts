@@ -17,6 +17,7 @@ import type { SandboxPool } from "./sandbox-pool.js";
 import { withLayerEnv, type DependencyLayers, type LayerRecord } from "./dependency-layer.js";
 import type { EgressEvent } from "../egress/index.js";
 import { type InstallRequest, removeInstallDir, runInstall } from "./install-sandbox.js";
+import { INSTALL_FOLDER } from "./install-tools.js";
 import { checkExportFits, listExport } from "../workspace/index.js";
 import { notifyIncluded, packControl, packExport, PUT_WORKSPACE_TIMEOUT_MS } from "./workspace-tar.js";
 
@@ -34,8 +35,11 @@ export interface DockerExecutorOptions {
   /** dependency layers (dependency-layer.ts); without it no run gets one and dependency folders are copied as before */
   layers?: DependencyLayers;
   /** the host's npm and shell, mounted read-only into install sandboxes alone (install-sandbox.ts); without them `install` is refused */
-  installTools?: { npmRoot: string; shell: string; caFile?: string };
+  installTools?: InstallTools;
 }
+
+/** The host's tools an install sandbox mounts (install-sandbox.ts InstallSandboxDeps) */
+export type InstallTools = { npmRoot: string; shell: string; caFile?: string; pipRoot?: string; caBundle?: string };
 
 /** What `install` reports: the command's outcome, every egress decision, and the layer it made (exit 0 only). */
 export interface InstallResult {
@@ -73,7 +77,7 @@ export class DockerExecutor implements Executor {
   private readonly log: Logger;
   private readonly pool: SandboxPool | null;
   private readonly layers: DependencyLayers | null;
-  private readonly installTools: { npmRoot: string; shell: string; caFile?: string } | null;
+  private readonly installTools: InstallTools | null;
 
   constructor(opts: DockerExecutorOptions) {
     const known = new Set(["lockPath", "config", "docker", "now", "log", "pool", "layers", "installTools"]);
@@ -101,7 +105,8 @@ export class DockerExecutor implements Executor {
     const digest = await this.pinnedDigest();
     const out = await runInstall({ docker: this.docker, config: this.config, digest, ...this.installTools, log: this.log, ...(onEgress && { onEgress }) }, req);
     try {
-      const layer = out.resultRoot ? await this.layers.adoptInstalled(out.resultRoot, req.workspace, req.spec, this.config, digest, req.command) : null;
+      const folder = INSTALL_FOLDER[req.tool.kind];
+      const layer = out.resultRoot ? await this.layers.adoptInstalled(out.resultRoot, folder, req.workspace, req.spec, this.config, digest, req.command) : null;
       return { exitCode: out.exitCode, timedOut: out.timedOut, stdout: out.stdout, stderr: out.stderr, egress: out.egress, layer };
     } finally {
       if (out.resultRoot) removeInstallDir(out.resultRoot);

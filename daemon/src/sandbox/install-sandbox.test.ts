@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { certificatesOf } from "./install-sandbox.js";
+import { installPlan } from "./install-tools.js";
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mini-agent-ca-"));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -29,5 +30,38 @@ describe("the CA certificates an install sandbox trusts", () => {
     expect(certificatesOf(dir)).toBeNull();
     expect(certificatesOf(path.join(dir, "absent.pem"))).toBeNull();
     expect(certificatesOf(write("huge.pem", Buffer.concat([Buffer.from(`${CERT}\n`), Buffer.alloc(5 << 20, 32)])))).toBeNull();
+  });
+});
+
+describe("what each tool's install sandbox runs (install-tools.ts)", () => {
+  it("pip: the image's python makes the venv first, pip reads no config file of the sandbox's and writes no .pyc (a .pyc's time stamp would give every install a new layer key)", () => {
+    const plan = installPlan(
+      { kind: "pip", index: "http://127.0.0.1:9/simple/", extra: ["https://extra.example/simple/"] },
+      "pip install -r requirements.txt",
+      null,
+    );
+    expect(plan.folder).toBe(".venv");
+    expect(plan.script).toBe("/usr/bin/python3 -m venv --without-pip /workspace/.venv || exit $?\npip install -r requirements.txt");
+    expect(plan.env).toMatchObject({
+      PIP_INDEX_URL: "http://127.0.0.1:9/simple/",
+      PIP_EXTRA_INDEX_URL: "https://extra.example/simple/",
+      PIP_TRUSTED_HOST: "127.0.0.1:9",
+      PIP_CONFIG_FILE: "/dev/null",
+      PIP_NO_COMPILE: "1",
+    });
+    expect(plan.launch(3128, "/s").slice(0, 2)).toEqual(["/usr/bin/python3", "-I"]);
+  });
+
+  it("go: the command's module cache becomes vendor/ offline (GOPROXY=off), in a folder that is not the mount point `go mod vendor` would try to remove", () => {
+    const plan = installPlan(
+      { kind: "go", goproxy: "https://proxy.example", gosumdb: "sum.golang.org", gonosumdb: "", goflags: "" },
+      "go mod download",
+      "/ca.pem",
+    );
+    expect(plan.folder).toBe("vendor");
+    expect(plan.mountAt).not.toBe("/workspace/vendor");
+    expect(plan.resultPath).toBe(`${plan.mountAt}/vendor`);
+    expect(plan.script).toMatch(/^go mod download\n[\s\S]*\nGOPROXY=off go mod vendor -o \/opt\/mini-agent-install-out\/vendor$/);
+    expect(plan.env).toEqual({ GOPROXY: "https://proxy.example", GOSUMDB: "sum.golang.org", GOFLAGS: "-buildvcs=false", SSL_CERT_FILE: "/ca.pem" });
   });
 });

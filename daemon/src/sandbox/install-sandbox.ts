@@ -5,12 +5,13 @@ import type Docker from "dockerode";
 import { pino, type Logger } from "pino";
 import type { ExportSpec } from "../contracts/sandbox.js";
 import { type AllowedHost, type EgressEvent, EgressProxy } from "../egress/index.js";
-import { checkExportFits, LAYER_LIMITS, listExport } from "../workspace/index.js";
+import { MiniAgentError } from "../errors.js";
+import { checkExportFits, LAYER_LIMITS, LOCK_FILES, listExport } from "../workspace/index.js";
 import type { SandboxConfig } from "./config.js";
-import { IN_IMAGE, tmpfsVolumeOptions } from "./host-config.js";
+import { tmpfsVolumeOptions } from "./host-config.js";
 import { engineError } from "./image-pin.js";
 import { extractInstalled } from "./install-extract.js";
-import { FORWARDER_SOURCE } from "./install-forward.js";
+import { IN_INSTALL, type InstallTool, installPlan } from "./install-tools.js";
 import { sandboxLabels } from "./labels.js";
 import { SandboxContainer } from "./sandbox-container.js";
 import { packExport, PUT_WORKSPACE_TIMEOUT_MS } from "./workspace-tar.js";
@@ -24,15 +25,15 @@ import { packExport, PUT_WORKSPACE_TIMEOUT_MS } from "./workspace-tar.js";
  * Unix socket bind-mounted into it; a forwarder inside (install-forward.ts,
  * run by the image's node) listens on 127.0.0.1:PROXY_PORT and relays each
  * connection to that socket, and the install is told to use it as its
- * HTTP(S) proxy. The image has no npm and no shell, so the host's npm
- * (JavaScript, run by the image's node) and a copy of the host's `sh` are
- * bind-mounted read-only into this sandbox alone: test sandboxes never get
- * them. node_modules is written to a tmpfs volume of the sandbox user's and
- * copied out as data when the command succeeds.
+ * HTTP(S) proxy. The images have no package manager and no shell, so the
+ * host's npm (JavaScript, run by the image's node) or pip (Python, run by the
+ * image's python) and a copy of the host's `sh` are bind-mounted read-only
+ * into this sandbox alone: test sandboxes never get them, so nothing can be
+ * installed at run time. The result folder (node_modules, .venv, Go's
+ * vendor: install-tools.ts) is written to a tmpfs volume of the sandbox
+ * user's and copied out as data when the command succeeds.
  */
 export const PROXY_PORT = 3128;
-/** where the socket's folder, the tools and the npm tree appear inside the install sandbox */
-const IN_INSTALL = { egress: "/opt/mini-agent-egress", tools: "/opt/mini-agent-install", npm: "/opt/mini-agent-install-npm" } as const;
 
 export interface InstallRequest {
   workspace: string;
@@ -40,8 +41,8 @@ export interface InstallRequest {
   /** a shell command line, e.g. `npm ci` */
   command: string;
   allow: readonly AllowedHost[];
-  /** npm's registry for this install (npm_config_registry); its auth lines never enter the sandbox */
-  registry: string;
+  /** which package manager, and the registry it is pointed at */
+  tool: InstallTool;
   timeoutMs: number;
   signal?: AbortSignal;
 }
@@ -52,7 +53,7 @@ export interface InstallOutcome {
   stdout: string;
   stderr: string;
   egress: EgressEvent[];
-  /** a folder of the daemon's holding `node_modules/` (and the workspace's lock files), when the command succeeded; the caller removes it */
+  /** a folder of the daemon's holding the result folder (node_modules/, .venv/ or vendor/), when the command succeeded; the caller removes it */
   resultRoot: string | null;
 }
 
@@ -63,6 +64,10 @@ export interface InstallSandboxDeps {
   /** the host's npm package folder (…/lib/node_modules/npm) and shell, mounted read-only into the install sandbox alone */
   npmRoot: string;
   shell: string;
+  /** the host's pip package folder (…/dist-packages/pip), mounted read-only into a pip install's sandbox alone; absent: no pip installs */
+  pipRoot?: string;
+  /** the host's CA bundle (its certificate blocks only enter the sandbox), for pip's and Go's https */
+  caBundle?: string;
   /**
    * A PEM file of extra CA certificates the host's node trusts (its NODE_EXTRA_CA_CERTS), for a network
    * whose TLS is re-signed on the way (a company proxy): only its certificate blocks enter the sandbox.
@@ -73,7 +78,7 @@ export interface InstallSandboxDeps {
   log?: Logger;
 }
 
-const LOCK_NAMES = ["package.json", "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml"];
+const LOCK_NAMES_OF = { ...LOCK_FILES, node_modules: ["package.json", ...LOCK_FILES.node_modules] } as const;
 
 const CA_FILE_MAX_BYTES = 4 << 20;
 const CERTIFICATE_BLOCK = /-----BEGIN CERTIFICATE-----\r?\n[A-Za-z0-9+/=\r\n]+-----END CERTIFICATE-----/g;
@@ -95,6 +100,11 @@ export function certificatesOf(file: string): string | null {
 
 export async function runInstall(deps: InstallSandboxDeps, req: InstallRequest): Promise<InstallOutcome> {
   const log = deps.log ?? pino({ level: "silent" });
+  if (req.tool.kind === "pip" && !deps.pipRoot)
+    throw new MiniAgentError(
+      "sandbox_error",
+      "this daemon has no pip to install with (Debian's python3-pip on this machine: bash scripts/toolchains-ensure.sh python3-pip)",
+    );
   // 0700: only the daemon's user reaches the socket from the host; the sandbox sees just its sock/ folder
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mini-agent-install-"));
   fs.chmodSync(dir, 0o700);
@@ -109,16 +119,15 @@ export async function runInstall(deps: InstallSandboxDeps, req: InstallRequest):
     fs.mkdirSync(path.join(tools, "bin"), { recursive: true, mode: 0o755 });
     fs.copyFileSync(deps.shell, path.join(tools, "bin/sh"));
     fs.chmodSync(path.join(tools, "bin/sh"), 0o555);
-    for (const [name, cli] of [
-      ["npm", "npm-cli.js"],
-      ["npx", "npx-cli.js"],
-    ] as const) {
-      fs.writeFileSync(path.join(tools, "bin", name), `#!${IN_INSTALL.tools}/bin/sh\nexec /usr/bin/node ${IN_INSTALL.npm}/bin/${cli} "$@"\n`, { mode: 0o555 });
-    }
-    fs.writeFileSync(path.join(tools, "forward.cjs"), FORWARDER_SOURCE, { mode: 0o444 });
     fs.writeFileSync(path.join(tools, "npmrc"), "", { mode: 0o444 });
     const ca = deps.caFile ? certificatesOf(deps.caFile) : null;
     if (ca) fs.writeFileSync(path.join(tools, "ca.pem"), ca, { mode: 0o444 });
+    // pip and Go read one bundle of every CA they trust (the images carry none): the host's, with its extra ones
+    const bundle = [deps.caBundle ? certificatesOf(deps.caBundle) : null, ca].filter((c): c is string => c !== null).join("");
+    if (bundle) fs.writeFileSync(path.join(tools, "ca-bundle.pem"), bundle, { mode: 0o444 });
+    const plan = installPlan(req.tool, req.command, bundle ? `${IN_INSTALL.tools}/ca-bundle.pem` : null);
+    fs.writeFileSync(path.join(tools, plan.forwarder.file), plan.forwarder.source, { mode: 0o444 });
+    for (const [name, body] of plan.wrappers) fs.writeFileSync(path.join(tools, "bin", name), `#!${IN_INSTALL.tools}/bin/sh\n${body}\n`, { mode: 0o555 });
     proxy = await EgressProxy.listen(path.join(sock, "proxy.sock"), { allow: req.allow, ...(deps.onEgress && { onEvent: deps.onEgress }), log });
 
     const exported = await listExport(req.workspace, req.spec);
@@ -129,7 +138,7 @@ export async function runInstall(deps: InstallSandboxDeps, req: InstallRequest):
       {
         Type: "volume",
         Source: "",
-        Target: `${IN_IMAGE.workspace}/node_modules`,
+        Target: plan.mountAt,
         ReadOnly: false,
         VolumeOptions: {
           NoCopy: true,
@@ -139,7 +148,8 @@ export async function runInstall(deps: InstallSandboxDeps, req: InstallRequest):
       },
       bind(sock, IN_INSTALL.egress),
       bind(tools, IN_INSTALL.tools),
-      bind(deps.npmRoot, IN_INSTALL.npm),
+      ...(req.tool.kind === "npm" ? [bind(deps.npmRoot, IN_INSTALL.npm)] : []),
+      ...(req.tool.kind === "pip" && deps.pipRoot ? [bind(deps.pipRoot, `${IN_INSTALL.pip}/pip`)] : []),
     ];
     box = await SandboxContainer.startLabelled(deps.docker, deps.config, deps.digest, labels["mini-agent.run"] ?? "install", labels, false, log, [], mounts);
     await box.putWorkspace(packExport(exported.entries), PUT_WORKSPACE_TIMEOUT_MS, req.signal);
@@ -148,17 +158,10 @@ export async function runInstall(deps: InstallSandboxDeps, req: InstallRequest):
       ...deps.config.baseEnv,
       PATH: `${IN_INSTALL.tools}/bin:/usr/bin`,
       HOME: "/tmp",
-      npm_config_cache: "/tmp/npm-cache",
-      npm_config_registry: req.registry,
-      // no user or global npmrc: the host's (with its tokens) is never there, and nothing in /tmp is read as one
-      npm_config_userconfig: `${IN_INSTALL.tools}/npmrc`,
-      npm_config_globalconfig: "/dev/null",
       npm_config_proxy: proxyUrl,
       npm_config_https_proxy: proxyUrl,
-      npm_config_update_notifier: "false",
-      npm_config_fund: "false",
-      npm_config_audit: "false",
       ...(ca && { NODE_EXTRA_CA_CERTS: `${IN_INSTALL.tools}/ca.pem` }),
+      ...plan.env,
       HTTP_PROXY: proxyUrl,
       HTTPS_PROXY: proxyUrl,
       http_proxy: proxyUrl,
@@ -166,15 +169,7 @@ export async function runInstall(deps: InstallSandboxDeps, req: InstallRequest):
     }).map(([k, v]) => `${k}=${v}`);
     const b = box;
     const outcome = await box.run({
-      argv: [
-        "/usr/bin/node",
-        `${IN_INSTALL.tools}/forward.cjs`,
-        String(PROXY_PORT),
-        `${IN_INSTALL.egress}/proxy.sock`,
-        `${IN_INSTALL.tools}/bin/sh`,
-        "-c",
-        req.command,
-      ],
+      argv: [...plan.launch(PROXY_PORT, `${IN_INSTALL.egress}/proxy.sock`), `${IN_INSTALL.tools}/bin/sh`, "-c", plan.script],
       env,
       timeoutMs: req.timeoutMs,
       capBytes: deps.config.outputCapBytes,
@@ -187,12 +182,18 @@ export async function runInstall(deps: InstallSandboxDeps, req: InstallRequest):
       fs.mkdirSync(resultRoot, { mode: 0o700 });
       let tar: NodeJS.ReadableStream;
       try {
-        tar = (await box.container.getArchive({ path: `${IN_IMAGE.workspace}/node_modules` })) as NodeJS.ReadableStream;
+        tar = (await box.container.getArchive({ path: plan.resultPath })) as NodeJS.ReadableStream;
       } catch (err) {
+        if ((err as { statusCode?: number }).statusCode === 404)
+          throw new MiniAgentError("sandbox_error", `the install exited 0 but made no ${plan.folder}/: nothing to make a layer of`, {
+            details: { folder: plan.folder },
+          });
         throw engineError(err);
       }
-      await extractInstalled(tar, resultRoot, "node_modules", LAYER_LIMITS);
-      for (const n of LOCK_NAMES) if (fs.existsSync(path.join(req.workspace, n))) fs.copyFileSync(path.join(req.workspace, n), path.join(resultRoot, n));
+      await extractInstalled(tar, resultRoot, plan.folder, LAYER_LIMITS);
+      // the lock files beside the folder are part of its layer's key (dependency-export.ts)
+      for (const n of LOCK_NAMES_OF[plan.folder])
+        if (fs.existsSync(path.join(req.workspace, n))) fs.copyFileSync(path.join(req.workspace, n), path.join(resultRoot, n));
     }
     handedOver = resultRoot !== null;
     return {

@@ -21,6 +21,22 @@ export const LOCK_FILES: Record<DependencyDir, readonly string[]> = {
   vendor: ["go.sum", "go.mod"],
 };
 
+/**
+ * What an install in the install sandbox is made from, per folder it makes: the
+ * files that say what to install (at least one of `needs` must exist). A
+ * workspace whose folder an install made is matched to that layer by these
+ * files alone, so later runs find it without the folder on disk.
+ */
+export const INSTALL_INPUTS = {
+  node_modules: { needs: ["package.json"], also: LOCK_FILES.node_modules },
+  ".venv": {
+    needs: ["requirements.txt", "requirements-dev.txt", "requirements-test.txt", "pyproject.toml", "setup.py", "setup.cfg"],
+    also: ["poetry.lock", "uv.lock", "Pipfile.lock"],
+  },
+  vendor: { needs: ["go.mod"], also: ["go.sum"] },
+} as const satisfies Partial<Record<DependencyDir, { needs: readonly string[]; also: readonly string[] }>>;
+export type InstalledDir = keyof typeof INSTALL_INPUTS;
+
 function isRealDir(abs: string): boolean {
   try {
     return fs.lstatSync(abs).isDirectory();

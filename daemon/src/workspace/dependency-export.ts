@@ -3,7 +3,7 @@ import path from "node:path";
 import type { ExportSpec } from "../contracts/sandbox.js";
 import { canonicalJson, sha256Hex } from "./hash.js";
 import { fileHashCache } from "./hash-cache.js";
-import { LOCK_FILES, type DependencyDir } from "./dependency-dirs.js";
+import { INSTALL_INPUTS, LOCK_FILES, type DependencyDir, type InstalledDir } from "./dependency-dirs.js";
 import { hashNoFollow } from "./read.js";
 import { createExportRule } from "./sandbox-export.js";
 import { walkTree, type WalkStat } from "./walk.js";
@@ -86,18 +86,22 @@ export async function listLayerContent(root: string, folder: DependencyDir, spec
 }
 
 /**
- * Where an install sandbox's node_modules is found again (issue 25): the
- * workspace has no node_modules of its own, so its layer is looked up by what
- * the install was made from: package.json and the lock files beside it, and
- * the image it was installed in (a native add-on built in one image is not
- * known to load in another). The layer itself is still keyed by its content.
+ * Where an install sandbox's result is found again (issue 25): the workspace
+ * has no such folder of its own, so its layer is looked up by what the
+ * install was made from (INSTALL_INPUTS: package.json and its lock files;
+ * requirements files or pyproject.toml; go.mod and go.sum) and the image it
+ * was installed in (a native add-on built in one image is not known to load
+ * in another). Null when none of the files that say what to install exists.
+ * The layer itself is still keyed by its content.
  */
-export async function installLookupKey(root: string, imageDigest: string): Promise<string | null> {
+export async function installLookupKey(root: string, imageDigest: string, folder: InstalledDir = "node_modules"): Promise<string | null> {
+  const inputs = INSTALL_INPUTS[folder];
   const files: Record<string, string> = {};
-  for (const name of ["package.json", ...LOCK_FILES.node_modules]) {
+  for (const name of [...inputs.needs, ...inputs.also]) {
     const read = await hashNoFollow(path.join(root, name), fileHashCache);
     if (read.ok) files[name] = read.sha256;
   }
-  if (!files["package.json"]) return null;
-  return sha256Hex(canonicalJson({ install: 1, folder: "node_modules", files, image: imageDigest }));
+  if (!inputs.needs.some((n) => files[n])) return null;
+  // node_modules' key is what it was before other folders could be installed: its records stay valid
+  return sha256Hex(canonicalJson({ install: 1, folder, files, image: imageDigest }));
 }

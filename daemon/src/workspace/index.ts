@@ -19,7 +19,17 @@ export {
   type ExportRule,
   type ExportVerdict,
 } from "./sandbox-export.js";
-export { DEPENDENCY_DIRS, findDependencyDirs, dependencySkip, isDependencyPath, isDependencyDirName, type DependencyDir } from "./dependency-dirs.js";
+export {
+  DEPENDENCY_DIRS,
+  INSTALL_INPUTS,
+  LOCK_FILES,
+  type InstalledDir,
+  findDependencyDirs,
+  dependencySkip,
+  isDependencyPath,
+  isDependencyDirName,
+  type DependencyDir,
+} from "./dependency-dirs.js";
 export { installLookupKey, listLayerContent, type LayerContent, type LayerEntry } from "./dependency-export.js";
 export { readVenv, type VenvFacts } from "./venv.js";
 export { openNoFollow } from "./read.js";
