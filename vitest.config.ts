@@ -15,24 +15,26 @@ import { BaseSequencer, type TestSpecification } from "vitest/node";
 // Most of a test's time is spent waiting on the engine or a child process, not on
 // this process's CPU, so the worker count is above the core count.
 const workers = Number(process.env.MINI_AGENT_TEST_WORKERS ?? Math.max(3, os.availableParallelism() + 1));
-// The engine tier's long poles, longest first (vitest's per-file times in a fresh-clone CI run). Started last they decide the wall time
+// The engine tier's long poles, longest first (vitest's per-file times in a fresh-clone CI run; offline-report and fleet/cancel
+// placed by their times after one full report replaced two and the cancel's slow cases were halved). Started last they decide the wall time
 // alone; started first they overlap everything else. Vitest orders by the durations it
 // cached on earlier runs, but a fresh clone has none. A renamed file only loses its place.
 const LONG_FIRST = [
-  "tests/experiments/offline-report.test.ts",
-  "tests/fleet/cancel.test.ts",
-  "tests/e2e/eval-gate.test.ts",
-  "tests/sandbox/families.test.ts",
-  "tests/e2e/run-flow.test.ts",
-  "tests/fleet/fleet.test.ts",
   "tests/e2e/real-suites.test.ts",
-  "tests/recovery/crash.test.ts",
-  "tests/e2e/family-fixtures.test.ts",
-  "tests/docker-image/daemon-image.test.ts",
-  "tests/fleet/worker-live-gate.test.ts",
-  "tests/sandbox/adversarial.test.ts",
+  "tests/fleet/cancel.test.ts",
+  "tests/sandbox/families.test.ts",
+  "tests/e2e/eval-gate.test.ts",
+  "tests/experiments/offline-report.test.ts",
+  "tests/fleet/fleet.test.ts",
   "tests/fleet/worker-concurrency.test.ts",
   "tests/orchestrators/langgraph-reentry.test.ts",
+  "tests/e2e/run-flow.test.ts",
+  "tests/recovery/crash.test.ts",
+  "tests/fleet/worker-live-gate.test.ts",
+  "tests/e2e/family-fixtures.test.ts",
+  "tests/sandbox/adversarial.test.ts",
+  "tests/docker-image/daemon-image.test.ts",
+  "tests/tools/report-formats.test.ts",
   "tests/fleet/queue-auth.test.ts",
   "tests/e2e/restart-after-kill.test.ts",
 ];

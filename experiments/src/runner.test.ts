@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -8,7 +9,7 @@ import { EXIT, main, parseArgs } from "./cli.js";
 import { prepareOutputDir } from "./output-dir.js";
 import { writeReport } from "./report.js";
 import { runGroup, scratchDirIn } from "./runner.js";
-import type { GroupDefinition, Scenario } from "./types.js";
+import type { GroupDefinition, Json, Scenario } from "./types.js";
 
 let tmp: string;
 beforeEach(async () => {
@@ -157,6 +158,36 @@ describe("canonical output", () => {
   it("sorts keys at every depth and ends with a newline, whatever the insertion order", () => {
     expect(stableStringify({ b: 1, a: { d: 2, c: [{ z: 1, y: 2 }] } })).toBe(stableStringify({ a: { c: [{ y: 2, z: 1 }], d: 2 }, b: 1 }));
     expect(stableStringify({ a: 1 }).endsWith("}\n")).toBe(true);
+  });
+
+  // offline-report.test.ts proves two runs byte-identical from one full run plus this: the renderer adds nothing of its own run
+  it("two renders of the same observations write byte-identical canonical files, whatever scratch dirs, wall-clock, details, key order and volatile facts differ", async () => {
+    const render = async (name: string, clock: number, detail: string, keysReversed: boolean, volatile: Record<string, Json>) => {
+      const at = (ctx: { scratch: string }) => path.join(ctx.scratch, "ws");
+      const g = group(
+        scenario({
+          id: "where",
+          expected: { where: "<scratch>/ws", n: 2 },
+          run: async (ctx) => {
+            ctx.recordDetails({ detail });
+            return keysReversed ? { n: 2, where: at(ctx) } : { where: at(ctx), n: 2 };
+          },
+        }),
+        scenario({ id: "measured", expected: { max: 5 }, run: async () => ({ n: 3, max: 5 }), check: (o) => (o as { n: number }).n <= 5 }),
+      );
+      let t = clock;
+      const out = await runGroup(g, base(), { now: () => (t += clock), scratchDir: scratchDirIn(path.join(tmp, `scratch-${name}`)) });
+      const dir = path.join(tmp, name);
+      await fs.mkdir(dir);
+      const written = await writeReport(dir, [out], { canonical: { node: "v20" }, volatile });
+      return { written, bytes: await fs.readFile(path.join(dir, "offline-canonical.json")) };
+    };
+    const a = await render("a", 1, "first", false, { cpus: 2, engine_version: "27.0" });
+    const b = await render("b", 7, "second", true, { cpus: 8, engine_version: "28.1" });
+    expect(a.written.passed).toBe(true);
+    expect(b.bytes.equals(a.bytes)).toBe(true);
+    expect(b.written.canonicalSha256).toBe(a.written.canonicalSha256);
+    expect(a.written.canonicalSha256).toBe(createHash("sha256").update(a.bytes).digest("hex"));
   });
 
   it("finds absolute host paths anywhere in a value", () => {

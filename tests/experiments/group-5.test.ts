@@ -11,7 +11,7 @@ import { runGroup, scratchDirIn } from "../../experiments/src/runner.js";
  * and final-output machinery itself, exercised under the manual orchestrator so it
  * is tested whatever the framework adapters do. The report's shape and the manual
  * scenario as an operator runs it are checked on the full reports of
- * offline-report.test.ts, which already run group 5 twice.
+ * offline-report.test.ts, which already runs group 5.
  */
 const ROOT = path.resolve(import.meta.dirname, "../..");
 let tmp: string;

@@ -10,16 +10,16 @@ import type { Executor } from "../../daemon/src/sandbox/executor.js";
 import { runTests } from "../../daemon/src/tools/run-tests.js";
 import { verify } from "../../daemon/src/verifier/verify.js";
 import { computeManifest } from "../../daemon/src/workspace/manifest.js";
-import { availableRuntimes, freshStateDir, leftoversWithPrefix, removeWithPrefix, runIdPrefix } from "./helpers.js";
+import { freshStateDir, leftoversWithPrefix, removeWithPrefix, runIdPrefix } from "./helpers.js";
 
 /**
  * Issue 10, item 1: a model-written test printed a `.env` password, an
  * OpenSSH private key and an npm token into the run_tests observation. Here a
  * candidate test walks /workspace in a REAL sandbox and prints every path and
  * every file's content; none of the files read_file refuses may show up, on
- * the run_tests path (warm session) and on the Verifier's (fresh sandboxes),
- * under runc and gVisor. The positive controls (an ordinary file, and
- * `.env.test` with the opt-in) make sure the walk really saw /workspace.
+ * the run_tests path (warm session) and on the Verifier's (fresh sandboxes).
+ * The positive controls (an ordinary file, and `.env.test` with the opt-in)
+ * make sure the walk really saw /workspace.
  */
 const SECRETS = {
   env: "DB_PASSWORD=pw-5c1d-from-dotenv",
@@ -87,7 +87,6 @@ let tmp: string;
 let ws: string;
 let control: string;
 let state: Awaited<ReturnType<typeof freshStateDir>>;
-const runtimes = await availableRuntimes();
 const prefix = runIdPrefix("export");
 
 beforeAll(async () => {
@@ -163,84 +162,82 @@ function observed(real: DockerExecutor): { executor: Executor; runs: Array<{ req
   return { executor, runs };
 }
 
-for (const runtime of ["runc", "runsc"] as const) {
-  const missing = !runtimes.includes(runtime);
-  describe.skipIf(missing)(
-    `forbidden files never reach a real sandbox on ${runtime}${missing ? " (skipped: runsc is not registered in this engine)" : ""}`,
-    () => {
-      const ex = () => new DockerExecutor({ lockPath: state.lockPath, config: { runtime } });
+// runc only: which files reach a sandbox is decided on the host (the sync's filter) before any runtime is involved, so a
+// second pass under gVisor repeated the same checks at several times the CPU. What gVisor itself keeps apart is proven where
+// the runtime matters: probes.test.ts, adversarial.test.ts and limits.test.ts run on both.
+const runtime = "runc";
+describe(`forbidden files never reach a real sandbox on ${runtime}`, () => {
+  const ex = () => new DockerExecutor({ lockPath: state.lockPath, config: { runtime } });
 
-      it("regression: run_tests in the warm session shows the model none of .env, the SSH key, the npm token, *.pem, task-forbidden files, links or .git", async () => {
-        const runId = `${prefix}-${runtime}-warm`;
-        const session = await ex().openSession(runId);
-        try {
-          const ctx = { task, workspaceRoot: ws, controlDir: control, runner: session, runId, timeoutMs: 120_000 };
-          const first = await runTests("c1", { preset: "candidate" }, ctx);
-          expect(first.ok).toBe(true);
-          expect(first.truncated).toBe(false);
-          // what the model reads is the whole tool result
-          expectNothingForbidden(JSON.stringify(first));
-          expect(JSON.stringify(first)).not.toContain(OPT_IN);
-          // a forbidden file changed on the host is not synced in by the next (partial) sync either
-          await fs.writeFile(path.join(ws, ".env"), `${SECRETS.env}-changed`);
-          await fs.writeFile(path.join(ws, "src/b.js"), "export const b = 2;\n");
-          const second = await runTests("c2", { preset: "candidate" }, ctx);
-          expectNothingForbidden(JSON.stringify(second));
-          expect(walked(JSON.stringify(second)).has("src/b.js")).toBe(true);
-        } finally {
-          await session.close();
-          await fs.writeFile(path.join(ws, ".env"), SECRETS.env);
-          await fs.rm(path.join(ws, "src/b.js"), { force: true });
-        }
-        expect(await leftoversWithPrefix(runId)).toEqual({ containers: [], volumes: [] });
-      });
+  it("regression: run_tests in the warm session shows the model none of .env, the SSH key, the npm token, *.pem, task-forbidden files, links or .git", async () => {
+    const runId = `${prefix}-${runtime}-warm`;
+    const session = await ex().openSession(runId);
+    try {
+      const ctx = { task, workspaceRoot: ws, controlDir: control, runner: session, runId, timeoutMs: 120_000 };
+      const first = await runTests("c1", { preset: "candidate" }, ctx);
+      expect(first.ok).toBe(true);
+      expect(first.truncated).toBe(false);
+      // what the model reads is the whole tool result
+      expectNothingForbidden(JSON.stringify(first));
+      expect(JSON.stringify(first)).not.toContain(OPT_IN);
+      // a forbidden file changed on the host is not synced in by the next (partial) sync either
+      await fs.writeFile(path.join(ws, ".env"), `${SECRETS.env}-changed`);
+      await fs.writeFile(path.join(ws, "src/b.js"), "export const b = 2;\n");
+      const second = await runTests("c2", { preset: "candidate" }, ctx);
+      expectNothingForbidden(JSON.stringify(second));
+      expect(walked(JSON.stringify(second)).has("src/b.js")).toBe(true);
+    } finally {
+      await session.close();
+      await fs.writeFile(path.join(ws, ".env"), SECRETS.env);
+      await fs.rm(path.join(ws, "src/b.js"), { force: true });
+    }
+    expect(await leftoversWithPrefix(runId)).toEqual({ containers: [], volumes: [] });
+  });
 
-      it("regression: the Verifier's fresh sandboxes (candidate tests and acceptance) hold none of them either", async () => {
-        const runId = `${prefix}-${runtime}-verify`;
-        const { executor, runs } = observed(ex());
-        const evidence = await verify({ runId, task, workspaceRoot: ws, baseline: await computeManifest(ws), acceptanceDir: control, executor });
-        expect(evidence.reason).toBeNull();
-        expect(runs.map((r) => r.req.purpose)).toEqual(["verifier", "acceptance"]);
-        for (const { res } of runs) expectNothingForbidden(res.stdout + res.stderr);
-        expect(await leftoversWithPrefix(runId)).toEqual({ containers: [], volumes: [] });
-      });
+  it("regression: the Verifier's fresh sandboxes (candidate tests and acceptance) hold none of them either", async () => {
+    const runId = `${prefix}-${runtime}-verify`;
+    const { executor, runs } = observed(ex());
+    const evidence = await verify({ runId, task, workspaceRoot: ws, baseline: await computeManifest(ws), acceptanceDir: control, executor });
+    expect(evidence.reason).toBeNull();
+    expect(runs.map((r) => r.req.purpose)).toEqual(["verifier", "acceptance"]);
+    for (const { res } of runs) expectNothingForbidden(res.stdout + res.stderr);
+    expect(await leftoversWithPrefix(runId)).toEqual({ containers: [], volumes: [] });
+  });
 
-      it("--sandbox-include .env.test lets exactly that file in (warm and fresh), reports it, and .env still stays out", async () => {
-        const runId = `${prefix}-${runtime}-optin`;
-        const reported: string[][] = [];
-        const onSandboxInclude = (p: string[]) => void reported.push(p);
-        const session = await ex().openSession(runId);
-        try {
-          const r = await runTests(
-            "c1",
-            { preset: "candidate" },
-            { task, workspaceRoot: ws, controlDir: control, runner: session, runId, timeoutMs: 120_000, sandboxInclude: [".env.test"], onSandboxInclude },
-          );
-          expect(walked(JSON.stringify(r)).has(".env.test")).toBe(true);
-          expect(JSON.stringify(r)).toContain(OPT_IN);
-          expectNothingForbidden(JSON.stringify(r));
-        } finally {
-          await session.close();
-        }
-        const { executor, runs } = observed(ex());
-        const evidence = await verify({
-          runId,
-          task,
-          workspaceRoot: ws,
-          baseline: await computeManifest(ws),
-          acceptanceDir: control,
-          executor,
-          sandboxInclude: [".env.test"],
-          onSandboxInclude,
-        });
-        expect(evidence.reason).toBeNull();
-        for (const { res } of runs) {
-          expect(res.stdout + res.stderr).toContain(OPT_IN);
-          expectNothingForbidden(res.stdout + res.stderr);
-        }
-        expect(reported).toEqual([[".env.test"], [".env.test"], [".env.test"]]);
-        expect(await leftoversWithPrefix(runId)).toEqual({ containers: [], volumes: [] });
-      });
-    },
-  );
-}
+  it("--sandbox-include .env.test lets exactly that file in (warm and fresh), reports it, and .env still stays out", async () => {
+    const runId = `${prefix}-${runtime}-optin`;
+    const reported: string[][] = [];
+    const onSandboxInclude = (p: string[]) => void reported.push(p);
+    const session = await ex().openSession(runId);
+    try {
+      const r = await runTests(
+        "c1",
+        { preset: "candidate" },
+        { task, workspaceRoot: ws, controlDir: control, runner: session, runId, timeoutMs: 120_000, sandboxInclude: [".env.test"], onSandboxInclude },
+      );
+      expect(walked(JSON.stringify(r)).has(".env.test")).toBe(true);
+      expect(JSON.stringify(r)).toContain(OPT_IN);
+      expectNothingForbidden(JSON.stringify(r));
+    } finally {
+      await session.close();
+    }
+    const { executor, runs } = observed(ex());
+    const evidence = await verify({
+      runId,
+      task,
+      workspaceRoot: ws,
+      baseline: await computeManifest(ws),
+      acceptanceDir: control,
+      executor,
+      sandboxInclude: [".env.test"],
+      onSandboxInclude,
+    });
+    expect(evidence.reason).toBeNull();
+    for (const { res } of runs) {
+      expect(res.stdout + res.stderr).toContain(OPT_IN);
+      expectNothingForbidden(res.stdout + res.stderr);
+    }
+    expect(reported).toEqual([[".env.test"], [".env.test"], [".env.test"]]);
+    expect(await leftoversWithPrefix(runId)).toEqual({ containers: [], volumes: [] });
+  });
+});
