@@ -32,7 +32,7 @@ import { packExport, PUT_WORKSPACE_TIMEOUT_MS } from "./workspace-tar.js";
  */
 export const PROXY_PORT = 3128;
 /** where the socket's folder, the tools and the npm tree appear inside the install sandbox */
-const IN_INSTALL = { egress: "/opt/mini-agent-egress", tools: "/opt/mini-agent-install", npm: "/opt/mini-agent-install-npm" } as const;
+export const IN_INSTALL = { egress: "/opt/mini-agent-egress", tools: "/opt/mini-agent-install", npm: "/opt/mini-agent-install-npm" } as const;
 
 export interface InstallRequest {
   workspace: string;
@@ -73,6 +73,17 @@ export interface InstallSandboxDeps {
   log?: Logger;
 }
 
+/**
+ * The host's npm (beside the node running this process) and shell, or null when either is missing
+ * (then no install sandbox can be made); `caFile`: the host node's NODE_EXTRA_CA_CERTS, if set.
+ */
+export function hostInstallTools(execPath: string, caFile: string | undefined): { npmRoot: string; shell: string; caFile?: string } | null {
+  const npmRoot = path.join(path.dirname(execPath), "..", "lib", "node_modules", "npm");
+  if (!fs.existsSync(path.join(npmRoot, "bin", "npm-cli.js")) || !fs.existsSync("/bin/sh")) return null;
+  // the CA certificates this node trusts beyond its own (a network that re-signs TLS), for the install's npm
+  return { npmRoot, shell: fs.realpathSync("/bin/sh"), ...(caFile && { caFile }) };
+}
+
 const LOCK_NAMES = ["package.json", "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml"];
 
 const CA_FILE_MAX_BYTES = 4 << 20;
@@ -93,6 +104,70 @@ export function certificatesOf(file: string): string | null {
   }
 }
 
+/**
+ * The install sandbox's tools folder: a copy of the host's shell, npm/npx wrappers, the forwarder,
+ * an empty npmrc and the CA certificates, if any (returned: their PEM text, or null).
+ */
+export function writeInstallTools(tools: string, deps: Pick<InstallSandboxDeps, "shell" | "caFile">): string | null {
+  fs.mkdirSync(path.join(tools, "bin"), { recursive: true, mode: 0o755 });
+  fs.copyFileSync(deps.shell, path.join(tools, "bin/sh"));
+  fs.chmodSync(path.join(tools, "bin/sh"), 0o555);
+  for (const [name, cli] of [
+    ["npm", "npm-cli.js"],
+    ["npx", "npx-cli.js"],
+  ] as const) {
+    fs.writeFileSync(path.join(tools, "bin", name), `#!${IN_INSTALL.tools}/bin/sh\nexec /usr/bin/node ${IN_INSTALL.npm}/bin/${cli} "$@"\n`, { mode: 0o555 });
+  }
+  fs.writeFileSync(path.join(tools, "forward.cjs"), FORWARDER_SOURCE, { mode: 0o444 });
+  fs.writeFileSync(path.join(tools, "npmrc"), "", { mode: 0o444 });
+  const ca = deps.caFile ? certificatesOf(deps.caFile) : null;
+  if (ca) fs.writeFileSync(path.join(tools, "ca.pem"), ca, { mode: 0o444 });
+  return ca;
+}
+
+/**
+ * The install sandbox's mounts beyond the HostConfig every sandbox gets: a writable, size-capped
+ * tmpfs for node_modules (the sandbox user's), and read-only binds of the egress socket's folder,
+ * the tools and the host's npm. The one place they are written: the install, its probes
+ * (probes/install-probes.ts) and the isolation report's configuration hash (INSTALL_MOUNT_SHAPE) use it.
+ */
+export function installMounts(dirs: { sock: string; tools: string; npmRoot: string }, labels: Record<string, string>): Docker.MountSettings[] {
+  const bind = (source: string, target: string): Docker.MountSettings => ({ Type: "bind", Source: source, Target: target, ReadOnly: true });
+  return [
+    {
+      Type: "volume",
+      Source: "",
+      Target: `${IN_IMAGE.workspace}/node_modules`,
+      ReadOnly: false,
+      VolumeOptions: {
+        NoCopy: true,
+        Labels: labels,
+        DriverConfig: { Name: "local", Options: tmpfsVolumeOptions(LAYER_LIMITS.maxBytes, "sandbox") },
+      },
+    },
+    bind(dirs.sock, IN_INSTALL.egress),
+    bind(dirs.tools, IN_INSTALL.tools),
+    bind(dirs.npmRoot, IN_INSTALL.npm),
+  ];
+}
+
+/**
+ * The install mounts as the isolation report's configuration hash covers them: every field but the
+ * host folders' names (a fresh temporary folder per install) and the labels (a run's own).
+ */
+export const INSTALL_MOUNT_SHAPE: readonly Docker.MountSettings[] = installMounts(
+  { sock: "<egress socket folder>", tools: "<install tools folder>", npmRoot: "<host npm>" },
+  {},
+);
+
+/** The families whose image runs an install sandbox: its forwarder and npm run under the image's node. */
+export const INSTALL_FAMILIES: readonly string[] = ["node"];
+
+/** argv that runs `command` behind the forwarder: 127.0.0.1:PROXY_PORT inside relays to the egress socket. */
+export function forwarderArgv(command: readonly string[]): string[] {
+  return ["/usr/bin/node", `${IN_INSTALL.tools}/forward.cjs`, String(PROXY_PORT), `${IN_INSTALL.egress}/proxy.sock`, ...command];
+}
+
 export async function runInstall(deps: InstallSandboxDeps, req: InstallRequest): Promise<InstallOutcome> {
   const log = deps.log ?? pino({ level: "silent" });
   // 0700: only the daemon's user reaches the socket from the host; the sandbox sees just its sock/ folder
@@ -106,41 +181,13 @@ export async function runInstall(deps: InstallSandboxDeps, req: InstallRequest):
     const sock = path.join(dir, "sock");
     const tools = path.join(dir, "tools");
     fs.mkdirSync(sock, { mode: 0o755 });
-    fs.mkdirSync(path.join(tools, "bin"), { recursive: true, mode: 0o755 });
-    fs.copyFileSync(deps.shell, path.join(tools, "bin/sh"));
-    fs.chmodSync(path.join(tools, "bin/sh"), 0o555);
-    for (const [name, cli] of [
-      ["npm", "npm-cli.js"],
-      ["npx", "npx-cli.js"],
-    ] as const) {
-      fs.writeFileSync(path.join(tools, "bin", name), `#!${IN_INSTALL.tools}/bin/sh\nexec /usr/bin/node ${IN_INSTALL.npm}/bin/${cli} "$@"\n`, { mode: 0o555 });
-    }
-    fs.writeFileSync(path.join(tools, "forward.cjs"), FORWARDER_SOURCE, { mode: 0o444 });
-    fs.writeFileSync(path.join(tools, "npmrc"), "", { mode: 0o444 });
-    const ca = deps.caFile ? certificatesOf(deps.caFile) : null;
-    if (ca) fs.writeFileSync(path.join(tools, "ca.pem"), ca, { mode: 0o444 });
+    const ca = writeInstallTools(tools, deps);
     proxy = await EgressProxy.listen(path.join(sock, "proxy.sock"), { allow: req.allow, ...(deps.onEgress && { onEvent: deps.onEgress }), log });
 
     const exported = await listExport(req.workspace, req.spec);
     checkExportFits(exported.entries, deps.config.workspaceBytes);
     const labels = sandboxLabels(`install-${path.basename(dir).slice(-6)}`, "install", deps.config.instance);
-    const bind = (source: string, target: string): Docker.MountSettings => ({ Type: "bind", Source: source, Target: target, ReadOnly: true });
-    const mounts: Docker.MountSettings[] = [
-      {
-        Type: "volume",
-        Source: "",
-        Target: `${IN_IMAGE.workspace}/node_modules`,
-        ReadOnly: false,
-        VolumeOptions: {
-          NoCopy: true,
-          Labels: labels,
-          DriverConfig: { Name: "local", Options: tmpfsVolumeOptions(LAYER_LIMITS.maxBytes, "sandbox") },
-        },
-      },
-      bind(sock, IN_INSTALL.egress),
-      bind(tools, IN_INSTALL.tools),
-      bind(deps.npmRoot, IN_INSTALL.npm),
-    ];
+    const mounts = installMounts({ sock, tools, npmRoot: deps.npmRoot }, labels);
     box = await SandboxContainer.startLabelled(deps.docker, deps.config, deps.digest, labels["mini-agent.run"] ?? "install", labels, false, log, [], mounts);
     await box.putWorkspace(packExport(exported.entries), PUT_WORKSPACE_TIMEOUT_MS, req.signal);
     const proxyUrl = `http://127.0.0.1:${PROXY_PORT}`;
@@ -166,15 +213,7 @@ export async function runInstall(deps: InstallSandboxDeps, req: InstallRequest):
     }).map(([k, v]) => `${k}=${v}`);
     const b = box;
     const outcome = await box.run({
-      argv: [
-        "/usr/bin/node",
-        `${IN_INSTALL.tools}/forward.cjs`,
-        String(PROXY_PORT),
-        `${IN_INSTALL.egress}/proxy.sock`,
-        `${IN_INSTALL.tools}/bin/sh`,
-        "-c",
-        req.command,
-      ],
+      argv: forwarderArgv([`${IN_INSTALL.tools}/bin/sh`, "-c", req.command]),
       env,
       timeoutMs: req.timeoutMs,
       capBytes: deps.config.outputCapBytes,
