@@ -41,8 +41,10 @@ export async function layerSandboxProbes(executor: DockerExecutor, docker: Docke
   const ref = refs[0];
   if (!ref) return [p(`${LAYER_PREFIX}layer_built`, "a dependency layer was built for the probe", "one node_modules layer", refs, false, "anything")];
   const writeName = `node_modules/probe-write-${inside.nonce.slice(0, 12)}`;
-  // in a sandbox of its own, made as runFresh makes one: a refused delivery leaves its command channel unusable
-  const writeProbe = async (): Promise<ProbeResult[]> => {
+  // in a sandbox of its own, made as runFresh makes one: a refused delivery leaves its command channel unusable.
+  // A refused write alone proves little (the layer's folders are root's): the mount must be read-only too, as the
+  // inside probe's mount table shows it (runc answers the write with EROFS; gVisor checks the permission first)
+  const writeProbe = async (rwMounts: string[] | null): Promise<ProbeResult> => {
     let observed: string;
     const box = await SandboxContainer.start(
       docker,
@@ -62,16 +64,15 @@ export async function layerSandboxProbes(executor: DockerExecutor, docker: Docke
     } finally {
       await box.remove();
     }
-    return [
-      p(
-        "layer_readonly",
-        "the sandbox user cannot write into the mounted dependency layer",
-        "the write is refused by the kernel: Read-only file system",
-        { path: `${layerTarget(ref)}/${path.basename(writeName)}`, result: observed },
-        /Read-only file system/.test(observed),
-        "that the layer's content is what the host exported (its key is checked when it is built and reused)",
-      ),
-    ];
+    const mountedRw = rwMounts === null || rwMounts.some((m) => m.startsWith(`${layerTarget(ref)}(`));
+    return p(
+      "layer_readonly",
+      "the dependency layer is mounted read-only and the sandbox user's write into it is refused",
+      { write: "refused (Read-only file system, or Permission denied before it)", mounted_read_write: false },
+      { path: `${layerTarget(ref)}/${path.basename(writeName)}`, write: observed, mounted_read_write: mountedRw },
+      /cannot create .*\((Read-only file system|Permission denied)\)/.test(observed) && !mountedRw,
+      "that the layer's content is what the host exported (its key is checked when it is built and reused)",
+    );
   };
   try {
     const { results } = await insideProbes(
@@ -84,7 +85,8 @@ export async function layerSandboxProbes(executor: DockerExecutor, docker: Docke
         extra: [{ destination: layerTarget(ref), type: "volume", rw: false }],
       },
     );
-    return [...results, ...(await writeProbe())].map((r) => ({ ...r, id: `${LAYER_PREFIX}${r.id}` }));
+    const mounts = results.find((r) => r.id === "writable_mounts")?.observed as { rw_mounts?: string[] } | undefined;
+    return [...results, await writeProbe(mounts?.rw_mounts ?? null)].map((r) => ({ ...r, id: `${LAYER_PREFIX}${r.id}` }));
   } finally {
     await layers.remove(ref.key).catch(() => undefined);
   }

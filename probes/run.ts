@@ -13,7 +13,7 @@ import { hostCanSpawn, leftovers, runtimeRegistrationProbe } from "./host-probes
 import { CANARY_ENV, insideProbes, p } from "./inside-run.js";
 import { installSandboxProbes } from "./install-probes.js";
 import { layerSandboxProbes } from "./layer-probes.js";
-import { hostInstallTools, INSTALL_FAMILIES } from "../daemon/src/sandbox/install-sandbox.js";
+import { hasInstallSandbox, hostInstallTools } from "../daemon/src/sandbox/install-sandbox.js";
 import { writeReport } from "./report-store.js";
 import { pooledProbe } from "./pool-probe.js";
 import { SandboxPool } from "../daemon/src/sandbox/sandbox-pool.js";
@@ -116,7 +116,7 @@ export async function runIsolationProbes(opts: ProbeOptions): Promise<IsolationR
     }
     // the other sandbox kinds a run of this configuration uses, each in its own configuration (issue 25)
     probes.push(...(await layerSandboxProbes(executor, docker, digest, inside, scratch)));
-    if (INSTALL_FAMILIES.includes(config.imageFamily)) {
+    if (hasInstallSandbox(config)) {
       const tools = opts.installTools === undefined ? hostInstallTools(process.execPath, undefined) : opts.installTools;
       probes.push(...(await installSandboxProbes({ docker, config, digest, tools }, inside)));
     }

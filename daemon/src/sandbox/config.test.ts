@@ -70,11 +70,15 @@ describe("the isolation hash covers the other sandbox kinds a run uses (issue 25
   });
 
   /** hostConfigHash of the node config, with one module's export replaced as a changed build would have it */
-  async function hashWith(mod: "./install-sandbox.js" | "./host-config.js", change: (m: Record<string, unknown>) => Record<string, unknown>) {
+  async function hashWith(
+    mod: "./install-sandbox.js" | "./host-config.js",
+    change: (m: Record<string, unknown>) => Record<string, unknown>,
+    overrides: Record<string, unknown> = {},
+  ) {
     vi.resetModules();
     vi.doMock(mod, async (original) => change((await original()) as Record<string, unknown>));
     const { hostConfigHash: hash } = await import("./config-hash.js");
-    return hash(resolveSandboxConfig({}));
+    return hash(resolveSandboxConfig(overrides));
   }
 
   // Regression: the install sandbox's extra mounts and a dependency layer's mount were outside the hash, so
@@ -93,11 +97,11 @@ describe("the isolation hash covers the other sandbox kinds a run uses (issue 25
     expect(layerWritable).not.toBe(base);
   });
 
-  it("a family without an install sandbox has no install mounts in its hash", async () => {
-    const python = hostConfigHash(resolveSandboxConfig({ imageFamily: "python" }));
-    const pythonInstalls = await hashWith("./install-sandbox.js", (m) => ({ ...m, INSTALL_FAMILIES: ["node", "python"] }));
-    expect(pythonInstalls).not.toBe(python);
-    expect(pythonInstalls).toBe(hostConfigHash(resolveSandboxConfig({})));
+  it("a configuration without an install sandbox (another family, or runsc) has no install mounts in its hash", async () => {
+    for (const overrides of [{ imageFamily: "python" }, { runtime: "runsc" }]) {
+      const without = hostConfigHash(resolveSandboxConfig(overrides));
+      expect(await hashWith("./install-sandbox.js", (m) => ({ ...m, hasInstallSandbox: () => true }), overrides)).not.toBe(without);
+    }
   });
 });
 

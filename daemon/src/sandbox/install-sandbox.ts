@@ -163,6 +163,16 @@ export const INSTALL_MOUNT_SHAPE: readonly Docker.MountSettings[] = installMount
 /** The families whose image runs an install sandbox: its forwarder and npm run under the image's node. */
 export const INSTALL_FAMILIES: readonly string[] = ["node"];
 
+/**
+ * Whether a sandbox of this config has an install sandbox: a family of INSTALL_FAMILIES, under runc.
+ * Under gVisor (runsc) the bind-mounted egress socket is not there for the sandbox (runsc exposes no host
+ * Unix socket unless registered with --host-uds; its probes show no socket file and every proxy connection
+ * reset), so an install could reach nothing.
+ */
+export function hasInstallSandbox(config: Pick<SandboxConfig, "imageFamily" | "runtime">): boolean {
+  return INSTALL_FAMILIES.includes(config.imageFamily) && config.runtime === "runc";
+}
+
 /** argv that runs `command` behind the forwarder: 127.0.0.1:PROXY_PORT inside relays to the egress socket. */
 export function forwarderArgv(command: readonly string[]): string[] {
   return ["/usr/bin/node", `${IN_INSTALL.tools}/forward.cjs`, String(PROXY_PORT), `${IN_INSTALL.egress}/proxy.sock`, ...command];
