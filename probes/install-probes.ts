@@ -33,8 +33,8 @@ export interface InstallProbeDeps {
   docker: Docker;
   config: SandboxConfig;
   digest: string;
-  /** the host's npm and shell (install-sandbox.ts hostInstallTools); null: no install sandbox can be made here */
-  tools: { npmRoot: string; shell: string } | null;
+  /** the host's npm and shell (install-sandbox.ts hostInstallTools) */
+  tools: { npmRoot: string; shell: string };
 }
 
 /** A server on the host's 127.0.0.1 that answers the nonce: the one host the probe's allowlist holds. */
@@ -63,8 +63,6 @@ async function allowedServer(nonce: string): Promise<{ port: number; seen: strin
  */
 export async function installSandboxProbes(deps: InstallProbeDeps, inside: InsideRun): Promise<ProbeResult[]> {
   const prefixed = (rs: ProbeResult[]) => rs.map((r) => ({ ...r, id: `${INSTALL_PREFIX}${r.id}` }));
-  if (!deps.tools)
-    return prefixed([p("available", "an install sandbox can be made on this host", "the host's npm and /bin/sh", null, false, "anything: nothing ran")]);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mini-agent-probe-install-"));
   fs.chmodSync(dir, 0o700);
   const server = await allowedServer(inside.nonce);

@@ -11,8 +11,9 @@ import { hostConfigHash } from "../daemon/src/sandbox/config-hash.js";
 import { IN_IMAGE } from "../daemon/src/sandbox/host-config.js";
 import { hostCanSpawn, leftovers, runtimeRegistrationProbe } from "./host-probes.js";
 import { CANARY_ENV, insideProbes, p } from "./inside-run.js";
-import { installSandboxProbes } from "./install-probes.js";
-import { layerSandboxProbes } from "./layer-probes.js";
+import { INSTALL_PREFIX, installSandboxProbes } from "./install-probes.js";
+import { LAYER_PREFIX, layerSandboxProbes } from "./layer-probes.js";
+import { isMiniAgentError } from "../daemon/src/errors.js";
 import { hasInstallSandbox, hostInstallTools } from "../daemon/src/sandbox/install-sandbox.js";
 import { writeReport } from "./report-store.js";
 import { pooledProbe } from "./pool-probe.js";
@@ -38,6 +39,16 @@ function probeConfig(opts: ProbeOptions): unknown {
   const c = (opts.config ?? {}) as Record<string, unknown>;
   if (typeof c.imageFamily !== "string") return c;
   return { ...customFamilyNeeds(c.imageFamily, statePath(opts.stateDir, "imageLock")), ...c };
+}
+
+/** A sandbox kind's probes, or one failed probe saying why they could not run: never a crash of the whole report. */
+async function section(prefix: string, run: () => Promise<ProbeResult[]>): Promise<ProbeResult[]> {
+  try {
+    return await run();
+  } catch (err) {
+    const why = isMiniAgentError(err) ? `${err.code}: ${err.message}` : String((err as Error)?.message ?? err);
+    return [p(`${prefix}ran`, "this sandbox kind could be made and probed", "its probes ran", why, false, "anything: its probes did not run")];
+  }
 }
 
 /**
@@ -115,11 +126,11 @@ export async function runIsolationProbes(opts: ProbeOptions): Promise<IsolationR
       if (!opts.pool) await pool.drain();
     }
     // the other sandbox kinds a run of this configuration uses, each in its own configuration (issue 25)
-    probes.push(...(await layerSandboxProbes(executor, docker, digest, inside, scratch)));
-    if (hasInstallSandbox(config)) {
-      const tools = opts.installTools === undefined ? hostInstallTools(process.execPath, undefined) : opts.installTools;
-      probes.push(...(await installSandboxProbes({ docker, config, digest, tools }, inside)));
-    }
+    probes.push(...(await section(LAYER_PREFIX, () => layerSandboxProbes(executor, docker, digest, inside, scratch))));
+    // no npm or sh on this host: this daemon makes no install sandbox (DockerExecutor.install refuses), nothing to prove
+    const tools = opts.installTools === undefined ? hostInstallTools(process.execPath, undefined) : opts.installTools;
+    if (hasInstallSandbox(config) && tools)
+      probes.push(...(await section(INSTALL_PREFIX, () => installSandboxProbes({ docker, config, digest, tools }, inside))));
     probes.push(...(await resourceProbes(executor, docker, nonce, ws)));
   } finally {
     if (previous === undefined) delete hostEnv[CANARY_ENV];
