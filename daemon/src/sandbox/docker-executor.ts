@@ -16,7 +16,7 @@ import { WarmSession } from "./warm-session.js";
 import type { SandboxPool } from "./sandbox-pool.js";
 import { withLayerEnv, type DependencyLayers, type LayerRecord } from "./dependency-layer.js";
 import type { EgressEvent } from "../egress/index.js";
-import { hasInstallSandbox, type InstallRequest, removeInstallDir, runInstall } from "./install-sandbox.js";
+import { INSTALL_RUNTIME, type InstallRequest, removeInstallDir, runInstall } from "./install-sandbox.js";
 import { checkExportFits, listExport } from "../workspace/index.js";
 import { notifyIncluded, packControl, packExport, PUT_WORKSPACE_TIMEOUT_MS } from "./workspace-tar.js";
 
@@ -98,10 +98,11 @@ export class DockerExecutor implements Executor {
   async install(req: InstallRequest, onEgress?: (e: EgressEvent) => void): Promise<InstallResult> {
     if (!this.layers || !this.installTools)
       throw new MiniAgentError("sandbox_error", "this daemon has no install sandbox (no dependency layer store or no npm)");
-    if (!hasInstallSandbox(this.config))
+    // (which families install is env build's to say; the runtime is this sandbox's: install-sandbox.ts hasInstallSandbox)
+    if (this.config.runtime !== INSTALL_RUNTIME)
       throw new MiniAgentError(
         "invalid_request",
-        `the ${this.config.imageFamily} family has no install sandbox under ${this.config.runtime}: it needs runc (under gVisor the sandbox cannot reach the egress proxy's socket); start the daemon with --runtime runc to install`,
+        `the install sandbox needs ${INSTALL_RUNTIME}, not ${this.config.runtime}: under gVisor it cannot reach the egress proxy's socket; start the daemon with --runtime ${INSTALL_RUNTIME} to install`,
         { details: { image_family: this.config.imageFamily, runtime: this.config.runtime } },
       );
     const digest = await this.pinnedDigest();

@@ -170,8 +170,11 @@ export const INSTALL_FAMILIES: readonly string[] = ["node"];
  * reset), so an install could reach nothing.
  */
 export function hasInstallSandbox(config: Pick<SandboxConfig, "imageFamily" | "runtime">): boolean {
-  return INSTALL_FAMILIES.includes(config.imageFamily) && config.runtime === "runc";
+  return INSTALL_FAMILIES.includes(config.imageFamily) && config.runtime === INSTALL_RUNTIME;
 }
+
+/** The one runtime an install sandbox runs under (see hasInstallSandbox). */
+export const INSTALL_RUNTIME = "runc";
 
 /** argv that runs `command` behind the forwarder: 127.0.0.1:PROXY_PORT inside relays to the egress socket. */
 export function forwarderArgv(command: readonly string[]): string[] {
