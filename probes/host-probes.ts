@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import type Docker from "dockerode";
 import type { SandboxConfig } from "../daemon/src/sandbox/config.js";
-import { hostConfigTemplate, IN_IMAGE, SANDBOX_USER } from "../daemon/src/sandbox/host-config.js";
+import { hostConfigTemplate, IN_IMAGE, SANDBOX_USER, tmpfsVolumeOptions } from "../daemon/src/sandbox/host-config.js";
 import type { ProbeResult } from "./types.js";
 import { labelFilter, RUN_LABEL } from "../daemon/src/sandbox/labels.js";
 
@@ -15,15 +15,40 @@ function probe(id: string, property: string, expected: unknown, observed: unknow
 const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
 const emptyish = (v: unknown) => v === null || v === undefined || (Array.isArray(v) && v.length === 0);
 
+/** A mount a sandbox kind adds to the workspace (and control) volumes: where, what, and whether it is writable. */
+export interface ExtraMount {
+  destination: string;
+  type: "volume" | "bind";
+  rw: boolean;
+}
+
+/** A mount of the container as the engine reports it matches an expected one (read-only ones must be read-only). */
+function matches(m: { Type?: string; Destination?: string; RW?: boolean }, x: ExtraMount): boolean {
+  return m.Type === x.type && m.Destination === x.destination && m.RW === x.rw;
+}
+
 /**
  * The authority: what the engine says the container IS, compared field by
  * field with what was requested (image, user, read-only root, no network,
  * CapDrop ALL, no CapAdd, not privileged, no-new-privileges, our seccomp
  * profile and never unconfined, limits, no binds, only our volumes, restart no).
+ * `extra`: the mounts this sandbox kind adds (a dependency layer's, the install
+ * sandbox's); none of another kind is accepted, and each must be there.
  */
-export function inspectProbes(info: Inspect, config: SandboxConfig, digest: string, volumes: Docker.VolumeInspectInfo[]): ProbeResult[] {
+export function inspectProbes(
+  info: Inspect,
+  config: SandboxConfig,
+  digest: string,
+  volumes: Docker.VolumeInspectInfo[],
+  extra: readonly ExtraMount[] = [],
+): ProbeResult[] {
   const want = hostConfigTemplate(config);
   const hc = info.HostConfig;
+  const mounts = info.Mounts ?? [];
+  const own = (m: (typeof mounts)[number]) =>
+    m.Type === "volume" && m.RW === true && ([IN_IMAGE.workspace, IN_IMAGE.control] as string[]).includes(m.Destination);
+  const volumeOf = (m: (typeof mounts)[number]) => volumes.find((v) => v.Name === m.Name);
+  const workspace = mounts.find((m) => m.Destination === IN_IMAGE.workspace);
   const checks: Record<string, boolean> = {
     user: info.Config.User === SANDBOX_USER,
     network_none: hc.NetworkMode === "none" && Object.keys(info.NetworkSettings?.Networks ?? {}).every((n) => n === "none"),
@@ -44,10 +69,17 @@ export function inspectProbes(info: Inspect, config: SandboxConfig, digest: stri
     restart_no: (hc.RestartPolicy as { Name?: string } | undefined)?.Name === "no",
     runtime: hc.Runtime === config.runtime,
     only_our_volumes:
-      (info.Mounts ?? []).every((m) => m.Type === "volume" && ([IN_IMAGE.workspace, IN_IMAGE.control] as string[]).includes(m.Destination)) &&
-      (info.Mounts ?? []).some((m) => m.Destination === IN_IMAGE.workspace),
+      mounts.every((m) => own(m) || extra.some((x) => matches(m, x))) &&
+      extra.every((x) => mounts.filter((m) => matches(m, x)).length === 1) &&
+      workspace !== undefined,
+    // every writable volume is a size-capped tmpfs (a read-only layer cannot grow), and what a layer
+    // or an install adds never changes the workspace's own limit
     volumes_size_capped:
-      volumes.length === (info.Mounts ?? []).length && volumes.every((v) => v.Options?.type === "tmpfs" && /(^|,)size=\d+/.test(v.Options?.o ?? "")),
+      mounts
+        .filter((m) => m.Type === "volume" && m.RW)
+        .every((m) => volumeOf(m)?.Options?.type === "tmpfs" && /(^|,)size=\d+/.test(volumeOf(m)?.Options?.o ?? "")) &&
+      workspace !== undefined &&
+      volumeOf(workspace)?.Options?.o === tmpfsVolumeOptions(config.workspaceBytes, "sandbox").o,
   };
   const failed = Object.entries(checks)
     .filter(([, ok]) => !ok)

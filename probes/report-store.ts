@@ -5,7 +5,7 @@ import type Docker from "dockerode";
 import { statePath } from "../daemon/src/config/state-dir.js";
 import { resolveSandboxConfig, type SandboxConfig } from "../daemon/src/sandbox/config.js";
 import { createDockerClient } from "../daemon/src/sandbox/docker-client.js";
-import { hostConfigHash } from "../daemon/src/sandbox/host-config.js";
+import { hostConfigHash } from "../daemon/src/sandbox/config-hash.js";
 import { engineError } from "../daemon/src/sandbox/image-pin.js";
 import { readImageLock } from "../daemon/src/sandbox/image-lock.js";
 import { MiniAgentError } from "../daemon/src/errors.js";

@@ -7,14 +7,18 @@ import { statePath } from "../daemon/src/config/state-dir.js";
 import { createDockerClient } from "../daemon/src/sandbox/docker-client.js";
 import { DockerExecutor } from "../daemon/src/sandbox/docker-executor.js";
 import { customFamilyNeeds } from "../daemon/src/sandbox/families.js";
-import { hostConfigHash, IN_IMAGE } from "../daemon/src/sandbox/host-config.js";
-import type { SandboxContainer } from "../daemon/src/sandbox/sandbox-container.js";
-import { hostCanSpawn, inspectProbes, leftovers, runtimeRegistrationProbe } from "./host-probes.js";
-import { insideProbeArgv } from "./inside-args.js";
+import { hostConfigHash } from "../daemon/src/sandbox/config-hash.js";
+import { IN_IMAGE } from "../daemon/src/sandbox/host-config.js";
+import { hostCanSpawn, leftovers, runtimeRegistrationProbe } from "./host-probes.js";
+import { CANARY_ENV, insideProbes, p } from "./inside-run.js";
+import { INSTALL_PREFIX, installSandboxProbes } from "./install-probes.js";
+import { LAYER_PREFIX, layerSandboxProbes } from "./layer-probes.js";
+import { isMiniAgentError } from "../daemon/src/errors.js";
+import { hasInstallSandbox, hostInstallTools } from "../daemon/src/sandbox/install-sandbox.js";
 import { writeReport } from "./report-store.js";
-import { observeHandOver, pooledProbe, type HandOver } from "./pool-probe.js";
+import { pooledProbe } from "./pool-probe.js";
 import { SandboxPool } from "../daemon/src/sandbox/sandbox-pool.js";
-import { InsideOutput, REPORT_SCHEMA_VERSION, type IsolationReport, type ProbeResult, type UnavailableReport } from "./types.js";
+import { REPORT_SCHEMA_VERSION, type IsolationReport, type ProbeResult, type UnavailableReport } from "./types.js";
 
 export interface ProbeOptions {
   stateDir: string;
@@ -26,9 +30,9 @@ export interface ProbeOptions {
   now?: () => Date;
   /** the pool the pooled_indistinguishable probe takes from (tests hand in one they prepared); default: its own, drained after */
   pool?: SandboxPool;
+  /** the host's npm and shell for the install sandbox's probes (default: beside this node); null: none here */
+  installTools?: { npmRoot: string; shell: string } | null;
 }
-
-const CANARY_ENV = "MINI_AGENT_PROBE_CANARY";
 
 /** The given overrides over a custom family's base needs: the probes prove the HostConfig its runs get. */
 function probeConfig(opts: ProbeOptions): unknown {
@@ -37,8 +41,14 @@ function probeConfig(opts: ProbeOptions): unknown {
   return { ...customFamilyNeeds(c.imageFamily, statePath(opts.stateDir, "imageLock")), ...c };
 }
 
-function p(id: string, property: string, expected: unknown, observed: unknown, passed: boolean, dnp: string): ProbeResult {
-  return { id, property, expected, observed, passed, does_not_prove: dnp };
+/** A sandbox kind's probes, or one failed probe saying why they could not run: never a crash of the whole report. */
+async function section(prefix: string, run: () => Promise<ProbeResult[]>): Promise<ProbeResult[]> {
+  try {
+    return await run();
+  } catch (err) {
+    const why = isMiniAgentError(err) ? `${err.code}: ${err.message}` : String((err as Error)?.message ?? err);
+    return [p(`${prefix}ran`, "this sandbox kind could be made and probed", "its probes ran", why, false, "anything: its probes did not run")];
+  }
 }
 
 /**
@@ -115,6 +125,12 @@ export async function runIsolationProbes(opts: ProbeOptions): Promise<IsolationR
     } finally {
       if (!opts.pool) await pool.drain();
     }
+    // the other sandbox kinds a run of this configuration uses, each in its own configuration (issue 25)
+    probes.push(...(await section(LAYER_PREFIX, () => layerSandboxProbes(executor, docker, digest, inside, scratch))));
+    // no npm or sh on this host: this daemon makes no install sandbox (DockerExecutor.install refuses), nothing to prove
+    const tools = opts.installTools === undefined ? hostInstallTools(process.execPath, undefined) : opts.installTools;
+    if (hasInstallSandbox(config) && tools)
+      probes.push(...(await section(INSTALL_PREFIX, () => installSandboxProbes({ docker, config, digest, tools }, inside))));
     probes.push(...(await resourceProbes(executor, docker, nonce, ws)));
   } finally {
     if (previous === undefined) delete hostEnv[CANARY_ENV];
@@ -138,66 +154,6 @@ export async function runIsolationProbes(opts: ProbeOptions): Promise<IsolationR
   };
   await writeReport(opts.stateDir, report);
   return report;
-}
-
-async function insideProbes(
-  executor: DockerExecutor,
-  docker: Docker,
-  digest: string,
-  o: { nonce: string; ws: string; ctl: string; canary: string; canaryFileName: string; stateDir: string },
-): Promise<{ results: ProbeResult[]; handOver: HandOver | null }> {
-  const config = executor.config;
-  // the pinned image's own ENV (a family's PYTHON*/GO* settings) is part of what the digest pins, not the host's
-  const imageEnv = ((await docker.getImage(digest).inspect()).Config?.Env ?? []).map((e) => e.split("=", 1)[0]!);
-  const allowedEnv = [...new Set(["HOSTNAME", ...Object.keys(config.baseEnv), ...config.envAllowlist, ...imageEnv])];
-  const argv = insideProbeArgv(IN_IMAGE.probe, {
-    nonce: o.nonce,
-    runtime: config.runtime,
-    allowedEnv,
-    canarySha256: crypto.createHash("sha256").update(o.canary).digest("hex"),
-    canaryName: CANARY_ENV,
-    canaryFileName: o.canaryFileName,
-    hostStateDir: path.resolve(o.stateDir),
-    tmpNoexec: !config.tmpExec,
-  });
-  let host: ProbeResult[] = [];
-  let handOver: Omit<HandOver, "verdicts"> | null = null;
-  const runId = `probe-${o.nonce.slice(0, 12)}-inside`;
-  const res = await executor.runFresh(
-    { runId, purpose: "probe", argv, workspaceDir: o.ws, controlDir: o.ctl, timeoutMs: 120_000, env: { MINI_AGENT_NONCE: o.nonce } },
-    {
-      beforeContent: async (box: SandboxContainer, pooled: boolean) => {
-        handOver = await observeHandOver(box, pooled);
-      },
-      onStarted: async (box: SandboxContainer) => {
-        const info = (await box.inspect()) as Parameters<typeof inspectProbes>[0];
-        const vols = await Promise.all((info.Mounts ?? []).flatMap((m) => (m.Name ? [docker.getVolume(m.Name).inspect()] : [])));
-        host = inspectProbes(info, config, digest, vols);
-      },
-    },
-  );
-  const lines = res.stdout.trim().split("\n");
-  let parsed: ReturnType<typeof InsideOutput.safeParse> | null = null;
-  try {
-    parsed = InsideOutput.safeParse(JSON.parse(lines[lines.length - 1] ?? ""));
-  } catch {
-    parsed = null;
-  }
-  const bound = parsed?.success === true && parsed.data.nonce === o.nonce;
-  const inside: ProbeResult[] = [
-    p(
-      "inside_report",
-      "the in-container probe ran and its output is bound to this run's nonce",
-      o.nonce,
-      { exit_code: res.exit_code, nonce_matched: bound, stderr: res.stderr.slice(0, 500) },
-      bound && res.exit_code === 0,
-      "that the self-report is honest: code in the same container could forge it, hence a fresh container before candidate code and host checks as authority",
-    ),
-  ];
-  if (bound && parsed?.success) inside.push(...parsed.data.probes);
-  const results = [...host, ...inside];
-  const seen = handOver as Omit<HandOver, "verdicts"> | null;
-  return { results, handOver: seen && { ...seen, verdicts: Object.fromEntries(results.map((r) => [r.id, r.passed])) } };
 }
 
 async function resourceProbes(executor: DockerExecutor, docker: Docker, nonce: string, ws: string): Promise<ProbeResult[]> {

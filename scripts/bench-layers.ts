@@ -5,7 +5,9 @@ import path from "node:path";
 import { createDockerClient } from "../daemon/src/sandbox/docker-client.js";
 import { DependencyLayers } from "../daemon/src/sandbox/dependency-layer.js";
 import { DockerExecutor } from "../daemon/src/sandbox/docker-executor.js";
+import { hostInstallTools } from "../daemon/src/sandbox/install-sandbox.js";
 import { captureBaseline } from "../daemon/src/workspace/index.js";
+import { benchInstallLayer } from "./bench-install-layer.js";
 
 /**
  * `npm run bench:layers [-- --runs N] [--mib M] [--lock PATH]`
@@ -14,15 +16,25 @@ import { captureBaseline } from "../daemon/src/workspace/index.js";
  * dependency layer) and on the same project without dependencies (target:
  * <= 1.2x); the layer's first build; and the state-dir growth of one run's
  * baseline (target: <= 5 MB). A benchmark that prints numbers, never a timed test.
+ * `--install [--packages N]`: also the first build of an M MiB layer made by the
+ * install sandbox (bench-install-layer.ts), and a fresh sandbox mounting it.
  */
 function parseArgs(argv: string[]) {
-  const o = { runs: 7, mib: 150, lock: process.env.MINI_AGENT_TEST_IMAGE_LOCK ?? path.join(os.homedir(), ".local/state/mini-agent/sandbox-image.lock.json") };
+  const o = {
+    runs: 7,
+    mib: 150,
+    install: false,
+    packages: 30,
+    lock: process.env.MINI_AGENT_TEST_IMAGE_LOCK ?? path.join(os.homedir(), ".local/state/mini-agent/sandbox-image.lock.json"),
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "--runs") o.runs = Number(argv[++i]);
     else if (a === "--mib") o.mib = Number(argv[++i]);
     else if (a === "--lock") o.lock = path.resolve(argv[++i]!);
-    else throw new Error(`unknown option ${a} (known: --runs N, --mib M, --lock PATH)`);
+    else if (a === "--install") o.install = true;
+    else if (a === "--packages") o.packages = Number(argv[++i]);
+    else throw new Error(`unknown option ${a} (known: --runs N, --mib M, --lock PATH, --install, --packages N)`);
   }
   return o;
 }
@@ -56,7 +68,9 @@ async function main(): Promise<void> {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "ma-bench-layers-"));
   const instance = crypto.randomBytes(8).toString("hex");
   const layers = new DependencyLayers({ docker, dir: path.join(root, "state/layers"), instance });
-  const ex = new DockerExecutor({ lockPath: o.lock, docker, layers, config: { instance } });
+  const installTools = o.install ? hostInstallTools(process.execPath, undefined) : null;
+  if (o.install && !installTools) throw new Error("--install needs the host's npm beside this node and /bin/sh");
+  const ex = new DockerExecutor({ lockPath: o.lock, docker, layers, config: { instance }, ...(installTools && { installTools }) });
   const withDeps = path.join(root, "with-deps");
   const without = path.join(root, "without-deps");
   project(withDeps, o.mib);
@@ -94,6 +108,19 @@ async function main(): Promise<void> {
     console.log(`  first layer build:                 ${(firstBuild / 1000).toFixed(1)} s (key + tar into the volume)`);
     console.log(`  layer reuse at run creation:       ${reuse.toFixed(0)} ms (re-keying the folder)`);
     console.log(`  state-dir growth (one baseline):   ${(baseline / 1e6).toFixed(3)} MB (target <= 5 MB)`);
+    if (o.install) {
+      const { figure, workspace } = await benchInstallLayer(ex, root, o.mib, o.packages);
+      console.log(`install sandbox: npm install of ${figure.packages} packages, ${(figure.tarballBytes / 2 ** 20).toFixed(0)} MiB of tarballs, from 127.0.0.1`);
+      console.log(`  first layer build (install + layer): ${(figure.installMs / 1000).toFixed(1)} s, exit ${figure.exitCode}`);
+      if (figure.layerBytes === null) console.log(`  no layer: ${figure.stderrTail.trim().split("\n").slice(-3).join(" | ")}`);
+      else {
+        const installed = await ex.prepareLayers(workspace, spec);
+        const c: number[] = [];
+        for (let i = 0; i < o.runs; i++) c.push(await fresh(workspace, installed));
+        console.log(`  layer size:                          ${(figure.layerBytes / 2 ** 20).toFixed(0)} MiB`);
+        console.log(`  fresh sandbox, with that layer:      ${median(c).toFixed(0)} ms (${(median(c) / median(b)).toFixed(2)}x no dependencies)`);
+      }
+    }
   } finally {
     for (const l of await layers.list()) await layers.remove(l.key).catch(() => undefined);
     fs.rmSync(root, { recursive: true, force: true });

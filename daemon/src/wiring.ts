@@ -1,5 +1,3 @@
-import fs from "node:fs";
-import path from "node:path";
 import { collectGarbage } from "./retention/gc.js";
 import { createStateDirSize, STATE_DIR_SIZE_MAX_AGE_MS } from "./retention/state-dir-size.js";
 import type Docker from "dockerode";
@@ -26,6 +24,7 @@ import { customFamilyNeeds } from "./sandbox/families.js";
 import { createDockerClient } from "./sandbox/docker-client.js";
 import { DockerExecutor } from "./sandbox/docker-executor.js";
 import { DependencyLayers } from "./sandbox/dependency-layer.js";
+import { hostInstallTools } from "./sandbox/install-sandbox.js";
 import { createEnvService } from "./runtime/env-layers.js";
 import { createEnvBuild } from "./runtime/env-build.js";
 import { LocalExecutor } from "./sandbox/local-executor.js";
@@ -35,10 +34,6 @@ import { reapLeftovers } from "./sandbox/reaper.js";
 import { SandboxPool } from "./sandbox/sandbox-pool.js";
 import { OWNER_FILTER, RUN_LABEL } from "./sandbox/labels.js";
 import { createCaptureService } from "./capture/index.js";
-
-/** Debian's python3-pip package folder, and Debian's CA bundle (ca-certificates): what pip installs mount */
-const HOST_PIP = "/usr/lib/python3/dist-packages/pip";
-const HOST_CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt";
 
 /** The named variables of `env` that are set, as a plain record */
 function pickDefined<K extends string>(env: NodeJS.ProcessEnv, names: readonly K[]): Partial<Record<K, string>> {
@@ -72,20 +67,7 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
   // one layer store for every family's executor: a layer is content, the same for every image that mounts it
   const layers = new DependencyLayers({ docker, dir: statePath(config.stateDir, "layers"), instance, log: sandboxLog });
   // the host's npm (beside the node running this daemon) and shell, mounted read-only into install sandboxes alone
-  const npmRoot = path.join(path.dirname(process.execPath), "..", "lib", "node_modules", "npm");
-  const installTools =
-    fs.existsSync(path.join(npmRoot, "bin", "npm-cli.js")) && fs.existsSync("/bin/sh")
-      ? // the CA certificates this daemon's node trusts beyond its own (a network that re-signs TLS), for the install's npm
-        {
-          npmRoot,
-          shell: fs.realpathSync("/bin/sh"),
-          ...(env.NODE_EXTRA_CA_CERTS && { caFile: env.NODE_EXTRA_CA_CERTS }),
-          // Debian's python3-pip (scripts/toolchains-ensure.sh): run by the image's own python, in pip installs alone
-          ...(fs.existsSync(path.join(HOST_PIP, "__main__.py")) && { pipRoot: HOST_PIP }),
-          // the CAs this machine trusts, for pip's and Go's https (the images carry none)
-          ...(fs.existsSync(HOST_CA_BUNDLE) && { caBundle: HOST_CA_BUNDLE }),
-        }
-      : undefined;
+  const installTools = hostInstallTools(process.execPath, env.NODE_EXTRA_CA_CERTS) ?? undefined;
   const container = new DockerExecutor({ lockPath, config: sandboxOverrides(), docker, pool, layers, ...(installTools && { installTools }), log: sandboxLog });
   // one executor per (image family, runtime), made on first use and kept: a run's warm session, Verifier
   // and acceptance all use its task's family and its own runtime (`--runtime`, else the daemon's), so each

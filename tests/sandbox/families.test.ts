@@ -12,7 +12,7 @@ import { checkLiveGate } from "../../daemon/src/gate/live-gate.js";
 import { sandboxIsolationFacts } from "../../daemon/src/gate/sandbox-facts.js";
 import { resolveSandboxConfig } from "../../daemon/src/sandbox/config.js";
 import { DockerExecutor } from "../../daemon/src/sandbox/docker-executor.js";
-import { hostConfigHash } from "../../daemon/src/sandbox/host-config.js";
+import { hostConfigHash } from "../../daemon/src/sandbox/config-hash.js";
 import { recordImage } from "../../daemon/src/sandbox/image-lock.js";
 import { inspectProbes } from "../../probes/host-probes.js";
 import { runIsolationProbes } from "../../probes/run.js";

@@ -72,6 +72,45 @@ describe.each(runtimes)("isolation probes on %s", (runtime) => {
     for (const p of report.probes) expect(Object.keys(p).sort()).toEqual(["does_not_prove", "expected", "id", "observed", "passed", "property"]);
   });
 
+  // Regression: the install sandbox and a test sandbox with a dependency layer ran with no probe at all.
+  it("proves the layer-mounted test sandbox and (under runc) the install sandbox too: each runs the whole inside probe, and its own checks", () => {
+    const ids = report.probes.map((p) => p.id);
+    const inside = [
+      "host_inspect",
+      "inside_report",
+      "uid_gid",
+      "capabilities",
+      "readonly_rootfs",
+      "writable_mounts",
+      "network_interfaces",
+      "outbound_tcp",
+      "dns",
+      "docker_socket",
+      "spawned_tree",
+    ];
+    for (const id of [...inside, "layer_readonly"]) expect(ids).toContain(`layer_sandbox.${id}`);
+    expect(report.probes.find((p) => p.id === "layer_sandbox.layer_readonly")?.passed).toBe(true);
+    // gVisor does not let the install sandbox reach its proxy's socket: there is no install sandbox under runsc
+    if (runtime === "runsc") {
+      expect(ids.filter((id) => id.startsWith("install_sandbox."))).toEqual([]);
+      return;
+    }
+    for (const id of [...inside, "egress_allowed", "egress_refused", "egress_direct"]) expect(ids).toContain(`install_sandbox.${id}`);
+    const byId = Object.fromEntries(report.probes.map((p) => [p.id, p]));
+    // the install sandbox's own expectations: node_modules writable, the proxy's socket the only socket
+    expect((byId["install_sandbox.writable_mounts"]!.observed as { user_writable: string[] }).user_writable).toEqual([
+      "/tmp",
+      "/workspace",
+      "/workspace/node_modules",
+    ]);
+    expect((byId["install_sandbox.docker_socket"]!.observed as { sockets: string[] }).sockets).toEqual(["/opt/mini-agent-egress/proxy.sock"]);
+    // the unlisted name was refused and logged, and never reached the dialler
+    const refused = byId["install_sandbox.egress_refused"]!.observed as { refusals: string[]; logged: number; dialled: string[] };
+    expect(refused.refusals).toEqual(["CONNECT unlisted.invalid:443", "GET unlisted.invalid:80"]);
+    expect(refused.logged).toBe(2);
+    expect(refused.dialled.some((d) => d.startsWith("unlisted"))).toBe(false);
+  });
+
   // Regression: under gVisor a `docker exec`'d process runs without the container's seccomp filter, so
   // with --oci-seccomp registered every probe (seccomp included) must pass; only without it may the two fail.
   it("passes every probe (on runsc registered with --oci-seccomp too; without that flag only the seccomp ones may fail)", async () => {

@@ -1,7 +1,8 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { isMiniAgentError } from "../errors.js";
 import { buildExecEnv, resolveSandboxConfig, SANDBOX_DEFAULTS } from "./config.js";
-import { hostConfigHash, hostConfigTemplate } from "./host-config.js";
+import { hostConfigHash } from "./config-hash.js";
+import { hostConfigTemplate } from "./host-config.js";
 import { INSTANCE_LABEL, RUN_LABEL, sandboxLabels } from "./labels.js";
 import { DENIED_SYSCALLS, seccompProfile } from "./seccomp-profile.js";
 import { CappedOutput } from "./output.js";
@@ -58,6 +59,49 @@ describe("host config", () => {
     expect(hostConfigHash(resolveSandboxConfig({}))).toBe(a);
     expect(hostConfigHash(resolveSandboxConfig({ runtime: "runsc" }))).not.toBe(a);
     expect(hostConfigHash(resolveSandboxConfig({ memoryBytes: 256 * 1024 * 1024 }))).not.toBe(a);
+  });
+});
+
+describe("the isolation hash covers the other sandbox kinds a run uses (issue 25)", () => {
+  afterEach(() => {
+    vi.doUnmock("./install-sandbox.js");
+    vi.doUnmock("./host-config.js");
+    vi.resetModules();
+  });
+
+  /** hostConfigHash of the node config, with one module's export replaced as a changed build would have it */
+  async function hashWith(
+    mod: "./install-sandbox.js" | "./host-config.js",
+    change: (m: Record<string, unknown>) => Record<string, unknown>,
+    overrides: Record<string, unknown> = {},
+  ) {
+    vi.resetModules();
+    vi.doMock(mod, async (original) => change((await original()) as Record<string, unknown>));
+    const { hostConfigHash: hash } = await import("./config-hash.js");
+    return hash(resolveSandboxConfig(overrides));
+  }
+
+  // Regression: the install sandbox's extra mounts and a dependency layer's mount were outside the hash, so
+  // a report proved nothing about them and a changed mount never sent the live gate back to the probes.
+  it("a changed install sandbox mount or layer mount changes the hash", async () => {
+    const base = hostConfigHash(resolveSandboxConfig({}));
+    const npmWritable = await hashWith("./install-sandbox.js", (m) => ({
+      ...m,
+      INSTALL_MOUNT_SHAPE: (m.INSTALL_MOUNT_SHAPE as Array<Record<string, unknown>>).map((x) => ({ ...x, ReadOnly: false })),
+    }));
+    expect(npmWritable).not.toBe(base);
+    const layerWritable = await hashWith("./host-config.js", (m) => ({
+      ...m,
+      layerMount: (l: never) => ({ ...(m.layerMount as (l: never) => Record<string, unknown>)(l), ReadOnly: false }),
+    }));
+    expect(layerWritable).not.toBe(base);
+  });
+
+  it("a configuration without an install sandbox (another family, or runsc) has no install mounts in its hash", async () => {
+    for (const overrides of [{ imageFamily: "python" }, { runtime: "runsc" }]) {
+      const without = hostConfigHash(resolveSandboxConfig(overrides));
+      expect(await hashWith("./install-sandbox.js", (m) => ({ ...m, hasInstallSandbox: () => true }), overrides)).not.toBe(without);
+    }
   });
 });
 

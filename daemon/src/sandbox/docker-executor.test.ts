@@ -74,3 +74,39 @@ describe("DockerExecutor.run when no status comes back", () => {
     expect(res).toMatchObject({ exit_code: null, timed_out: false, cancelled: false, oom_killed: false, sandbox_lost: true, limits: [], image_digest: DIGEST });
   });
 });
+
+describe("install under runsc", () => {
+  // Regression: under gVisor the install sandbox cannot reach the egress proxy's socket (its probes show no
+  // socket and every proxy connection reset), so `env build` ran the install and failed it with network errors.
+  it("is refused before anything is made, naming runc", async () => {
+    const asked: string[] = [];
+    const docker = new Proxy({} as Docker, {
+      get: (_t, name) => {
+        asked.push(String(name));
+        return () => Promise.reject(new Error("no engine call expected"));
+      },
+    });
+    const { DependencyLayers } = await import("./dependency-layer.js");
+    const ex = new DockerExecutor({
+      lockPath,
+      docker,
+      config: { runtime: "runsc" },
+      layers: new DependencyLayers({ docker, dir: path.join(dir, "layers"), instance: null }),
+      installTools: { npmRoot: dir, shell: "/bin/sh" },
+    });
+    const err = await ex
+      .install({
+        workspace: ws,
+        spec: { forbidden: [], include: [] },
+        command: "npm ci",
+        allow: [],
+        tool: { kind: "npm", registry: "http://127.0.0.1:9/" },
+        timeoutMs: 1000,
+      })
+      .catch((e: unknown) => e);
+    expect(isMiniAgentError(err, "invalid_request")).toBe(true);
+    expect((err as Error).message).toMatch(/runc/);
+    expect(asked).toEqual([]);
+    expect(fs.existsSync(path.join(dir, "layers"))).toBe(false);
+  });
+});

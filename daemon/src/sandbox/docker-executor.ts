@@ -16,7 +16,7 @@ import { WarmSession } from "./warm-session.js";
 import type { SandboxPool } from "./sandbox-pool.js";
 import { withLayerEnv, type DependencyLayers, type LayerRecord } from "./dependency-layer.js";
 import type { EgressEvent } from "../egress/index.js";
-import { type InstallRequest, removeInstallDir, runInstall } from "./install-sandbox.js";
+import { type HostInstallTools, INSTALL_RUNTIME, type InstallRequest, removeInstallDir, runInstall } from "./install-sandbox.js";
 import { INSTALL_FOLDER } from "./install-tools.js";
 import { checkExportFits, listExport } from "../workspace/index.js";
 import { notifyIncluded, packControl, packExport, PUT_WORKSPACE_TIMEOUT_MS } from "./workspace-tar.js";
@@ -39,7 +39,7 @@ export interface DockerExecutorOptions {
 }
 
 /** The host's tools an install sandbox mounts (install-sandbox.ts InstallSandboxDeps) */
-export type InstallTools = { npmRoot: string; shell: string; caFile?: string; pipRoot?: string; caBundle?: string };
+export type InstallTools = HostInstallTools;
 
 /** What `install` reports: the command's outcome, every egress decision, and the layer it made (exit 0 only). */
 export interface InstallResult {
@@ -102,6 +102,13 @@ export class DockerExecutor implements Executor {
   async install(req: InstallRequest, onEgress?: (e: EgressEvent) => void): Promise<InstallResult> {
     if (!this.layers || !this.installTools)
       throw new MiniAgentError("sandbox_error", "this daemon has no install sandbox (no dependency layer store or no npm)");
+    // (which families install is env build's to say; the runtime is this sandbox's: install-sandbox.ts hasInstallSandbox)
+    if (this.config.runtime !== INSTALL_RUNTIME)
+      throw new MiniAgentError(
+        "invalid_request",
+        `the install sandbox needs ${INSTALL_RUNTIME}, not ${this.config.runtime}: under gVisor it cannot reach the egress proxy's socket; start the daemon with --runtime ${INSTALL_RUNTIME} to install`,
+        { details: { image_family: this.config.imageFamily, runtime: this.config.runtime } },
+      );
     const digest = await this.pinnedDigest();
     const out = await runInstall({ docker: this.docker, config: this.config, digest, ...this.installTools, log: this.log, ...(onEgress && { onEgress }) }, req);
     try {

@@ -1,8 +1,6 @@
-import crypto from "node:crypto";
 import type Docker from "dockerode";
 import type { DependencyLayerRef } from "../contracts/sandbox.js";
 import type { SandboxConfig } from "./config.js";
-import { canonicalJson } from "../workspace/hash.js";
 import { seccompProfile } from "./seccomp-profile.js";
 
 /** Paths baked into the image by sandbox-image/ (there is no shell to run anything else). */
@@ -39,7 +37,7 @@ export const SANDBOX_USER = "65534:65534";
 
 /**
  * The HostConfig every sandbox gets, without the per-container volume names.
- * This template is what the isolation report's HostConfig hash covers, so
+ * This template is what the isolation report's HostConfig hash covers (config-hash.ts), so
  * probes, candidates, verifier and bench all prove and use the same thing.
  */
 export function hostConfigTemplate(config: SandboxConfig): Record<string, unknown> {
@@ -72,16 +70,6 @@ export function hostConfigTemplate(config: SandboxConfig): Record<string, unknow
     LogConfig: { Type: "none", Config: {} },
     Ulimits: [{ Name: "core", Soft: 0, Hard: 0 }],
   };
-}
-
-export function hostConfigHash(config: SandboxConfig): string {
-  const tmpl = {
-    ...hostConfigTemplate(config),
-    workspaceVolume: tmpfsVolumeOptions(config.workspaceBytes, "sandbox"),
-    controlVolume: tmpfsVolumeOptions(config.controlBytes, "root"),
-    user: SANDBOX_USER,
-  };
-  return "sha256:" + crypto.createHash("sha256").update(canonicalJson(tmpl)).digest("hex");
 }
 
 /** Size-capped tmpfs: a candidate filling /workspace cannot eat host disk. */
@@ -117,15 +105,19 @@ export function sandboxMounts(
   if (withControl) mounts.push(volume(IN_IMAGE.control, tmpfsVolumeOptions(config.controlBytes, "root")));
   // dependency layers: built once, mounted READ-ONLY at their folder inside the workspace (after /workspace:
   // the engine mounts by path depth), never copied, never counted against the workspace tmpfs
-  for (const l of layers)
-    mounts.push({
-      Type: "volume",
-      Source: l.volume,
-      Target: layerTarget(l),
-      ReadOnly: true,
-      VolumeOptions: { NoCopy: true } as Docker.MountSettings["VolumeOptions"],
-    });
+  for (const l of layers) mounts.push(layerMount(l));
   return mounts;
+}
+
+/** A dependency layer's mount: its volume, read-only, at its folder in the workspace. */
+export function layerMount(l: Pick<DependencyLayerRef, "folder" | "volume">): Docker.MountSettings {
+  return {
+    Type: "volume",
+    Source: l.volume,
+    Target: layerTarget(l),
+    ReadOnly: true,
+    VolumeOptions: { NoCopy: true } as Docker.MountSettings["VolumeOptions"],
+  };
 }
 
 /** Where a dependency layer is mounted in a sandbox. */

@@ -11,7 +11,7 @@ import type { SandboxConfig } from "./config.js";
 import { tmpfsVolumeOptions } from "./host-config.js";
 import { engineError } from "./image-pin.js";
 import { extractInstalled } from "./install-extract.js";
-import { IN_INSTALL, type InstallTool, installPlan } from "./install-tools.js";
+import { IN_INSTALL, type InstallKind, type InstallPlan, type InstallTool, installPlan } from "./install-tools.js";
 import { sandboxLabels } from "./labels.js";
 import { SandboxContainer } from "./sandbox-container.js";
 import { packExport, PUT_WORKSPACE_TIMEOUT_MS } from "./workspace-tar.js";
@@ -98,6 +98,122 @@ export function certificatesOf(file: string): string | null {
   }
 }
 
+/** Where Debian's python3-pip and the host's CA bundle are (scripts/toolchains-ensure.sh installs the first). */
+const HOST_PIP = "/usr/lib/python3/dist-packages/pip";
+const HOST_CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt";
+
+/** The host's tools an install sandbox mounts or copies: InstallSandboxDeps without the engine and the run's parts. */
+export type HostInstallTools = Pick<InstallSandboxDeps, "npmRoot" | "shell" | "pipRoot" | "caBundle" | "caFile">;
+
+/**
+ * The host's npm (beside the node running this process) and shell, or null when either is missing
+ * (then no install sandbox can be made); Debian's pip (pip installs alone) and the host's CA bundle
+ * (pip's and Go's https) when present; `caFile`: the host node's NODE_EXTRA_CA_CERTS, if set.
+ */
+export function hostInstallTools(execPath: string, caFile: string | undefined): HostInstallTools | null {
+  const npmRoot = path.join(path.dirname(execPath), "..", "lib", "node_modules", "npm");
+  if (!fs.existsSync(path.join(npmRoot, "bin", "npm-cli.js")) || !fs.existsSync("/bin/sh")) return null;
+  return {
+    npmRoot,
+    shell: fs.realpathSync("/bin/sh"),
+    // the CA certificates this node trusts beyond its own (a network that re-signs TLS), for the install's tools
+    ...(caFile && { caFile }),
+    ...(fs.existsSync(path.join(HOST_PIP, "__main__.py")) && { pipRoot: HOST_PIP }),
+    ...(fs.existsSync(HOST_CA_BUNDLE) && { caBundle: HOST_CA_BUNDLE }),
+  };
+}
+
+/**
+ * The install sandbox's tools folder for one install: a copy of the host's shell, the tool's wrappers
+ * and forwarder, an empty npmrc and the CA certificates, if any. Returns the plan it was written for
+ * and the extra CA certificates' PEM text (null: none).
+ */
+export function writeInstallTools(
+  tools: string,
+  deps: Pick<InstallSandboxDeps, "shell" | "caFile" | "caBundle">,
+  tool: InstallTool,
+  command: string,
+): { plan: InstallPlan; ca: string | null } {
+  fs.mkdirSync(path.join(tools, "bin"), { recursive: true, mode: 0o755 });
+  fs.copyFileSync(deps.shell, path.join(tools, "bin/sh"));
+  fs.chmodSync(path.join(tools, "bin/sh"), 0o555);
+  fs.writeFileSync(path.join(tools, "npmrc"), "", { mode: 0o444 });
+  const ca = deps.caFile ? certificatesOf(deps.caFile) : null;
+  if (ca) fs.writeFileSync(path.join(tools, "ca.pem"), ca, { mode: 0o444 });
+  // pip and Go read one bundle of every CA they trust (the images carry none): the host's, with its extra ones
+  const bundle = [deps.caBundle ? certificatesOf(deps.caBundle) : null, ca].filter((c): c is string => c !== null).join("");
+  if (bundle) fs.writeFileSync(path.join(tools, "ca-bundle.pem"), bundle, { mode: 0o444 });
+  const plan = installPlan(tool, command, bundle ? `${IN_INSTALL.tools}/ca-bundle.pem` : null);
+  fs.writeFileSync(path.join(tools, plan.forwarder.file), plan.forwarder.source, { mode: 0o444 });
+  for (const [name, body] of plan.wrappers) fs.writeFileSync(path.join(tools, "bin", name), `#!${IN_INSTALL.tools}/bin/sh\n${body}\n`, { mode: 0o555 });
+  return { plan, ca };
+}
+
+/**
+ * The install sandbox's mounts beyond the HostConfig every sandbox gets: a writable, size-capped
+ * tmpfs volume of the sandbox user's where the tool's result is made, and read-only binds of the
+ * egress socket's folder, the tools and the host's npm (npm installs) or pip (pip installs). The one
+ * place they are written: the install, its probes (probes/install-probes.ts) and the isolation
+ * report's configuration hash (installMountShape) use it.
+ */
+export function installMounts(
+  kind: InstallKind,
+  plan: Pick<InstallPlan, "mountAt">,
+  dirs: { sock: string; tools: string; npmRoot: string; pipRoot?: string | undefined },
+  labels: Record<string, string>,
+): Docker.MountSettings[] {
+  const bind = (source: string, target: string): Docker.MountSettings => ({ Type: "bind", Source: source, Target: target, ReadOnly: true });
+  return [
+    {
+      Type: "volume",
+      Source: "",
+      Target: plan.mountAt,
+      ReadOnly: false,
+      VolumeOptions: {
+        NoCopy: true,
+        Labels: labels,
+        DriverConfig: { Name: "local", Options: tmpfsVolumeOptions(LAYER_LIMITS.maxBytes, "sandbox") },
+      },
+    },
+    bind(dirs.sock, IN_INSTALL.egress),
+    bind(dirs.tools, IN_INSTALL.tools),
+    ...(kind === "npm" ? [bind(dirs.npmRoot, IN_INSTALL.npm)] : []),
+    ...(kind === "pip" && dirs.pipRoot ? [bind(dirs.pipRoot, `${IN_INSTALL.pip}/pip`)] : []),
+  ];
+}
+
+/** The families whose install sandbox the probes prove (probes/install-probes.ts runs its checks with the image's node). */
+export const INSTALL_FAMILIES: readonly string[] = ["node"];
+
+/**
+ * The node family's install mounts (npm) as the isolation report's configuration hash covers them:
+ * every field but the host folders' names (a fresh temporary folder per install) and the labels.
+ */
+export const INSTALL_MOUNT_SHAPE: readonly Docker.MountSettings[] = installMounts(
+  "npm",
+  installPlan({ kind: "npm", registry: "" }, "", null),
+  { sock: "<egress socket folder>", tools: "<install tools folder>", npmRoot: "<host npm>" },
+  {},
+);
+
+/** The one runtime an install sandbox runs under (see hasInstallSandbox). */
+export const INSTALL_RUNTIME = "runc";
+
+/**
+ * Whether a sandbox of this config has a probed install sandbox: a family of INSTALL_FAMILIES, under runc.
+ * Under gVisor (runsc) the bind-mounted egress socket is not there for the sandbox (runsc exposes no host
+ * Unix socket unless registered with --host-uds; its probes show no socket file and every proxy connection
+ * reset), so an install could reach nothing.
+ */
+export function hasInstallSandbox(config: Pick<SandboxConfig, "imageFamily" | "runtime">): boolean {
+  return INSTALL_FAMILIES.includes(config.imageFamily) && config.runtime === INSTALL_RUNTIME;
+}
+
+/** argv that runs `command` behind the plan's forwarder: 127.0.0.1:PROXY_PORT inside relays to the egress socket. */
+export function forwarderArgv(plan: Pick<InstallPlan, "launch">, command: readonly string[]): string[] {
+  return [...plan.launch(PROXY_PORT, `${IN_INSTALL.egress}/proxy.sock`), ...command];
+}
+
 export async function runInstall(deps: InstallSandboxDeps, req: InstallRequest): Promise<InstallOutcome> {
   const log = deps.log ?? pino({ level: "silent" });
   if (req.tool.kind === "pip" && !deps.pipRoot)
@@ -116,41 +232,13 @@ export async function runInstall(deps: InstallSandboxDeps, req: InstallRequest):
     const sock = path.join(dir, "sock");
     const tools = path.join(dir, "tools");
     fs.mkdirSync(sock, { mode: 0o755 });
-    fs.mkdirSync(path.join(tools, "bin"), { recursive: true, mode: 0o755 });
-    fs.copyFileSync(deps.shell, path.join(tools, "bin/sh"));
-    fs.chmodSync(path.join(tools, "bin/sh"), 0o555);
-    fs.writeFileSync(path.join(tools, "npmrc"), "", { mode: 0o444 });
-    const ca = deps.caFile ? certificatesOf(deps.caFile) : null;
-    if (ca) fs.writeFileSync(path.join(tools, "ca.pem"), ca, { mode: 0o444 });
-    // pip and Go read one bundle of every CA they trust (the images carry none): the host's, with its extra ones
-    const bundle = [deps.caBundle ? certificatesOf(deps.caBundle) : null, ca].filter((c): c is string => c !== null).join("");
-    if (bundle) fs.writeFileSync(path.join(tools, "ca-bundle.pem"), bundle, { mode: 0o444 });
-    const plan = installPlan(req.tool, req.command, bundle ? `${IN_INSTALL.tools}/ca-bundle.pem` : null);
-    fs.writeFileSync(path.join(tools, plan.forwarder.file), plan.forwarder.source, { mode: 0o444 });
-    for (const [name, body] of plan.wrappers) fs.writeFileSync(path.join(tools, "bin", name), `#!${IN_INSTALL.tools}/bin/sh\n${body}\n`, { mode: 0o555 });
+    const { plan, ca } = writeInstallTools(tools, deps, req.tool, req.command);
     proxy = await EgressProxy.listen(path.join(sock, "proxy.sock"), { allow: req.allow, ...(deps.onEgress && { onEvent: deps.onEgress }), log });
 
     const exported = await listExport(req.workspace, req.spec);
     checkExportFits(exported.entries, deps.config.workspaceBytes);
     const labels = sandboxLabels(`install-${path.basename(dir).slice(-6)}`, "install", deps.config.instance);
-    const bind = (source: string, target: string): Docker.MountSettings => ({ Type: "bind", Source: source, Target: target, ReadOnly: true });
-    const mounts: Docker.MountSettings[] = [
-      {
-        Type: "volume",
-        Source: "",
-        Target: plan.mountAt,
-        ReadOnly: false,
-        VolumeOptions: {
-          NoCopy: true,
-          Labels: labels,
-          DriverConfig: { Name: "local", Options: tmpfsVolumeOptions(LAYER_LIMITS.maxBytes, "sandbox") },
-        },
-      },
-      bind(sock, IN_INSTALL.egress),
-      bind(tools, IN_INSTALL.tools),
-      ...(req.tool.kind === "npm" ? [bind(deps.npmRoot, IN_INSTALL.npm)] : []),
-      ...(req.tool.kind === "pip" && deps.pipRoot ? [bind(deps.pipRoot, `${IN_INSTALL.pip}/pip`)] : []),
-    ];
+    const mounts = installMounts(req.tool.kind, plan, { sock, tools, npmRoot: deps.npmRoot, pipRoot: deps.pipRoot }, labels);
     box = await SandboxContainer.startLabelled(deps.docker, deps.config, deps.digest, labels["mini-agent.run"] ?? "install", labels, false, log, [], mounts);
     await box.putWorkspace(packExport(exported.entries), PUT_WORKSPACE_TIMEOUT_MS, req.signal);
     const proxyUrl = `http://127.0.0.1:${PROXY_PORT}`;
@@ -169,7 +257,7 @@ export async function runInstall(deps: InstallSandboxDeps, req: InstallRequest):
     }).map(([k, v]) => `${k}=${v}`);
     const b = box;
     const outcome = await box.run({
-      argv: [...plan.launch(PROXY_PORT, `${IN_INSTALL.egress}/proxy.sock`), `${IN_INSTALL.tools}/bin/sh`, "-c", plan.script],
+      argv: forwarderArgv(plan, [`${IN_INSTALL.tools}/bin/sh`, "-c", plan.script]),
       env,
       timeoutMs: req.timeoutMs,
       capBytes: deps.config.outputCapBytes,
