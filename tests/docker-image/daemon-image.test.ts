@@ -41,8 +41,8 @@ function stageContext(ctx: string): void {
   fs.cpSync(path.join(REPO, "fixtures"), path.join(ctx, "fixtures"), { recursive: true });
   // tsc emits even when an unrelated file has a type error; the bins are checked below
   run("npx", ["tsc", "-p", "tsconfig.json", "--outDir", path.join(ctx, "dist"), "--sourceMap", "false"]);
-  // the second step of `npm run build`: the client bin as one file over tsc's
-  run(process.execPath, ["--import", "tsx", "scripts/bundle-client.ts", "--dist", path.join(ctx, "dist")]);
+  // the second step of `npm run build`: each bin as one file over tsc's
+  run(process.execPath, ["--import", "tsx", "scripts/bundle.ts", "--dist", path.join(ctx, "dist")]);
   for (const bin of ["dist/daemon/src/cli.js", "dist/client/src/cli.js"]) {
     expect(fs.readFileSync(path.join(ctx, bin), "utf8").startsWith("#!/usr/bin/env node")).toBe(true);
   }
