@@ -65,14 +65,14 @@ const EXTERNAL = ["better-sqlite3", "ssh2", "cpu-features"];
 const BANNER = 'import { createRequire as __bundleRequire } from "node:module";\nconst require = __bundleRequire(import.meta.url);';
 
 /** "beside": a relative `await import` is left out, pointing at the built file for that module as seen from the bundle's folder */
-function lazyBeside(dist: string, outfile: string): Plugin {
+function lazyBeside(root: string, dist: string, outfile: string): Plugin {
   return {
     name: "lazy-imports-beside",
     setup(b) {
       b.onResolve({ filter: /.*/ }, (args) => {
         if (args.kind !== "dynamic-import") return undefined;
         if (!args.path.startsWith(".")) return { path: args.path, external: true };
-        const built = path.join(dist, path.relative(REPO, path.resolve(args.resolveDir, args.path)));
+        const built = path.join(dist, path.relative(root, path.resolve(args.resolveDir, args.path)));
         const rel = path.relative(path.dirname(outfile), built);
         return { path: rel.startsWith(".") ? rel : `./${rel}`, external: true };
       });
@@ -114,11 +114,12 @@ export interface Bundled {
   startupModules: number;
 }
 
-async function bundleOne(entry: BundleEntry, dist: string): Promise<Bundled> {
+/** One entry over tsc's output in `dist`; `root` is the tree its source paths are relative to (the repo, or a test's fixture). Throws when a check fails. */
+export async function bundleEntry(entry: BundleEntry, dist: string, root = REPO): Promise<Bundled> {
   const outfile = builtPath(dist, entry.source);
   const result = await build({
-    entryPoints: [path.join(REPO, entry.source)],
-    absWorkingDir: REPO,
+    entryPoints: [path.join(root, entry.source)],
+    absWorkingDir: root,
     outfile,
     bundle: true,
     platform: "node",
@@ -129,7 +130,7 @@ async function bundleOne(entry: BundleEntry, dist: string): Promise<Bundled> {
     logLevel: "warning",
     external: EXTERNAL,
     banner: { js: BANNER },
-    plugins: entry.lazy === "beside" ? [lazyBeside(dist, outfile)] : [],
+    plugins: entry.lazy === "beside" ? [lazyBeside(root, dist, outfile)] : [],
   });
   const output = Object.values(result.metafile.outputs).find((o) => o.entryPoint !== undefined);
   if (!output?.entryPoint) throw new Error(`${entry.source}: esbuild wrote no entry`);
@@ -142,8 +143,8 @@ async function bundleOne(entry: BundleEntry, dist: string): Promise<Bundled> {
   }
   for (const thread of entry.threads ?? []) {
     await build({
-      entryPoints: [path.join(REPO, thread)],
-      absWorkingDir: REPO,
+      entryPoints: [path.join(root, thread)],
+      absWorkingDir: root,
       outfile: path.join(path.dirname(outfile), path.basename(thread).replace(/\.ts$/, ".js")),
       bundle: true,
       platform: "node",
@@ -171,7 +172,7 @@ function distDir(argv: string[]): string {
 async function main(argv: string[]): Promise<number> {
   const dist = distDir(argv);
   for (const entry of ENTRIES) {
-    const b = await bundleOne(entry, dist);
+    const b = await bundleEntry(entry, dist);
     process.stdout.write(
       `bundle: ${path.relative(process.cwd(), b.outfile)} (${Math.round(b.bytes / 1024)} KiB, ${b.modules} modules, ${b.startupModules} at start-up)\n`,
     );
