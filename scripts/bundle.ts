@@ -59,10 +59,10 @@ export const ENTRIES: BundleEntry[] = [
  * better-sqlite3 loads its .node binding; ssh2 (dockerode's ssh:// transport) and its
  * optional cpu-features load theirs.
  */
-const EXTERNAL = ["better-sqlite3", "ssh2", "cpu-features"];
+export const BUNDLE_EXTERNAL = ["better-sqlite3", "ssh2", "cpu-features"];
 
 /** bundled CommonJS packages call require() for node's own modules, which an ES module does not have */
-const BANNER = 'import { createRequire as __bundleRequire } from "node:module";\nconst require = __bundleRequire(import.meta.url);';
+export const BUNDLE_BANNER = 'import { createRequire as __bundleRequire } from "node:module";\nconst require = __bundleRequire(import.meta.url);';
 
 /** "beside": a relative `await import` is left out, pointing at the built file for that module as seen from the bundle's folder */
 function lazyBeside(root: string, dist: string, outfile: string): Plugin {
@@ -128,8 +128,8 @@ export async function bundleEntry(entry: BundleEntry, dist: string, root = REPO)
     sourcemap: true,
     metafile: true,
     logLevel: "warning",
-    external: EXTERNAL,
-    banner: { js: BANNER },
+    external: BUNDLE_EXTERNAL,
+    banner: { js: BUNDLE_BANNER },
     plugins: entry.lazy === "beside" ? [lazyBeside(root, dist, outfile)] : [],
   });
   const output = Object.values(result.metafile.outputs).find((o) => o.entryPoint !== undefined);
@@ -151,8 +151,8 @@ export async function bundleEntry(entry: BundleEntry, dist: string, root = REPO)
       format: "esm",
       target: "node20",
       logLevel: "warning",
-      external: EXTERNAL,
-      banner: { js: BANNER },
+      external: BUNDLE_EXTERNAL,
+      banner: { js: BUNDLE_BANNER },
     });
   }
   // a file the code opens beside itself that is not there would fail only when that path runs
