@@ -9,7 +9,7 @@ import { startRedis } from "./fleet-kit.js";
 /**
  * `npm run bench:startup [-- --runs N] [--image-lock FILE]`
  * The test suite spawns the daemon, the worker and the client hundreds of times
- * on 2 shared cores, so their start-up CPU is suite time (issue 29). In ONE run,
+ * on 2 shared cores, so their start-up CPU is suite time. In ONE run,
  * interleaved so other load hits every column alike, the median CPU (user+sys)
  * of each start from three trees side by side: the sources through tsx, tsc's
  * output, and the bundles `npm run build` writes (scripts/bundle.ts). tsc's and

@@ -6,10 +6,10 @@ import { build, type Metafile, type Plugin } from "esbuild";
 /**
  * `npm run build` step 2: each program's entry as one file, written over tsc's
  * output at the same path (the paths package.json's `bin` names, so every
- * caller keeps working). The test suite starts these bins hundreds of times and
- * loading a few hundred module files was most of each start (issue 10 item 16
- * for the client, issue 29 for the daemon and the worker): one file holds what
- * a program needs, and the heavy optional paths are reached by `await import`.
+ * caller keeps working). Every status and approval is a fresh client process, the
+ * test suite starts these bins hundreds of times, and loading a few hundred module
+ * files was most of each start (measured: `npm run bench:startup`): one file holds
+ * what a program needs, and the heavy optional paths are reached by `await import`.
  */
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
