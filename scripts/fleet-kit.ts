@@ -6,6 +6,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { Queue } from "bullmq";
+import { binArgs } from "./bins.js";
 import { instanceIdFor } from "../daemon/src/config/state-dir.js";
 import { taskImageFamily } from "../daemon/src/contracts/task-spec.js";
 import type { createDockerClient } from "../daemon/src/sandbox/docker-client.js";
@@ -18,7 +19,8 @@ import { connectionOptions, parseQueueUrl } from "../eval/src/fleet/queue-url.js
 /**
  * Real processes for eval fleets: a Redis from scripts/redis-ensure.sh on a
  * free 127.0.0.1 port with a fresh password, and mini-agent-worker processes
- * spawned as users start them (from source through tsx). Used by tests/fleet
+ * spawned as users start them (the built bins under the test command, else from
+ * source through tsx: scripts/bins.ts). Used by tests/fleet
  * and scripts/bench-fleet.ts; it lives here, not under tests/, so the bench
  * (compiled with the scripts) pulls no test file into dist/.
  */
@@ -147,9 +149,7 @@ export async function startWorker(opts: {
   readyTimeoutMs?: number;
 }): Promise<WorkerHandle> {
   const args = [
-    "--import",
-    "tsx",
-    path.join(REPO, "worker/src/cli.ts"),
+    ...binArgs("worker"),
     "--queue",
     opts.queue,
     ...(opts.passwordFile === undefined ? [] : ["--queue-password-file", opts.passwordFile]),
@@ -212,7 +212,7 @@ export interface ClientHandle {
 
 /** The client as a user starts it in a terminal, still running: the caller may signal it (Ctrl-C is SIGINT). */
 export function startClient(args: string[], env: Record<string, string> = {}): ClientHandle {
-  const proc = spawn(process.execPath, ["--import", "tsx", path.join(REPO, "client/src/cli.ts"), ...args], {
+  const proc = spawn(process.execPath, [...binArgs("client"), ...args], {
     cwd: REPO,
     env: cleanEnv(env),
     stdio: ["ignore", "pipe", "pipe"],

@@ -11,7 +11,6 @@ import type { ImageFamily } from "./contracts/test-report.js";
 import { MiniAgentError } from "./errors.js";
 import { checkLiveGate } from "./gate/live-gate.js";
 import { readIsolationReportSummary } from "./gate/probe-report.js";
-import { createLiveModelFactory } from "./gate/live-model-factory.js";
 import { createLiveRunRecorder } from "./live-record/recorder.js";
 import { sandboxIsolationFacts } from "./gate/sandbox-facts.js";
 import type { DaemonServices, ServiceContext } from "./main.js";
@@ -128,6 +127,8 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
     // Resolved per live run so a bad MINI_AGENT_* setting refuses that run, not the daemon.
     modelFactory: async (req: LiveModelRequest) => {
       const liveConfig = resolveLiveModelConfig(env);
+      // the live model's HTTP stack (undici) is loaded by the first live run, not by every daemon start
+      const { createLiveModelFactory } = await import("./gate/live-model-factory.js");
       const factory = createLiveModelFactory({
         facts,
         config: liveConfig,

@@ -1,6 +1,7 @@
 import { shellRun } from "../kit/shell.js";
 import { spawn } from "node:child_process";
 import fs from "node:fs";
+import http from "node:http";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ApiResponse, ErrorBody } from "../../daemon/src/contracts/api.js";
@@ -146,6 +147,24 @@ describe("mini-agent-client without a daemon", () => {
     const r = await runClient(["list", "--state-dir", stateDir]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("mini-agent-daemon --state-dir");
+  });
+
+  it("regression: an answer outside the API contract is reported as `internal: unexpected answer from the daemon` with the zod paths, where the bundled client died looking for dist/client/daemon/src/contracts/common.js", async () => {
+    // no real daemon sends such an answer: a server on the socket that does is the only way to make one
+    const socket = path.join(dir("ma-e2e-"), "odd.sock");
+    const server = http.createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ kind: "health", engine: "not an object" }));
+    });
+    await new Promise<void>((resolve) => server.listen(socket, resolve));
+    try {
+      const r = await runClient(["health", "--json", "--socket", socket]);
+      expect(r.stderr).toContain("unexpected answer from the daemon");
+      expect(r.stderr).not.toMatch(/ERR_MODULE_NOT_FOUND|at .*\.js:\d+/);
+      expect(r.code).not.toBe(0);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it("exits 64 on usage errors before contacting anything", async () => {

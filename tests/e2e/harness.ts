@@ -4,29 +4,24 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Agent, request } from "undici";
+import { binArgs } from "../../scripts/bins.js";
 import { instanceIdFor } from "../../daemon/src/config/state-dir.js";
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
 import { INSTANCE_LABEL, LAYER_LABEL, labelFilter, OWNER_FILTER, POOL_PURPOSE, PURPOSE_LABEL } from "../../daemon/src/sandbox/labels.js";
 
 /**
  * Real processes for the end-to-end tests: the daemon and the client are
- * spawned exactly as a user starts them (from source through tsx, so a test
- * needs no build step), each with its own environment.
+ * spawned exactly as a user starts them (the built bins under the test command,
+ * else from source through tsx: see binArgs), each with its own environment.
  */
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
-const SOURCE_BINS = { daemon: path.join(REPO, "daemon/src/cli.ts"), client: path.join(REPO, "client/src/cli.ts") } as const;
-const BUILT_BINS = { daemon: path.join(REPO, "dist/daemon/src/cli.js"), client: path.join(REPO, "dist/client/src/cli.js") } as const;
 
 /**
- * The node arguments that start a bin. From source through tsx by default, so a
- * test needs no build step; the test command (scripts/test.sh) builds dist/ first
- * and sets MINI_AGENT_TEST_BINS=dist, so there the tests start the files users
- * run (the client as its one-file bundle), without compiling TypeScript on every
- * spawn.
+ * The node arguments that start a bin (scripts/bins.ts): the built file under the test
+ * command (MINI_AGENT_TEST_BINS=dist), otherwise the source through tsx, so a test needs
+ * no build step.
  */
-export function binArgs(which: keyof typeof SOURCE_BINS): string[] {
-  return process.env.MINI_AGENT_TEST_BINS === "dist" ? [BUILT_BINS[which]] : ["--import", "tsx", SOURCE_BINS[which]];
-}
+export { binArgs } from "../../scripts/bins.js";
 
 /** an environment without the caller's credentials or state settings, so tests never touch a real setup */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {

@@ -6,6 +6,7 @@ import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunView } from "../../daemon/src/runtime/service.js";
 import { containerExecutor, leftovers, tempDir } from "../runtime/harness.js";
+import { driverArgs } from "../kit/driver.js";
 
 /**
  * The Agents SDK orchestrator across real processes: each process is
@@ -32,7 +33,7 @@ async function step(stateDir: string, args: string[], opts: { held?: boolean; cr
   const env: NodeJS.ProcessEnv = { ...process.env, MINI_AGENT_DRIVER_LOG: logFile, MINI_AGENT_DRIVER_HOLD: opts.held ? "1" : "0" };
   delete env.MINI_AGENT_CRASH_AT;
   if (opts.crashAt) env.MINI_AGENT_CRASH_AT = opts.crashAt;
-  const child = spawn(process.execPath, ["--import", "tsx", DRIVER, stateDir, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [...driverArgs(DRIVER), stateDir, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   let err = "";
   child.stderr.on("data", (d: Buffer) => (err += d.toString()));

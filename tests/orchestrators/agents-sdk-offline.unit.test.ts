@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import type { RunView } from "../../daemon/src/runtime/service.js";
 import { allFiles } from "../e2e/harness.js";
+import { driverArgs } from "../kit/driver.js";
 
 /**
  * No request leaves a run the Agents SDK drives (issue 14): the run is made
@@ -67,7 +68,7 @@ describe("agents-sdk orchestrator makes no network request", () => {
       // the SDK turns tracing off by itself under NODE_ENV=test (vitest sets it): the run must not depend on that
       delete env.NODE_ENV;
       delete env.OPENAI_AGENTS_DISABLE_TRACING;
-      const child = spawn(process.execPath, ["--import", "tsx", DRIVER, stateDir, "complete", path.join(root, "ws")], {
+      const child = spawn(process.execPath, [...driverArgs(DRIVER), stateDir, "complete", path.join(root, "ws")], {
         env,
         stdio: ["ignore", "pipe", "pipe"],
       });

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkpointFile } from "../../daemon/src/orchestrators/langgraph/index.js";
 import type { RunView } from "../../daemon/src/runtime/service.js";
 import { containerExecutor, leftovers, tempDir } from "../runtime/harness.js";
+import { driverArgs } from "../kit/driver.js";
 
 process.env.TESTCONTAINERS_RYUK_DISABLED = "true";
 const CHILD = path.join(path.dirname(fileURLToPath(import.meta.url)), "langgraph-child.ts");
@@ -28,7 +29,7 @@ function live(stateDir: string, args: string[], crashAt?: string): Promise<Lived
   const env = { ...process.env };
   delete env.MINI_AGENT_CRASH_AT;
   if (crashAt) env.MINI_AGENT_CRASH_AT = crashAt;
-  const child = spawn(process.execPath, ["--import", "tsx", CHILD, stateDir, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [...driverArgs(CHILD), stateDir, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   let err = "";
   let view: RunView | null = null;

@@ -5,6 +5,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
+import { driverArgs } from "../kit/driver.js";
 import type { RunView } from "../../daemon/src/runtime/service.js";
 
 /**
@@ -22,7 +23,7 @@ function drive(stateDir: string, args: string[], crashAt?: string): { signal: No
   const env: NodeJS.ProcessEnv = { ...process.env, MINI_AGENT_DRIVER_BACKEND: "trusted_local", MINI_AGENT_DRIVER_AUTO_EDIT: "tests/**" };
   delete env.MINI_AGENT_CRASH_AT;
   if (crashAt) env.MINI_AGENT_CRASH_AT = crashAt;
-  const r = spawnSync(process.execPath, ["--import", "tsx", DRIVER, stateDir, ...args], { env, encoding: "utf8", timeout: 180_000 });
+  const r = spawnSync(process.execPath, [...driverArgs(DRIVER), stateDir, ...args], { env, encoding: "utf8", timeout: 180_000 });
   const line = r.stdout.trim().split("\n").filter(Boolean).pop();
   return { signal: r.signal, view: line ? (JSON.parse(line) as RunView) : null };
 }

@@ -6,6 +6,7 @@ import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunView } from "../../daemon/src/runtime/service.js";
 import { containerExecutor, leftovers, tempDir } from "../runtime/harness.js";
+import { driverArgs } from "../kit/driver.js";
 
 process.env.TESTCONTAINERS_RYUK_DISABLED = "true";
 const DRIVER = path.join(path.dirname(fileURLToPath(import.meta.url)), "driver.ts");
@@ -19,7 +20,7 @@ function drive(stateDir: string, args: string[], crashAt?: string): Outcome {
   const env = { ...process.env };
   delete env.MINI_AGENT_CRASH_AT;
   if (crashAt) env.MINI_AGENT_CRASH_AT = crashAt;
-  const r = spawnSync(process.execPath, ["--import", "tsx", DRIVER, stateDir, ...args], { env, encoding: "utf8", timeout: 180_000 });
+  const r = spawnSync(process.execPath, [...driverArgs(DRIVER), stateDir, ...args], { env, encoding: "utf8", timeout: 180_000 });
   const line = r.stdout.trim().split("\n").filter(Boolean).pop();
   return { signal: r.signal, view: line ? JSON.parse(line) : null };
 }
