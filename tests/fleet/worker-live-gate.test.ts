@@ -13,7 +13,7 @@ import { loadCase } from "../../eval/src/case-load.js";
 import { packCase } from "../../eval/src/fleet/case-payload.js";
 import { queueFor } from "../../eval/src/fleet/queue-names.js";
 import { connectionOptions, parseQueueUrl } from "../../eval/src/fleet/queue-url.js";
-import { containersOf, enqueueCase, REPO, type RedisHandle, startWorker, type WorkerHandle, workerStateDir } from "../../scripts/fleet-kit.js";
+import { containersOf, enqueueCase, REPO, type RedisHandle, runClient, startWorker, type WorkerHandle, workerStateDir } from "../../scripts/fleet-kit.js";
 import { WORKER_EXIT } from "../../worker/src/worker-main.js";
 
 /**
@@ -276,6 +276,10 @@ describe("a worker of a custom image family", () => {
         // passed: its tests ran `greet`, which only the custom family's image has
         expect(done, w.stderr()).toMatchObject({ result: { verdict: "passed" }, worker: { worker_id: "worker-g" } });
         expect(w.stdout()).toContain(`families=${FAMILY}`);
+        // the family's own isolation verdict (never probed here), not the default family's, is what the worker reads
+        const health = await runClient(["health", "--json", "--state-dir", stateDir]);
+        const families = (JSON.parse(health.stdout.slice(health.stdout.indexOf("{"))) as { families?: Record<string, { reason: string | null }> }).families;
+        expect(families?.[FAMILY], health.stdout).toMatchObject({ verdict: "none", reason: "no_report" });
       } finally {
         await q.close();
       }
@@ -284,7 +288,8 @@ describe("a worker of a custom image family", () => {
     } finally {
       await docker
         .getImage(`mini-agent/sandbox-${FAMILY}:local`)
-        .remove()
+        // forced: after a failure the worker (stopped in afterAll) may still hold a container of it
+        .remove({ force: true })
         .catch(() => undefined);
     }
   }, 1_200_000);
