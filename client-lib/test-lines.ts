@@ -15,6 +15,7 @@ const LIST_WORDS: Array<[keyof TestDelta & string, string, boolean]> = [
   ["fail_to_pass", "fixed (failed before, pass now)", false],
   ["fail_to_fail", "failing before the run and still failing (not held against it)", false],
   ["skipped_before", "skipped before the run and still skipped (not held against it)", false],
+  ["unstable", "ids that changed between two runs of the unchanged project (not looked for, not held against it)", false],
 ];
 
 const SHOWN = 5;
@@ -42,7 +43,8 @@ export function testLines(run: Pick<RunView, "verification">): string[] {
         (c.baseline === "unavailable" ? ` (no baseline list: ${c.baseline_note ?? "not read"}; every test counts as new)` : ""),
     );
     for (const [key, words] of LIST_WORDS) {
-      const ids = c[key] as string[];
+      // `unstable` is absent from evidence made before the baseline ran twice
+      const ids = (c[key] as string[] | undefined) ?? [];
       const total = n(key);
       if (total === 0) continue;
       const more = total > Math.min(ids.length, SHOWN) ? ` and ${total - Math.min(ids.length, SHOWN)} more` : "";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { TEST_LIST_NAMES, type TestDelta, type TestListName, type VerificationEvidence } from "../daemon/src/contracts/run-view.js";
 import { verdictLines } from "./test-lines.js";
-import { verdictWhy } from "./verdict-why.js";
+import { baselineFound, verdictWhy } from "./verdict-why.js";
 
 function delta(lists: Partial<Record<TestListName, string[]>>): TestDelta {
   const full = Object.fromEntries(TEST_LIST_NAMES.map((k) => [k, lists[k] ?? []])) as Record<TestListName, string[]>;
@@ -28,5 +28,26 @@ describe("the verdict's test counts", () => {
     expect(verdictWhy(failed).join(" ")).toContain("candidate tests 5/5 passed; 1 from before did not run (t > made at 16:10:28)");
     const completed = evidence({ discovered: 5, passed: 5, compare: delta({ pass_to_pass: ["t > a", "t > b"], new_passed: ["t > c"] }) }, true);
     expect(verdictLines({ verification: completed }).join("\n")).toContain("tests against the baseline: 5/5 passed");
+  });
+});
+
+describe("test ids that changed between the baseline's two runs", () => {
+  it("regression: ids unstable at the baseline were said as 'from before did not run'; they are named as unstable and never as disappeared", () => {
+    const compare = delta({ pass_to_pass: ["t > a"], new_passed: ["t > drawn 0.9"], unstable: ["t > drawn 0.1", "t > drawn 0.5"] });
+    const completed = evidence({ discovered: 2, passed: 2, compare }, true);
+    const lines = verdictLines({ verification: completed }).join("\n");
+    expect(lines).toContain(
+      "unstable (2, ids that changed between two runs of the unchanged project (not looked for, not held against it)): t > drawn 0.1, t > drawn 0.5",
+    );
+    expect(lines).not.toContain("disappeared");
+    expect(baselineFound(compare)).toContain(
+      "2 test id(s) changed between two runs of the unchanged project, not looked for (unstable: t > drawn 0.1, t > drawn 0.5)",
+    );
+  });
+
+  it("evidence kept before the baseline ran twice (no unstable list) still reads", () => {
+    const { unstable: _u, ...old } = delta({ pass_to_pass: ["t > a"] });
+    const lines = verdictLines({ verification: evidence({ discovered: 1, passed: 1, compare: { ...old, counts: { pass_to_pass: 1 } } }, true) });
+    expect(lines.join("\n")).toContain("tests against the baseline: 1/1 passed");
   });
 });

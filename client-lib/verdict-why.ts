@@ -82,12 +82,17 @@ function headline(reason: VerifierReason, v: VerificationEvidence): string | nul
   }
 }
 
-/** what the run found and is not blamed for: ", 1 skipped and 2 failing before the run" */
+/** what the run found and is not blamed for: ", 1 skipped and 2 failing before the run; 3 unstable ids before the run (…)" */
 export function baselineFound(c: TestDelta): string {
   const skipped = c.counts.skipped_before ?? 0;
   const failing = c.counts.fail_to_fail ?? 0;
+  const unstable = c.counts.unstable ?? 0;
   const found = [skipped > 0 ? `${skipped} skipped` : "", failing > 0 ? `${failing} failing` : ""].filter(Boolean);
-  return found.length > 0 ? `, ${found.join(" and ")} before the run` : "";
+  const said = found.length > 0 ? `, ${found.join(" and ")} before the run` : "";
+  // said with the ids: a user must see which tests were not looked for, not only how many
+  return unstable > 0
+    ? `${said}; ${unstable} test id(s) changed between two runs of the unchanged project, not looked for (unstable: ${list(c.unstable ?? [])})`
+    : said;
 }
 
 /** A failed comparison: what the run broke, removed or skipped, in that order, with a few ids. */

@@ -29,6 +29,9 @@ import { createChecksService } from "./checks/index.js";
 import { createCheckApprovals } from "./checks/approvals.js";
 
 /** Exit codes of mini-agent-daemon, set in this one place (documented in --help). */
+// what a program that starts a daemon on a state dir (mini-agent-worker) checks before it starts one
+export { knownFamiliesAt } from "./sandbox/families.js";
+
 export const DAEMON_EXIT = { ok: 0, failure: 1, usage: 64, alreadyRunning: 75 } as const;
 
 export interface DaemonServices {

@@ -6,7 +6,7 @@ import { runIsolationProbes } from "../../probes/run.js";
 import type { IsolationService, LiveGate } from "./api/ports.js";
 import { instanceIdFor, statePath } from "./config/state-dir.js";
 import type { HealthBody } from "./contracts/api.js";
-import { type Backend, IMAGE_FAMILIES, type Runtime } from "./contracts/sandbox.js";
+import type { Backend, Runtime } from "./contracts/sandbox.js";
 import type { ImageFamily } from "./contracts/test-report.js";
 import { MiniAgentError } from "./errors.js";
 import { checkLiveGate } from "./gate/live-gate.js";
@@ -19,7 +19,7 @@ import { crashHookFromEnv } from "./runtime/crash.js";
 import type { LiveModelRequest } from "./runtime/ports.js";
 import { createRunService } from "./runtime/service-impl.js";
 import { resolveSandboxConfig } from "./sandbox/config.js";
-import { customFamilyNeeds } from "./sandbox/families.js";
+import { customFamilyNeeds, knownFamiliesAt } from "./sandbox/families.js";
 import { createDockerClient } from "./sandbox/docker-client.js";
 import { DockerExecutor } from "./sandbox/docker-executor.js";
 import { DependencyLayers } from "./sandbox/dependency-layer.js";
@@ -272,7 +272,8 @@ async function health(
   const isolation = await isolationVerdict(gate, facts, stateDir);
   // the other families' verdicts: each is what the live gate would say for a run of that family
   const families: NonNullable<HealthBody["families"]> = {};
-  for (const family of IMAGE_FAMILIES) {
+  // custom ones too: a worker of a custom family reads its family's verdict here, never the default family's
+  for (const family of knownFamiliesAt(statePath(stateDir, "imageLock"))) {
     if (family !== container.config.imageFamily) families[family] = await isolationVerdict(gate, facts, stateDir, family);
   }
   return { engine, isolation, families };

@@ -5,6 +5,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
+import { readTraceEvent } from "../../daemon/src/contracts/trace-event.js";
 import { readImageLock } from "../../daemon/src/sandbox/image-lock.js";
 import { buildFamily } from "../../sandbox-image/image-builder.js";
 import { pinTestImage } from "../kit/sandbox-image.js";
@@ -383,6 +384,88 @@ describe("judged against the baseline, test by test", () => {
     expect(text).toMatch(/collection error/);
     expect(text).toMatch(/No module named 'yaml_not_installed'/);
     expect(text).not.toMatch(/0\/\d+ passed/);
+  }, 600_000);
+});
+
+/**
+ * A suite whose titles hold a random value or the time names other tests on every run (mocha's
+ * is-number: `Math.random()` in three titles). The baseline runs twice; an id seen in only one of
+ * those runs is unstable: reported, never "disappeared", and never able to hide a stable test the
+ * run deleted.
+ */
+describe("test ids that change from run to run", () => {
+  const SUITE = [
+    'import test from "node:test";',
+    'import assert from "node:assert/strict";',
+    'import { add } from "../src/add.js";',
+    'test("adds", () => assert.equal(add(2, 3), 5));',
+    'test("is commutative", () => assert.equal(add(4, 1), add(1, 4)));',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the suite's own template literal, written out as source
+    'test(`adds a random number ${Math.random()}`, () => assert.equal(typeof add(1, Math.random()), "number"));',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: as above
+    "test(`made at ${Date.now()}`, () => assert.ok(add(0, 0) === 0));",
+    "",
+  ].join("\n");
+  const proj = (name: string) =>
+    project(name, {
+      "package.json": JSON.stringify({ name, type: "module", scripts: { test: "node --test tests/" } }),
+      "src/add.js": BUGGY_JS,
+      "tests/add.test.js": SUITE,
+    });
+  type Compare = { disappeared: string[]; unstable?: string[]; new_passed: string[] };
+  const compareOf = (view: Record<string, unknown>) => (view.verification as { tests: { compare: Compare } }).tests.compare;
+  /** two runs of the baseline, two changing titles in each: four ids, none of them an ordinary test's */
+  const expectUnstable = (c: Compare) => {
+    expect(c.unstable).toHaveLength(4);
+    expect(c.unstable?.filter((id) => /^(adds a random number 0\.\d+|made at \d+)$/.test(id))).toHaveLength(4);
+  };
+
+  it("regression: every test passed, yet the verdict failed with 'from before did not run' for titles holding Math.random() and Date.now(); it completes verified, those ids reported as unstable in the verdict, status and trace", async () => {
+    const ws = proj("unstable-ids");
+    const { code, out, view } = await runToEnd(ws, fixReplay("src/add.js", BUGGY_JS, "a - b", "a + b"));
+    expect({ code, status: view.status }, out).toEqual({ code: 0, status: "completed" });
+    const c = compareOf(view);
+    expect(c.disappeared).toEqual([]);
+    expectUnstable(c);
+    expect(c.new_passed.filter((id) => !c.unstable?.includes(id))).toHaveLength(2);
+    const host = execFileSync(process.execPath, ["--test", "tests/"], { cwd: ws, encoding: "utf8" });
+    expect(/# pass (\d+)/.exec(host)?.[1]).toBe("4");
+    expect(view).toMatchObject({ verification: { passed: true, tests: { discovered: 4, passed: 4, failed: 0 } } });
+    expect(out).toMatch(/4 test id\(s\) changed between two runs of the unchanged project, not looked for \(unstable: /);
+    const runId = String(view.run_id);
+    expect((await runClient(["status", runId, ...socket])).stdout).toMatch(/unstable \(4, ids that changed between two runs of the unchanged project/);
+    const events = (await runClient(["trace", runId, "--jsonl", ...socket])).stdout
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => readTraceEvent(JSON.parse(l)));
+    const verdict = events.find((e) => e?.type === "verification_passed");
+    expect(verdict?.type === "verification_passed" && verdict.payload.tests?.compare?.unstable).toEqual(c.unstable);
+  }, 600_000);
+
+  it("regression: a stable test the run deleted still fails the verdict, named alone as disappeared, beside the unstable ids", async () => {
+    const ws = proj("unstable-deleted");
+    const p = path.join(tmp, `replay-${crypto.randomUUID()}.json`);
+    const patch = (id: string, file: string, text: string, old: string, now: string) => ({
+      kind: "tool",
+      call: { call_id: id, name: "apply_patch", arguments: { path: file, version: sha256(text), old, new: now } },
+    });
+    fs.writeFileSync(
+      p,
+      JSON.stringify({
+        schema_version: 1,
+        decisions: [
+          patch("c1", "src/add.js", BUGGY_JS, "a - b", "a + b"),
+          patch("c2", "tests/add.test.js", SUITE, 'test("is commutative", () => assert.equal(add(4, 1), add(1, 4)));\n', ""),
+          { kind: "final", text: "done" },
+        ],
+      }),
+    );
+    const { code, out, view } = await runToEnd(ws, p);
+    expect({ code, status: view.status }, out).toEqual({ code: 1, status: "failed" });
+    const c = compareOf(view);
+    expect(c.disappeared).toEqual(["is commutative"]);
+    expectUnstable(c);
+    expect(out).toMatch(/1 from before did not run \(is commutative\)/);
   }, 600_000);
 });
 

@@ -1,5 +1,8 @@
+import { execFile } from "node:child_process";
+import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
+import { promisify } from "node:util";
 import { Queue } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFleetBase, stopFleetBase } from "./fleet-base.js";
@@ -10,7 +13,8 @@ import { loadCase } from "../../eval/src/case-load.js";
 import { packCase } from "../../eval/src/fleet/case-payload.js";
 import { queueFor } from "../../eval/src/fleet/queue-names.js";
 import { connectionOptions, parseQueueUrl } from "../../eval/src/fleet/queue-url.js";
-import { containersOf, enqueueCase, REPO, type RedisHandle, startWorker, type WorkerHandle, workerStateDir } from "../../scripts/fleet-kit.js";
+import { containersOf, enqueueCase, REPO, type RedisHandle, runClient, startWorker, type WorkerHandle, workerStateDir } from "../../scripts/fleet-kit.js";
+import { WORKER_EXIT } from "../../worker/src/worker-main.js";
 
 /**
  * "A worker whose isolation report goes stale stops taking live jobs": a real
@@ -187,6 +191,106 @@ describe("forged jobs on a worker's queue", () => {
       expect(await containersOf(docker, stateDir)).toEqual([]);
     } finally {
       await q.close();
+    }
+  }, 1_200_000);
+});
+
+describe("a worker of a custom image family", () => {
+  // a name of this test's own: the image tag it builds (mini-agent/sandbox-NAME:local) is no other test's
+  const FAMILY = "fleet-greet";
+  const BUGGY = 'export function who() {\n  return "nobody";\n}\n';
+  const GREET_TEST =
+    'import test from "node:test";\nimport assert from "node:assert/strict";\nimport { execFileSync } from "node:child_process";\nimport { who } from "../src/who.js";\ntest("greets", () => assert.equal(execFileSync("greet", [who()], { encoding: "utf8" }), "hello team\\n"));\n';
+
+  /** a case whose tests pass only where the family's own program `greet` exists */
+  function greetCase(dir: string): string {
+    const write = (rel: string, text: string) => {
+      fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+      fs.writeFileSync(path.join(dir, rel), text);
+    };
+    write("repo/package.json", '{"type":"module"}\n');
+    write("repo/src/who.js", BUGGY);
+    write("repo/tests/test_greet.js", GREET_TEST);
+    write(
+      "task.json",
+      JSON.stringify({
+        schema_version: 1,
+        name: "greet",
+        task: "greet the team",
+        writable: ["src/**"],
+        forbidden: [],
+        image_family: FAMILY,
+        test_presets: { candidate: { command: ["node", "--test", "--test-reporter=tap"], files: ["tests/*.js"], parser: "node_test", timeout_seconds: 60 } },
+        verify_preset: "candidate",
+        budgets: { model_turns: 5, tool_calls: 5, total_seconds: 300, per_call_seconds: 120 },
+      }),
+    );
+    const version = crypto.createHash("sha256").update(BUGGY).digest("hex");
+    write(
+      "replay.json",
+      JSON.stringify({
+        schema_version: 1,
+        decisions: [
+          { kind: "tool", call: { call_id: "c1", name: "apply_patch", arguments: { path: "src/who.js", version, old: '"nobody"', new: '"team"' } } },
+          { kind: "final", text: "done" },
+        ],
+      }),
+    );
+    write("expect.json", JSON.stringify({ schema_version: 1, description: "greets with the custom family's program", status: "completed" }));
+    return dir;
+  }
+
+  it("regression: --families refused a custom family its image lock pins (only node, python, go), so no fleet took such cases; it takes them from the family's own queue and runs them in that image, and an unknown name exits 64 naming the known ones, starting nothing", async () => {
+    const stateDir = workerStateDir(base, "worker-g", imageLock);
+    const ctx = path.join(base, "family-greet");
+    fs.mkdirSync(ctx, { recursive: true });
+    // a program with no shell behind it: the kernel starts node for the #! line
+    fs.writeFileSync(path.join(ctx, "greet"), '#!/usr/bin/node\nprocess.stdout.write("hello " + (process.argv[2] ?? "world") + "\\n");\n', { mode: 0o755 });
+    fs.writeFileSync(path.join(ctx, "Dockerfile"), "FROM mini-agent/sandbox-node:local\nCOPY greet /usr/local/bin/greet\n");
+    // built into this worker's own state dir only
+    await promisify(execFile)(
+      process.execPath,
+      ["--import", "tsx", "sandbox-image/build.ts", "--family", FAMILY, "--dockerfile", path.join(ctx, "Dockerfile"), "--state-dir", stateDir, "--quiet"],
+      { cwd: REPO, maxBuffer: 32 << 20 },
+    );
+    try {
+      const refused = await startWorker({ queue: redis.url, stateDir, id: "worker-g0", args: ["--families", `${FAMILY},nosuch`] }).then(
+        () => "started",
+        (e: Error) => e.message,
+      );
+      expect(refused).toContain(`exited before ready (exit ${WORKER_EXIT.usage})`);
+      expect(refused).toContain(`--families takes a list of node, python, go, ${FAMILY}`);
+      expect(refused).toContain("unknown: nosuch");
+      // nothing started: no daemon ever opened this state dir
+      expect(fs.existsSync(path.join(stateDir, "ledger.sqlite"))).toBe(false);
+
+      const job = await enqueueCase(redis.url, greetCase(path.join(base, "cases", "greet-case")), { suiteRun: "44444444444444444444" });
+      expect(job.queue).toBe(queueFor("runc", FAMILY, "replay"));
+      // not workerFor: its fresh copy of the base's lock would drop the family built above
+      const w = await startWorker({ queue: redis.url, stateDir, id: "worker-g", args: ["--families", FAMILY] });
+      workers.push(w);
+      const q = new Queue(job.queue, { connection: connectionOptions(parseQueueUrl(redis.url)) });
+      try {
+        await until("the custom family's case done", async () => ((await q.getJobState(job.jobId)) === "completed" ? true : null));
+        const done = (await q.getJob(job.jobId))!.returnvalue as { result: { verdict: string }; worker: { worker_id: string } };
+        // passed: its tests ran `greet`, which only the custom family's image has
+        expect(done, w.stderr()).toMatchObject({ result: { verdict: "passed" }, worker: { worker_id: "worker-g" } });
+        expect(w.stdout()).toContain(`families=${FAMILY}`);
+        // the family's own isolation verdict (never probed here), not the default family's, is what the worker reads
+        const health = await runClient(["health", "--json", "--state-dir", stateDir]);
+        const families = (JSON.parse(health.stdout.slice(health.stdout.indexOf("{"))) as { families?: Record<string, { reason: string | null }> }).families;
+        expect(families?.[FAMILY], health.stdout).toMatchObject({ verdict: "none", reason: "no_report" });
+      } finally {
+        await q.close();
+      }
+      expect(await w.stop("SIGTERM")).toBe(0);
+      expect(await containersOf(docker, stateDir)).toEqual([]);
+    } finally {
+      await docker
+        .getImage(`mini-agent/sandbox-${FAMILY}:local`)
+        // forced: after a failure the worker (stopped in afterAll) may still hold a container of it
+        .remove({ force: true })
+        .catch(() => undefined);
     }
   }, 1_200_000);
 });

@@ -49,4 +49,18 @@ describe("mini-agent-worker arguments", () => {
     expect(p.kind).toBe("usage_error");
     if (p.kind === "usage_error") expect(p.message).toContain(why);
   });
+
+  it("regression: a custom family pinned in the state dir's image lock was refused (only node, python, go); it is taken, it is in the default, and an unknown name is refused naming the known ones", () => {
+    const known = (dir: string) => (dir === "/srv/w1" ? ["node", "python", "go", "greet"] : ["node", "python", "go"]);
+    expect(parseWorkerArgs([...base, "--families", "greet,node"], "/srv", 1, known)).toMatchObject({ kind: "ok", opts: { families: ["greet", "node"] } });
+    expect(parseWorkerArgs(base, "/srv", 1, known)).toMatchObject({ kind: "ok", opts: { families: ["node", "python", "go", "greet"] } });
+    const refused = parseWorkerArgs([...base, "--families", "greet,rust"], "/srv", 1, known);
+    expect(refused).toMatchObject({ kind: "usage_error", message: expect.stringContaining("--families takes a list of node, python, go, greet") });
+    if (refused.kind === "usage_error") expect(refused.message).toMatch(/unknown: rust$/);
+    // another state dir's lock pins no greet
+    expect(parseWorkerArgs(["--queue", "redis://h:1/0", "--state-dir", "w2", "--families", "greet"], "/srv", 1, known)).toMatchObject({
+      kind: "usage_error",
+      message: expect.stringContaining("unknown: greet"),
+    });
+  });
 });

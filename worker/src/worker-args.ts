@@ -5,7 +5,7 @@ import { instanceIdFor } from "../../daemon/src/config/state-dir.js";
 import { IMAGE_FAMILIES } from "../../daemon/src/contracts/sandbox.js";
 import type { ImageFamily } from "../../daemon/src/contracts/test-report.js";
 
-export const WORKER_USAGE = `usage: mini-agent-worker --queue URL --state-dir DIR [--concurrency N] [--families ${IMAGE_FAMILIES.join(",")}]
+export const WORKER_USAGE = `usage: mini-agent-worker --queue URL --state-dir DIR [--concurrency N] [--families ${IMAGE_FAMILIES.join(",")},CUSTOM]
                          [--runtime runc|runsc] [--worker-id ID] [--lock-duration-ms MS] [--stalled-interval-ms MS]
   --queue URL        redis://[:PASSWORD@]HOST:PORT/DB or rediss://... (TLS); the password is never printed
   --queue-password-file FILE  the queue's password from FILE (its first line; refused if group or
@@ -14,7 +14,9 @@ export const WORKER_USAGE = `usage: mini-agent-worker --queue URL --state-dir DI
   --state-dir DIR    this worker's own daemon state: ledger, image lock, credentials, isolation reports
   --concurrency N    cases this worker runs at once, over all its families, 1..16 (default 1); it takes
                      a case only when it has a free slot, so a queued case waits for any worker's slot
-  --families LIST    the image families this worker takes cases of (default: all); none of a family
+  --families LIST    the image families this worker takes cases of: built-in ones, and custom ones
+                     its state dir's image lock pins (npm run image:build -- --family NAME
+                     --dockerfile PATH --state-dir DIR); default: all of those. None of a family
                      whose image is not pinned in its state dir; live-model cases of a family only
                      while this machine's isolation report for it is fresh and passing
   --runtime          the container runtime of this worker's sandboxes (default runc)
@@ -51,8 +53,14 @@ const ms = (name: string, v: string | undefined, dflt: number): number | string 
   return Number.isInteger(n) && n >= 100 && n <= 3_600_000 ? n : `${name} must be a whole number of milliseconds from 100 to 3600000, not ${v}`;
 };
 
+/**
+ * The families a worker on a state dir may serve: the built-in ones and the custom ones its image
+ * lock pins (the daemon's knownFamiliesAt, passed in so parsing reads no file itself).
+ */
+export type KnownFamilies = (stateDir: string) => readonly string[];
+
 /** Strict: an unknown option or a bad value is a usage error that starts nothing. */
-export function parseWorkerArgs(argv: string[], cwd: string, pid: number): ParsedWorkerArgs {
+export function parseWorkerArgs(argv: string[], cwd: string, pid: number, knownFamilies: KnownFamilies = () => IMAGE_FAMILIES): ParsedWorkerArgs {
   const parsed = parseCli(
     argv,
     {
@@ -78,10 +86,15 @@ export function parseWorkerArgs(argv: string[], cwd: string, pid: number): Parse
   const concurrency = v.concurrency === undefined ? WORKER_DEFAULTS.concurrency : Number(v.concurrency);
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > WORKER_DEFAULTS.maxConcurrency)
     return { kind: "usage_error", message: `--concurrency must be a whole number from 1 to ${WORKER_DEFAULTS.maxConcurrency}, not ${v.concurrency}` };
-  const families = (v.families ?? IMAGE_FAMILIES.join(",")).split(",").map((f) => f.trim());
-  const unknown = families.filter((f) => !(IMAGE_FAMILIES as readonly string[]).includes(f));
+  // a custom family is known only from the lock of the state dir this worker's daemon will use
+  const known = knownFamilies(path.resolve(cwd, v["state-dir"]));
+  const families = (v.families ?? known.join(",")).split(",").map((f) => f.trim());
+  const unknown = families.filter((f) => !known.includes(f));
   if (unknown.length > 0 || families.length === 0)
-    return { kind: "usage_error", message: `--families takes a list of ${IMAGE_FAMILIES.join(", ")}; unknown: ${unknown.join(", ") || "(empty)"}` };
+    return {
+      kind: "usage_error",
+      message: `--families takes a list of ${known.join(", ")} (the built-in families and the custom ones this state dir's image lock pins); unknown: ${unknown.join(", ") || "(empty)"}`,
+    };
   const runtime = v.runtime ?? "runc";
   if (runtime !== "runc" && runtime !== "runsc") return { kind: "usage_error", message: `--runtime must be runc or runsc, not ${runtime}` };
   const workerId = v["worker-id"] ?? `${os.hostname()}-${pid}`;

@@ -2,7 +2,8 @@ import fs from "node:fs";
 import { type QueueTarget, resolveQueueTarget } from "../../eval/src/index.js";
 import { usageErrorText } from "../../daemon/src/config/cli-args.js";
 import { isMiniAgentError } from "../../daemon/src/errors.js";
-import { main as daemonMain, type MainDeps, type ReadyInfo } from "../../daemon/src/main.js";
+import { statePath } from "../../daemon/src/config/state-dir.js";
+import { main as daemonMain, knownFamiliesAt, type MainDeps, type ReadyInfo } from "../../daemon/src/main.js";
 import { parseWorkerArgs, WORKER_USAGE } from "./worker-args.js";
 import { startWorker } from "./worker.js";
 
@@ -29,7 +30,7 @@ export interface WorkerMainDeps extends Pick<MainDeps, "env" | "cwd" | "pid" | "
  * reached through a socket someone else started.
  */
 export async function workerMain(argv: string[], deps: WorkerMainDeps): Promise<number> {
-  const parsed = parseWorkerArgs(argv, deps.cwd, deps.pid);
+  const parsed = parseWorkerArgs(argv, deps.cwd, deps.pid, (stateDir) => knownFamiliesAt(statePath(stateDir, "imageLock")));
   if (parsed.kind === "help") {
     deps.out(WORKER_USAGE);
     return WORKER_EXIT.ok;

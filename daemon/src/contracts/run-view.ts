@@ -88,6 +88,7 @@ export const TEST_LIST_NAMES = [
   "skipped_before",
   "skipped_new",
   "disappeared",
+  "unstable",
 ] as const;
 export const TestListName = z.enum(TEST_LIST_NAMES);
 export type TestListName = z.infer<typeof TestListName>;
@@ -107,6 +108,11 @@ export const TestDelta = z.object({
   skipped_before: IdList,
   skipped_new: IdList,
   disappeared: IdList,
+  /**
+   * baseline ids not in the result that ran in only ONE of the baseline's two runs (a title holding a
+   * random value or the time): not looked for, never `disappeared`; absent in evidence from before two runs
+   */
+  unstable: z.optional(IdList),
   counts: z.record(z.string(), z.number()),
   /** the task's own lists (`must_pass`, FAIL_TO_PASS, PASS_TO_PASS): which of their ids passed after the run and which did not */
   required: z.optional(

@@ -19,6 +19,15 @@ const NullableStr = z.nullable(z.string());
 const Bool = z.boolean();
 const Num = z.number();
 
+/**
+ * What a verdict event names of its tests against the baseline: the ids that changed between the
+ * baseline's two runs (`unstable`) are read from here by id, never guessed from `disappeared`.
+ * Loose and optional: a verdict written before two baseline runs (or with no comparison) still reads.
+ */
+const VerdictTests = z.looseObject({
+  compare: z.optional(z.looseObject({ unstable: z.optional(z.array(Str)), disappeared: z.optional(z.array(Str)), counts: z.optional(z.record(Str, Num)) })),
+});
+
 export const TRACE_PAYLOADS = {
   run_created: z.looseObject({
     task: Str,
@@ -59,8 +68,8 @@ export const TRACE_PAYLOADS = {
   action_written: z.looseObject({ path: Str, source: z.optional(Str) }),
   action_receipt: z.looseObject({ path: Str, source: z.optional(Str) }),
   verification_started: z.looseObject({}),
-  verification_passed: z.looseObject({ reason: z.nullable(VerifierReason) }),
-  verification_failed: z.looseObject({ reason: z.nullable(VerifierReason) }),
+  verification_passed: z.looseObject({ reason: z.nullable(VerifierReason), tests: z.optional(VerdictTests) }),
+  verification_failed: z.looseObject({ reason: z.nullable(VerifierReason), tests: z.optional(VerdictTests) }),
   history_compaction: z.looseObject({}),
   sandbox_include: z.looseObject({ globs: z.array(Str), paths: z.array(Str) }),
   run_resumed: z.looseObject({ from: RunStatus }),

@@ -24,6 +24,19 @@ export function knownFamilies(lock: ImageLock | null): string[] {
   return [...IMAGE_FAMILIES, ...custom];
 }
 
+/**
+ * The families of the image lock at `lockPath` (knownFamilies): what a worker on that state dir may
+ * take cases of. A lock that is missing or unreadable pins no custom family; the daemon's own
+ * preflight says what is wrong with it.
+ */
+export function knownFamiliesAt(lockPath: string): string[] {
+  try {
+    return knownFamilies(readImageLockSync(lockPath));
+  } catch {
+    return knownFamilies(null);
+  }
+}
+
 /** The unknown_image_family error, naming what to use instead (and how a custom family is made). */
 export function unknownFamily(raw: string, known: readonly string[]): MiniAgentError {
   return new MiniAgentError(

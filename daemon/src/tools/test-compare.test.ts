@@ -58,6 +58,7 @@ describe("compareCases: the result's tests against the baseline's", () => {
       new_failed: ["new2"],
       skipped_new: ["s2"],
       disappeared: ["gone"],
+      unstable: [],
     });
   });
 });
@@ -185,6 +186,91 @@ describe("judgeAgainstBaseline: the one rule, test by test", () => {
   it("0 tests after the run is a false green, as in the absolute rule", () => {
     const v = judgeAgainstBaseline(RUN, suite([]), base([]));
     expect(v.kind).toBe("false_green");
+  });
+});
+
+describe("test ids that change from run to run (the baseline runs twice)", () => {
+  // a title holding Math.random() or the time: each baseline run named it differently
+  const twoRuns = (cases: Array<[string, TestCase["outcome"]]>, unstable: string[]): BaselineTests => ({ ...base(cases), unstable });
+
+  it("regression: every test passed but 'tests from before did not run' failed the verdict, their titles held random values; an id seen in only one baseline run is unstable, not disappeared", () => {
+    const v = judgeAgainstBaseline(
+      RUN,
+      suite([
+        ["adds", "passed"],
+        ["random 0.93", "passed"],
+      ]),
+      twoRuns(
+        [
+          ["adds", "passed"],
+          ["random 0.12", "passed"],
+          ["random 0.57", "passed"],
+        ],
+        ["random 0.12", "random 0.57"],
+      ),
+    );
+    expect(v.green).toBe(true);
+    expect(v.delta).toMatchObject({ disappeared: [], unstable: ["random 0.12", "random 0.57"], new_passed: ["random 0.93"], counts: { unstable: 2 } });
+    expect(v.message).toMatch(/2 baseline test id\(s\) changed between two runs of the unchanged project \(unstable; not looked for/);
+  });
+
+  it("a deleted stable test still fails the verdict (disappeared), failing at the baseline or not, beside unstable ids", () => {
+    const v = judgeAgainstBaseline(
+      RUN,
+      suite([
+        ["adds", "passed"],
+        ["random 0.93", "passed"],
+      ]),
+      twoRuns(
+        [
+          ["adds", "passed"],
+          ["needs network", "failed"],
+          ["random 0.12", "passed"],
+          ["random 0.57", "passed"],
+        ],
+        ["random 0.12", "random 0.57"],
+      ),
+    );
+    expect(v.green).toBe(false);
+    expect(v.delta).toMatchObject({ disappeared: ["needs network"], unstable: ["random 0.12", "random 0.57"] });
+    expect(v.message).toMatch(/1 test\(s\) from before no longer ran \(disappeared\): needs network/);
+  });
+
+  it("a failing test under a new id fails the verdict even where unstable ids failed before: nothing is paired by title shape", () => {
+    const v = judgeAgainstBaseline(
+      { ...RUN, exit_code: 1 },
+      suite([
+        ["adds", "passed"],
+        ["random 0.93", "failed"],
+      ]),
+      twoRuns(
+        [
+          ["adds", "passed"],
+          ["random 0.12", "failed"],
+          ["random 0.57", "failed"],
+        ],
+        ["random 0.12", "random 0.57"],
+      ),
+    );
+    expect(v.green).toBe(false);
+    expect(v.delta).toMatchObject({ new_failed: ["random 0.93"], unstable: ["random 0.12", "random 0.57"], disappeared: [] });
+    expect(v.message).toMatch(/new_failed; a failing test whose id changes from run to run is never matched with one from before/);
+  });
+
+  it("an unstable id the result names again is compared as any other (failing in the one run that had it: fail_to_fail)", () => {
+    const d = compareCases(
+      [
+        ["adds", "passed"],
+        ["pick 1", "failed"],
+        ["pick 2", "passed"],
+      ].map(([id, outcome]) => ({ id: id!, outcome: outcome as TestCase["outcome"] })),
+      [
+        { id: "adds", outcome: "passed" },
+        { id: "pick 1", outcome: "failed" },
+      ],
+      ["pick 1", "pick 2"],
+    );
+    expect(d).toMatchObject({ pass_to_pass: ["adds"], fail_to_fail: ["pick 1"], unstable: ["pick 2"], disappeared: [] });
   });
 });
 

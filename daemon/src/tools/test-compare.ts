@@ -7,6 +7,15 @@
  * against the baseline, what the run CHANGED is held against it (a test it broke,
  * a test it removed, a skip it added), and what it found is listed, not blamed.
  *
+ * A baseline test whose id changes from run to run (a title holding `Math.random()`
+ * or the time) can never be found again by its id. The baseline is therefore run
+ * twice (verifier/baseline-tests.ts) and an id seen in only one of those runs is
+ * `unstable`: when the result lacks it, it is listed as such, never as
+ * `disappeared`. Nothing is paired by title shape: a test the run deleted and a
+ * new one that looks alike stay two tests, so a deleted stable test (failing or
+ * not) is still `disappeared`, and a failing test under a new id is still
+ * `new_failed`.
+ *
  * Pure: lists in, lists out. The verdict that reads them is test-verdict.ts.
  */
 import type { TestDelta, TestListName } from "../contracts/run-view.js";
@@ -18,8 +27,11 @@ export type FullDelta = Record<TestListName, string[]>;
 /** a failing unit (a test that failed, or one that could not load) */
 const red = (o: CaseOutcome | undefined) => o === "failed" || o === "error";
 
-/** Every list in full, ids in the result's order (then the baseline's, for tests that disappeared). */
-export function compareCases(before: readonly TestCase[], after: readonly TestCase[]): FullDelta {
+/**
+ * Every list in full, ids in the result's order (then the baseline's, for tests that disappeared).
+ * `unstable`: baseline ids that ran in only one of the baseline's two runs.
+ */
+export function compareCases(before: readonly TestCase[], after: readonly TestCase[], unstable: readonly string[] = []): FullDelta {
   const d = Object.fromEntries(TEST_LIST_NAMES.map((n) => [n, [] as string[]])) as FullDelta;
   const was = new Map(before.map((c) => [c.id, c.outcome]));
   const now = new Set<string>();
@@ -37,7 +49,8 @@ export function compareCases(before: readonly TestCase[], after: readonly TestCa
     else if (b === "passed") d.pass_to_fail.push(c.id);
     else if (red(b)) d.fail_to_fail.push(c.id);
   }
-  for (const c of before) if (!now.has(c.id)) d.disappeared.push(c.id);
+  const changing = new Set(unstable);
+  for (const c of before) if (!now.has(c.id)) (changing.has(c.id) ? d.unstable : d.disappeared).push(c.id);
   return d;
 }
 

@@ -160,6 +160,8 @@ function loadErrorUnits(s: TestSummary): string {
 export interface BaselineTests {
   cases: readonly TestCase[] | null;
   note: string | null;
+  /** ids in `cases` that ran in only one of the baseline's two runs (absent: one run, nothing known unstable) */
+  unstable?: readonly string[];
   cached: boolean;
 }
 
@@ -176,7 +178,8 @@ export interface BaselineVerdict extends TestVerdict {
 /**
  * The verdict against the baseline (test-compare.ts), for run_tests, the Verifier
  * and eval alike. The run is green when it broke nothing that passed
- * (pass_to_fail), removed no test (disappeared), added no failing test or
+ * (pass_to_fail), removed no test (disappeared; a baseline id seen in only one of
+ * the baseline's two runs is `unstable` instead, and not looked for), added no failing test or
  * collection error (new_failed), added no skip (skipped_new: a skip is never a
  * pass). The tests a task names (FAIL_TO_PASS, PASS_TO_PASS, must_pass) are
  * checked id by id beside this (verifier/required-tests.ts). Tests skipped or failing at the
@@ -194,7 +197,7 @@ export function judgeAgainstBaseline(run: TestRunFacts, s: TestSummary, baseline
   if (s.cases_complete === false) return absolute(`the report names more tests than can be compared one by one`);
   if (s.discovered === 0 && (s.load_error_count ?? 0) === 0) return absolute();
   const note = baseline.cases === null ? (baseline.note ?? "the baseline's tests could not be read") : null;
-  const full = compareCases(baseline.cases ?? [], s.cases);
+  const full = compareCases(baseline.cases ?? [], s.cases, baseline.unstable);
   const delta = boundDelta(full, {
     baseline: baseline.cases === null ? "unavailable" : "compared",
     ...(note !== null && { baseline_note: note }),
@@ -207,7 +210,8 @@ export function judgeAgainstBaseline(run: TestRunFacts, s: TestSummary, baseline
   const say = (ids: string[], words: string) => ids.length > 0 && blockers.push(`${words}: ${nameIds(ids)}`);
   say(full.pass_to_fail, `${full.pass_to_fail.length} test(s) that passed before now fail (pass_to_fail)`);
   say(newErrors, loadErrorWords(newErrors.length));
-  say(newFailed, `${newFailed.length} new failing test(s) (new_failed)`);
+  // a failing test under an id the baseline never had cannot be matched with an unstable one from before
+  say(newFailed, `${newFailed.length} new failing test(s) (new_failed${unstableBefore(baseline) > 0 ? UNMATCHED : ""})`);
   // a test whose file no longer loads did not run: said with the load error, not as if the run removed it
   const unloaded = new Set(newErrors.concat(full.fail_to_fail.filter((id) => outcome.get(id) === "error")));
   const inUnloaded = (id: string) => unloaded.has(testFileOf(id));
@@ -233,6 +237,11 @@ export function judgeAgainstBaseline(run: TestRunFacts, s: TestSummary, baseline
   }
   return { ...verdict("passed", `passed against the baseline: ${summary}`), delta };
 }
+
+/** how many baseline ids changed between the baseline's two runs */
+const unstableBefore = (b: BaselineTests) => b.unstable?.length ?? 0;
+
+const UNMATCHED = "; a failing test whose id changes from run to run is never matched with one from before, so it counts as new";
 
 /** The file (or Go package path) a test id begins with: before `::` (pytest) or ` > ` (node, vitest, jest). */
 function testFileOf(id: string): string {
@@ -264,6 +273,10 @@ function baselineSummary(d: FullDelta, s: TestSummary, note: string | null): str
   if (d.fail_to_fail.length > 0)
     parts.push(`${d.fail_to_fail.length} failing before your change and still failing (not held against it: ${nameIds(d.fail_to_fail)})`);
   parts.push(`${d.skipped_before.length} skipped before your change, ${d.skipped_new.length} new skip${d.skipped_new.length === 1 ? "" : "s"}`);
+  if (d.unstable.length > 0)
+    parts.push(
+      `${d.unstable.length} baseline test id(s) changed between two runs of the unchanged project (unstable; not looked for, not counted as disappeared: ${nameIds(d.unstable)})`,
+    );
   if (note !== null) parts.push(`no baseline list (${note}): every test counts as new`);
   return parts.join("; ");
 }

@@ -7,7 +7,7 @@ import { LocalExecutor } from "../sandbox/local-executor.js";
 import { baselineFilesDir, captureBaseline } from "../workspace/baseline.js";
 import { defaultToolPort } from "../runtime/tools-port.js";
 import { validateToolCall } from "../tools/validate.js";
-import { baselineTestsOf, codeFingerprintAt, fileBaselineTestStore, recordCodeFingerprint } from "./baseline-tests.js";
+import { baselineTestsOf, codeFingerprintAt, fileBaselineTestStore, mergeRuns, recordCodeFingerprint } from "./baseline-tests.js";
 
 /**
  * The baseline's tests with real host processes (trusted_local: node --test on
@@ -27,14 +27,15 @@ const task = TaskSpec.parse({
   verify_preset: "unit",
 });
 
-/** a project with one passing test, its baseline captured in a control dir beside it */
-async function project() {
+/** a project with one passing test (and `more` test files), its baseline captured in a control dir beside it */
+async function project(more: Record<string, string> = {}) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "baseline-tests-"));
   dirs.push(root);
   const ws = path.join(root, "ws");
   fs.mkdirSync(path.join(ws, "tests"), { recursive: true });
   fs.writeFileSync(path.join(ws, "tests", "a.js"), 'import test from "node:test";\ntest("a passes", () => {});\n');
   fs.writeFileSync(path.join(ws, "package.json"), '{"type":"module"}\n');
+  for (const [rel, text] of Object.entries(more)) fs.writeFileSync(path.join(ws, rel), text);
   const control = path.join(root, "control");
   const baseline = await captureBaseline(ws, control);
   return { root, ws, control, baseline, executor: new LocalExecutor({ tmpRoot: root }), store: fileBaselineTestStore(path.join(root, "baseline-tests")) };
@@ -82,6 +83,76 @@ describe("the baseline's tests, once per baseline", () => {
     const manifest = path.join(control, "baseline", "manifest.json");
     fs.writeFileSync(manifest, fs.readFileSync(manifest, "utf8").replace(/"digest": "[0-9a-f]+"/, `"digest": "${"0".repeat(64)}"`));
     expect(await delta()).toMatchObject({ baseline: "compared", baseline_cached: true });
+  });
+});
+
+describe("a baseline run twice, for ids that change from run to run", () => {
+  const ofProject = (p: Awaited<ReturnType<typeof project>>, runId: string) => ({
+    runId,
+    task,
+    controlDir: p.control,
+    baselineDigest: p.baseline.manifest.digest,
+    executor: p.executor,
+    exportSpec: { forbidden: task.forbidden, include: [] },
+    store: p.store,
+  });
+
+  it("regression: a node:test title holding Math.random() and Date.now() named another test on each run; both runs' ids of it are unstable, the ordinary tests stay stable, and the cache keeps it", async () => {
+    const titles = [
+      'import test from "node:test";',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the test file's own template literal, written out as source
+      "test(`draws ${Math.random()}`, () => {});",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: as above
+      "test(`made at ${Date.now()}`, () => {});",
+      'test("b passes", () => {});',
+    ];
+    const p = await project({ "tests/b.js": `${titles.join("\n")}\n` });
+    // the two runs of one lookup may land in one millisecond: never for Math.random()
+    const first = await baselineTestsOf(ofProject(p, "run-twice"), "unit");
+    expect(first.cached).toBe(false);
+    const ids = (first.cases ?? []).map((c) => c.id);
+    expect(ids).toEqual(expect.arrayContaining(["a passes", "b passes"]));
+    const drawn = ids.filter((id) => id.startsWith("draws "));
+    expect(drawn).toHaveLength(2);
+    expect(first.unstable).toEqual(expect.arrayContaining(drawn));
+    expect(first.unstable).not.toContain("a passes");
+    expect(first.unstable).not.toContain("b passes");
+    const again = await baselineTestsOf(ofProject(p, "run-twice"), "unit");
+    expect(again).toEqual({ ...first, cached: true });
+  });
+
+  it("regression: a record kept before the baseline ran twice (schema 1, no unstable list) is a miss, never read as 'nothing unstable'", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "baseline-store-"));
+    dirs.push(dir);
+    const key = "a".repeat(64);
+    fs.writeFileSync(path.join(dir, `${key}.json`), JSON.stringify({ schema_version: 1, cases: [{ id: "x", outcome: "passed" }], note: null }));
+    expect(await fileBaselineTestStore(dir).get(key)).toBeNull();
+  });
+
+  it("merging the two runs: an id in both is stable, passing if either run passed it; an id in one run is unstable and kept with its outcome", () => {
+    const r = mergeRuns(
+      [
+        { id: "a", outcome: "passed" },
+        { id: "flaky", outcome: "failed" },
+        { id: "r1", outcome: "failed" },
+      ],
+      [
+        { id: "a", outcome: "passed" },
+        { id: "flaky", outcome: "passed" },
+        { id: "r2", outcome: "passed" },
+      ],
+    );
+    expect(r).toEqual({
+      schema_version: 2,
+      note: null,
+      cases: [
+        { id: "a", outcome: "passed" },
+        { id: "flaky", outcome: "passed" },
+        { id: "r1", outcome: "failed" },
+        { id: "r2", outcome: "passed" },
+      ],
+      unstable: ["r1", "r2"],
+    });
   });
 });
 

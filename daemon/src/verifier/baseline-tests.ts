@@ -7,6 +7,13 @@
  * command, the parser, the image and runtime, the layers, what is exported), so
  * run_tests, the Verifier, a resumed run, a re-verification and every eval case
  * on the same repository reuse one run.
+ *
+ * The suite runs TWICE when a baseline is first computed: a test whose title
+ * holds a random value or the time has another id on every run, and with one run
+ * it looked "disappeared" after a run that changed nothing about it. An id seen
+ * in only one of the two runs is kept as `unstable` (test-compare.ts says what
+ * the verdict makes of it). The second run costs one more sandbox run of the
+ * suite, once per cache key; every later lookup reads the record.
  */
 import { createHash } from "node:crypto";
 import fsSync from "node:fs";
@@ -27,10 +34,13 @@ import { baselineFilesDir } from "../workspace/baseline.js";
 import { canonicalJson, sha256Hex } from "../workspace/hash.js";
 import { VERIFIER_DEFAULTS } from "./limits.js";
 
+// v2: two runs, and `unstable`; a v1 record (one run) would read as "nothing unstable", so it is a miss
 export const BaselineTestRecord = z.strictObject({
-  schema_version: z.literal(1),
+  schema_version: z.literal(2),
   cases: z.array(TestCase).nullable(),
   note: z.string().max(2_000).nullable(),
+  /** ids in `cases` seen in only one of the two runs */
+  unstable: z.array(z.string()),
 });
 export type BaselineTestRecord = z.infer<typeof BaselineTestRecord>;
 
@@ -161,10 +171,10 @@ export async function baselineTests(input: BaselineTestInput): Promise<BaselineT
   const described = await input.executor.describe().catch(() => null);
   // keyed by what decides the argv, not by the argv: the baseline copy is fixed by its digest, so the
   // command, its file globs and the forbidden globs (in the export) decide what the globs expand to,
-  // and a hit needs no walk of the copy (v2: v1 keyed the expanded argv, after a walk on every call)
+  // and a hit needs no walk of the copy (v2: v1 keyed the expanded argv, after a walk on every call; v3: two runs)
   const key = sha256Hex(
     canonicalJson({
-      v: 2,
+      v: 3,
       code: recordCodeFingerprint(),
       baseline: input.baselineDigest,
       command: preset.command,
@@ -179,14 +189,26 @@ export async function baselineTests(input: BaselineTestInput): Promise<BaselineT
     }),
   );
   const hit = await input.store.get(key);
-  if (hit !== null) return { cases: hit.cases, note: hit.note, cached: true };
+  if (hit !== null) return { cases: hit.cases, note: hit.note, unstable: hit.unstable, cached: true };
   const root = baselineFilesDir(input.controlDir);
   const inv = await presetInvocation(input.task, input.preset, root).catch(() => null);
   if (inv === null) return { cases: null, note: "the baseline copy could not be read", cached: false };
   // the run created the preset's test files: nothing existed before, every test is new
   if (preset.files.length > 0 && inv.files.length === 0) return { cases: [], note: null, cached: false };
+  const first = await runOnce(input, inv, root);
+  if (first.record === null || first.record.cases === null) return settle(input, key, first, null);
+  const second = await runOnce(input, inv, root);
+  return settle(input, key, first, second);
+}
+
+type Run = Awaited<ReturnType<Executor["run"]>>;
+type Once = { res: Run | null; record: BaselineTestRecord | null; error?: string };
+
+/** One run of the suite on the baseline copy: its record, or (no sandbox) why not. */
+async function runOnce(input: BaselineTestInput, inv: { argv: string[]; timeoutMs: number }, root: string): Promise<Once> {
+  const preset = input.task.test_presets[input.preset]!;
   const reportFile = reportFileFor(preset.parser, input.limits);
-  let res: Awaited<ReturnType<Executor["run"]>>;
+  let res: Run;
   try {
     res = await input.executor.run({
       runId: input.runId,
@@ -201,17 +223,56 @@ export async function baselineTests(input: BaselineTestInput): Promise<BaselineT
       ...(reportFile && { reportFile }),
     });
   } catch (err) {
-    return { cases: null, note: `the baseline's tests could not run (${isMiniAgentError(err) ? err.code : "sandbox_error"})`, cached: false };
+    return { res: null, record: null, error: `the baseline's tests could not run (${isMiniAgentError(err) ? err.code : "sandbox_error"})` };
   }
-  const summary = summarizePreset(preset.parser, res, input.limits);
-  const record = toRecord(res, summary);
-  // a cancel, a lost sandbox or a timeout says nothing lasting about the baseline: not kept
-  if (!res.cancelled && !res.sandbox_lost && !res.timed_out) await input.store.put(key, record).catch(() => {});
-  return { cases: record.cases, note: record.note, cached: false };
+  return { res, record: toRecord(res, summarizePreset(preset.parser, res, input.limits)) };
 }
 
-function toRecord(res: Awaited<ReturnType<Executor["run"]>>, summary: ReturnType<typeof summarizePreset>): BaselineTestRecord {
-  const unreadable = (why: string): BaselineTestRecord => ({ schema_version: 1, cases: null, note: why.slice(0, 2_000) });
+/** A cancel, a lost sandbox or a timeout says nothing lasting about the baseline: a record made with one is not kept. */
+const lasting = (o: Once | null) => o === null || (o.res !== null && !o.res.cancelled && !o.res.sandbox_lost && !o.res.timed_out);
+
+/**
+ * The two runs made one record, kept when both said something lasting. The second run's list
+ * adds to the first's and never replaces it: a second run that could not be read leaves the
+ * first's list with nothing known unstable, and says so.
+ */
+async function settle(input: BaselineTestInput, key: string, first: Once, second: Once | null): Promise<BaselineTests> {
+  if (first.record === null) return { cases: null, note: first.error ?? "the baseline's tests could not run", cached: false };
+  let record = first.record;
+  if (second !== null && first.record.cases !== null) {
+    record =
+      second.record?.cases != null
+        ? mergeRuns(first.record.cases, second.record.cases)
+        : {
+            ...first.record,
+            note: `the baseline's second run could not be read (${second.record?.note ?? second.error ?? "no result"}): no test id is known to be unstable`,
+          };
+  }
+  if (lasting(first) && lasting(second)) await input.store.put(key, record).catch(() => {});
+  return { cases: record.cases, note: record.note, unstable: record.unstable, cached: false };
+}
+
+/**
+ * One list from two runs of the unchanged baseline. An id in both is stable; its outcome is the
+ * first run's, except that a test that passed in either run counts as passing (the strict reading:
+ * failing now is then pass_to_fail, never an excused fail_to_fail). An id in only one run is
+ * unstable and kept with its outcome, so a result that does name it again is compared as usual.
+ */
+export function mergeRuns(a: readonly TestCase[], b: readonly TestCase[]): BaselineTestRecord {
+  const inB = new Map(b.map((c) => [c.id, c]));
+  const inA = new Set(a.map((c) => c.id));
+  const cases: TestCase[] = a.map((c) => (c.outcome !== "passed" && inB.get(c.id)?.outcome === "passed" ? { ...c, outcome: "passed" } : c));
+  const unstable = a.filter((c) => !inB.has(c.id)).map((c) => c.id);
+  for (const c of b)
+    if (!inA.has(c.id)) {
+      cases.push(c);
+      unstable.push(c.id);
+    }
+  return { schema_version: 2, cases, note: null, unstable };
+}
+
+function toRecord(res: Run, summary: ReturnType<typeof summarizePreset>): BaselineTestRecord {
+  const unreadable = (why: string): BaselineTestRecord => ({ schema_version: 2, cases: null, note: why.slice(0, 2_000), unstable: [] });
   if (res.cancelled) return unreadable("the baseline's tests were cancelled");
   if (res.timed_out) return unreadable("the baseline's tests timed out");
   if (res.sandbox_lost) return unreadable("the sandbox stopped while the baseline's tests ran");
@@ -219,5 +280,5 @@ function toRecord(res: Awaited<ReturnType<Executor["run"]>>, summary: ReturnType
   if (testRunFacts(res).truncated) return unreadable("the baseline's test output was cut");
   if (!summary.summary_found) return unreadable(`the baseline's tests left no report (${judgeTestRun(testRunFacts(res), summary).message})`);
   if (summary.cases === undefined || summary.cases_complete === false) return unreadable("the baseline's report names too many tests to compare one by one");
-  return { schema_version: 1, cases: [...summary.cases], note: null };
+  return { schema_version: 2, cases: [...summary.cases], note: null, unstable: [] };
 }

@@ -6,7 +6,7 @@ import { EXIT } from "../../../client-lib/index.js";
 import { MiniAgentError } from "../../../daemon/src/errors.js";
 import type { EvalCommand } from "../command.js";
 import { cancelSuite } from "./fleet-cancel.js";
-import { readSuiteRun } from "./fleet-state.js";
+import { readSuiteFamilies, readSuiteRun } from "./fleet-state.js";
 import { allQueueNames, CANCEL_KEY_TTL_S } from "./queue-names.js";
 import { pingQueue } from "./queue-ping.js";
 import { resolveQueueTarget } from "./queue-password.js";
@@ -44,7 +44,8 @@ export const cancelCommand: EvalCommand = {
     const suiteRun = readSuiteRun(output);
     if (suiteRun === null) throw new MiniAgentError("invalid_request", `${output} holds no eval run on a queue (no fleet.json); nothing was cancelled`);
     const connection = connectionOptions(target);
-    const queues = allQueueNames().map((name) => new Queue(name, { connection }));
+    // a custom family's queues are known only from the families the run's cases named
+    const queues = allQueueNames(readSuiteFamilies(output)).map((name) => new Queue(name, { connection }));
     for (const q of queues) q.on("error", () => undefined);
     try {
       await pingQueue(redisOf(queues[0]!), target.display, undefined, queues[0]);

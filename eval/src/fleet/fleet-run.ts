@@ -89,7 +89,13 @@ export async function runFleetSuite(opts: RunOptions & { queue: string }, io: Ev
     const before = opts.rerun ? null : readSuiteRun(opts.output);
     const resumedAfterCancel = before !== null && (await isCancelled(redis, before));
     if (resumedAfterCancel) await dropCancelledRun([...new Set(cases.map((c) => queueOf(taskImageFamily(c.task))))], before);
-    const suiteRun = openSuiteRun(opts.output, opts.rerun, target.display, resumedAfterCancel);
+    const suiteRun = openSuiteRun(
+      opts.output,
+      opts.rerun,
+      target.display,
+      resumedAfterCancel,
+      cases.map((c) => taskImageFamily(c.task)),
+    );
 
     const results = new Map<string, CaseResult>();
     const pending: Pending[] = [];

@@ -20,9 +20,14 @@ export function queueFor(runtime: "runc" | "runsc", family: ImageFamily, model: 
   return model === "live" ? `${queueName(runtime, family)}-live` : queueName(runtime, family);
 }
 
-/** Every queue a case can be put on (each runtime, family and model): what `eval cancel` clears, since it cannot know which ones a run used. */
-export function allQueueNames(): string[] {
-  return (["runc", "runsc"] as const).flatMap((rt) => IMAGE_FAMILIES.flatMap((f) => (["replay", "live"] as const).map((m) => queueFor(rt, f, m))));
+/**
+ * Every queue a case can be put on (each runtime, family and model): what `eval cancel` clears, since it
+ * cannot know which runtime a run used. `custom`: the custom families the run's cases named (fleet.json),
+ * whose queues no fixed list has.
+ */
+export function allQueueNames(custom: readonly ImageFamily[] = []): string[] {
+  const families = [...new Set([...IMAGE_FAMILIES, ...custom])];
+  return (["runc", "runsc"] as const).flatMap((rt) => families.flatMap((f) => (["replay", "live"] as const).map((m) => queueFor(rt, f, m))));
 }
 
 /** Set by `eval cancel` / Ctrl-C: workers running a case of this eval run cancel its run. Expires on its own. */

@@ -348,3 +348,14 @@ describe("parseJunitXml counts test cases", () => {
     expect(parse(suite('tests="20000"', big))).toMatchObject({ refusal: null, discovered: 20_000, passed: 20_000 });
   });
 });
+
+describe("ids that stay the same from run to run", () => {
+  it("a mocha xunit report names the same tests when only its times and timestamp differ (what changes between two runs of one suite)", () => {
+    const xml = sampleBytes("junit-mocha-mixed.xml").toString("utf8");
+    const later = xml.replace(/time="[0-9.]+"/g, 'time="9.999"').replace(/timestamp="[^"]*"/g, 'timestamp="Fri, 04 Dec 2026 01:02:03 GMT"');
+    expect(later).not.toBe(xml);
+    const ids = (x: string) => (parse(x).cases ?? []).map((c) => c.id);
+    expect(ids(xml).length).toBeGreaterThan(0);
+    expect(ids(later)).toEqual(ids(xml));
+  });
+});
