@@ -74,6 +74,8 @@ export const ERROR_CODES = [
   "unknown_image_family",
   /** a workspace, fixture or case repo/ over the copy limits (bytes or files), refused before anything is copied */
   "workspace_too_large",
+  /** a drafted task that can no longer run as it was shown: the folder it was drafted from changed, or the daemon no longer holds it */
+  "draft_stale",
   // evals and the release gate (eval/): a case folder, a captured run, a report, gate rules
   /** a case folder that is not a valid case (missing file, unknown field in expect.json, bad task or replay) */
   "case_invalid",
