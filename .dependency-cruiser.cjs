@@ -90,13 +90,13 @@ module.exports = {
     {
       name: "worker-is-a-daemon-plus-a-client",
       comment:
-        "mini-agent-worker (worker/) is a daemon of its own plus a queue consumer. From the daemon it takes the program's front door, main.ts and wiring.ts, so its daemon is the same RunService, policy, Verifier, live gate and reaper as mini-agent-daemon's; beside that only what every client shares: contracts, error codes, the command-line helpers (config/cli-args, program-command, state-dir, version) and the one canonical-JSON hash (workspace/hash.ts), so the isolation report hash a worker names is the one the daemon computes. From eval it takes the producer's other half through eval's front door (eval/src/index.ts: the fleet's queue code and the case runner), never a copy, so a case runs on a worker exactly as `eval run` runs it; the API client through client-lib's front door. Nothing of client/, probes/, sandbox-image/ or experiments/.",
+        "mini-agent-worker (worker/) is a daemon of its own plus a queue consumer. From the daemon it takes the program's front door, main.ts and wiring.ts, so its daemon is the same RunService, policy, Verifier, live gate and reaper as mini-agent-daemon's; beside that only what every client shares: contracts, error codes, the command-line helpers (config/cli-args, program-command, shutdown-signals, state-dir, version) and the one canonical-JSON hash (workspace/hash.ts), so the isolation report hash a worker names is the one the daemon computes. From eval it takes the producer's other half through eval's front door (eval/src/index.ts: the fleet's queue code and the case runner), never a copy, so a case runs on a worker exactly as `eval run` runs it; the API client through client-lib's front door. Nothing of client/, probes/, sandbox-image/ or experiments/.",
       severity: "error",
       from: { path: "^worker/" },
       to: {
         path: "^(daemon|client|client-lib|eval|experiments|probes|sandbox-image)/",
         pathNot:
-          "^daemon/src/(main\\.ts$|wiring\\.ts$|contracts/|errors\\.ts$|config/(state-dir|cli-args|program-command|version)\\.ts$|workspace/hash\\.ts$)|^eval/src/index\\.ts$|^client-lib/index\\.ts$",
+          "^daemon/src/(main\\.ts$|wiring\\.ts$|contracts/|errors\\.ts$|config/(state-dir|cli-args|program-command|shutdown-signals|version)\\.ts$|workspace/hash\\.ts$)|^eval/src/index\\.ts$|^client-lib/index\\.ts$",
       },
     },
     {

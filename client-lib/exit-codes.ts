@@ -1,5 +1,5 @@
 import type { RunStatus } from "../daemon/src/contracts/run.js";
-import type { ErrorCode } from "../daemon/src/errors.js";
+import { type ErrorCode, USAGE_ERROR_CODES } from "../daemon/src/errors.js";
 
 /**
  * mini-agent-client exit codes: the one table (README "Exit codes" repeats it).
@@ -60,21 +60,8 @@ const UNAVAILABLE: readonly ErrorCode[] = [
   "queue_auth_failed",
 ];
 
-/** bad command-line input the daemon found (an ad-hoc run's folder or its size, test command, globs, image family) */
-const USAGE: readonly ErrorCode[] = [
-  "invalid_workspace",
-  "invalid_test_command",
-  "test_command_not_found",
-  "invalid_glob",
-  "unknown_image_family",
-  "workspace_too_large",
-  "queue_url_invalid",
-  "queue_password_file_invalid",
-  "capture_out_invalid",
-];
-
 export function exitForError(code: ErrorCode): ExitCode {
-  if (USAGE.includes(code)) return EXIT.usage;
+  if ((USAGE_ERROR_CODES as readonly ErrorCode[]).includes(code)) return EXIT.usage;
   if (UNAVAILABLE.includes(code)) return EXIT.unavailable;
   if (code === "budget_exhausted") return EXIT.budgetExhausted;
   if (code === "cancelled") return EXIT.cancelled;

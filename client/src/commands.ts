@@ -164,6 +164,7 @@ const run: Handler = async (cmd, ctx) => {
   const orchestrator = orchestratorFrom(cmd);
   const runtime = runtimeFrom(cmd, backend.data);
   const copyLimits = copyLimitsFrom(cmd);
+  let draftId: string | undefined;
   if (adhoc) {
     // drafted first: bad input is refused (exit 64) and the dirty-worktree warning shown before anything starts
     const draft = await ctx.api.draftTask({ workspace, ...adhoc, ...(imageFamily !== undefined && { image_family: imageFamily }) });
@@ -173,6 +174,8 @@ const run: Handler = async (cmd, ctx) => {
       return EXIT.ok;
     }
     if (!ctx.json) ctx.err(`test command (${draft.test_source}): ${testCommandLine(draft.task)}\n`);
+    // the run starts with this very draft, or the daemon refuses it (draft_stale): never a second, unseen one
+    draftId = draft.draft_id;
   }
   // after the draft, whose refusals are about the workspace itself
   if (model === "replay" && replay === undefined && fixture === undefined)
@@ -197,7 +200,7 @@ const run: Handler = async (cmd, ctx) => {
     backend: backend.data,
     ...(runtime !== undefined && { runtime }),
     trust_replay_file: flag(cmd, "trust-replay-file"),
-    ...(adhoc !== undefined && { adhoc }),
+    ...(adhoc !== undefined && { adhoc: { ...adhoc, ...(draftId !== undefined && { draft_id: draftId }) } }),
     ...(imageFamily !== undefined && { image_family: imageFamily }),
     ...(fixture !== undefined && { fixture_dir: fixture }),
     ...(taskSpecFile !== undefined && { task_spec: (await readTaskSpec(taskSpecFile)) as never }),

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { programCommand } from "./config/program-command.js";
+import { shutdownSignalsOf } from "./config/shutdown-signals.js";
 import { miniAgentVersion } from "./config/version.js";
 import { main } from "./main.js";
 import { createDefaultServices } from "./wiring.js";
@@ -23,15 +24,7 @@ const code = await main(process.argv.slice(2), {
   out: (line) => process.stdout.write(line + "\n"),
   err: (line) => process.stderr.write(line + "\n"),
   createServices: createDefaultServices,
-  onShutdownSignal(handler) {
-    const onSignal = (s: NodeJS.Signals) => handler(s);
-    process.on("SIGTERM", onSignal);
-    process.on("SIGINT", onSignal);
-    return () => {
-      process.off("SIGTERM", onSignal);
-      process.off("SIGINT", onSignal);
-    };
-  },
+  onShutdownSignal: shutdownSignalsOf(process),
 });
 // exit explicitly: an engine or ledger handle must not keep a stopped daemon alive
 process.exit(code);

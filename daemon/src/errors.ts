@@ -1,4 +1,26 @@
 /**
+ * Bad command-line input the daemon (or a program's own check) found: every
+ * program answers these as a usage error (exit 64; client-lib/exit-codes.ts),
+ * so they are listed once, here, and ERROR_CODES takes them from this list.
+ */
+export const USAGE_ERROR_CODES = [
+  // ad-hoc tasks (adhoc/): bad input on the command line, refused before anything is prepared
+  "invalid_workspace",
+  "invalid_test_command",
+  "test_command_not_found",
+  "invalid_glob",
+  "unknown_image_family",
+  /** a workspace, fixture or case repo/ over the copy limits (bytes or files), refused before anything is copied */
+  "workspace_too_large",
+  /** `eval capture --out` names a folder no case may be written to (inside the daemon's state dir) */
+  "capture_out_invalid",
+  /** a --queue URL that is not redis://[:PASSWORD@]HOST:PORT/DB or rediss://... (the message never holds the password) */
+  "queue_url_invalid",
+  /** a --queue-password-file that cannot be used: unreadable, empty, or readable by group or others */
+  "queue_password_file_invalid",
+] as const;
+
+/**
  * One error base for the whole daemon. Callers branch on `code`, never on
  * message text; `cause` keeps the underlying error for the log.
  */
@@ -66,14 +88,10 @@ export const ERROR_CODES = [
   // verifier
   "verification_error",
   "acceptance_protocol_error",
-  // ad-hoc tasks (adhoc/): bad input on the command line, refused before anything is prepared
-  "invalid_workspace",
-  "invalid_test_command",
-  "test_command_not_found",
-  "invalid_glob",
-  "unknown_image_family",
-  /** a workspace, fixture or case repo/ over the copy limits (bytes or files), refused before anything is copied */
-  "workspace_too_large",
+  // command-line input, refused before anything is prepared (the ad-hoc task's, the copy limits, the fleet's flags)
+  ...USAGE_ERROR_CODES,
+  /** a drafted task that can no longer run as it was shown: the folder it was drafted from changed, or the daemon no longer holds it */
+  "draft_stale",
   // evals and the release gate (eval/): a case folder, a captured run, a report, gate rules
   /** a case folder that is not a valid case (missing file, unknown field in expect.json, bad task or replay) */
   "case_invalid",
@@ -81,8 +99,6 @@ export const ERROR_CODES = [
   "case_replay_mismatch",
   /** `eval capture` refused: the run has no baseline or decisions to rebuild, or the output folder is not empty */
   "capture_refused",
-  /** `eval capture --out` names a folder no case may be written to (inside the daemon's state dir): a usage error */
-  "capture_out_invalid",
   /** an eval report that is not a valid eval-report.json */
   "report_invalid",
   /** two reports of different suites or different case versions: the gate compares only like with like */
@@ -90,14 +106,10 @@ export const ERROR_CODES = [
   /** a gate rules file that is not valid */
   "gate_rules_invalid",
   // eval fleets (eval/src/fleet, worker/src): the queue URL, the case payload, the queue itself
-  /** a --queue URL that is not redis://[:PASSWORD@]HOST:PORT/DB or rediss://... (the message never holds the password) */
-  "queue_url_invalid",
   /** Redis did not answer (down, wrong host or port) */
   "queue_unreachable",
   /** Redis answered and refused the password (WRONGPASS), or wants one and none was given (NOAUTH) */
   "queue_auth_failed",
-  /** a --queue-password-file that cannot be used: unreadable, empty, or readable by group or others */
-  "queue_password_file_invalid",
   /** a case folder packed for the queue is over the size cap */
   "case_payload_too_large",
   /** a job's case payload does not match its SHA-256 (or the case inside is not the case named) */

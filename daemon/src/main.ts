@@ -2,7 +2,7 @@ import fs from "node:fs";
 import type http from "node:http";
 import os from "node:os";
 import type { DestinationStream, Logger } from "pino";
-import { draftTask } from "./adhoc/index.js";
+import { draftTask, keptDrafter } from "./adhoc/index.js";
 import { usageErrorText } from "./config/cli-args.js";
 import { closeServer, listenTcp, listenUnix } from "./api/listen.js";
 import type { IsolationService, LiveGate } from "./api/ports.js";
@@ -21,6 +21,7 @@ import { loadDaemonPolicy, type DaemonPolicy } from "./policy/daemon-policy.js";
 import { createPolicyView } from "./policy/policy-view.js";
 import { resolveRunPolicy } from "./policy/run-policy.js";
 import { createSecretSet, type SecretSet } from "./redact/index.js";
+import { systemClock } from "./runtime/ports.js";
 import type { RunService } from "./runtime/service.js";
 import { readImageLockSync } from "./sandbox/image-lock.js";
 import type { Executor } from "./sandbox/executor.js";
@@ -176,7 +177,8 @@ export async function main(argv: string[], deps: MainDeps): Promise<number> {
     };
     const apiDeps = {
       runService: services.runService,
-      drafter: { draft: (input: Parameters<typeof draftTask>[0]) => draftTask(input, draftDeps) },
+      // a drafted task is kept for the run that follows, which runs exactly what was shown (adhoc/kept-drafts.ts)
+      drafter: keptDrafter(draftDeps, { now: () => systemClock.now(), log: log.child({ component: "drafter" }) }),
       isolation: services.isolation,
       liveGate: services.liveGate,
       policy: createPolicyView(policy),

@@ -7,6 +7,7 @@
  */
 export { loadCase } from "./case-load.js";
 export { packCase, unpackCase } from "./fleet/case-payload.js";
+export { concurrencyOf, MAX_CONCURRENCY, QUEUE_OPTIONS, queueFlagsOf } from "./fleet/queue-args.js";
 export { resolveQueueTarget } from "./fleet/queue-password.js";
 export { cancelKey, queueFor, queueName } from "./fleet/queue-names.js";
 export { pingQueue } from "./fleet/queue-ping.js";

@@ -2,6 +2,7 @@ import path from "node:path";
 import { parseCli } from "../../daemon/src/config/cli-args.js";
 import { COPY_LIMIT_FLAGS, parseByteSize, parseFileCount } from "../../daemon/src/contracts/copy-limits.js";
 import { COPY_LIMITS, type CopyLimits } from "../../daemon/src/workspace/copy-limits.js";
+import { concurrencyOf, QUEUE_OPTIONS, queueFlagsOf } from "./fleet/queue-args.js";
 
 export const RUN_USAGE = `usage: mini-agent-client eval run SUITE_DIR... --output DIR [--model replay|live] [--concurrency N]
                                [--runtime runc|runsc] [--policy-profile eval] [--rerun] [--json]
@@ -30,7 +31,7 @@ export const RUN_USAGE = `usage: mini-agent-client eval run SUITE_DIR... --outpu
 Exit codes: 0 every case passed, 1 a case did not pass, 2 the daemon or the queue is unreachable
   or refused the password (queue_auth_failed), 4 cancelled (Ctrl-C or \`eval cancel\`), 64 usage`;
 
-export const MAX_CONCURRENCY = 16;
+export { MAX_CONCURRENCY } from "./fleet/queue-args.js";
 
 export interface RunOptions {
   suiteDirs: string[];
@@ -72,8 +73,7 @@ export function parseRunArgs(argv: string[], cwd: string): ParsedRunArgs {
     json: { type: "boolean" },
     socket: { type: "string" },
     "state-dir": { type: "string" },
-    queue: { type: "string" },
-    "queue-password-file": { type: "string" },
+    ...QUEUE_OPTIONS,
     "max-workspace-bytes": { type: "string" },
     "max-workspace-files": { type: "string" },
     help: { type: "boolean", short: "h" },
@@ -85,9 +85,8 @@ export function parseRunArgs(argv: string[], cwd: string): ParsedRunArgs {
   if (v.output === undefined || v.output === "") return { ok: false, help: false, message: "--output DIR is required" };
   const model = v.model ?? "replay";
   if (model !== "replay" && model !== "live") return { ok: false, help: false, message: `--model must be replay or live, not ${model}` };
-  const concurrency = v.concurrency === undefined ? 1 : Number(v.concurrency);
-  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > MAX_CONCURRENCY)
-    return { ok: false, help: false, message: `--concurrency must be a whole number from 1 to ${MAX_CONCURRENCY}, not ${v.concurrency}` };
+  const concurrency = concurrencyOf(v.concurrency);
+  if (!concurrency.ok) return { ok: false, help: false, message: concurrency.message };
   const runtime = v.runtime;
   if (runtime !== undefined && runtime !== "runc" && runtime !== "runsc")
     return { ok: false, help: false, message: `--runtime must be runc or runsc, not ${runtime}` };
@@ -98,23 +97,23 @@ export function parseRunArgs(argv: string[], cwd: string): ParsedRunArgs {
   if (maxBytes === null) return { ok: false, help: false, message: `${COPY_LIMIT_FLAGS.maxBytes}: a size in bytes, or with K, M or G (binary), at least 1` };
   const maxFiles = v["max-workspace-files"] === undefined ? undefined : parseFileCount(v["max-workspace-files"]);
   if (maxFiles === null) return { ok: false, help: false, message: `${COPY_LIMIT_FLAGS.maxFiles}: a whole number, at least 1` };
-  if (v["queue-password-file"] !== undefined && v.queue === undefined)
-    return { ok: false, help: false, message: "--queue-password-file FILE goes with --queue redis://HOST:PORT/DB" };
+  const queue = queueFlagsOf(v, cwd);
+  if (!queue.ok) return { ok: false, help: false, message: queue.message };
   return {
     ok: true,
     opts: {
       suiteDirs: parsed.positionals.map((d) => path.resolve(cwd, d)),
       output: path.resolve(cwd, v.output),
       model,
-      concurrency,
+      concurrency: concurrency.value,
       runtime,
       profile,
       rerun: v.rerun === true,
       json: v.json === true,
       socket: v.socket,
       stateDir: v["state-dir"],
-      queue: v.queue,
-      queuePasswordFile: v["queue-password-file"] === undefined ? undefined : path.resolve(cwd, v["queue-password-file"]),
+      queue: queue.queue,
+      queuePasswordFile: queue.passwordFile,
       ...(maxBytes !== undefined && { maxWorkspaceBytes: maxBytes }),
       ...(maxFiles !== undefined && { maxWorkspaceFiles: maxFiles }),
     },

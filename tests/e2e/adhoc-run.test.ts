@@ -3,7 +3,7 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { allFiles, REPO, runClient, Started, stateDirIn } from "./harness.js";
+import { allFiles, rawRequest, REPO, runClient, Started, stateDirIn } from "./harness.js";
 import { TaskSpec } from "../../daemon/src/contracts/task-spec.js";
 import { pinTestImage } from "../kit/sandbox-image.js";
 
@@ -81,7 +81,16 @@ async function setUp(opts: { source?: string } = {}) {
     fs.writeFileSync(p, JSON.stringify(r));
     return p;
   };
-  return { tmp, stateDir, ws, socket: ["--socket", d.socketPath], replay };
+  return { tmp, stateDir, ws, socket: ["--socket", d.socketPath], socketPath: d.socketPath, replay };
+}
+
+/** how often this daemon drafted a task from a folder: its log says "task drafted" once per draft */
+function draftsLogged(stateDir: string): number {
+  const log = path.join(stateDir, "logs", "daemon.log");
+  return fs
+    .readFileSync(log, "utf8")
+    .split("\n")
+    .filter((l) => l.trim() !== "" && (JSON.parse(l) as { msg?: string }).msg === "task drafted").length;
 }
 
 /** a 1.5 GiB file with no blocks on disk */
@@ -96,8 +105,8 @@ async function statusJson(runId: string, socket: string[]): Promise<Record<strin
 }
 
 describe("run --workspace DIR --goal TEXT on a fresh git repository", () => {
-  it("completes, verified by the host, with the detected test command; the dirty file is warned about first and the spec is in status and trace", async () => {
-    const { ws, socket, replay } = await setUp();
+  it("completes, verified by the host, with the detected test command; the dirty file is warned about first and the spec is in status and trace; the folder is drafted once (it was drafted again at run, unseen)", async () => {
+    const { ws, stateDir, socket, replay } = await setUp();
     fs.writeFileSync(path.join(ws, "NOTES.md"), "my unfinished notes\n"); // untracked: part of the baseline
     const goal = "add(a, b) must return the sum";
     let r = await runClient(["run", "--workspace", ws, "--goal", goal, "--model", "replay", "--replay", replay(FIX_REPLAY), ...socket]);
@@ -124,6 +133,8 @@ describe("run --workspace DIR --goal TEXT on a fresh git repository", () => {
       .map((l) => JSON.parse(l) as { type: string; payload: Record<string, unknown> })
       .find((e) => e.type === "run_created")!;
     expect(created.payload).toMatchObject({ task_spec: { name: "adhoc-myproject" }, test_source: "package.json scripts.test", dirty_files: ["NOTES.md"] });
+    // the task shown before the run started is the one that ran: drafted once, not again by POST /runs
+    expect(draftsLogged(stateDir)).toBe(1);
   }, 600_000);
 
   it("an empty change (the replay says final at once) fails as no_changes, even with every test green", async () => {
@@ -196,6 +207,35 @@ describe("run --goal: --print-task and refused input through the real client", (
       test_presets: { tests: { command: ["python3", "check.py"], parser: "exit_code" } },
     });
     expect(exitOnly.stderr).toMatch(/warning: .*exit code only, no test count \(weaker\)/);
+  }, 600_000);
+
+  it("a workspace changed between the draft and its run (package.json edited) is refused as draft_stale naming the file, and no run exists; a draft id is taken once", async () => {
+    const { ws, socketPath, replay } = await setUp();
+    const post = (p: string, body: object) => rawRequest(socketPath, "POST", p, JSON.stringify(body));
+    const draftOf = async () => {
+      const d = await post("/v1/tasks/draft", { workspace: ws, goal: "g" });
+      expect(d.status).toBe(200);
+      return (d.json as { draft_id: string }).draft_id;
+    };
+    const runWith = (draftId: string) => post("/v1/runs", { workspace: ws, adhoc: { goal: "g", draft_id: draftId }, replay_path: replay(EMPTY_REPLAY) });
+
+    const shown = await draftOf();
+    const pkg = JSON.parse(fs.readFileSync(path.join(ws, "package.json"), "utf8")) as { scripts: Record<string, string> };
+    fs.writeFileSync(path.join(ws, "package.json"), JSON.stringify({ ...pkg, scripts: { ...pkg.scripts, lint: "true" } }));
+    const stale = await runWith(shown);
+    expect({ status: stale.status, json: stale.json }).toMatchObject({
+      status: 409,
+      json: { error: { code: "draft_stale", message: expect.stringMatching(/workspace changed since the task was drafted and shown \(package\.json\)/) } },
+    });
+    expect((await rawRequest(socketPath, "GET", "/v1/runs")).json).toMatchObject({ kind: "runs", runs: [] });
+    expect(stale.text).not.toMatch(/\n\s+at /); // no stack
+
+    // drafted anew from the folder as it is now: runs, once; the same id a second time is refused
+    const fresh = await draftOf();
+    const ran = await runWith(fresh);
+    expect(ran.status).toBe(201);
+    const again = await runWith(fresh);
+    expect({ status: again.status, code: (again.json as { error: { code: string } }).error.code }).toEqual({ status: 409, code: "draft_stale" });
   }, 600_000);
 
   it("exits 64 with the daemon's clear message and no stack for each bad input; nothing is created", async () => {

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import path from "node:path";
 import { programCommand } from "../../daemon/src/config/program-command.js";
+import { shutdownSignalsOf } from "../../daemon/src/config/shutdown-signals.js";
 import { miniAgentVersion } from "../../daemon/src/config/version.js";
 import { createDefaultServices } from "../../daemon/src/wiring.js";
 import { workerMain } from "./worker-main.js";
@@ -21,15 +22,7 @@ const code = await workerMain(process.argv.slice(2), {
     "mini-agent-client",
     path.resolve(path.dirname(process.argv[1] ?? "."), `../../client/src/cli${path.extname(process.argv[1] ?? ".js")}`),
   ),
-  onShutdownSignal(handler) {
-    const onSignal = (s: NodeJS.Signals) => handler(s);
-    process.on("SIGTERM", onSignal);
-    process.on("SIGINT", onSignal);
-    return () => {
-      process.off("SIGTERM", onSignal);
-      process.off("SIGINT", onSignal);
-    };
-  },
+  onShutdownSignal: shutdownSignalsOf(process),
 });
 // exit explicitly: Redis connections and engine handles must not keep a stopped worker alive
 process.exit(code);

@@ -4,6 +4,7 @@ import { parseCli } from "../../daemon/src/config/cli-args.js";
 import { instanceIdFor } from "../../daemon/src/config/state-dir.js";
 import { IMAGE_FAMILIES } from "../../daemon/src/contracts/sandbox.js";
 import type { ImageFamily } from "../../daemon/src/contracts/test-report.js";
+import { concurrencyOf, MAX_CONCURRENCY, QUEUE_OPTIONS, queueFlagsOf } from "../../eval/src/index.js";
 
 export const WORKER_USAGE = `usage: mini-agent-worker --queue URL --state-dir DIR [--concurrency N] [--families ${IMAGE_FAMILIES.join(",")},CUSTOM]
                          [--runtime runc|runsc] [--worker-id ID] [--lock-duration-ms MS] [--stalled-interval-ms MS]
@@ -29,7 +30,7 @@ export const WORKER_USAGE = `usage: mini-agent-worker --queue URL --state-dir DI
 Exit codes: 0 stopped by SIGTERM/SIGINT, 1 failure, 64 usage (a bad password file too), 69 the queue
   or the daemon was unavailable, 77 the queue refused the password (queue_auth_failed).`;
 
-export const WORKER_DEFAULTS = { concurrency: 1, lockDurationMs: 30_000, stalledIntervalMs: 30_000, maxConcurrency: 16 } as const;
+export const WORKER_DEFAULTS = { concurrency: 1, lockDurationMs: 30_000, stalledIntervalMs: 30_000, maxConcurrency: MAX_CONCURRENCY } as const;
 
 export interface WorkerOptions {
   queue: string;
@@ -64,8 +65,7 @@ export function parseWorkerArgs(argv: string[], cwd: string, pid: number, knownF
   const parsed = parseCli(
     argv,
     {
-      queue: { type: "string" },
-      "queue-password-file": { type: "string" },
+      ...QUEUE_OPTIONS,
       "state-dir": { type: "string" },
       concurrency: { type: "string" },
       families: { type: "string" },
@@ -83,9 +83,10 @@ export function parseWorkerArgs(argv: string[], cwd: string, pid: number, knownF
   if (v.help) return { kind: "help" };
   if (!v.queue) return { kind: "usage_error", message: "--queue URL is required" };
   if (!v["state-dir"]) return { kind: "usage_error", message: "--state-dir DIR is required (each worker keeps its own)" };
-  const concurrency = v.concurrency === undefined ? WORKER_DEFAULTS.concurrency : Number(v.concurrency);
-  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > WORKER_DEFAULTS.maxConcurrency)
-    return { kind: "usage_error", message: `--concurrency must be a whole number from 1 to ${WORKER_DEFAULTS.maxConcurrency}, not ${v.concurrency}` };
+  const concurrency = concurrencyOf(v.concurrency);
+  if (!concurrency.ok) return { kind: "usage_error", message: concurrency.message };
+  const queue = queueFlagsOf(v, cwd);
+  if (!queue.ok) return { kind: "usage_error", message: queue.message };
   // a custom family is known only from the lock of the state dir this worker's daemon will use
   const known = knownFamilies(path.resolve(cwd, v["state-dir"]));
   const families = (v.families ?? known.join(",")).split(",").map((f) => f.trim());
@@ -107,9 +108,9 @@ export function parseWorkerArgs(argv: string[], cwd: string, pid: number, knownF
     kind: "ok",
     opts: {
       queue: v.queue,
-      ...(v["queue-password-file"] !== undefined && { queuePasswordFile: path.resolve(cwd, v["queue-password-file"]) }),
+      ...(queue.passwordFile !== undefined && { queuePasswordFile: queue.passwordFile }),
       stateDir: path.resolve(cwd, v["state-dir"]),
-      concurrency,
+      concurrency: concurrency.value,
       families: [...new Set(families)] as ImageFamily[],
       runtime,
       workerId,

@@ -54,7 +54,12 @@ const WorkspaceArg = z
   );
 
 const IsolationStatusInput = z.strictObject({
-  family: z.string().min(1).max(64).optional().describe("an image family (node, python, go or a custom one); absent: every family"),
+  family: z
+    .string()
+    .min(1)
+    .max(64)
+    .optional()
+    .describe(`an image family (${IMAGE_FAMILIES.join(", ")} or a custom one); absent: every family`),
 });
 
 const IsolationStatus = z.strictObject({

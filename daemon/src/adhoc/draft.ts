@@ -9,7 +9,8 @@ import { splitWords } from "./argv.js";
 import { globEscapes, pathRules, TEST_TIMEOUT_SECONDS } from "./defaults.js";
 import { detectTestCommand } from "./detect.js";
 import { dirtyFiles, GIT_STATE_LIMITS, type GitStateLimits } from "./git-state.js";
-import { repoFiles } from "./repo-files.js";
+import { type BasisRead, recordingRepoFiles } from "./draft-basis.js";
+import { type RepoFiles, repoFiles } from "./repo-files.js";
 import { interpretTestCommand, type DraftedTest } from "./test-command.js";
 import { checkWorkspace, type WorkspaceLimits } from "./workspace-check.js";
 
@@ -38,6 +39,8 @@ export interface Draft {
   dirty_files: string[];
   /** lines for the user: the dirty-worktree warning, exit-code-only, rewritten options */
   warnings: string[];
+  /** what detection read of the folder, and what it answered (draft-basis.ts): a kept draft runs only while it holds */
+  basis: BasisRead[];
 }
 
 export interface DraftDeps extends WorkspaceLimits {
@@ -60,8 +63,7 @@ function taskName(ws: string): string {
   return `adhoc-${folder}`.slice(0, 128);
 }
 
-function testFor(input: DraftInput, ws: string): { test: DraftedTest; source: string } {
-  const repo = repoFiles(ws);
+function testFor(input: DraftInput, repo: RepoFiles): { test: DraftedTest; source: string } {
   if (input.test === undefined) {
     const found = detectTestCommand(repo);
     if (!found.ok) {
@@ -99,7 +101,8 @@ export async function draftTask(input: DraftInput, deps: DraftDeps): Promise<Dra
   if (family !== undefined && familyBase(family, lock) === null) throw unknownFamily(family, knownFamilies(lock));
   checkGlobs("--writable", input.writable);
   checkGlobs("--protect", input.protect);
-  const { test, source } = testFor(input, ws);
+  const read = recordingRepoFiles(repoFiles(ws));
+  const { test, source } = testFor(input, read.files);
   const rules = pathRules(input.writable, input.protect);
 
   const imageFamily = family ?? test.family ?? "node";
@@ -128,5 +131,5 @@ export async function draftTask(input: DraftInput, deps: DraftDeps): Promise<Dra
   }
   if (dirty.unavailable)
     warnings.unshift(`could not list the git worktree's changed files (${dirty.unavailable}); uncommitted changes still become part of the baseline`);
-  return { task: parsed.data, workspace: ws, test_source: source, dirty_files: dirty.files, warnings };
+  return { task: parsed.data, workspace: ws, test_source: source, dirty_files: dirty.files, warnings, basis: read.basis };
 }

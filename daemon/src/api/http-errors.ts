@@ -27,6 +27,7 @@ const STATUS: Partial<Record<ErrorCode, number>> = {
   run_not_found: 404,
   approval_unknown: 404,
   workspace_busy: 409,
+  draft_stale: 409,
   run_not_resumable: 409,
   run_already_finished: 409,
   illegal_transition: 409,

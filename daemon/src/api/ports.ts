@@ -14,8 +14,9 @@ import type {
   VerifyRequest,
 } from "../contracts/api.js";
 import type { ProfileName } from "../contracts/policy.js";
-import type { Backend, Runtime } from "../contracts/sandbox.js";
-import type { Draft, DraftInput } from "../adhoc/index.js";
+import type { Runtime } from "../contracts/sandbox.js";
+import type { TaskDrafter } from "../adhoc/index.js";
+import type { LiveGate } from "../gate/port.js";
 import type { RunService } from "../runtime/service.js";
 import type { ImageFamily } from "../contracts/test-report.js";
 import type { CaptureService } from "../capture/index.js";
@@ -35,23 +36,9 @@ export interface IsolationService {
   health(): Promise<Pick<HealthBody, "engine" | "isolation" | "families">>;
 }
 
-export type GateVerdict =
-  | { ok: true; generated_at?: string }
-  | { ok: false; code: "isolation_unverified"; reason: string; message?: string; refresh_command: string };
-
-/**
- * The isolation gate for `--model live` (issue 6). Called FIRST on create-run:
- * before the workspace is prepared, before the key is read, before any request.
- */
-export interface LiveGate {
-  /** `family`: the run's image family when the request names it (a task spec); absent: the configured one */
-  check(input: { backend: Backend; family?: ImageFamily; runtime?: Runtime }): Promise<GateVerdict>;
-}
-
-/** Drafts an ad-hoc task from the user's folder (adhoc/); throws typed refusals, prepares nothing. */
-export interface TaskDrafter {
-  draft(input: DraftInput): Promise<Draft>;
-}
+// the ports creating a run uses (runtime/create-run/), named here too for the API's other callers
+export type { GateVerdict, LiveGate } from "../gate/port.js";
+export type { TaskDrafter } from "../adhoc/index.js";
 
 /** The daemon's policy as a run would get it (`policy show`); policy_invalid for a broken workspace rules file. */
 export interface PolicyService {

@@ -24,9 +24,7 @@ import {
   TRACE_CONTENT_TYPE,
   type ApiResponse,
 } from "../contracts/api.js";
-import { requireImageFamily } from "../sandbox/families.js";
-import { fixtureImageFamily } from "../runtime/create-run.js";
-import type { CreateRunInput } from "../runtime/service.js";
+import { createRunFromRequest } from "../runtime/create-run/index.js";
 import { apiError } from "./http-errors.js";
 import type { ApiDeps } from "./ports.js";
 import { parseJsonBody, parseParam, parseQuery, readBody } from "./request-body.js";
@@ -76,63 +74,24 @@ export const ROUTES: Route[] = [
   route("POST", "/runs", async (ctx) => {
     noQuery(ctx.query);
     const r = await body(ctx, CreateRunRequest, "create run");
-    // an ad-hoc task is drafted first: it only reads the folder, its refusals are typed and change nothing,
-    // and the task's image family (which the live gate is about) is known only once it is drafted
-    const draft = r.adhoc
-      ? await ctx.deps.drafter.draft({ workspace: r.workspace, ...r.adhoc, ...(r.image_family !== undefined && { imageFamily: r.image_family }) })
-      : null;
-    if (r.model === "live") {
-      // Issue 6: the gate fires before anything is prepared, so a refused live run touches nothing.
-      // The run's family: --image-family, else the drafted, given or fixture task's (absent: the configured one).
-      const family =
-        r.image_family !== undefined
-          ? requireImageFamily(r.image_family)
-          : (draft?.task.image_family ?? r.task_spec?.image_family ?? (r.fixture_dir !== undefined ? fixtureImageFamily(r.fixture_dir) : undefined));
-      // keyed by family AND runtime: a report proven under runc says nothing about a runsc sandbox
-      const verdict = await ctx.deps.liveGate.check({
-        backend: r.backend,
-        ...(family !== undefined && { family }),
-        ...(r.runtime !== undefined && { runtime: r.runtime }),
-      });
-      if (!verdict.ok) {
-        const why = verdict.message ? `: ${verdict.message}` : "";
-        throw apiError("isolation_unverified", `live model refused: isolation unverified (${verdict.reason})${why}; refresh with: ${verdict.refresh_command}`, {
-          reason: verdict.reason,
-          refresh_command: verdict.refresh_command,
-        });
-      }
-    }
-    const input: CreateRunInput = {
-      workspace: draft?.workspace ?? r.workspace,
-      model: r.model,
-      trustReplayFile: r.trust_replay_file,
-      backend: r.backend,
-      ...(r.runtime !== undefined && { runtime: r.runtime }),
-      ...(r.fixture_dir !== undefined && { fixtureDir: r.fixture_dir }),
-      ...(r.task_spec !== undefined && { taskSpec: r.task_spec }),
-      ...(r.control_dir !== undefined && { controlDir: r.control_dir }),
-      ...(r.replay_path !== undefined && { replayPath: r.replay_path }),
-      ...(r.budgets !== undefined && { budgets: r.budgets }),
-      ...(r.sandbox_include.length > 0 && { sandboxInclude: r.sandbox_include }),
-      ...(r.image_family !== undefined && !draft && { imageFamily: r.image_family }),
-      ...(r.policy_profile !== undefined && { policyProfile: r.policy_profile }),
-      ...(r.orchestrator !== undefined && { orchestrator: r.orchestrator }),
-      ...((r.max_workspace_bytes !== undefined || r.max_workspace_files !== undefined) && {
-        copyLimits: {
-          ...(r.max_workspace_bytes !== undefined && { maxBytes: r.max_workspace_bytes }),
-          ...(r.max_workspace_files !== undefined && { maxFiles: r.max_workspace_files }),
-        },
-      }),
-      ...(draft && { taskSpec: draft.task, adhoc: { testSource: draft.test_source, dirtyFiles: draft.dirty_files } }),
-    };
-    return { json: { kind: "run", run: await ctx.deps.runService.createRun(input) }, status: 201 };
+    return { json: { kind: "run", run: await createRunFromRequest(ctx.deps, r) }, status: 201 };
   }),
   route("POST", "/tasks/draft", async (ctx) => {
     noQuery(ctx.query);
     const r = await body(ctx, DraftTaskRequest, "draft task");
     const { image_family, ...rest } = r;
     const d = await ctx.deps.drafter.draft({ ...rest, ...(image_family !== undefined && { imageFamily: image_family }) });
-    return { json: { kind: "task_draft", task: d.task, workspace: d.workspace, test_source: d.test_source, dirty_files: d.dirty_files, warnings: d.warnings } };
+    return {
+      json: {
+        kind: "task_draft",
+        task: d.task,
+        workspace: d.workspace,
+        test_source: d.test_source,
+        dirty_files: d.dirty_files,
+        warnings: d.warnings,
+        draft_id: d.draft_id,
+      },
+    };
   }),
   route("GET", "/runs", async (ctx) => {
     noQuery(ctx.query);

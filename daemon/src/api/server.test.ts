@@ -107,11 +107,7 @@ beforeEach(async () => {
     liveGate: { check: async () => gate },
     policy: INERT_API_DEPS.policy,
     capture: INERT_API_DEPS.capture,
-    drafter: {
-      draft: async () => {
-        throw new Error("no drafts in this test");
-      },
-    },
+    drafter: INERT_API_DEPS.drafter,
     version: "0.1.0",
     pid: 1,
     maxBodyBytes: 4096,

@@ -25,7 +25,12 @@ export interface TestApi {
 
 export const INERT_API_DEPS: Omit<ApiDeps, "runService"> = {
   isolation: { runProbes: async () => ({}), latestReport: async () => null, health: () => Promise.reject(new Error("health is not part of this test")) },
-  drafter: { draft: () => Promise.reject(new Error("no drafts in this test")) },
+  drafter: {
+    draft: () => Promise.reject(new Error("no drafts in this test")),
+    take: () => {
+      throw new Error("no drafts in this test");
+    },
+  },
   liveGate: { check: async () => ({ ok: true }) },
   policy: createPolicyView(BUILTIN_DAEMON_POLICY),
   capture: { capture: () => Promise.reject(new Error("no capture in this test")) },

@@ -278,6 +278,8 @@ export const ApiResponse = z.discriminatedUnion("kind", [
     test_source: z.string(),
     dirty_files: z.array(z.string()),
     warnings: z.array(z.string()),
+    /** names this draft in the run that follows (POST /v1/runs adhoc.draft_id): the daemon runs it as drafted, or refuses */
+    draft_id: z.string(),
   }),
   CaseCapturedBody,
   EnvLayersBody,

@@ -49,12 +49,18 @@ export const DraftTaskRequest = z.strictObject({
 });
 export type DraftTaskRequest = z.infer<typeof DraftTaskRequest>;
 
+/** The id `POST /tasks/draft` answers with; `POST /runs` names it to run exactly the task that was drafted and shown. */
+export const DraftId = z.string().regex(/^drf_[0-9a-f]{20}$/, "a draft id as POST /v1/tasks/draft answered it");
+
+/** An ad-hoc run: what was typed, and the draft it was shown as (absent: the daemon drafts it now). */
+const AdhocRunRequest = z.strictObject({ ...AdhocTaskRequest.shape, draft_id: DraftId.optional() });
+
 export const CreateRunRequest = z
   .strictObject({
     workspace: AbsPath,
     fixture_dir: AbsPath.optional(),
     task_spec: TaskSpec.optional(),
-    adhoc: AdhocTaskRequest.optional(),
+    adhoc: AdhocRunRequest.optional(),
     /** sets the task's image_family (fixture, task spec or ad-hoc) */
     image_family: FamilyName.optional(),
     control_dir: AbsPath.optional(),

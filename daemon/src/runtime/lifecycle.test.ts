@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { RUN_TRANSITIONS, RunStatus, TERMINAL_STATUSES } from "../contracts/run.js";
 import { tempLedgers, testRecord } from "../store/ledger.testkit.js";
 import { Trace } from "../trace/trace.js";
-import { initialState } from "./create-run.js";
+import { initialState } from "./create-run/index.js";
 import type { RuntimeDeps } from "./deps.js";
 import { insertNewRun, markInterrupted, moveRun } from "./lifecycle.js";
 import { codeOf } from "../errors.testkit.js";

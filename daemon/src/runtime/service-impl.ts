@@ -23,11 +23,9 @@
  * driving a run, for tests and scripts.
  */
 import fs from "node:fs";
-import path from "node:path";
 import { fileBaselineTestStore } from "../verifier/baseline-tests.js";
 import { pino } from "pino";
 import { statePath } from "../config/state-dir.js";
-import { prepareProjectContext } from "../context/stored-context.js";
 import { DEFAULT_ORCHESTRATOR, TERMINAL_STATUSES } from "../contracts/run.js";
 import { Orchestrators } from "../orchestrators/registry.js";
 import { Budgets, taskImageFamily } from "../contracts/task-spec.js";
@@ -36,8 +34,7 @@ import { isMiniAgentError, MiniAgentError } from "../errors.js";
 import type { Model } from "../models/model.js";
 import { loadReplayFile, ReplayModel } from "../models/replay.js";
 import { loadOrCreateApprovalKey } from "../policy/approval-key.js";
-import { policyForImage } from "../policy/image-programs.js";
-import { checkBinding, createBinding } from "./recovery/binding.js";
+import { checkBinding } from "./recovery/binding.js";
 import { interruptInFlightRuns } from "./recovery/startup.js";
 import { recoverInFlightWrites } from "./recovery/three-state.js";
 import { Ledger } from "../store/ledger.js";
@@ -48,11 +45,11 @@ import { Trace } from "../trace/trace.js";
 import { readTraceFile, TraceFileWriter } from "../trace/trace-file.js";
 import { approveAction, pendingAction, rejectAction } from "./approval-flow.js";
 import { exhaustedBefore } from "./budgets.js";
-import { checkCreateInput, initialState, materializeWorkspace } from "./create-run.js";
-import { checkControlDir, copyControlDir, stagingName, sweepControlRoot } from "./control-dir.js";
+import { createRun } from "./create-run/index.js";
+import { sweepControlRoot } from "./control-dir.js";
 import { Drivers } from "./drivers.js";
-import { insertNewRun, markInterrupted, moveRun } from "./lifecycle.js";
-import { checkOptions, DEFAULT_CONTROL_LIMITS, defaultFixturesDir, defaultVerifier, type RunServiceOptions } from "./options.js";
+import { markInterrupted, moveRun } from "./lifecycle.js";
+import { checkOptions, defaultVerifier, type RunServiceOptions } from "./options.js";
 import { patchState, type RuntimeDeps } from "./deps.js";
 import { systemClock } from "./ports.js";
 import { runView } from "./run-view.js";
@@ -60,7 +57,6 @@ import type { CreateRunInput, RunService, RunView, TraceEvent } from "./service.
 import { toolContextOf } from "./tool-context.js";
 import { defaultToolPort } from "./tools-port.js";
 import { defaultViewBuilder } from "./view-input.js";
-import { checkCopySize, COPY_LIMITS } from "../workspace/copy-limits.js";
 
 export type { RunServiceOptions };
 
@@ -115,136 +111,19 @@ export class RunServiceImpl implements RunService {
 
   async createRun(input: CreateRunInput): Promise<RunView> {
     this.refuseWhenStopping();
-    const checked = checkCreateInput(input, this.options.builtinFixturesDir ?? defaultFixturesDir(), this.options.policy);
-    const ws = checked.workspace;
-    if (this.claims.has(ws) || this.activeRunFor(ws)) throw busy(ws, this.activeRunFor(ws));
-    this.claims.add(ws);
-    let createdWorkspace = false;
-    let staging: string | null = null;
-    let controlDir: string | null = null;
-    let inserted = false;
-    try {
-      // before anything is copied (fixture repo/ → workspace, workspace → baseline and sandboxes): the figure, the limit, the flag
-      const limits = { ...(this.options.copyLimits ?? COPY_LIMITS), ...(input.copyLimits ?? {}) };
-      if (checked.fixtureDir) await checkCopySize(path.join(checked.fixtureDir, "repo"), "fixture repo/", limits);
-      else await checkCopySize(ws, "workspace", limits);
-      const runId = newRunId();
-      // walked (async, within limits, regular files and folders only) before anything exists; copied below
-      const control = checked.taskControlDir
-        ? await checkControlDir(checked.taskControlDir, {
-            stateDir: this.stateDir,
-            workspace: ws,
-            limits: this.options.controlLimits ?? DEFAULT_CONTROL_LIMITS,
-          })
-        : null;
-      // each may refuse (backend unavailable, image missing, live gate closed): before anything exists
-      const executor = this.options.executorFactory(input.backend, taskImageFamily(checked.task), input.runtime);
-      await executor.preflight();
-      // the programs on the image's PATH (read once per image, while the steps below run): the allowlist offers only
-      // what the run's image has, and a command naming another program is refused (policy/image-programs.ts).
-      // Not readable (an engine error): the run keeps the policy as resolved, as before images were read
-      const programsRead = (executor.programs?.() ?? Promise.resolve(null)).catch(() => null);
-      // loaded before anything exists: a framework that cannot load refuses the run, and the trace names what ran
-      const orchestrator = await this.orchestrators.get(input.orchestrator ?? DEFAULT_ORCHESTRATOR);
-      // the replay was parsed by checkCreateInput; its cursor is read from the ledger at each turn
-      const model: Model = checked.replay
-        ? new ReplayModel(checked.replay.file, () => this.deps.ledger.getRun(runId).replay_cursor)
-        : await this.liveModel(runId, checked.task, input.backend, input.runtime);
-      if (checked.fixtureDir) {
-        await materializeWorkspace(checked.fixtureDir, ws);
-        createdWorkspace = true;
-      }
-      const workspace = fs.realpathSync(ws);
-      const holder = this.activeRunFor(workspace);
-      if (holder) throw busy(workspace, holder);
-      // built once per key and kept for the life of the run (its Verifier and a resume use the same ones);
-      // a venv of another Python than the image's is refused here, before anything of the run exists
-      const layers = (await executor.prepareLayers?.(workspace, { forbidden: checked.task.forbidden, include: checked.sandboxInclude })) ?? [];
-
-      // staged, then renamed into place: a half-copied control dir never carries the run's name
-      const controlRoot = statePath(this.stateDir, "controlRoot");
-      await fs.promises.mkdir(controlRoot, { recursive: true, mode: 0o700 });
-      staging = path.join(controlRoot, stagingName(runId));
-      await fs.promises.mkdir(staging, { mode: 0o700 });
-      if (control) await copyControlDir(control, path.join(staging, "acceptance"));
-      controlDir = path.join(controlRoot, runId);
-      await fs.promises.rename(staging, controlDir);
-      staging = null;
-      const policy = policyForImage(checked.policy.effective, taskImageFamily(checked.task), await programsRead);
-      const record: RunRecord = {
-        schema_version: 1,
-        task: checked.task,
-        workspace,
-        control_dir: controlDir,
-        fixture_dir: checked.fixtureDir,
-        model: input.model,
-        backend: input.backend,
-        ...(input.runtime !== undefined && { runtime: input.runtime }),
-        replay_path: checked.replay?.path ?? null,
-        replay_trusted: checked.replay?.trusted ?? false,
-        budgets: checked.budgets,
-        ...(checked.sandboxInclude.length > 0 && { sandbox_include: checked.sandboxInclude }),
-        ...(layers.length > 0 && { dependency_layers: layers }),
-        ...(input.adhoc && { adhoc: { test_source: input.adhoc.testSource, dirty_files: input.adhoc.dirtyFiles } }),
-        policy,
-        orchestrator: orchestrator.name,
-      };
-      await this.deps.tools.captureBaseline(this.toolCtx(record));
-      // built once for every run, replay and live alike; kept in the control dir so a resume tells the model the same bytes
-      const projectContext = await prepareProjectContext({ workspaceRoot: workspace, controlDir, forbidden: checked.task.forbidden });
-      const binding = createBinding({ runId, workspace, controlDir, stateDir: this.stateDir });
-      this.deps.ledger.tx(() => {
-        insertNewRun(this.deps, { run_id: runId, created_at: this.deps.clock.now(), record, state: initialState() });
-        this.deps.ledger.insertBinding(binding);
-        this.deps.trace.append(runId, {
-          type: "run_created",
-          payload: {
-            task: checked.task.name,
-            model: input.model,
-            backend: input.backend,
-            // the run's own OCI runtime; absent: the daemon's
-            ...(input.runtime !== undefined && { runtime: input.runtime }),
-            image_family: taskImageFamily(checked.task),
-            replay_trusted: record.replay_trusted,
-            budgets: checked.budgets,
-            // resolved once, here; the run keeps it (a later edit of a policy file never changes it)
-            policy: checked.policy.trace,
-            // who takes the turns, and the exact package that did
-            orchestrator: { name: orchestrator.name, package: orchestrator.package.name, version: orchestrator.package.version },
-            // the opt-in is part of what the run was started with; which paths it let in is traced as sandbox_include
-            ...(checked.sandboxInclude.length > 0 && { sandbox_include: checked.sandboxInclude }),
-            // which dependency folders enter its sandboxes as read-only layers, and by which key
-            ...(layers.length > 0 && { dependency_layers: layers.map((l) => ({ folder: l.folder, key: l.key })) }),
-            // an ad-hoc task was drafted by the daemon, not written by the user: the trace keeps what it was
-            ...(input.adhoc && { task_spec: checked.task, test_source: input.adhoc.testSource, dirty_files: input.adhoc.dirtyFiles }),
-          },
-        });
-        this.deps.trace.append(runId, { type: "project_context", payload: projectContext });
-      });
-      inserted = true;
-      this.deps.logger.info(
-        {
-          runId,
-          backend: input.backend,
-          ...(input.runtime !== undefined && { runtime: input.runtime }),
-          model: input.model,
-          ...(checked.sandboxInclude.length > 0 && { sandbox_include: checked.sandboxInclude }),
-        },
-        "run created",
-      );
-      this.drivers.start(runId, "model", model);
-      return this.view(runId);
-    } catch (err) {
-      if (!inserted) {
-        // a refused run leaves nothing behind
-        for (const dir of [createdWorkspace ? ws : null, staging, controlDir]) if (dir) await fs.promises.rm(dir, { recursive: true, force: true });
-      }
-      if (isMiniAgentError(err)) throw err;
-      this.deps.logger.error({ err }, "run creation failed");
-      throw new MiniAgentError("internal", "the run could not be created (see the daemon log)", { cause: err });
-    } finally {
-      this.claims.delete(ws);
-    }
+    return createRun(
+      {
+        deps: this.deps,
+        stateDir: this.stateDir,
+        options: this.options,
+        orchestrators: this.orchestrators,
+        claims: this.claims,
+        liveModel: (runId, task, backend, runtime) => this.liveModel(runId, task, backend, runtime),
+        start: (runId, model) => this.drivers.start(runId, "model", model),
+        view: (runId) => this.view(runId),
+      },
+      input,
+    );
   }
 
   getRun(runId: string): RunView {
@@ -457,14 +336,4 @@ export class RunServiceImpl implements RunService {
     if (!this.options.modelFactory) throw new MiniAgentError("invalid_request", "live models are not configured in this daemon");
     return this.options.modelFactory({ runId, task, backend, imageFamily: taskImageFamily(task), ...(runtime !== undefined && { runtime }) });
   }
-}
-
-function busy(workspace: string, holder: string | null): MiniAgentError {
-  return new MiniAgentError("workspace_busy", `workspace is in use by ${holder ?? "a run being created"}; one active run per workspace`, {
-    details: { workspace: path.basename(workspace), run_id: holder },
-  });
-}
-
-function newRunId(): string {
-  return `run_${crypto.randomUUID().replace(/-/g, "").slice(0, 20)}`;
 }

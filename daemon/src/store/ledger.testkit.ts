@@ -7,7 +7,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { TaskSpec } from "../contracts/task-spec.js";
-import { initialState } from "../runtime/create-run.js";
+import { initialState } from "../runtime/create-run/index.js";
 import { Ledger } from "./ledger.js";
 import type { RunRecord, RunState } from "./records.js";
 

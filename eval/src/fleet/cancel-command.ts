@@ -7,6 +7,7 @@ import { MiniAgentError } from "../../../daemon/src/errors.js";
 import type { EvalCommand } from "../command.js";
 import { cancelSuite } from "./fleet-cancel.js";
 import { readSuiteFamilies, readSuiteRun } from "./fleet-state.js";
+import { QUEUE_OPTIONS, queueFlagsOf } from "./queue-args.js";
 import { allQueueNames, CANCEL_KEY_TTL_S } from "./queue-names.js";
 import { pingQueue } from "./queue-ping.js";
 import { resolveQueueTarget } from "./queue-password.js";
@@ -26,11 +27,7 @@ Exit codes: 0 cancelled, 1 DIR holds no eval run on a queue, 2 the queue is unre
 /** `eval cancel --queue URL --output DIR`: what Ctrl-C on `eval run --queue` does, from another terminal. */
 export const cancelCommand: EvalCommand = {
   async main(argv, io) {
-    const parsed = parseCli(
-      argv,
-      { queue: { type: "string" }, "queue-password-file": { type: "string" }, output: { type: "string" }, help: { type: "boolean", short: "h" } },
-      false,
-    );
+    const parsed = parseCli(argv, { ...QUEUE_OPTIONS, output: { type: "string" }, help: { type: "boolean", short: "h" } }, false);
     if (!parsed.ok) return usageFail(io, "eval cancel", parsed.message);
     const v = parsed.values;
     if (v.help) {
@@ -38,8 +35,9 @@ export const cancelCommand: EvalCommand = {
       return EXIT.ok;
     }
     if (!v.queue || !v.output) return usageFail(io, "eval cancel", "--queue URL and --output DIR are required");
-    const passwordFile = v["queue-password-file"] === undefined ? undefined : path.resolve(io.cwd, v["queue-password-file"]);
-    const target = resolveQueueTarget(v.queue, passwordFile);
+    const queue = queueFlagsOf(v, io.cwd);
+    if (!queue.ok) return usageFail(io, "eval cancel", queue.message);
+    const target = resolveQueueTarget(v.queue, queue.passwordFile);
     const output = path.resolve(io.cwd, v.output);
     const suiteRun = readSuiteRun(output);
     if (suiteRun === null) throw new MiniAgentError("invalid_request", `${output} holds no eval run on a queue (no fleet.json); nothing was cancelled`);

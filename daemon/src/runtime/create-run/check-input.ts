@@ -1,21 +1,20 @@
 import fs from "node:fs";
 import path from "node:path";
-import { describeZodError } from "../contracts/common.js";
-import type { ReplayFile } from "../contracts/decision.js";
-import type { EffectivePolicy } from "../contracts/policy.js";
-import { Runtime, SandboxInclude, sandboxIncludeRefusal } from "../contracts/sandbox.js";
-import { Budgets, TaskSpec } from "../contracts/task-spec.js";
-import type { ImageFamily } from "../contracts/test-report.js";
-import { requireImageFamily } from "../sandbox/families.js";
-import { MiniAgentError } from "../errors.js";
-import { isBuiltinFixture, isCanonicalReplay, loadReplayFile } from "../models/replay.js";
-import { realPathOf, systemFolderOf, systemFolderRefusal } from "../workspace/index.js";
-import { BUILTIN_DAEMON_POLICY, type DaemonPolicy } from "../policy/daemon-policy.js";
-import { type PolicyTrace, resolveRunPolicy } from "../policy/run-policy.js";
-import { checkWorkspaceVerifyCommands } from "../policy/workspace-verify.js";
-import { WORKSPACE_POLICY_FILE } from "../policy/workspace-policy.js";
-import type { RunState } from "../store/records.js";
-import type { CreateRunInput } from "./service.js";
+import { describeZodError } from "../../contracts/common.js";
+import type { ReplayFile } from "../../contracts/decision.js";
+import type { EffectivePolicy } from "../../contracts/policy.js";
+import { Runtime, SandboxInclude, sandboxIncludeRefusal } from "../../contracts/sandbox.js";
+import { Budgets, TaskSpec } from "../../contracts/task-spec.js";
+import type { ImageFamily } from "../../contracts/test-report.js";
+import { requireImageFamily } from "../../sandbox/families.js";
+import { MiniAgentError } from "../../errors.js";
+import { isBuiltinFixture, isCanonicalReplay, loadReplayFile } from "../../models/replay.js";
+import { realPathOf, systemFolderOf, systemFolderRefusal } from "../../workspace/index.js";
+import { BUILTIN_DAEMON_POLICY, type DaemonPolicy } from "../../policy/daemon-policy.js";
+import { type PolicyTrace, resolveRunPolicy } from "../../policy/run-policy.js";
+import { checkWorkspaceVerifyCommands } from "../../policy/workspace-verify.js";
+import { WORKSPACE_POLICY_FILE } from "../../policy/workspace-policy.js";
+import type { CreateRunInput } from "../service.js";
 
 /** What createRun has checked BEFORE anything is created on disk. */
 export interface CheckedCreate {
@@ -170,35 +169,4 @@ function refuseHostCommandsFromData(input: CreateRunInput, policy: EffectivePoli
       `the workspace's ${WORKSPACE_POLICY_FILE} adds verify commands (${fromWorkspace.map((c) => c.name).join(", ")}) that would run as host processes on trusted_local; use the container backend`,
     );
   }
-}
-
-/**
- * Copies a fixture's repo/ into the new workspace; symlinks are copied as links,
- * never followed. Async, so the API keeps answering while a large repo is copied.
- */
-export async function materializeWorkspace(fixtureDir: string, workspace: string): Promise<void> {
-  await fs.promises.mkdir(path.dirname(workspace), { recursive: true });
-  // exclusive: a folder that appeared since the check is someone else's and is never copied into or removed
-  await fs.promises.mkdir(workspace);
-  try {
-    await fs.promises.cp(path.join(fixtureDir, "repo"), workspace, { recursive: true, errorOnExist: true, force: false, verbatimSymlinks: true });
-  } catch (err) {
-    await fs.promises.rm(workspace, { recursive: true, force: true });
-    throw err;
-  }
-}
-
-/** A new run's state: nothing spent, nothing pending. */
-export function initialState(): RunState {
-  return {
-    schema_version: 1,
-    counters: { model_turns: 0, tool_calls: 0, writes: 0, elapsed_ms: 0, prompt_tokens: 0, completion_tokens: 0 },
-    stop: { cancelled: false, timed_out: false, exhausted: null },
-    interrupted_from: null,
-    pending_action_id: null,
-    last_tool: null,
-    last_plan: null,
-    tests: null,
-    verification: null,
-  };
 }

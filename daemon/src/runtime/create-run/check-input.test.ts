@@ -3,11 +3,11 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { isMiniAgentError } from "../errors.js";
-import type { TaskSpec } from "../contracts/task-spec.js";
-import { checkCreateInput } from "./create-run.js";
+import { isMiniAgentError } from "../../errors.js";
+import type { TaskSpec } from "../../contracts/task-spec.js";
+import { checkCreateInput } from "./check-input.js";
 
-const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../fixtures");
+const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../../fixtures");
 const LINKCHECK = path.join(FIXTURES, "linkcheck");
 
 describe("checkCreateInput: --image-family on a fixture or task-spec run", () => {
