@@ -140,15 +140,16 @@ export async function installSandboxProbes(deps: InstallProbeDeps, inside: Insid
 function judgeForInstall(r: ProbeResult): ProbeResult {
   const o = r.observed as { user_writable?: string[]; rw_mounts?: string[]; present?: string[]; sockets?: string[] } | null;
   if (r.id === "writable_mounts") {
-    const want = ["/tmp", IN_IMAGE.workspace, `${IN_IMAGE.workspace}/node_modules`];
-    // the binds must be mounted read-only by the kernel, not just unwritable for the user
-    const rwBinds = (o?.rw_mounts ?? []).filter((m) => Object.values(IN_INSTALL).some((t) => m.startsWith(`${t}(`)));
+    const want = [IN_INSTALL.cache, "/tmp", IN_IMAGE.workspace, `${IN_IMAGE.workspace}/node_modules`].sort();
+    // the binds must be mounted read-only by the kernel, not just unwritable for the user (the cache is a volume, writable by design)
+    const binds = Object.values(IN_INSTALL).filter((t) => t !== IN_INSTALL.cache);
+    const rwBinds = (o?.rw_mounts ?? []).filter((m) => binds.some((t) => m.startsWith(`${t}(`)));
     return {
       ...r,
       property:
-        "the only mounts the sandbox user can write are /tmp, /workspace and its node_modules tmpfs; the socket folder, tools and npm are mounted read-only",
+        "the only mounts the sandbox user can write are /tmp, /workspace, its node_modules tmpfs and the download caches' tmpfs; the socket folder, tools and npm are mounted read-only",
       expected: { user_writable: want, read_write_binds: [] },
-      passed: JSON.stringify(o?.user_writable ?? null) === JSON.stringify(want) && rwBinds.length === 0,
+      passed: JSON.stringify(o?.user_writable ? [...o.user_writable].sort() : null) === JSON.stringify(want) && rwBinds.length === 0,
     };
   }
   if (r.id === "docker_socket") {

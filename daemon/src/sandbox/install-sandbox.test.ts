@@ -2,8 +2,9 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { certificatesOf } from "./install-sandbox.js";
-import { installPlan } from "./install-tools.js";
+import { LAYER_LIMITS } from "../workspace/index.js";
+import { certificatesOf, installMounts } from "./install-sandbox.js";
+import { IN_INSTALL, type InstallTool, installPlan } from "./install-tools.js";
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mini-agent-ca-"));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -62,6 +63,39 @@ describe("what each tool's install sandbox runs (install-tools.ts)", () => {
     expect(plan.mountAt).not.toBe("/workspace/vendor");
     expect(plan.resultPath).toBe(`${plan.mountAt}/vendor`);
     expect(plan.script).toMatch(/^go mod download\n[\s\S]*\nGOPROXY=off go mod vendor -o \/opt\/mini-agent-install-out\/vendor$/);
-    expect(plan.env).toEqual({ GOPROXY: "https://proxy.example", GOSUMDB: "sum.golang.org", GOFLAGS: "-buildvcs=false", SSL_CERT_FILE: "/ca.pem" });
+    expect(plan.env).toEqual({
+      GOPROXY: "https://proxy.example",
+      GOSUMDB: "sum.golang.org",
+      GOMODCACHE: `${IN_INSTALL.cache}/go-mod`,
+      GOCACHE: `${IN_INSTALL.cache}/go-build`,
+      GOFLAGS: "-buildvcs=false",
+      SSL_CERT_FILE: "/ca.pem",
+    });
+  });
+});
+
+describe("where an install's downloads go", () => {
+  const mib = (o: Record<string, string> | undefined) => Number(/size=(\d+)/.exec(o?.o ?? "")?.[1] ?? 0) / (1024 * 1024);
+  const TOOLS: InstallTool[] = [
+    { kind: "npm", registry: "http://127.0.0.1:9/" },
+    { kind: "pip", index: "http://127.0.0.1:9/simple/", extra: [] },
+    { kind: "go", goproxy: "http://127.0.0.1:9", gosumdb: "off", gonosumdb: "", goflags: "" },
+  ];
+
+  it("regression: npm's cache in the sandbox's 64 MiB /tmp ended an install of more than 64 MiB of tarballs with ENOSPC; every tool's caches go to a writable tmpfs of their own, as large as a layer", () => {
+    for (const tool of TOOLS) {
+      const plan = installPlan(tool, "true", null);
+      const caches = Object.entries(plan.env).filter(([k]) => /cache/i.test(k));
+      expect(caches.length, tool.kind).toBeGreaterThan(0);
+      for (const [k, v] of caches) expect(v.startsWith(`${IN_INSTALL.cache}/`), `${tool.kind} ${k}=${v}`).toBe(true);
+      expect(
+        Object.values(plan.env).some((v) => v.startsWith("/tmp/")),
+        tool.kind,
+      ).toBe(false);
+      const cache = installMounts(tool.kind, plan, { sock: "/s", tools: "/t", npmRoot: "/n", pipRoot: "/p" }, {}).find((m) => m.Target === IN_INSTALL.cache);
+      expect(cache?.ReadOnly, tool.kind).toBe(false);
+      expect(cache?.VolumeOptions?.DriverConfig?.Options?.o).toContain("uid=65534");
+      expect(mib(cache?.VolumeOptions?.DriverConfig?.Options)).toBe(LAYER_LIMITS.maxBytes / (1024 * 1024));
+    }
   });
 });

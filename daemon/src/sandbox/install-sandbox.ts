@@ -150,8 +150,9 @@ export function writeInstallTools(
 }
 
 /**
- * The install sandbox's mounts beyond the HostConfig every sandbox gets: a writable, size-capped
- * tmpfs volume of the sandbox user's where the tool's result is made, and read-only binds of the
+ * The install sandbox's mounts beyond the HostConfig every sandbox gets: writable, size-capped
+ * tmpfs volumes of the sandbox user's where the tool's result is made and where its download
+ * caches go, and read-only binds of the
  * egress socket's folder, the tools and the host's npm (npm installs) or pip (pip installs). The one
  * place they are written: the install, its probes (probes/install-probes.ts) and the isolation
  * report's configuration hash (installMountShape) use it.
@@ -168,6 +169,18 @@ export function installMounts(
       Type: "volume",
       Source: "",
       Target: plan.mountAt,
+      ReadOnly: false,
+      VolumeOptions: {
+        NoCopy: true,
+        Labels: labels,
+        DriverConfig: { Name: "local", Options: tmpfsVolumeOptions(LAYER_LIMITS.maxBytes, "sandbox") },
+      },
+    },
+    // the download caches: the tool's result is not there, so nothing of them enters the layer
+    {
+      Type: "volume",
+      Source: "",
+      Target: IN_INSTALL.cache,
       ReadOnly: false,
       VolumeOptions: {
         NoCopy: true,

@@ -28,6 +28,11 @@ export const IN_INSTALL = {
   pip: "/opt/mini-agent-install-pip",
   /** Go's result: `go mod vendor` removes its target first, which a mount point cannot be, so vendor/ is made inside this one */
   out: "/opt/mini-agent-install-out",
+  /**
+   * the tools' download caches (npm's, pip's, Go's module and build caches): a writable tmpfs of its own, as
+   * large as a layer may be, where /tmp (64 MiB) ended an install whose tarballs passed that with ENOSPC
+   */
+  cache: "/opt/mini-agent-install-cache",
 } as const;
 
 /** The dependency folder each tool's install produces: the layer later runs mount at /workspace/FOLDER. */
@@ -66,7 +71,7 @@ export function installPlan(tool: InstallTool, command: string, caBundle: string
         mountAt: `${IN_IMAGE.workspace}/node_modules`,
         resultPath: `${IN_IMAGE.workspace}/node_modules`,
         env: {
-          npm_config_cache: "/tmp/npm-cache",
+          npm_config_cache: `${IN_INSTALL.cache}/npm`,
           npm_config_registry: tool.registry,
           // no user or global npmrc: the host's (with its tokens) is never there, and nothing in /tmp is read as one
           npm_config_userconfig: `${IN_INSTALL.tools}/npmrc`,
@@ -100,7 +105,7 @@ export function installPlan(tool: InstallTool, command: string, caBundle: string
           ...(trusted.length > 0 && { PIP_TRUSTED_HOST: trusted.join(" ") }),
           // pip reads no configuration file in the sandbox (os.devnull is its own "none" value)
           PIP_CONFIG_FILE: "/dev/null",
-          PIP_CACHE_DIR: "/tmp/pip-cache",
+          PIP_CACHE_DIR: `${IN_INSTALL.cache}/pip`,
           PIP_DISABLE_PIP_VERSION_CHECK: "1",
           PIP_NO_INPUT: "1",
           // no .pyc files: they carry a time stamp, so the same install would make a layer of another key each time
@@ -126,6 +131,8 @@ export function installPlan(tool: InstallTool, command: string, caBundle: string
         env: {
           GOPROXY: tool.goproxy,
           GOSUMDB: tool.gosumdb,
+          GOMODCACHE: `${IN_INSTALL.cache}/go-mod`,
+          GOCACHE: `${IN_INSTALL.cache}/go-build`,
           ...(tool.gonosumdb && { GONOSUMDB: tool.gonosumdb }),
           // the image's own flag (no git in it) and the user's
           GOFLAGS: ["-buildvcs=false", tool.goflags].filter(Boolean).join(" "),
