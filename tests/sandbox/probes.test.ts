@@ -97,8 +97,9 @@ describe.each(runtimes)("isolation probes on %s", (runtime) => {
     }
     for (const id of [...inside, "egress_allowed", "egress_refused", "egress_direct"]) expect(ids).toContain(`install_sandbox.${id}`);
     const byId = Object.fromEntries(report.probes.map((p) => [p.id, p]));
-    // the install sandbox's own expectations: node_modules writable, the proxy's socket the only socket
+    // the install sandbox's own expectations: node_modules and the download caches writable, the proxy's socket the only socket
     expect((byId["install_sandbox.writable_mounts"]!.observed as { user_writable: string[] }).user_writable).toEqual([
+      "/opt/mini-agent-install-cache",
       "/tmp",
       "/workspace",
       "/workspace/node_modules",
