@@ -434,6 +434,33 @@ test("the test sandbox that mounts the installed layer has only lo and no routes
     expect(fs.existsSync(path.join(ws, "node_modules"))).toBe(false);
   }, 600_000);
 
+  it("regression: a run on a workspace whose installed layer is gone is refused up front, naming the env build that makes it again (it ran without its dependencies and failed late on a missing module), and no run is made", async () => {
+    const ws = installProject("inst-gone");
+    const b = await runClient(["env", "build", "--workspace", ws, "--install", "npm install --no-package-lock", ...socket]);
+    expect({ code: b.code, out: b.stdout + b.stderr }).toMatchObject({ code: 0 });
+    const key = /^layer ([0-9a-f]{12}): node_modules/m.exec(b.stdout)?.[1] ?? "";
+    const layer = (await envList()).layers.find((l) => l.key.startsWith(key));
+    expect(layer).toBeDefined();
+    await docker.getVolume(layer!.volume).remove({ force: true });
+    const runCount = async () => (JSON.parse((await runClient(["list", "--json", ...socket])).stdout) as unknown[]).length;
+    const runsBefore = await runCount();
+    const r = await runClient([
+      "run",
+      "--workspace",
+      ws,
+      "--goal",
+      "g",
+      "--replay",
+      replayFile({ schema_version: 1, decisions: [{ kind: "final", text: "x" }] }),
+      ...socket,
+    ]);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('node_modules was installed with "npm install --no-package-lock" (env build), but that dependency layer is gone');
+    expect(r.stderr).toContain(`env build --workspace ${JSON.stringify(ws)} --install "npm install --no-package-lock"`);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    expect(await runCount()).toBe(runsBefore);
+  }, 600_000);
+
   it("regression: an install command that fails makes no layer (exit 1, its status printed) and leaves no install folder (socket, tools) behind", async () => {
     const ws = installProject("inst-fail");
     const leftovers = () => fs.readdirSync(os.tmpdir()).filter((n) => n.startsWith("mini-agent-install-"));

@@ -190,7 +190,10 @@ export class DependencyLayers {
     return record;
   }
 
-  /** The installed layer recorded for this workspace's package.json, lock files and image, if its record and volume are still there. */
+  /**
+   * The installed layer recorded for this workspace's package.json, lock files and image; null when none
+   * was installed for them, refused when one was and its record or volume is gone.
+   */
   private async installedFor(workspace: string, folder: InstalledDir, digest: string): Promise<LayerRecord | null> {
     const lookup = await installLookupKey(workspace, digest, folder);
     if (lookup === null) return null;
@@ -203,7 +206,14 @@ export class DependencyLayers {
     const parsed = InstallRecord.safeParse(raw);
     if (!parsed.success || parsed.data.lookup !== lookup) return null;
     const record = this.read(parsed.data.key);
-    if (!record || !(await this.volumeExists(record.volume))) return null;
+    // an install was made for exactly these inputs and its layer is gone (env gc, or removed from the engine):
+    // said now, before anything of the run exists, where going on without it failed late on a missing module
+    if (!record || !(await this.volumeExists(record.volume)))
+      throw new MiniAgentError(
+        "sandbox_error",
+        `this workspace's ${folder} was installed with ${JSON.stringify(parsed.data.command)} (env build), but that dependency layer is gone (env gc, or removed from the engine); install it again: mini-agent-client env build --workspace ${JSON.stringify(workspace)} --install ${JSON.stringify(parsed.data.command)} (or this run's --install)`,
+        { details: { folder, layer: parsed.data.key, command: parsed.data.command } },
+      );
     const used = { ...record, last_used_at: new Date(this.now()).toISOString() };
     this.write(used);
     this.log.info({ layer: record.key, lookup }, "installed dependency layer reused");
