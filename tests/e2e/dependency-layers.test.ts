@@ -461,6 +461,35 @@ test("the test sandbox that mounts the installed layer has only lo and no routes
     expect(await runCount()).toBe(runsBefore);
   }, 600_000);
 
+  it("regression: a --goal run whose drafted runner comes from node_modules (declared, never installed) is refused up front naming env build; it was made and failed at its first run_tests on a missing module", async () => {
+    const ws = path.join(root, "mocha-uninstalled");
+    write(ws, {
+      "package.json": JSON.stringify({ name: "mocha-uninstalled", scripts: { test: "mocha" }, devDependencies: { mocha: "^10.0.0" } }),
+      "index.js": "module.exports = (n) => n * 2;\n",
+      "test/index.js": 'const assert = require("assert");\nit("doubles", () => assert.equal(require("..")(2), 4));\n',
+    });
+    execFileSync("git", ["init", "-q"], { cwd: ws });
+    const runCount = async () => (JSON.parse((await runClient(["list", "--json", ...socket])).stdout) as unknown[]).length;
+    const runsBefore = await runCount();
+    const r = await runClient([
+      "run",
+      "--workspace",
+      ws,
+      "--goal",
+      "g",
+      "--replay",
+      replayFile({ schema_version: 1, decisions: [{ kind: "final", text: "x" }] }),
+      ...socket,
+    ]);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain(
+      "invalid_workspace: the tests run node_modules/.bin/mocha, but this workspace has no node_modules and no dependency layer installed for its package.json",
+    );
+    expect(r.stderr).toContain(`env build --workspace ${JSON.stringify(fs.realpathSync(ws))} --install "npm ci"`);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    expect(await runCount()).toBe(runsBefore);
+  }, 600_000);
+
   it("regression: an install command that fails makes no layer (exit 1, its status printed) and leaves no install folder (socket, tools) behind", async () => {
     const ws = installProject("inst-fail");
     const leftovers = () => fs.readdirSync(os.tmpdir()).filter((n) => n.startsWith("mini-agent-install-"));

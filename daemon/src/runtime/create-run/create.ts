@@ -19,6 +19,7 @@ import { createBinding } from "../recovery/binding.js";
 import type { CreateRunInput, RunView } from "../service.js";
 import { toolContextOf } from "../tool-context.js";
 import { checkCreateInput } from "./check-input.js";
+import { checkDependenciesPresent } from "./dependency-check.js";
 import { initialState } from "./initial-state.js";
 import { materializeWorkspace } from "./materialize.js";
 import { runCreatedEvent, runRecordOf } from "./record.js";
@@ -86,6 +87,8 @@ export async function createRun(p: CreateRunPorts, input: CreateRunInput): Promi
     // built once per key and kept for the life of the run (its Verifier and a resume use the same ones);
     // a venv of another Python than the image's is refused here, before anything of the run exists
     const layers = (await executor.prepareLayers?.(workspace, { forbidden: checked.task.forbidden, include: checked.sandboxInclude })) ?? [];
+    // in a sandbox (the host's own node_modules serves a local run), a runner from node_modules needs its layer
+    if (executor.prepareLayers) checkDependenciesPresent(checked.task, layers, workspace);
 
     // staged, then renamed into place: a half-copied control dir never carries the run's name
     const controlRoot = statePath(p.stateDir, "controlRoot");
