@@ -106,6 +106,11 @@ async function runToEnd(ws: string, approve = true, extra: string[] = []): Promi
   return { runId, code: r.code, out };
 }
 
+/** How many runs the test daemon has: a refused run must add none. */
+async function runCount(): Promise<number> {
+  return (JSON.parse((await runClient(["list", "--json", ...socket])).stdout) as unknown[]).length;
+}
+
 async function envList(): Promise<EnvLayersBody> {
   return printedJson(await runClient(["env", "list", "--json", ...socket])) as unknown as EnvLayersBody;
 }
@@ -300,7 +305,6 @@ describe(".venv as a read-only dependency layer", () => {
 
   it("a venv of another Python minor version is refused with both versions named, and no run is made", async () => {
     const ws = pyProject("py-wrong", "3.12.1");
-    const runCount = async () => (JSON.parse((await runClient(["list", "--json", ...socket])).stdout) as unknown[]).length;
     const runsBefore = await runCount();
     const r = await runClient([
       "run",
@@ -442,7 +446,6 @@ test("the test sandbox that mounts the installed layer has only lo and no routes
     const layer = (await envList()).layers.find((l) => l.key.startsWith(key));
     expect(layer).toBeDefined();
     await docker.getVolume(layer!.volume).remove({ force: true });
-    const runCount = async () => (JSON.parse((await runClient(["list", "--json", ...socket])).stdout) as unknown[]).length;
     const runsBefore = await runCount();
     const r = await runClient([
       "run",
@@ -469,7 +472,6 @@ test("the test sandbox that mounts the installed layer has only lo and no routes
       "test/index.js": 'const assert = require("assert");\nit("doubles", () => assert.equal(require("..")(2), 4));\n',
     });
     execFileSync("git", ["init", "-q"], { cwd: ws });
-    const runCount = async () => (JSON.parse((await runClient(["list", "--json", ...socket])).stdout) as unknown[]).length;
     const runsBefore = await runCount();
     const r = await runClient([
       "run",
