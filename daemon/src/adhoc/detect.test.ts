@@ -70,10 +70,37 @@ describe("detectTestCommand: the issue's order, with the parser that fits", () =
       });
     }
     expect(detect(pkg("mocha"))).toMatchObject({ ok: false, reason: expect.stringMatching(/mocha is not installed/) });
-    expect(detect({ ...pkg("mocha -R spec"), "node_modules/mocha/bin/mocha.js": "" })).toMatchObject({
-      ok: false,
-      reason: expect.stringMatching(/own --reporter/),
-    });
+  });
+
+  it("regression: a runner script that picks its own reporter (`mocha --reporter spec test/test.js`, found on a public repository) was refused; the reporter is replaced by the host's, each option with its value, said in a note", () => {
+    const mochaEntry = "node_modules/mocha/bin/mocha.js";
+    const out = `output=${JUNIT.slice("--junitxml=".length)}`;
+    for (const [script, kept, dropped] of [
+      ["mocha --reporter spec test/test.js", ["test/test.js"], "--reporter spec"],
+      ["mocha -R dot --recursive test", ["--recursive", "test"], "-R dot"],
+      ["mocha --reporter=spec --reporter-options maxDiffSize=0 test", ["test"], "--reporter=spec --reporter-options maxDiffSize=0"],
+      ["mocha test --reporter", ["test"], "--reporter"],
+    ] as const) {
+      const d = detect({ ...pkg(script), [mochaEntry]: "" });
+      expect(d.ok && d.test.command, script).toEqual(["node", mochaEntry, "--reporter", "xunit", "--reporter-options", out, ...kept]);
+      expect(d.ok && d.test.notes, script).toEqual([`${dropped} replaced: the host reads the JUnit report of mocha's xunit reporter it names itself`]);
+    }
+    const v = detect({ ...pkg("vitest run --reporter=verbose --outputFile.json=r.json src"), "node_modules/vitest/vitest.mjs": "" });
+    expect(v.ok && v.test.command).toEqual([
+      "node",
+      "node_modules/vitest/vitest.mjs",
+      "run",
+      "--reporter=junit",
+      "--outputFile=/tmp/mini-agent-junit.xml",
+      "src",
+    ]);
+    expect(v.ok && v.test.notes).toEqual(["--reporter=verbose --outputFile.json=r.json replaced: the host reads a JUnit report it names itself"]);
+    const j = detect({ ...pkg("jest --json --outputFile out.json --reporters default --silent"), "node_modules/jest/bin/jest.js": "" });
+    expect(j.ok && j.test.command).toEqual(["node", "node_modules/jest/bin/jest.js", "--ci", "--json", "--outputFile=/tmp/mini-agent-jest.json", "--silent"]);
+    expect(j.ok && j.test.notes).toEqual(["--json --outputFile out.json --reporters default replaced: the host reads a jest --json report it names itself"]);
+    // an option that only starts like one is the project's own and kept
+    const k = detect({ ...pkg("mocha --reporterx test"), [mochaEntry]: "" });
+    expect(k.ok && k.test.command.slice(-2)).toEqual(["--reporterx", "test"]);
   });
 
   it("regression: after `env build` (node_modules only in the dependency layer) a declared runner was refused as not installed; it runs through npm's .bin link, with a note", () => {
@@ -99,7 +126,6 @@ describe("detectTestCommand: the issue's order, with the parser that fits", () =
       parser: "jest_json",
       notes: [],
     });
-    expect(detect({ ...pkg("jest --json"), "node_modules/jest/bin/jest.js": "" })).toMatchObject({ ok: false });
   });
 
   it("package.json scripts with shell syntax or an unknown program are refused, not guessed", () => {

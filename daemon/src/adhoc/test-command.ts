@@ -135,19 +135,36 @@ function runnerEntry(repo: RepoFiles, name: string, files: readonly string[]): E
   };
 }
 
+/**
+ * A runner's own report options (`--reporter spec`, `--reporter=verbose`, `--json`) left out, each with
+ * its value, and said in a note, as pytest's --junitxml and node's --test-reporter are: they choose how
+ * results are printed, never which tests run, and the host names the one report it reads. A valued
+ * option is read as `NAME VALUE`, `NAME=VALUE` or vitest's `NAME.KEY=VALUE`.
+ */
+function withoutReportOptions(args: string[], options: { bare?: string[]; valued: string[] }, why: string): { kept: string[]; notes: string[] } {
+  const kept: string[] = [];
+  const dropped: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (options.bare?.includes(a)) dropped.push(a);
+    else if (options.valued.includes(a)) dropped.push(i + 1 < args.length ? `${a} ${args[++i]!}` : a);
+    else if (options.valued.some((o) => a.startsWith(`${o}=`) || (o.startsWith("--") && a.startsWith(`${o}.`)))) dropped.push(a);
+    else kept.push(a);
+  }
+  return { kept, notes: dropped.length === 0 ? [] : [`${dropped.join(" ")} replaced: ${why} it names itself`] };
+}
+
 function vitest(args: string[], repo: RepoFiles): Interpreted {
   const found = runnerEntry(repo, "vitest", ["node_modules/vitest/vitest.mjs"]);
   if (!found.ok) return fail(found.reason);
   const { entry, notes } = found;
-  const rest = args[0] === "run" ? args.slice(1) : args;
-  if (rest.some((a) => a.startsWith("--reporter") || a.startsWith("--outputFile")))
-    return fail("it sets its own --reporter/--outputFile; the host reads a JUnit report it names itself");
+  const own = withoutReportOptions(args[0] === "run" ? args.slice(1) : args, { valued: ["--reporter", "--outputFile"] }, "the host reads a JUnit report");
   return ok({
-    command: ["node", entry, "run", "--reporter=junit", `--outputFile=${JUNIT}`, ...rest],
+    command: ["node", entry, "run", "--reporter=junit", `--outputFile=${JUNIT}`, ...own.kept],
     files: [],
     parser: "junit_xml",
     family: "node",
-    notes,
+    notes: [...notes, ...own.notes],
   });
 }
 
@@ -155,15 +172,14 @@ function jest(args: string[], repo: RepoFiles): Interpreted {
   const found = runnerEntry(repo, "jest", ["node_modules/jest/bin/jest.js"]);
   if (!found.ok) return fail(found.reason);
   const { entry, notes } = found;
-  if (args.some((a) => a === "--json" || a.startsWith("--outputFile") || a.startsWith("--reporters")))
-    return fail("it sets its own --json/--outputFile/--reporters; the host reads a jest --json report it names itself");
+  const own = withoutReportOptions(args, { bare: ["--json"], valued: ["--outputFile", "--reporters"] }, "the host reads a jest --json report");
   // jest's own --json report (jest-junit is another package, and takes its path from the environment)
   return ok({
-    command: ["node", entry, "--ci", "--json", `--outputFile=${DEFAULT_JEST_REPORT_PATH}`, ...args],
+    command: ["node", entry, "--ci", "--json", `--outputFile=${DEFAULT_JEST_REPORT_PATH}`, ...own.kept],
     files: [],
     parser: "jest_json",
     family: "node",
-    notes,
+    notes: [...notes, ...own.notes],
   });
 }
 
@@ -176,14 +192,17 @@ function mocha(args: string[], repo: RepoFiles): Interpreted {
   const found = runnerEntry(repo, "mocha", ["node_modules/mocha/bin/mocha.js", "node_modules/mocha/bin/mocha"]);
   if (!found.ok) return fail(found.reason);
   const { entry, notes } = found;
-  if (args.some((a) => a === "-R" || a.startsWith("--reporter")))
-    return fail("it sets its own --reporter/--reporter-option; the host reads a JUnit report it names itself");
+  const own = withoutReportOptions(
+    args,
+    { valued: ["--reporter", "-R", "--reporter-option", "--reporter-options", "-O"] },
+    "the host reads the JUnit report of mocha's xunit reporter",
+  );
   return ok({
-    command: ["node", entry, "--reporter", "xunit", "--reporter-options", `output=${JUNIT}`, ...args],
+    command: ["node", entry, "--reporter", "xunit", "--reporter-options", `output=${JUNIT}`, ...own.kept],
     files: [],
     parser: "junit_xml",
     family: "node",
-    notes,
+    notes: [...notes, ...own.notes],
   });
 }
 
