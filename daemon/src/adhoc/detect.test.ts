@@ -83,7 +83,9 @@ describe("detectTestCommand: the issue's order, with the parser that fits", () =
     ] as const) {
       const d = detect({ ...pkg(script), [mochaEntry]: "" });
       expect(d.ok && d.test.command, script).toEqual(["node", mochaEntry, "--reporter", "xunit", "--reporter-options", out, ...kept]);
-      expect(d.ok && d.test.notes, script).toEqual([`${dropped} replaced: the host reads the JUnit report of mocha's xunit reporter it names itself`]);
+      expect(d.ok && d.test.notes, script).toEqual([
+        `${dropped} replaced: the host reads a JUnit report from mocha's xunit reporter, at a path it names itself`,
+      ]);
     }
     const v = detect({ ...pkg("vitest run --reporter=verbose --outputFile.json=r.json src"), "node_modules/vitest/vitest.mjs": "" });
     expect(v.ok && v.test.command).toEqual([
@@ -94,10 +96,12 @@ describe("detectTestCommand: the issue's order, with the parser that fits", () =
       "--outputFile=/tmp/mini-agent-junit.xml",
       "src",
     ]);
-    expect(v.ok && v.test.notes).toEqual(["--reporter=verbose --outputFile.json=r.json replaced: the host reads a JUnit report it names itself"]);
+    expect(v.ok && v.test.notes).toEqual(["--reporter=verbose --outputFile.json=r.json replaced: the host reads a JUnit report at a path it names itself"]);
     const j = detect({ ...pkg("jest --json --outputFile out.json --reporters default --silent"), "node_modules/jest/bin/jest.js": "" });
     expect(j.ok && j.test.command).toEqual(["node", "node_modules/jest/bin/jest.js", "--ci", "--json", "--outputFile=/tmp/mini-agent-jest.json", "--silent"]);
-    expect(j.ok && j.test.notes).toEqual(["--json --outputFile out.json --reporters default replaced: the host reads a jest --json report it names itself"]);
+    expect(j.ok && j.test.notes).toEqual([
+      "--json --outputFile out.json --reporters default replaced: the host reads jest's --json report at a path it names itself",
+    ]);
     // an option that only starts like one is the project's own and kept
     const k = detect({ ...pkg("mocha --reporterx test"), [mochaEntry]: "" });
     expect(k.ok && k.test.command.slice(-2)).toEqual(["--reporterx", "test"]);

@@ -151,14 +151,18 @@ function withoutReportOptions(args: string[], options: { bare?: string[]; valued
     else if (options.valued.some((o) => a.startsWith(`${o}=`) || (o.startsWith("--") && a.startsWith(`${o}.`)))) dropped.push(a);
     else kept.push(a);
   }
-  return { kept, notes: dropped.length === 0 ? [] : [`${dropped.join(" ")} replaced: ${why} it names itself`] };
+  return { kept, notes: dropped.length === 0 ? [] : [`${dropped.join(" ")} replaced: ${why}`] };
 }
 
 function vitest(args: string[], repo: RepoFiles): Interpreted {
   const found = runnerEntry(repo, "vitest", ["node_modules/vitest/vitest.mjs"]);
   if (!found.ok) return fail(found.reason);
   const { entry, notes } = found;
-  const own = withoutReportOptions(args[0] === "run" ? args.slice(1) : args, { valued: ["--reporter", "--outputFile"] }, "the host reads a JUnit report");
+  const own = withoutReportOptions(
+    args[0] === "run" ? args.slice(1) : args,
+    { valued: ["--reporter", "--outputFile"] },
+    "the host reads a JUnit report at a path it names itself",
+  );
   return ok({
     command: ["node", entry, "run", "--reporter=junit", `--outputFile=${JUNIT}`, ...own.kept],
     files: [],
@@ -172,7 +176,11 @@ function jest(args: string[], repo: RepoFiles): Interpreted {
   const found = runnerEntry(repo, "jest", ["node_modules/jest/bin/jest.js"]);
   if (!found.ok) return fail(found.reason);
   const { entry, notes } = found;
-  const own = withoutReportOptions(args, { bare: ["--json"], valued: ["--outputFile", "--reporters"] }, "the host reads a jest --json report");
+  const own = withoutReportOptions(
+    args,
+    { bare: ["--json"], valued: ["--outputFile", "--reporters"] },
+    "the host reads jest's --json report at a path it names itself",
+  );
   // jest's own --json report (jest-junit is another package, and takes its path from the environment)
   return ok({
     command: ["node", entry, "--ci", "--json", `--outputFile=${DEFAULT_JEST_REPORT_PATH}`, ...own.kept],
@@ -195,7 +203,7 @@ function mocha(args: string[], repo: RepoFiles): Interpreted {
   const own = withoutReportOptions(
     args,
     { valued: ["--reporter", "-R", "--reporter-option", "--reporter-options", "-O"] },
-    "the host reads the JUnit report of mocha's xunit reporter",
+    "the host reads a JUnit report from mocha's xunit reporter, at a path it names itself",
   );
   return ok({
     command: ["node", entry, "--reporter", "xunit", "--reporter-options", `output=${JUNIT}`, ...own.kept],
