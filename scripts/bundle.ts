@@ -81,6 +81,36 @@ function lazyBeside(root: string, dist: string, outfile: string): Plugin {
 }
 
 /**
+ * Modules a bundled dependency requires at load but calls only on a path mini-agent never takes
+ * at start, each exporting one function: dockerode's BuildKit session (grpc and protobufjs, about
+ * 0.12 s of CPU) and docker-modem's ssh:// transport (ssh2, about 0.05 s). Each is replaced by a
+ * function that requires the real module on its first call and forwards to it, so behaviour is
+ * the same and only the load moves (esbuild evaluates a bundled CommonJS module at its first require).
+ */
+const LOAD_ON_FIRST_CALL: ReadonlyArray<{ importer: RegExp; specifier: string }> = [
+  { importer: /[\\/]dockerode[\\/]lib[\\/]docker\.js$/, specifier: "./session" },
+  { importer: /[\\/]docker-modem[\\/]lib[\\/]modem\.js$/, specifier: "./ssh" },
+];
+
+function loadOnFirstCall(): Plugin {
+  return {
+    name: "load-on-first-call",
+    setup(b) {
+      b.onResolve({ filter: /^\.\/(session|ssh)$/ }, (args) => {
+        if (args.namespace === "load-on-first-call") return undefined;
+        if (!LOAD_ON_FIRST_CALL.some((l) => l.specifier === args.path && l.importer.test(args.importer))) return undefined;
+        return { path: path.join(args.resolveDir, `${args.path.slice(2)}.js`), namespace: "load-on-first-call" };
+      });
+      b.onLoad({ filter: /.*/, namespace: "load-on-first-call" }, (args) => ({
+        contents: `module.exports = function () { return require(${JSON.stringify(args.path)}).apply(this, arguments); };`,
+        loader: "js",
+        resolveDir: path.dirname(args.path),
+      }));
+    },
+  };
+}
+
+/**
  * The modules evaluated at start: reached from the entry without crossing an `await import`, and
  * in the file (esbuild lists what it reached but tree-shook away with 0 bytes: zod's locales).
  */
@@ -130,7 +160,7 @@ export async function bundleEntry(entry: BundleEntry, dist: string, root = REPO)
     logLevel: "warning",
     external: BUNDLE_EXTERNAL,
     banner: { js: BUNDLE_BANNER },
-    plugins: entry.lazy === "beside" ? [lazyBeside(root, dist, outfile)] : [],
+    plugins: [loadOnFirstCall(), ...(entry.lazy === "beside" ? [lazyBeside(root, dist, outfile)] : [])],
   });
   const output = Object.values(result.metafile.outputs).find((o) => o.entryPoint !== undefined);
   if (!output?.entryPoint) throw new Error(`${entry.source}: esbuild wrote no entry`);

@@ -79,4 +79,24 @@ describe("npm run build's bundles", () => {
     const b = await bundleEntry(entry({ threads: ["lib/thread.ts"] }), listed.dist, listed.root);
     expect(spawnSync(process.execPath, [b.outfile], { encoding: "utf8" }).stdout).toBe("from the thread\n");
   });
+
+  it("dockerode's BuildKit session and docker-modem's ssh transport load on their first call, not at start, and then behave as before", async () => {
+    const t = tree({
+      "node_modules/dockerode/package.json": JSON.stringify({ name: "dockerode", main: "lib/docker.js" }),
+      "node_modules/dockerode/lib/docker.js":
+        'var withSession = require("./session"), modem = require("docker-modem");\nmodule.exports = { session: (x) => withSession(x), ssh: (o) => modem(o) };\n',
+      "node_modules/dockerode/lib/session.js": 'console.log("session loaded");\nmodule.exports = function (x) { return "session " + x + " " + this; };\n',
+      "node_modules/docker-modem/package.json": JSON.stringify({ name: "docker-modem", main: "lib/modem.js" }),
+      "node_modules/docker-modem/lib/modem.js": 'var ssh = require("./ssh");\nmodule.exports = (o) => ssh(o);\n',
+      "node_modules/docker-modem/lib/ssh.js": 'console.log("ssh loaded");\nmodule.exports = function (opt) { return "ssh " + opt.host; };\n',
+      "src/cli.ts":
+        'import d from "dockerode";\nconsole.log("started");\nif (process.argv[2] === "use") { console.log(d.session("s1")); console.log(d.session("s2")); console.log(d.ssh({ host: "h" })); }\n',
+    });
+    const b = await bundleEntry(entry(), t.dist, t.root);
+    const run = (args: string[]) => spawnSync(process.execPath, [b.outfile, ...args], { encoding: "utf8" }).stdout;
+    // before: both modules ran their top level at start ("session loaded", "ssh loaded" before "started")
+    expect(run([])).toBe("started\n");
+    // loaded once, on the first call, with the same arguments, return value and `this` as a direct call
+    expect(run(["use"])).toBe("started\nsession loaded\nsession s1 undefined\nsession s2 undefined\nssh loaded\nssh h\n");
+  });
 });
