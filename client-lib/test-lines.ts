@@ -1,4 +1,4 @@
-import type { RunView, TestDelta, VerificationEvidence } from "../daemon/src/contracts/run-view.js";
+import { type RunView, type TestDelta, unstableSaid, type VerificationEvidence } from "../daemon/src/contracts/run-view.js";
 import { oneLine, verdictWhy } from "./verdict-why.js";
 
 /**
@@ -15,7 +15,8 @@ const LIST_WORDS: Array<[keyof TestDelta & string, string, boolean]> = [
   ["fail_to_pass", "fixed (failed before, pass now)", false],
   ["fail_to_fail", "failing before the run and still failing (not held against it)", false],
   ["skipped_before", "skipped before the run and still skipped (not held against it)", false],
-  ["unstable", "ids that changed between two runs of the unchanged project (not looked for, not held against it)", false],
+  // said by contracts' unstableSaid, as the Verifier's message and the why line say it: it counts ids, not tests
+  ["unstable", "", false],
 ];
 
 const SHOWN = 5;
@@ -48,7 +49,8 @@ export function testLines(run: Pick<RunView, "verification">): string[] {
       const total = n(key);
       if (total === 0) continue;
       const more = total > Math.min(ids.length, SHOWN) ? ` and ${total - Math.min(ids.length, SHOWN)} more` : "";
-      lines.push(`  ${key} (${total}, ${words}): ${ids.slice(0, SHOWN).join(", ")}${more}`);
+      const head = key === "unstable" ? unstableSaid(total) : `${key} (${total}, ${words})`;
+      lines.push(`  ${head}: ${ids.slice(0, SHOWN).join(", ")}${more}`);
     }
     const req = c.required;
     if (req && req.fail_to_pass.failure.length + req.pass_to_pass.failure.length > 0) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { TEST_LIST_NAMES, type TestDelta, type TestListName, type VerificationEvidence } from "../daemon/src/contracts/run-view.js";
+import { TEST_LIST_NAMES, type TestDelta, type TestListName, unstableSaid, type VerificationEvidence } from "../daemon/src/contracts/run-view.js";
 import { verdictLines } from "./test-lines.js";
 import { baselineFound, verdictWhy } from "./verdict-why.js";
 
@@ -36,13 +36,21 @@ describe("test ids that changed between the baseline's two runs", () => {
     const compare = delta({ pass_to_pass: ["t > a"], new_passed: ["t > drawn 0.9"], unstable: ["t > drawn 0.1", "t > drawn 0.5"] });
     const completed = evidence({ discovered: 2, passed: 2, compare }, true);
     const lines = verdictLines({ verification: completed }).join("\n");
-    expect(lines).toContain(
-      "unstable (2, ids that changed between two runs of the unchanged project (not looked for, not held against it)): t > drawn 0.1, t > drawn 0.5",
-    );
+    expect(lines).toContain(`  ${unstableSaid(2)}: t > drawn 0.1, t > drawn 0.5`);
     expect(lines).not.toContain("disappeared");
-    expect(baselineFound(compare)).toContain(
-      "2 test id(s) changed between two runs of the unchanged project, not looked for (unstable: t > drawn 0.1, t > drawn 0.5)",
-    );
+    expect(baselineFound(compare)).toContain(`${unstableSaid(2)}: t > drawn 0.1, t > drawn 0.5`);
+  });
+
+  it("regression: 3 tests whose titles change were said as '6 test id(s) changed', read as 6 unstable tests; status and why say that such a test shows one id in each run", () => {
+    const unstable = ["t > at 1", "t > at 2", "t > at 3", "t > at 4", "t > at 5", "t > at 6"];
+    const compare = delta({ pass_to_pass: ["t > a"], new_passed: ["t > at 7", "t > at 8", "t > at 9"], unstable });
+    const lines = verdictLines({ verification: evidence({ discovered: 4, passed: 4, compare }, true) }).join("\n");
+    const said =
+      "6 test ids changed between two runs of the baseline (unstable: a test whose title changes shows one id in each run; not looked for, not held against the run)";
+    expect(lines).toContain(`  ${said}: t > at 1, t > at 2, t > at 3, t > at 4, t > at 5 and 1 more`);
+    expect(baselineFound(compare)).toContain(said);
+    expect(lines).not.toMatch(/6 (unstable )?tests/);
+    expect(unstableSaid(1)).toMatch(/^1 test id changed/);
   });
 
   it("evidence kept before the baseline ran twice (no unstable list) still reads", () => {

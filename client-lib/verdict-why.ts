@@ -1,5 +1,5 @@
 import type { TestDelta, VerificationEvidence } from "../daemon/src/contracts/run-view.js";
-import { EXIT_CODE_ONLY_PASSED } from "../daemon/src/contracts/run-view.js";
+import { EXIT_CODE_ONLY_PASSED, unstableSaid } from "../daemon/src/contracts/run-view.js";
 import { reasonKind, type VerifierReason, verificationErrorDetail } from "../daemon/src/contracts/verifier-reason.js";
 import { termSafe } from "./quote.js";
 
@@ -82,7 +82,7 @@ function headline(reason: VerifierReason, v: VerificationEvidence): string | nul
   }
 }
 
-/** what the run found and is not blamed for: ", 1 skipped and 2 failing before the run; 3 unstable ids before the run (…)" */
+/** what the run found and is not blamed for: ", 1 skipped and 2 failing before the run; 6 test ids changed between two runs of the baseline (…): …" */
 export function baselineFound(c: TestDelta): string {
   const skipped = c.counts.skipped_before ?? 0;
   const failing = c.counts.fail_to_fail ?? 0;
@@ -90,9 +90,7 @@ export function baselineFound(c: TestDelta): string {
   const found = [skipped > 0 ? `${skipped} skipped` : "", failing > 0 ? `${failing} failing` : ""].filter(Boolean);
   const said = found.length > 0 ? `, ${found.join(" and ")} before the run` : "";
   // said with the ids: a user must see which tests were not looked for, not only how many
-  return unstable > 0
-    ? `${said}; ${unstable} test id(s) changed between two runs of the unchanged project, not looked for (unstable: ${list(c.unstable ?? [])})`
-    : said;
+  return unstable > 0 ? `${said}; ${unstableSaid(unstable)}: ${list(c.unstable ?? [])}` : said;
 }
 
 /** A failed comparison: what the run broke, removed or skipped, in that order, with a few ids. */

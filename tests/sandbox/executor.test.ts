@@ -1,8 +1,13 @@
+import crypto from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
+import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isMiniAgentError } from "../../daemon/src/errors.js";
+import { DependencyLayers } from "../../daemon/src/sandbox/dependency-layer.js";
 import { DockerExecutor } from "../../daemon/src/sandbox/docker-executor.js";
+import { LayerStatStore } from "../../daemon/src/sandbox/layer-stat-store.js";
+import { hashNoFollow } from "../../daemon/src/workspace/read.js";
 import { reapLeftovers } from "../../daemon/src/sandbox/reaper.js";
 import { buildNodeBaseImage } from "../../sandbox-image/image-builder.js";
 import { hostProcessesOf } from "../../probes/host-probes.js";
@@ -298,4 +303,63 @@ describe("reaper", () => {
     await box.remove();
     expect(await leftoversWithPrefix(`${prefix}-own`)).toEqual({ containers: [], volumes: [] });
   });
+});
+
+describe("DependencyLayers: a found folder keyed by its stat index", () => {
+  it("regression: a found node_modules was read and hashed whole at every run creation (4.5 s for 150 MiB); keyed again it reads no file, and a layer the engine lost, or an index naming other bytes, is built from bytes read then", async () => {
+    const reads: string[] = [];
+    const dir = path.join(env.stateDir, "layers");
+    const instance = crypto.randomBytes(8).toString("hex");
+    // a clock 10 s ahead: every file written here is older than the racily-clean line
+    const now = () => Date.now() + 10_000;
+    const hashFile = (abs: string) => {
+      reads.push(path.basename(abs));
+      return hashNoFollow(abs, null);
+    };
+    const layers = new DependencyLayers({ docker, dir, instance, now, hashFile });
+    const ex = new DockerExecutor({ lockPath: env.lockPath, docker, layers, config: { instance } });
+    const dws = await fs.realpath(
+      await workspace({ "package-lock.json": "{}", "node_modules/a/a.js": "exports.a = 1;\n", "node_modules/b/b.js": "exports.b = 2;\n" }),
+    );
+    const spec = { forbidden: [], include: [] };
+    const indexFile = new LayerStatStore(dir, pino({ level: "silent" })).path(dws, "node_modules");
+    const keyed = async () => {
+      reads.length = 0;
+      const [ref] = await ex.prepareLayers(dws, spec);
+      return ref!;
+    };
+    try {
+      const first = await keyed();
+      expect(reads.sort()).toEqual(["a.js", "b.js"]);
+      expect((await keyed()).volume).toBe(first.volume);
+      expect(reads).toEqual([]);
+
+      // the engine lost the volume: built again, every byte read now, under the same key
+      await docker.getVolume(first.volume).remove();
+      expect(await keyed()).toEqual(first);
+      expect(reads.sort()).toEqual(["a.js", "b.js"]);
+      await docker.getVolume(first.volume).inspect();
+
+      // an index whose stamps match but whose hash names other bytes, and no layer under that key: hashed whole
+      const index = JSON.parse(await fs.readFile(indexFile, "utf8")) as { entries: Array<{ rel: string; sha256?: string }> };
+      for (const e of index.entries) if (e.rel === "a/a.js") e.sha256 = "f".repeat(64);
+      await fs.writeFile(indexFile, JSON.stringify(index));
+      await docker.getVolume(first.volume).remove();
+      expect(await keyed()).toEqual(first);
+      expect(reads.sort()).toEqual(["a.js", "b.js"]);
+      expect((await layers.list()).map((l) => l.key)).toEqual([first.key]);
+
+      // a corrupt index: hashed whole, never an error
+      await fs.writeFile(indexFile, "{");
+      expect(await keyed()).toEqual(first);
+      expect(reads.sort()).toEqual(["a.js", "b.js"]);
+
+      // the layer removed (env gc): its index goes with it
+      await layers.remove(first.key);
+      await expect(fs.access(indexFile)).rejects.toThrow();
+    } finally {
+      for (const l of await layers.list()) await layers.remove(l.key).catch(() => undefined);
+      await fs.rm(dws, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

@@ -34,7 +34,10 @@ export const STATE_FILES = {
   policy: "policy.json",
   /** what orchestrators save of their pauses (orchestrators/): langgraph.sqlite, agents-sdk/<run_id>.json */
   orchestrators: "orchestrators",
-  /** one `<key>.json` per dependency layer this daemon built (sandbox/dependency-layer.ts); the layers themselves are engine volumes */
+  /**
+   * one `<key>.json` per dependency layer this daemon built (sandbox/dependency-layer.ts; the layers themselves are engine
+   * volumes), `install-<lookup>.json` per installed one, and `stat-<hash>.json` per workspace folder keyed (layer-stat-store.ts)
+   */
   layers: "layers",
   /** one `<key>.json` per baseline test result (verifier/baseline-tests.ts): a preset's tests on a run's baseline copy */
   baselineTests: "baseline-tests",

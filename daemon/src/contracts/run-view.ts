@@ -91,6 +91,19 @@ export const TEST_LIST_NAMES = [
   "unstable",
 ] as const;
 export const TestListName = z.enum(TEST_LIST_NAMES);
+
+/**
+ * How the `unstable` list is said wherever a person reads it (the Verifier's
+ * message, `status`, `why`, eval's lines): one home, so they never disagree.
+ * It counts ids, not tests: a test whose title changes from run to run shows
+ * one id in each of the baseline's two runs, so 3 such tests are 6 ids. Which
+ * ids are one test cannot be told: titles are free text (what changes may be
+ * any part of them), and a test that ran in one run only is one id alone;
+ * pairing ids by how they look would also pair a deleted test with a new one.
+ */
+export function unstableSaid(ids: number): string {
+  return `${ids} test id${ids === 1 ? "" : "s"} changed between two runs of the baseline (unstable: a test whose title changes shows one id in each run; not looked for, not held against the run)`;
+}
 export type TestListName = z.infer<typeof TestListName>;
 const IdList = z.array(z.string());
 export const TestDelta = z.object({

@@ -15,13 +15,18 @@ import {
   type InstalledDir,
   listLayerContent,
   readVenv,
+  type DependencyDir,
   type LayerContent,
+  type LayerStatIndex,
+  type ListLayerOptions,
 } from "../workspace/index.js";
 import type { SandboxConfig } from "./config.js";
 import { containerSpec, IN_IMAGE } from "./host-config.js";
 import { engineError } from "./image-pin.js";
 import { INSTANCE_LABEL, LAYER_FOLDER_LABEL, LAYER_LABEL, sandboxLabels } from "./labels.js";
+import { LayerStatStore } from "./layer-stat-store.js";
 import { packLayer } from "./layer-tar.js";
+import { writeRecordFile } from "./record-file.js";
 
 /**
  * Dependency layers (issue 25): a workspace's dependency folders enter its
@@ -69,9 +74,11 @@ export interface DependencyLayersOptions {
   dir: string;
   /** the daemon's instance: on every layer volume, and in its name (gc only ever sees its own) */
   instance: string | null;
-  /** wall clock (ms since the epoch), for built/last-used times */
+  /** wall clock (ms since the epoch), for built/last-used times and the stat index's racily-clean line */
   now?: () => number;
   log?: Logger;
+  /** reads and hashes one file of a dependency folder (default: workspace's hashNoFollow); a test counts the reads */
+  hashFile?: ListLayerOptions["hashFile"];
 }
 
 /** PYTHONPATH for the venv layers among `layers` (absent: none has site-packages). */
@@ -95,6 +102,9 @@ export class DependencyLayers {
   private readonly instance: string;
   private readonly now: () => number;
   private readonly log: Logger;
+  private readonly hashFile: ListLayerOptions["hashFile"];
+  /** per workspace and folder, what its files' stamps were when they were hashed (layer-stat-store.ts) */
+  private readonly statIndexes: LayerStatStore;
   /** one build per key at a time: two runs asking at once share it */
   private readonly building = new Map<string, Promise<LayerRecord>>();
   private readonly pythonOf = new Map<string, Promise<string | null>>();
@@ -105,6 +115,8 @@ export class DependencyLayers {
     this.instance = opts.instance ?? "0".repeat(16);
     this.now = opts.now ?? (() => Date.now());
     this.log = opts.log ?? pino({ level: "silent" });
+    this.hashFile = opts.hashFile;
+    this.statIndexes = new LayerStatStore(this.dir, this.log);
   }
 
   /**
@@ -129,9 +141,8 @@ export class DependencyLayers {
       }
       // before a byte of it is hashed or copied: the figure and the limit
       await checkLayerSize(path.join(workspace, folder), folder);
-      const content = await listLayerContent(workspace, folder, spec);
-      let record = this.read(content.key);
-      if (record && !(await this.volumeExists(record.volume))) record = null;
+      const { content, record: found } = await this.keyFolder(workspace, folder, spec);
+      let record = found;
       if (record) {
         record = { ...record, last_used_at: new Date(this.now()).toISOString() };
         this.write(record);
@@ -155,6 +166,32 @@ export class DependencyLayers {
         });
     }
     return refs;
+  }
+
+  /**
+   * The content key of a found dependency folder and its usable layer record, if any. Files the stat index
+   * vouches for are not read (layer-stat-index.ts); the index is written back whenever this listing differs.
+   */
+  private async keyFolder(workspace: string, folder: DependencyDir, spec: ExportSpec): Promise<{ content: LayerContent; record: LayerRecord | null }> {
+    const list = (index: LayerStatIndex | null) =>
+      listLayerContent(workspace, folder, spec, { index, now: this.now, ...(this.hashFile && { hashFile: this.hashFile }) });
+    const usable = async (key: string) => {
+      const r = this.read(key);
+      return r && (await this.volumeExists(r.volume)) ? r : null;
+    };
+    let content = await list(this.statIndexes.read(workspace, folder));
+    let record = await usable(content.key);
+    // a layer is built only from bytes read now: a key taken from the index names what the files held when
+    // they were indexed, and a wrong index must never give a volume that name with other bytes in it
+    if (!record && content.fromIndex > 0) {
+      const indexed = content.key;
+      content = await list(null);
+      record = await usable(content.key);
+      if (content.key !== indexed) this.log.warn({ folder, indexed, key: content.key }, "stat index of a dependency folder named other bytes; hashed whole");
+    }
+    if (!content.unchanged) this.statIndexes.write(content.index);
+    this.log.info({ folder, layer: content.key, files_from_index: content.fromIndex, files_read: content.hashed }, "dependency folder keyed");
+    return { content, record };
   }
 
   /**
@@ -185,7 +222,7 @@ export class DependencyLayers {
     if (record && !(await this.volumeExists(record.volume))) record = null;
     record ??= await this.buildOnce(content, venv?.minor ?? null, venv?.sitePackages ?? null, config, digest);
     const at = new Date(this.now()).toISOString();
-    this.writeJson(this.installPath(lookup), { schema_version: 1, lookup, key: record.key, command, installed_at: at } satisfies InstallRecord);
+    writeRecordFile(this.dir, this.installPath(lookup), { schema_version: 1, lookup, key: record.key, command, installed_at: at } satisfies InstallRecord);
     this.log.info({ layer: record.key, lookup, command }, "installed dependency layer recorded");
     return record;
   }
@@ -250,7 +287,7 @@ export class DependencyLayers {
     return out.sort((a, b) => (a.last_used_at < b.last_used_at ? 1 : a.last_used_at > b.last_used_at ? -1 : 0));
   }
 
-  /** Removes a layer's volume, then its record; a volume the engine says is in use stays (sandbox_error). */
+  /** Removes a layer's volume, then its record and the stat indexes naming it; a volume the engine says is in use stays (sandbox_error). */
   async remove(key: string): Promise<void> {
     const r = this.read(key);
     if (!r) return;
@@ -262,6 +299,8 @@ export class DependencyLayers {
       }
     }
     fs.rmSync(this.recordPath(key), { force: true });
+    // an index naming a removed layer would only lead to reading the folder whole: it goes with the layer
+    this.statIndexes.forget(key);
   }
 
   private recordPath(key: string): string {
@@ -280,15 +319,7 @@ export class DependencyLayers {
   }
 
   private write(r: LayerRecord): void {
-    this.writeJson(this.recordPath(r.key), r);
-  }
-
-  /** temp file then rename: a record is whole or absent */
-  private writeJson(file: string, value: unknown): void {
-    fs.mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-    const tmp = `${file}.${crypto.randomBytes(4).toString("hex")}.tmp`;
-    fs.writeFileSync(tmp, JSON.stringify(value, null, 2) + "\n", { mode: 0o600 });
-    fs.renameSync(tmp, file);
+    writeRecordFile(this.dir, this.recordPath(r.key), r);
   }
 
   private async volumeExists(name: string): Promise<boolean> {

@@ -39,6 +39,9 @@ type Header = Parameters<tarStream.Pack["entry"]>[0];
 export function addEntry(pack: tarStream.Pack, header: Header, body?: (sink: Sink) => Promise<void>): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     const sink = pack.entry(header, (err) => (err ? reject(err) : resolve()));
+    // a body that fails destroys the entry, which then emits its error: with no listener that was an uncaught
+    // exception (the daemon's end); the failure reaches the caller through the callback above, and the pack's own error
+    sink.on("error", () => undefined);
     body?.(sink).then(
       () => sink.end(undefined),
       (err: unknown) => sink.destroy(err as Error),

@@ -14,7 +14,7 @@
  * exception: a task whose own tests must stay skipped keeps those files out of
  * its verify preset (presets name their files explicitly).
  */
-import { EXIT_CODE_ONLY_PASSED } from "../contracts/run-view.js";
+import { EXIT_CODE_ONLY_PASSED, unstableSaid } from "../contracts/run-view.js";
 import type { LoadError, TestCase } from "../contracts/test-report.js";
 import type { TestDelta } from "../contracts/run-view.js";
 import { boundDelta, compareCases, nameIds, type FullDelta } from "./test-compare.js";
@@ -273,10 +273,7 @@ function baselineSummary(d: FullDelta, s: TestSummary, note: string | null): str
   if (d.fail_to_fail.length > 0)
     parts.push(`${d.fail_to_fail.length} failing before your change and still failing (not held against it: ${nameIds(d.fail_to_fail)})`);
   parts.push(`${d.skipped_before.length} skipped before your change, ${d.skipped_new.length} new skip${d.skipped_new.length === 1 ? "" : "s"}`);
-  if (d.unstable.length > 0)
-    parts.push(
-      `${d.unstable.length} baseline test id(s) changed between two runs of the unchanged project (unstable; not looked for, not counted as disappeared: ${nameIds(d.unstable)})`,
-    );
+  if (d.unstable.length > 0) parts.push(`${unstableSaid(d.unstable.length)}: ${nameIds(d.unstable)}`);
   if (note !== null) parts.push(`no baseline list (${note}): every test counts as new`);
   return parts.join("; ");
 }

@@ -4,7 +4,8 @@ import type { ExportSpec } from "../contracts/sandbox.js";
 import { canonicalJson, sha256Hex } from "./hash.js";
 import { fileHashCache } from "./hash-cache.js";
 import { INSTALL_INPUTS, LOCK_FILES, type DependencyDir, type InstalledDir } from "./dependency-dirs.js";
-import { hashNoFollow } from "./read.js";
+import { indexedStamps, sameStamps, StatIndexLookup, type IndexedEntry, type LayerStatIndex } from "./layer-stat-index.js";
+import { hashNoFollow, type NoFollowHash } from "./read.js";
 import { createExportRule } from "./sandbox-export.js";
 import { walkTree, type WalkStat } from "./walk.js";
 
@@ -39,6 +40,22 @@ export interface LayerContent {
   bytes: number;
   /** the content address: folder, lock files, every kept entry (path, kind, exec bit, bytes or link target) */
   key: string;
+  /** the stat index of this listing (layer-stat-index.ts), for the next listing of the same folder */
+  index: LayerStatIndex;
+  /** files whose hash came from the index given, unread; the rest were read */
+  fromIndex: number;
+  hashed: number;
+  /** the index given describes this listing exactly (nothing to write back) */
+  unchanged: boolean;
+}
+
+export interface ListLayerOptions {
+  /** the last listing's stat index of this workspace and folder: files it vouches for are not read again */
+  index?: LayerStatIndex | null;
+  /** reads and hashes one file (default hashNoFollow): a test counts what is read */
+  hashFile?: (abs: string) => Promise<NoFollowHash>;
+  /** wall clock in ms since the epoch, for the index's racily-clean line */
+  now?: () => number;
 }
 
 function inside(child: string, parent: string): boolean {
@@ -46,20 +63,45 @@ function inside(child: string, parent: string): boolean {
   return r === "" || (!r.startsWith("..") && !path.isAbsolute(r));
 }
 
-/** Lists, checks and hashes one dependency folder of `root` (a real folder, not a link: findDependencyDirs). */
-export async function listLayerContent(root: string, folder: DependencyDir, spec?: ExportSpec): Promise<LayerContent> {
+function sameEntries(a: readonly IndexedEntry[], b: readonly IndexedEntry[]): boolean {
+  return (
+    a.length === b.length &&
+    a.every((e, i) => {
+      const f = b[i]!;
+      return e.rel === f.rel && e.type === f.type && e.target === f.target && e.sha256 === f.sha256 && sameStamps(e, f);
+    })
+  );
+}
+
+const defaultHashFile = (abs: string) => hashNoFollow(abs, fileHashCache);
+
+/**
+ * Lists, checks and hashes one dependency folder of `root` (a real folder, not a link: findDependencyDirs).
+ * With `opts.index`, a file whose lstat the index vouches for keeps its recorded hash unread; the key is
+ * computed from the same list either way, so it is the key a full read gives.
+ */
+export async function listLayerContent(root: string, folder: DependencyDir, spec?: ExportSpec, opts: ListLayerOptions = {}): Promise<LayerContent> {
   const base = path.join(root, folder);
   const rule = createExportRule(spec);
   const ws = (rel: string) => `${folder}/${rel}`;
+  const hashFile = opts.hashFile ?? defaultHashFile;
+  const lookup = opts.index ? new StatIndexLookup(opts.index) : null;
+  // taken before the first lstat: a file written after it is racily clean against this index (RACY_NS)
+  const walkedAtNs = BigInt(Math.round((opts.now ?? Date.now)())) * 1_000_000n;
   const walked = await walkTree(base, {
     skip: (rel, type) => type === "other" || rule.never(ws(rel)) || (rule.forbidden(ws(rel)) && !rule.include(ws(rel))),
   });
   const entries: LayerEntry[] = [];
+  const indexed: IndexedEntry[] = [];
   let bytes = 0;
+  let fromIndex = 0;
+  let hashed = 0;
   for (const e of walked) {
     const executable = (Number(e.stat.mode) & 0o111) !== 0;
+    const stamps = indexedStamps(e.stat);
     if (e.type === "dir") {
       entries.push({ rel: e.rel, abs: e.abs, type: "dir", executable: true, size: 0, stat: e.stat });
+      indexed.push({ rel: e.rel, type: "dir", ...stamps });
     } else if (e.type === "symlink") {
       const raw = await fs.readlink(e.abs).catch(() => null);
       if (raw === null) continue;
@@ -68,11 +110,21 @@ export async function listLayerContent(root: string, folder: DependencyDir, spec
       if (!inside(resolved, base) || resolved === base) continue;
       const target = path.relative(path.dirname(e.abs), resolved);
       entries.push({ rel: e.rel, abs: e.abs, type: "symlink", executable: false, size: 0, target, stat: e.stat });
+      indexed.push({ rel: e.rel, type: "symlink", ...stamps, target: raw });
     } else if (e.type === "file") {
-      const hashed = await hashNoFollow(e.abs, fileHashCache);
-      if (!hashed.ok) continue;
+      let sha256 = lookup?.sha256(e.rel, e.stat);
+      // recorded against the walk's stamps only when the file was still exactly that file once read
+      let vouched = sha256 !== undefined;
+      if (sha256 === undefined) {
+        const read = await hashFile(e.abs);
+        if (!read.ok) continue;
+        sha256 = read.sha256;
+        vouched = sameStamps(indexedStamps(read.after), stamps);
+        hashed++;
+      } else fromIndex++;
       bytes += e.size;
-      entries.push({ rel: e.rel, abs: e.abs, type: "file", executable, size: e.size, sha256: hashed.sha256, stat: e.stat });
+      entries.push({ rel: e.rel, abs: e.abs, type: "file", executable, size: e.size, sha256, stat: e.stat });
+      indexed.push({ rel: e.rel, type: "file", ...stamps, ...(vouched && { sha256 }) });
     }
   }
   const locks: Record<string, string> = {};
@@ -82,7 +134,9 @@ export async function listLayerContent(root: string, folder: DependencyDir, spec
   }
   const content = entries.map((e) => [e.rel, e.type, e.executable, e.sha256 ?? e.target ?? ""]);
   const key = sha256Hex(canonicalJson({ layer: 1, folder, locks, content }));
-  return { folder, entries, locks, bytes, key };
+  const index: LayerStatIndex = { schema_version: 1, workspace: root, folder, walked_at_ns: String(walkedAtNs), key, entries: indexed };
+  const unchanged = hashed === 0 && opts.index?.key === key && sameEntries(opts.index.entries, indexed);
+  return { folder, entries, locks, bytes, key, index, fromIndex, hashed, unchanged };
 }
 
 /**

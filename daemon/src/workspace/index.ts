@@ -30,6 +30,7 @@ export {
   isDependencyDirName,
   type DependencyDir,
 } from "./dependency-dirs.js";
-export { installLookupKey, listLayerContent, type LayerContent, type LayerEntry } from "./dependency-export.js";
+export { installLookupKey, listLayerContent, type LayerContent, type LayerEntry, type ListLayerOptions } from "./dependency-export.js";
+export { parseStatIndex, type LayerStatIndex } from "./layer-stat-index.js";
 export { readVenv, type VenvFacts } from "./venv.js";
 export { openNoFollow } from "./read.js";

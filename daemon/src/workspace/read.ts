@@ -1,5 +1,5 @@
 import fs from "node:fs/promises";
-import { constants } from "node:fs";
+import { constants, type BigIntStats } from "node:fs";
 import { createHash } from "node:crypto";
 import type { FileHashCache } from "./hash-cache.js";
 
@@ -114,13 +114,17 @@ export async function copyNoFollow(abs: string, dest: string, mode: number): Pro
   }
 }
 
-export type NoFollowHash = { ok: true; sha256: string; nlink: number } | { ok: false; reason: "absent" | "not_regular" | "symlink" | "unreadable" };
+export type NoFollowHash =
+  | { ok: true; sha256: string; nlink: number; after: BigIntStats }
+  | { ok: false; reason: "absent" | "not_regular" | "symlink" | "unreadable" };
 
 /**
  * SHA-256 of a regular file, opened with O_NOFOLLOW and checked on the open
  * descriptor like readNoFollow. With a cache, the hash is recorded with the
  * file's fstat stamps (see FileHashCache); looking it up is the caller's, from
- * the stamps it already has (computeManifest: the walk's lstat).
+ * the stamps it already has (computeManifest: the walk's lstat). `after` is the
+ * fstat taken once the bytes were read: a caller that records the hash against
+ * stamps it took earlier checks that nothing moved in between.
  */
 export async function hashNoFollow(abs: string, cache: FileHashCache | null): Promise<NoFollowHash> {
   const opened = await openNoFollow(abs);
@@ -131,8 +135,9 @@ export async function hashNoFollow(abs: string, cache: FileHashCache | null): Pr
     if (!before.isFile()) return { ok: false, reason: "not_regular" };
     const nlink = Number(before.nlink);
     const sha256 = await hashOpen(fh);
-    if (cache) cache.set(abs, before, await fh.stat({ bigint: true }), sha256);
-    return { ok: true, sha256, nlink };
+    const after = await fh.stat({ bigint: true });
+    if (cache) cache.set(abs, before, after, sha256);
+    return { ok: true, sha256, nlink, after };
   } catch {
     return { ok: false, reason: "unreadable" };
   } finally {
