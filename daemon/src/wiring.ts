@@ -218,6 +218,14 @@ export async function createDefaultServices(ctx: ServiceContext): Promise<Daemon
     close: async () => {
       const drained = await pool.drain();
       log.info({ drained }, "sandbox pool drained");
+      // Runs are persisted and their sandboxes were told to go: anything of this daemon's still in the
+      // engine (a removal the engine refused under load, a sandbox of a run that did not stop in time) goes
+      // now, as the next start-up's reaper would take it, so a stopped daemon leaves nothing behind.
+      const swept = await reapLeftovers(docker, { instance }).catch((err: unknown) => {
+        log.warn({ err }, "could not sweep this daemon's sandboxes at shutdown (engine unreachable?)");
+        return null;
+      });
+      if (swept && swept.containers + swept.volumes > 0) log.warn({ swept }, "sandboxes still present at shutdown were removed");
       await recorder.close();
     },
   };

@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { instanceIdFor } from "../../daemon/src/config/state-dir.js";
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
-import { INSTANCE_LABEL, labelFilter, OWNER_FILTER, POOL_PURPOSE, PURPOSE_LABEL } from "../../daemon/src/sandbox/labels.js";
+import { INSTANCE_LABEL, labelFilter, OWNER_FILTER, POOL_PURPOSE, PURPOSE_LABEL, sandboxLabels } from "../../daemon/src/sandbox/labels.js";
 import { reapLeftovers } from "../../daemon/src/sandbox/reaper.js";
 import { pinTestImage } from "../kit/sandbox-image.js";
 import { allFiles, REPO, runClient, Started, type ClientResult, stateDirIn } from "./harness.js";
@@ -118,6 +118,19 @@ describe("the daemon's sandbox pool", () => {
     // the reaper runs before the daemon listens: by "ready" they are gone
     expect(await mine(stateDir)).toEqual({ containers: [], volumes: [] });
     expect(await d2.stop("SIGTERM")).toBe(0);
+  }, 600_000);
+
+  it("regression: a sandbox of the daemon's that the engine still held at SIGTERM (a removal refused under load left two pool members and a layer behind in a full run) is removed before the daemon exits", async () => {
+    const stateDir = stateDirWithImage();
+    const d = await started.daemon({ stateDir, args: ["--sandbox-pool", "0"] });
+    const digest = (JSON.parse(fs.readFileSync(path.join(stateDir, "sandbox-image.lock.json"), "utf8")) as { images: { node: { digest: string } } }).images.node
+      .digest;
+    // what a refused removal leaves: a container with this daemon's labels that no run or pool holds any more
+    const left = await docker.createContainer({ Image: digest, Labels: sandboxLabels("run-that-did-not-stop", "candidate", instanceIdFor(stateDir)) });
+    expect((await mine(stateDir)).containers).toEqual([left.id]);
+    expect(await d.stop("SIGTERM")).toBe(0);
+    expect(await mine(stateDir)).toEqual({ containers: [], volumes: [] });
+    expect(logLines(stateDir).find((l) => l.msg === "sandboxes still present at shutdown were removed")?.swept).toEqual({ containers: 1, volumes: 0 });
   }, 600_000);
 
   it("--sandbox-pool 0: the Verifier's runs make their own sandboxes and no member is ever made", async () => {

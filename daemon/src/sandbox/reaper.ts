@@ -1,5 +1,6 @@
 import type Docker from "dockerode";
 import { INSTANCE_LABEL, labelFilter, OWNER_FILTER, RUN_LABEL } from "./labels.js";
+import { forceRemove } from "./force-remove.js";
 import { engineError } from "./image-pin.js";
 
 /**
@@ -15,19 +16,11 @@ export async function reapLeftovers(docker: Docker, opts: { runId?: string; inst
   let volumes = 0;
   try {
     for (const c of await docker.listContainers({ all: true, filters: { label } })) {
-      await docker
-        .getContainer(c.Id)
-        .remove({ force: true, v: true })
-        .catch(() => undefined);
-      containers++;
+      if ((await forceRemove(docker.getContainer(c.Id), { withVolumes: true })) === null) containers++;
     }
     const vols = (await docker.listVolumes({ filters: { label } })).Volumes ?? [];
     for (const v of vols) {
-      await docker
-        .getVolume(v.Name)
-        .remove({ force: true })
-        .catch(() => undefined);
-      volumes++;
+      if ((await forceRemove(docker.getVolume(v.Name))) === null) volumes++;
     }
   } catch (err) {
     throw engineError(err);

@@ -7,6 +7,7 @@ import type { SandboxConfig } from "./config.js";
 import { AttachChannel } from "./attach-channel.js";
 import type { ExecOutcome, ExecSpec, RunOutcome } from "./exec-outcome.js";
 import { containerSpec, IN_IMAGE } from "./host-config.js";
+import { forceRemove } from "./force-remove.js";
 import { engineError } from "./image-pin.js";
 import { labelFilter, PURPOSE_LABEL, RUN_LABEL, SANDBOX_LABEL, sandboxLabels, type Purpose } from "./labels.js";
 import { OomWatch } from "./oom-watch.js";
@@ -279,18 +280,16 @@ export class SandboxContainer {
  * here. Never throws; what still fails is left to the start-up reaper.
  */
 async function removeWithVolumes(docker: Docker, container: Docker.Container, name: string, log: Logger): Promise<void> {
-  await container.remove({ force: true, v: true }).catch(() => undefined);
+  const refused = await forceRemove(container, { withVolumes: true });
+  if (refused !== null) log.warn({ container: container.id, refused }, "sandbox container could not be removed; the start-up reaper will retry");
   const left = await docker
     .listVolumes({ filters: { label: [labelFilter(SANDBOX_LABEL, name)] } })
     .then((r) => (r.Volumes ?? []).map((v) => v.Name))
     .catch(() => [] as string[]);
   for (const v of left) {
-    await docker
-      .getVolume(v)
-      .remove({ force: true })
-      .catch((e: { statusCode?: number }) => {
-        if (e?.statusCode !== 404) log.warn({ volume: v, container: container.id }, "sandbox volume could not be removed; the start-up reaper will retry");
-      });
+    const volumeRefused = await forceRemove(docker.getVolume(v));
+    if (volumeRefused !== null)
+      log.warn({ volume: v, container: container.id, refused: volumeRefused }, "sandbox volume could not be removed; the start-up reaper will retry");
   }
 }
 
