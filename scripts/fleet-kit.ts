@@ -15,6 +15,7 @@ import { loadCase } from "../eval/src/case-load.js";
 import { packCase } from "../eval/src/fleet/case-payload.js";
 import { jobIdOf, queueFor } from "../eval/src/fleet/queue-names.js";
 import { connectionOptions, parseQueueUrl } from "../eval/src/fleet/queue-url.js";
+import { noteTestInstance } from "./test-instances.js";
 
 /**
  * Real processes for eval fleets: a Redis from scripts/redis-ensure.sh on a
@@ -159,6 +160,7 @@ export async function startWorker(opts: {
     opts.id,
     ...(opts.args ?? []),
   ];
+  noteTestInstance(opts.stateDir);
   const proc = spawn(process.execPath, args, { cwd: REPO, env: cleanEnv(opts.env), stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   let err = "";

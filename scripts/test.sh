@@ -47,6 +47,8 @@ export MINI_AGENT_TEST_IMAGE_LOCK="$images/sandbox-image.lock.json"
 
 status=0
 results=$(mktemp -d)/vitest.json
+# each test daemon's state dir by its instance id, so the leftover check names where a leak came from
+export MINI_AGENT_TEST_INSTANCES="$(dirname "$results")/instances.tsv"
 npx vitest run --reporter=default --reporter=json --outputFile.json="$results" "$@" || status=$?
 # one plain closing line, whatever the runner printed above it
 node -e 'const r=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));console.log(`tests: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests+r.numTodoTests} skipped`)' "$results" || status=1

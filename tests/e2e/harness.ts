@@ -5,8 +5,10 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Agent, request } from "undici";
 import { binArgs } from "../../scripts/bins.js";
+import { noteTestInstance } from "../../scripts/test-instances.js";
 import { instanceIdFor } from "../../daemon/src/config/state-dir.js";
 import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
+import { forceRemove } from "../../daemon/src/sandbox/force-remove.js";
 import { INSTANCE_LABEL, LAYER_LABEL, labelFilter, OWNER_FILTER, POOL_PURPOSE, PURPOSE_LABEL } from "../../daemon/src/sandbox/labels.js";
 
 /**
@@ -57,6 +59,7 @@ export interface StartOptions {
 
 export async function startDaemon(opts: StartOptions): Promise<DaemonHandle> {
   const args = [...binArgs("daemon"), "--state-dir", opts.stateDir, ...(opts.args ?? [])];
+  noteTestInstance(opts.stateDir);
   const proc = spawn(process.execPath, args, { cwd: REPO, env: cleanEnv(opts.env), stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   let err = "";
@@ -117,11 +120,17 @@ async function reapPoolMembers(stateDir: string): Promise<void> {
  */
 async function removeLayerVolumes(stateDir: string): Promise<void> {
   const docker = createDockerClient(process.env);
+  const label = [LAYER_LABEL, labelFilter(INSTANCE_LABEL, instanceIdFor(stateDir))];
+  let names: string[];
   try {
-    const label = [LAYER_LABEL, labelFilter(INSTANCE_LABEL, instanceIdFor(stateDir))];
-    for (const v of (await docker.listVolumes({ filters: { label } })).Volumes ?? []) await docker.getVolume(v.Name).remove({ force: true });
+    names = ((await docker.listVolumes({ filters: { label } })).Volumes ?? []).map((v) => v.Name);
   } catch {
-    // no engine (the unit tier): nothing can have been made
+    return; // no engine (the unit tier): nothing can have been made
+  }
+  // a refusal (a layer still mounted by a container the daemon left) fails the test that left it, not the run's end
+  for (const name of names) {
+    const refused = await forceRemove(docker.getVolume(name));
+    if (refused !== null) throw new Error(`the dependency layer ${name} of the daemon on ${stateDir} could not be removed: ${refused}`);
   }
 }
 
