@@ -14,7 +14,7 @@ import { CANARY_ENV, insideProbes, p } from "./inside-run.js";
 import { INSTALL_PREFIX, installSandboxProbes } from "./install-probes.js";
 import { LAYER_PREFIX, layerSandboxProbes } from "./layer-probes.js";
 import { isMiniAgentError } from "../daemon/src/errors.js";
-import { hasInstallSandbox, hostInstallTools } from "../daemon/src/sandbox/install-sandbox.js";
+import { hostInstallTools, installKindFor } from "../daemon/src/sandbox/install-sandbox.js";
 import { writeReport } from "./report-store.js";
 import { pooledProbe } from "./pool-probe.js";
 import { SandboxPool } from "../daemon/src/sandbox/sandbox-pool.js";
@@ -30,8 +30,8 @@ export interface ProbeOptions {
   now?: () => Date;
   /** the pool the pooled_indistinguishable probe takes from (tests hand in one they prepared); default: its own, drained after */
   pool?: SandboxPool;
-  /** the host's npm and shell for the install sandbox's probes (default: beside this node); null: none here */
-  installTools?: { npmRoot: string; shell: string } | null;
+  /** the host's npm, shell and pip for the install sandbox's probes (default: beside this node, Debian's pip); null: none here */
+  installTools?: { npmRoot: string; shell: string; pipRoot?: string } | null;
 }
 
 /** The given overrides over a custom family's base needs: the probes prove the HostConfig its runs get. */
@@ -127,10 +127,12 @@ export async function runIsolationProbes(opts: ProbeOptions): Promise<IsolationR
     }
     // the other sandbox kinds a run of this configuration uses, each in its own configuration (issue 25)
     probes.push(...(await section(LAYER_PREFIX, () => layerSandboxProbes(executor, docker, digest, inside, scratch))));
-    // no npm or sh on this host: this daemon makes no install sandbox (DockerExecutor.install refuses), nothing to prove
+    // the family's install sandbox (npm, pip or go), if it has one here: no npm or sh on this host, or no pip for a
+    // pip install, and this daemon makes no such sandbox (DockerExecutor.install, runInstall refuse), nothing to prove
     const tools = opts.installTools === undefined ? hostInstallTools(process.execPath, undefined) : opts.installTools;
-    if (hasInstallSandbox(config) && tools)
-      probes.push(...(await section(INSTALL_PREFIX, () => installSandboxProbes({ docker, config, digest, tools }, inside))));
+    const kind = installKindFor(config);
+    if (kind !== null && tools && (kind !== "pip" || tools.pipRoot))
+      probes.push(...(await section(INSTALL_PREFIX, () => installSandboxProbes({ docker, config, digest, kind, tools }, inside))));
     probes.push(...(await resourceProbes(executor, docker, nonce, ws)));
   } finally {
     if (previous === undefined) delete hostEnv[CANARY_ENV];

@@ -13,8 +13,10 @@ import { sandboxIsolationFacts } from "../../daemon/src/gate/sandbox-facts.js";
 import { resolveSandboxConfig } from "../../daemon/src/sandbox/config.js";
 import { DockerExecutor } from "../../daemon/src/sandbox/docker-executor.js";
 import { hostConfigHash } from "../../daemon/src/sandbox/config-hash.js";
-import { recordImage } from "../../daemon/src/sandbox/image-lock.js";
+import { readImageLock, recordImage } from "../../daemon/src/sandbox/image-lock.js";
+import { hostInstallTools } from "../../daemon/src/sandbox/install-sandbox.js";
 import { inspectProbes } from "../../probes/host-probes.js";
+import { installSandboxProbes } from "../../probes/install-probes.js";
 import { runIsolationProbes } from "../../probes/run.js";
 import type { IsolationReport } from "../../probes/types.js";
 import { buildFamily } from "../../sandbox-image/image-builder.js";
@@ -211,6 +213,32 @@ describe.each(FAMILIES.flatMap((f) => runtimes.map((r) => [f, r] as const)))(
       expect(failed, JSON.stringify(report.probes.filter((p) => !p.passed))).toEqual(tolerated);
     });
 
+    // Regression: only node's install sandbox was probed; pip's (python) and Go's (go) installs ran in unprobed sandboxes.
+    it("proves this family's own install sandbox under runc (pip for python, Go for go): its mounts, and the egress check in the image's own language", () => {
+      const byId = Object.fromEntries(report.probes.filter((p) => p.id.startsWith("install_sandbox.")).map((p) => [p.id.slice("install_sandbox.".length), p]));
+      // no install sandbox under gVisor; none for pip on a host without Debian's pip (the daemon makes none either)
+      if (runtime === "runsc" || (family === "python" && !hostInstallTools(process.execPath, undefined)?.pipRoot)) {
+        expect(Object.keys(byId)).toEqual([]);
+        return;
+      }
+      for (const id of ["host_inspect", "inside_report", "writable_mounts", "network_interfaces", "outbound_tcp", "docker_socket", "spawned_tree"])
+        expect(byId[id]?.passed, id).toBe(true);
+      expect((byId.writable_mounts!.observed as { user_writable: string[] }).user_writable).toEqual(
+        family === "python"
+          ? ["/opt/mini-agent-install-cache", "/tmp", "/workspace", "/workspace/.venv"]
+          : ["/opt/mini-agent-install-cache", "/opt/mini-agent-install-out", "/tmp", "/workspace"],
+      );
+      expect((byId.docker_socket!.observed as { sockets: string[] }).sockets).toEqual(["/opt/mini-agent-egress/proxy.sock"]);
+      // what the check printed in this image (python3, or Go built there), as the host judged it
+      expect((byId.egress_allowed!.observed as { check: unknown }).check).toEqual({ status: 200, body_is_nonce: true });
+      const refused = byId.egress_refused!.observed as { check: unknown; refusals: string[]; logged: number; dialled: string[] };
+      expect(refused).toMatchObject({ check: { connect: 403, get: 403 }, refusals: ["CONNECT unlisted.invalid:443", "GET unlisted.invalid:80"], logged: 2 });
+      expect(refused.dialled.some((d) => d.startsWith("unlisted"))).toBe(false);
+      const direct = byId.egress_direct!.observed as Record<string, string>;
+      expect(Object.keys(direct)).toHaveLength(3);
+      expect(Object.values(direct).filter((v) => v === "connected")).toEqual([]);
+    });
+
     it("the probe run used the HostConfig of this family's candidate runs: same hash, and a candidate container is exactly that HostConfig", async () => {
       const ex = new DockerExecutor({ lockPath, config: { runtime, imageFamily: family } });
       expect(hostConfigHash(ex.config)).toBe(report.host_config_hash);
@@ -252,3 +280,24 @@ describe.each(FAMILIES.flatMap((f) => runtimes.map((r) => [f, r] as const)))(
     });
   },
 );
+
+describe("the install sandbox's probes can fail", () => {
+  it("a proxy that does not let the allowed host through fails egress_allowed in the go install sandbox (and egress_refused: it refused more than the unlisted name)", async () => {
+    const tools = hostInstallTools(process.execPath, undefined);
+    expect(tools).not.toBeNull();
+    const ws = await workspace({ README: "probe workspace\n" });
+    dirs.push(ws);
+    const config = resolveSandboxConfig({ imageFamily: "go" });
+    const digest = (await readImageLock(lockPath))!.images.go!.digest;
+    const inside = { nonce: "f".repeat(32), ws, canary: "not-the-canary", canaryFileName: "none", stateDir };
+    // the broken configuration: an allowlist without the one host the install may reach
+    const rs = await installSandboxProbes({ docker, config, digest, kind: "go", tools: tools!, allow: [] }, inside);
+    const passed = Object.fromEntries(rs.map((r) => [r.id, r.passed]));
+    expect(passed["install_sandbox.egress_allowed"]).toBe(false);
+    expect(passed["install_sandbox.egress_refused"]).toBe(false);
+    expect((rs.find((r) => r.id === "install_sandbox.egress_allowed")!.observed as { check: unknown }).check).toEqual({ status: 403, body_is_nonce: false });
+    // the rest of this sandbox is sound: the same run passes what does not depend on the allowlist
+    for (const id of ["host_inspect", "inside_report", "writable_mounts", "docker_socket", "egress_direct"])
+      expect(passed[`install_sandbox.${id}`], id).toBe(true);
+  }, 120_000);
+});

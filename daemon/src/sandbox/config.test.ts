@@ -3,6 +3,7 @@ import { isMiniAgentError } from "../errors.js";
 import { buildExecEnv, resolveSandboxConfig, SANDBOX_DEFAULTS } from "./config.js";
 import { hostConfigHash } from "./config-hash.js";
 import { hostConfigTemplate } from "./host-config.js";
+import { installMountShape } from "./install-sandbox.js";
 import { INSTANCE_LABEL, RUN_LABEL, sandboxLabels } from "./labels.js";
 import { DENIED_SYSCALLS, seccompProfile } from "./seccomp-profile.js";
 import { CappedOutput } from "./output.js";
@@ -87,7 +88,7 @@ describe("the isolation hash covers the other sandbox kinds a run uses (issue 25
     const base = hostConfigHash(resolveSandboxConfig({}));
     const npmWritable = await hashWith("./install-sandbox.js", (m) => ({
       ...m,
-      INSTALL_MOUNT_SHAPE: (m.INSTALL_MOUNT_SHAPE as Array<Record<string, unknown>>).map((x) => ({ ...x, ReadOnly: false })),
+      installMountShape: (k: string) => (m.installMountShape as (k: string) => Array<Record<string, unknown>>)(k).map((x) => ({ ...x, ReadOnly: false })),
     }));
     expect(npmWritable).not.toBe(base);
     const layerWritable = await hashWith("./host-config.js", (m) => ({
@@ -97,11 +98,53 @@ describe("the isolation hash covers the other sandbox kinds a run uses (issue 25
     expect(layerWritable).not.toBe(base);
   });
 
-  it("a configuration without an install sandbox (another family, or runsc) has no install mounts in its hash", async () => {
-    for (const overrides of [{ imageFamily: "python" }, { runtime: "runsc" }]) {
-      const without = hostConfigHash(resolveSandboxConfig(overrides));
-      expect(await hashWith("./install-sandbox.js", (m) => ({ ...m, hasInstallSandbox: () => true }), overrides)).not.toBe(without);
+  it("a configuration without an install sandbox (runsc) has no install mounts in its hash", async () => {
+    const overrides = { runtime: "runsc" };
+    const without = hostConfigHash(resolveSandboxConfig(overrides));
+    expect(await hashWith("./install-sandbox.js", (m) => ({ ...m, installKindFor: () => "npm" }), overrides)).not.toBe(without);
+  });
+
+  // Regression: the python and go families' install sandboxes (pip, Go) ran unprobed, and their mounts were
+  // outside their hash: a changed pip or Go install mount never sent the live gate back to the probes.
+  it("each family's hash covers its own kind's install mounts (python: pip's, go: Go's, a custom family: its base's), and no other kind's", async () => {
+    const shapeChanged = (changed: string) => (m: Record<string, unknown>) => ({
+      ...m,
+      installMountShape: (k: string) =>
+        (m.installMountShape as (k: string) => Array<Record<string, unknown>>)(k).map((x) => (k === changed ? { ...x, ReadOnly: false } : x)),
+    });
+    for (const [overrides, kind] of [
+      [{ imageFamily: "python" }, "pip"],
+      [{ imageFamily: "go" }, "go"],
+      [{ imageFamily: "pylint", familyBase: "python" }, "pip"],
+    ] as const) {
+      const base = hostConfigHash(resolveSandboxConfig(overrides));
+      expect(await hashWith("./install-sandbox.js", shapeChanged(kind), overrides), JSON.stringify(overrides)).not.toBe(base);
+      // npm's mounts are node's: changing them leaves this family's key alone
+      expect(await hashWith("./install-sandbox.js", shapeChanged("npm"), overrides)).toBe(base);
     }
+    // node's key is the npm shape's alone
+    expect(await hashWith("./install-sandbox.js", shapeChanged("pip"))).toBe(hostConfigHash(resolveSandboxConfig({})));
+  });
+
+  // node's isolation reports are keyed by npm's install mounts as they were when npm was the only install probed:
+  // the shape is pinned here so that pip and Go joining the hash leaves every node report valid
+  it("npm's install mount shape (in node's key) is exactly the one node's reports were keyed by", () => {
+    const tmpfs = { type: "tmpfs", device: "tmpfs", o: "size=1073741824,nosuid,nodev,uid=65534,gid=65534,mode=0700" };
+    const volume = (Target: string) => ({
+      Type: "volume",
+      Source: "",
+      Target,
+      ReadOnly: false,
+      VolumeOptions: { NoCopy: true, Labels: {}, DriverConfig: { Name: "local", Options: tmpfs } },
+    });
+    const bind = (Source: string, Target: string) => ({ Type: "bind", Source, Target, ReadOnly: true });
+    expect(installMountShape("npm")).toEqual([
+      volume("/workspace/node_modules"),
+      volume("/opt/mini-agent-install-cache"),
+      bind("<egress socket folder>", "/opt/mini-agent-egress"),
+      bind("<install tools folder>", "/opt/mini-agent-install"),
+      bind("<host npm>", "/opt/mini-agent-install-npm"),
+    ]);
   });
 });
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { describeZodError } from "../contracts/common.js";
-import { Runtime } from "../contracts/sandbox.js";
+import { type BuiltinFamily, IMAGE_FAMILIES, Runtime } from "../contracts/sandbox.js";
 import { MiniAgentError } from "../errors.js";
 import { familySandboxDefaults } from "./families.js";
 
@@ -13,6 +13,11 @@ export const SANDBOX_DEFAULTS = {
   runtime: "runc" as Runtime,
   /** image family in the lock (see sandbox-image/definitions.ts). */
   imageFamily: "node",
+  /**
+   * the built-in family a custom family was built FROM (its lock entry's base; families.ts customFamilyNeeds
+   * sets it), whose install tool it has; null for a built-in family, which is its own base
+   */
+  familyBase: null as BuiltinFamily | null,
   /** when set, this tag must resolve to the pinned digest (else image_digest_mismatch). */
   imageTag: null as string | null,
   memoryBytes: 512 * 1024 * 1024,
@@ -45,6 +50,7 @@ export type SandboxConfig = typeof SANDBOX_DEFAULTS;
 const Overrides = z.strictObject({
   runtime: z.optional(Runtime),
   imageFamily: z.string().min(1).max(64).optional(),
+  familyBase: z.enum(IMAGE_FAMILIES).nullable().optional(),
   imageTag: z.string().min(1).max(256).nullable().optional(),
   memoryBytes: z
     .int()

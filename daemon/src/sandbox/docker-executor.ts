@@ -17,7 +17,7 @@ import type { SandboxPool } from "./sandbox-pool.js";
 import { withLayerEnv, type DependencyLayers, type LayerRecord } from "./dependency-layer.js";
 import type { EgressEvent } from "../egress/index.js";
 import { type HostInstallTools, INSTALL_RUNTIME, type InstallRequest, removeInstallDir, runInstall } from "./install-sandbox.js";
-import { INSTALL_FOLDER } from "./install-tools.js";
+import { familyInstallKind, INSTALL_FOLDER, type InstallKind } from "./install-tools.js";
 import { checkExportFits, listExport } from "../workspace/index.js";
 import { notifyIncluded, packControl, packExport, PUT_WORKSPACE_TIMEOUT_MS } from "./workspace-tar.js";
 
@@ -94,6 +94,11 @@ export class DockerExecutor implements Executor {
     this.installTools = opts.installTools ?? null;
   }
 
+  /** This family's one install tool, whatever the runtime (install() refuses runsc): env build refuses any other. */
+  get installKind(): InstallKind | null {
+    return familyInstallKind(this.config);
+  }
+
   /**
    * Runs an install command in an install sandbox (install-sandbox.ts) of this
    * executor's family and makes what it produced the workspace's dependency
@@ -102,7 +107,7 @@ export class DockerExecutor implements Executor {
   async install(req: InstallRequest, onEgress?: (e: EgressEvent) => void): Promise<InstallResult> {
     if (!this.layers || !this.installTools)
       throw new MiniAgentError("sandbox_error", "this daemon has no install sandbox (no dependency layer store or no npm)");
-    // (which families install is env build's to say; the runtime is this sandbox's: install-sandbox.ts hasInstallSandbox)
+    // (which tool this family installs with is env build's to check, from installKind; the runtime is this sandbox's: install-sandbox.ts installKindFor)
     if (this.config.runtime !== INSTALL_RUNTIME)
       throw new MiniAgentError(
         "invalid_request",

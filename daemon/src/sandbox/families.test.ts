@@ -50,7 +50,8 @@ describe("custom families (a Dockerfile FROM a built-in family, pinned in the lo
       expect(familyBase("golint", lock)).toBe("go");
       expect(familyBase("nosuch", lock)).toBeNull();
       expect(knownFamilies(lock)).toEqual(["node", "python", "go", "golint"]);
-      expect(customFamilyNeeds("golint", lockPath)).toEqual(familySandboxDefaults("go"));
+      // and the base itself: its install tool is go's (install-tools.ts familyInstallKind)
+      expect(customFamilyNeeds("golint", lockPath)).toEqual({ ...familySandboxDefaults("go"), familyBase: "go" });
       expect(customFamilyNeeds("go", lockPath)).toEqual({});
       expect(unknownFamily("nosuch", knownFamilies(lock))).toMatchObject({
         code: "unknown_image_family",

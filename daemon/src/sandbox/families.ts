@@ -73,6 +73,8 @@ export interface FamilySandbox {
   tmpfsBytes?: number;
   tmpExec?: boolean;
   memoryBytes?: number;
+  /** a custom family's base, so its config says which install tool it has (install-tools.ts familyInstallKind) */
+  familyBase?: BuiltinFamily;
 }
 
 export const FAMILY_SANDBOX: Record<string, FamilySandbox> = {
@@ -85,7 +87,7 @@ export function familySandboxDefaults(family: string): FamilySandbox {
 
 /**
  * The sandbox needs a custom family takes from its base (a family FROM go runs `go test` and needs
- * go's exec /tmp), to merge into its sandbox overrides; a built-in family gets its own from
+ * go's exec /tmp) and the base itself (its install tool), to merge into its sandbox overrides; a built-in family gets its own from
  * resolveSandboxConfig. Read from the lock when the family's executor is made; an unreadable lock
  * adds nothing (the preflight then refuses the family with the lock's own error).
  */
@@ -98,5 +100,5 @@ export function customFamilyNeeds(family: string, lockPath: string): FamilySandb
     return {};
   }
   const base = familyBase(family, lock);
-  return base === null ? {} : familySandboxDefaults(base);
+  return base === null ? {} : { ...familySandboxDefaults(base), familyBase: base };
 }

@@ -3,8 +3,9 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { LAYER_LIMITS } from "../workspace/index.js";
-import { certificatesOf, installMounts } from "./install-sandbox.js";
-import { IN_INSTALL, type InstallTool, installPlan } from "./install-tools.js";
+import { resolveSandboxConfig } from "./config.js";
+import { certificatesOf, installKindFor, installMountShape, installMounts } from "./install-sandbox.js";
+import { familyInstallKind, IN_INSTALL, type InstallTool, installPlan } from "./install-tools.js";
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mini-agent-ca-"));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -97,5 +98,27 @@ describe("where an install's downloads go", () => {
       expect(cache?.VolumeOptions?.DriverConfig?.Options?.o).toContain("uid=65534");
       expect(mib(cache?.VolumeOptions?.DriverConfig?.Options)).toBe(LAYER_LIMITS.maxBytes / (1024 * 1024));
     }
+  });
+});
+
+describe("which install sandbox a family has (install-tools.ts INSTALL_KIND_OF)", () => {
+  // Regression: only node's install sandbox was known (INSTALL_FAMILIES = ["node"]), so pip's and Go's were never probed.
+  it("node installs with npm, python with pip, go with Go, a custom family with its base's tool; under runsc none", () => {
+    const kind = (imageFamily: string, familyBase: "node" | "python" | "go" | null = null, runtime = "runc") =>
+      installKindFor({ ...resolveSandboxConfig({ imageFamily, familyBase }), runtime: runtime as "runc" | "runsc" });
+    expect([kind("node"), kind("python"), kind("go")]).toEqual(["npm", "pip", "go"]);
+    expect(kind("pylint", "python")).toBe("pip");
+    expect(kind("golint", "go")).toBe("go");
+    // a family the daemon knows no base of has no install sandbox (the executor's preflight says why)
+    expect(kind("nosuch")).toBeNull();
+    expect(kind("python", null, "runsc")).toBeNull();
+    expect(familyInstallKind({ imageFamily: "python", familyBase: null })).toBe("pip");
+  });
+
+  it("each kind's mounts in the hash are the ones its install makes: its own result volume and, for npm and pip, the tool's read-only bind", () => {
+    const targets = (k: "npm" | "pip" | "go") => installMountShape(k).map((m) => `${m.Type}:${m.Target}:${m.ReadOnly ? "ro" : "rw"}`);
+    const common = [`volume:${IN_INSTALL.cache}:rw`, `bind:${IN_INSTALL.egress}:ro`, `bind:${IN_INSTALL.tools}:ro`];
+    expect(targets("pip")).toEqual(["volume:/workspace/.venv:rw", ...common, `bind:${IN_INSTALL.pip}/pip:ro`]);
+    expect(targets("go")).toEqual([`volume:${IN_INSTALL.out}:rw`, ...common]);
   });
 });

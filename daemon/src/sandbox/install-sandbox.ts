@@ -11,7 +11,7 @@ import type { SandboxConfig } from "./config.js";
 import { tmpfsVolumeOptions } from "./host-config.js";
 import { engineError } from "./image-pin.js";
 import { extractInstalled } from "./install-extract.js";
-import { IN_INSTALL, type InstallKind, type InstallPlan, type InstallTool, installPlan } from "./install-tools.js";
+import { familyInstallKind, IN_INSTALL, type InstallKind, type InstallPlan, type InstallTool, installPlan } from "./install-tools.js";
 import { sandboxLabels } from "./labels.js";
 import { SandboxContainer } from "./sandbox-container.js";
 import { packExport, PUT_WORKSPACE_TIMEOUT_MS } from "./workspace-tar.js";
@@ -195,31 +195,40 @@ export function installMounts(
   ];
 }
 
-/** The families whose install sandbox the probes prove (probes/install-probes.ts runs its checks with the image's node). */
-export const INSTALL_FAMILIES: readonly string[] = ["node"];
-
 /**
- * The node family's install mounts (npm) as the isolation report's configuration hash covers them:
- * every field but the host folders' names (a fresh temporary folder per install) and the labels.
+ * A kind's install mounts as the isolation report's configuration hash covers them (config-hash.ts)
+ * and its probes expect them (probes/install-probes.ts): every field but the host folders' names (a
+ * fresh temporary folder per install) and the labels. npm's shape is the one node reports were keyed
+ * by before pip and Go were probed, unchanged, so those reports stay valid.
  */
-export const INSTALL_MOUNT_SHAPE: readonly Docker.MountSettings[] = installMounts(
-  "npm",
-  installPlan({ kind: "npm", registry: "" }, "", null),
-  { sock: "<egress socket folder>", tools: "<install tools folder>", npmRoot: "<host npm>" },
-  {},
-);
+export function installMountShape(kind: InstallKind): readonly Docker.MountSettings[] {
+  return installMounts(
+    kind,
+    installPlan(SHAPE_TOOL[kind], "", null),
+    { sock: "<egress socket folder>", tools: "<install tools folder>", npmRoot: "<host npm>", pipRoot: "<host pip>" },
+    {},
+  );
+}
 
-/** The one runtime an install sandbox runs under (see hasInstallSandbox). */
+/** A tool of each kind, for its plan's mount point alone (installMountShape). */
+const SHAPE_TOOL: { [K in InstallKind]: Extract<InstallTool, { kind: K }> } = {
+  npm: { kind: "npm", registry: "" },
+  pip: { kind: "pip", index: "", extra: [] },
+  go: { kind: "go", goproxy: "", gosumdb: "", gonosumdb: "", goflags: "" },
+};
+
+/** The one runtime an install sandbox runs under (see installKindFor). */
 export const INSTALL_RUNTIME = "runc";
 
 /**
- * Whether a sandbox of this config has a probed install sandbox: a family of INSTALL_FAMILIES, under runc.
- * Under gVisor (runsc) the bind-mounted egress socket is not there for the sandbox (runsc exposes no host
- * Unix socket unless registered with --host-uds; its probes show no socket file and every proxy connection
- * reset), so an install could reach nothing.
+ * Which install sandbox a sandbox of this config has: its family's install kind (install-tools.ts
+ * INSTALL_KIND_OF; a custom family's base's), under runc; null: none. Under gVisor (runsc) the
+ * bind-mounted egress socket is not there for the sandbox (runsc exposes no host Unix socket unless
+ * registered with --host-uds; its probes show no socket file and every proxy connection reset), so an
+ * install could reach nothing.
  */
-export function hasInstallSandbox(config: Pick<SandboxConfig, "imageFamily" | "runtime">): boolean {
-  return INSTALL_FAMILIES.includes(config.imageFamily) && config.runtime === INSTALL_RUNTIME;
+export function installKindFor(config: Pick<SandboxConfig, "imageFamily" | "familyBase" | "runtime">): InstallKind | null {
+  return config.runtime === INSTALL_RUNTIME ? familyInstallKind(config) : null;
 }
 
 /** argv that runs `command` behind the plan's forwarder: 127.0.0.1:PROXY_PORT inside relays to the egress socket. */

@@ -1,3 +1,4 @@
+import type { BuiltinFamily } from "../contracts/sandbox.js";
 import { IN_IMAGE } from "./host-config.js";
 import { FORWARDER_GO_SOURCE, FORWARDER_PY_SOURCE, FORWARDER_SOURCE } from "./install-forward.js";
 
@@ -18,6 +19,25 @@ export type InstallTool =
   | { kind: "go"; goproxy: string; gosumdb: string; gonosumdb: string; goflags: string };
 
 export type InstallKind = InstallTool["kind"];
+
+/**
+ * The one install tool each built-in family has: its image runs that tool's
+ * language (the python image has no node, the go image neither node nor
+ * python), so an install of another kind cannot run there. A custom family
+ * has its base's (familyInstallKind). Everything that asks which install a
+ * family has derives from this list: env build's refusal, the isolation
+ * hash's install mounts and which install sandbox the probes prove.
+ */
+export const INSTALL_KIND_OF = { node: "npm", python: "pip", go: "go" } as const satisfies Record<BuiltinFamily, InstallKind>;
+
+/**
+ * The install kind of a sandbox config's family whatever its runtime: its own (a built-in family)
+ * or its base's (a custom family built FROM one, as its lock entry records: families.ts), else null.
+ */
+export function familyInstallKind(config: { imageFamily: string; familyBase: BuiltinFamily | null }): InstallKind | null {
+  const family = config.familyBase ?? config.imageFamily;
+  return Object.hasOwn(INSTALL_KIND_OF, family) ? INSTALL_KIND_OF[family as BuiltinFamily] : null;
+}
 
 /** where the socket's folder, the tools and the host's package managers appear inside the install sandbox */
 export const IN_INSTALL = {
@@ -56,6 +76,12 @@ export interface InstallPlan {
 }
 
 const SH = `${IN_INSTALL.tools}/bin/sh`;
+
+/**
+ * How a single Go file of ours is built inside the go family's install sandbox (the forwarder here, the
+ * probes' egress check): GOPATH mode, so the workspace's go.mod plays no part and nothing is looked up.
+ */
+export const GO_BUILD_ENV = "GO111MODULE=off GOFLAGS= GOPROXY=off";
 
 const VENV = `${IN_IMAGE.workspace}/.venv`;
 
@@ -149,7 +175,7 @@ export function installPlan(tool: InstallTool, command: string, caBundle: string
         launch: (port, socket) => [
           SH,
           "-c",
-          `GO111MODULE=off GOFLAGS= GOPROXY=off go build -o /tmp/mini-agent-forward ${IN_INSTALL.tools}/forward.go || exit 127\nexec /tmp/mini-agent-forward "$@"`,
+          `${GO_BUILD_ENV} go build -o /tmp/mini-agent-forward ${IN_INSTALL.tools}/forward.go || exit 127\nexec /tmp/mini-agent-forward "$@"`,
           "forward",
           String(port),
           socket,
