@@ -18,11 +18,13 @@ import {
 import { MiniAgentError } from "../errors.js";
 import type { InstallResult } from "../sandbox/docker-executor.js";
 import type { InstallRequest } from "../sandbox/install-sandbox.js";
-import { INSTALL_FOLDER, type InstallTool } from "../sandbox/install-tools.js";
+import { INSTALL_FOLDER, INSTALL_KIND_OF, type InstallKind, type InstallTool } from "../sandbox/install-tools.js";
 import { INSTALL_INPUTS } from "../workspace/index.js";
 
 /** What `env build` needs of a family's executor (sandbox/docker-executor.ts DockerExecutor.install). */
 export interface InstallerPort {
+  /** the family's one install tool (install-tools.ts familyInstallKind; a custom family's base's), null: none */
+  readonly installKind: InstallKind | null;
   install(req: InstallRequest, onEgress?: (e: EgressEvent) => void): Promise<InstallResult>;
 }
 
@@ -35,14 +37,19 @@ export interface EnvBuildRequest {
 }
 
 type Tool = InstallTool["kind"];
-const FAMILY_OF: Record<Tool, string> = { npm: "node", pip: "python", go: "go" };
+/** the family an install of each tool runs in when none is named: INSTALL_KIND_OF read the other way */
+const FAMILY_OF = Object.fromEntries(Object.entries(INSTALL_KIND_OF).map(([family, kind]) => [kind, family])) as Record<Tool, string>;
 const PROGRAMS: Record<string, Tool> = { npm: "npm", npx: "npm", node: "npm", pip: "pip", pip3: "pip", python: "pip", python3: "pip", go: "go" };
 
-/** The package manager an install command runs (its first word), else the one the workspace's files say, else npm. */
-export function toolOf(command: string, workspace: string): Tool {
+/**
+ * The package manager an install command runs (its first word), else the named family's own (`familyKind`),
+ * else the one the workspace's files say, else npm.
+ */
+export function toolOf(command: string, workspace: string, familyKind: Tool | null = null): Tool {
   const first = /^\s*(\S+)/.exec(command)?.[1] ?? "";
   const byProgram = PROGRAMS[path.basename(first).replace(/^(python3)\.\d+$/, "$1")];
   if (byProgram) return byProgram;
+  if (familyKind) return familyKind;
   const has = (n: string) => fs.existsSync(path.join(workspace, n));
   if (has("go.mod")) return "go";
   if (has("package.json")) return "npm";
@@ -128,8 +135,18 @@ export function createEnvBuild(deps: { installerFor: (family: string) => Install
       throw new MiniAgentError("invalid_workspace", `workspace ${req.workspace} does not exist`, { details: { workspace: req.workspace } });
     }
     if (!st.isDirectory()) throw refusedWorkspace("is not a folder", req.workspace);
-    const kind = toolOf(req.install, req.workspace);
+    const named = req.imageFamily === undefined ? null : deps.installerFor(req.imageFamily);
+    const kind = toolOf(req.install, req.workspace, named?.installKind ?? null);
     const family = req.imageFamily ?? FAMILY_OF[kind];
+    // each family's image runs its own tool alone (pip needs python, npm node): another would fail inside
+    // a sandbox made for nothing, with an exec error for its message
+    // (a family with no known tool is left to the executor, whose preflight names the families it has)
+    if (named?.installKind && named.installKind !== kind)
+      throw new MiniAgentError(
+        "invalid_request",
+        `the ${family} family installs with ${named.installKind} alone, not ${kind}: run \`${req.install}\` with --image-family ${FAMILY_OF[kind]}, or install with ${named.installKind}`,
+        { details: { image_family: family, family_tool: named.installKind, tool: kind } },
+      );
     const folder = INSTALL_FOLDER[kind];
     const needs = INSTALL_INPUTS[folder].needs;
     if (!needs.some((n) => fs.existsSync(path.join(req.workspace, n))))
@@ -145,7 +162,7 @@ export function createEnvBuild(deps: { installerFor: (family: string) => Install
     const seen = new Set<string>();
     const allow = [...choice.hosts, ...extra].filter((h) => !seen.has(formatHost(h)) && seen.add(formatHost(h)));
     const spec: ExportSpec = { forbidden: [], include: [] };
-    const out = await deps.installerFor(family).install({
+    const out = await (named ?? deps.installerFor(family)).install({
       workspace: req.workspace,
       spec,
       command: req.install,
