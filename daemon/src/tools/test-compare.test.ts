@@ -184,6 +184,18 @@ describe("judgeAgainstBaseline: the one rule, test by test", () => {
     expect(judgeAgainstBaseline({ ...RUN, truncated: true }, s, base([["t1", "passed"]])).green).toBe(false);
   });
 
+  it("regression: collection errors from before that stop the runner before any test ran were 'verified' (0/0 passed, 2 failing before); a run in which no test ran is never green", () => {
+    const broken: Array<[string, TestCase["outcome"]]> = [
+      ["tests/test_timed.py", "error"],
+      ["tests/test_url_safe.py", "error"],
+    ];
+    const v = judgeAgainstBaseline({ ...RUN, exit_code: 2 }, suite(broken), base(broken));
+    expect(v.green).toBe(false);
+    expect(v.message).toMatch(/^no test ran: the runner stopped at 2 collection errors .* before any test ran/);
+    // the broken files are still named as failing before, not blamed on the run
+    expect(v.delta?.fail_to_fail).toEqual(["tests/test_timed.py", "tests/test_url_safe.py"]);
+  });
+
   it("0 tests after the run is a false green, as in the absolute rule", () => {
     const v = judgeAgainstBaseline(RUN, suite([]), base([]));
     expect(v.kind).toBe("false_green");
