@@ -1,4 +1,4 @@
-import { execFile, execFileSync } from "node:child_process";
+import { execFile, execFileSync, spawnSync } from "node:child_process";
 import { promisify } from "node:util";
 import crypto from "node:crypto";
 import fs from "node:fs";
@@ -377,6 +377,36 @@ describe("judged against the baseline, test by test", () => {
     expect(out).toMatch(/1 passed before and fail now \(tests\/test_calc\.py::test_mul_zero\)/);
   }, 600_000);
 
+  it("regression: a test file that could not load before the run (a dev dependency the sandbox lacks) stopped pytest ahead of every test and the run was 'verified' with 0/0; the other files now run and are judged, the broken one listed as failing before", async () => {
+    const ws = project("dep-missing", {
+      "pyproject.toml": '[project]\nname = "pkg"\nversion = "0.1.0"\n\n[tool.pytest.ini_options]\npythonpath = ["src"]\ntestpaths = ["tests"]\n',
+      "src/pkg/__init__.py": "",
+      "src/pkg/calc.py": CALC,
+      "tests/test_calc.py": SUITE,
+      "tests/test_frozen.py": "import freezegun_not_installed\n\ndef test_frozen():\n    assert True\n",
+    });
+    const { code, out, view } = await runToEnd(ws, replayOf("src/pkg/calc.py", CALC, "a - b", "a + b"));
+    expect({ code, status: view.status }, out).toEqual({ code: 0, status: "completed" });
+    expect((view.verification as { tests: Record<string, unknown> }).tests).toMatchObject({
+      discovered: 4,
+      passed: 3,
+      compare: { fail_to_pass: ["tests/test_calc.py::test_add"], fail_to_fail: ["tests/test_frozen.py"], skipped_before: ["tests/test_calc.py::test_slow"] },
+    });
+    // the host's pytest, told to go on the same way, counts the same 4 tests beside the one file it could not load
+    const xml = path.join(tmp, `host-${crypto.randomUUID()}.xml`);
+    const host = spawnSync("python3", ["-m", "pytest", "-q", "-p", "no:cacheprovider", "--continue-on-collection-errors", `--junitxml=${xml}`], {
+      cwd: ws,
+      env: { ...process.env, PYTHONDONTWRITEBYTECODE: "1" },
+    });
+    expect(host.status).toBe(1);
+    const suite = /<testsuite [^>]*>/.exec(fs.readFileSync(xml, "utf8"))![0];
+    expect({ tests: /tests="(\d+)"/.exec(suite)?.[1], errors: /errors="(\d+)"/.exec(suite)?.[1], skipped: /skipped="(\d+)"/.exec(suite)?.[1] }).toEqual({
+      tests: "5",
+      errors: "1",
+      skipped: "1",
+    });
+  }, 600_000);
+
   it("a collection error is shown as one with the runner's own words, never as '0/N passed'", async () => {
     const ws = proj("collect-error");
     const { code, out, view } = await runToEnd(ws, replayOf("src/pkg/calc.py", CALC, "def add(a, b):", "import yaml_not_installed\n\ndef add(a, b):"));
@@ -538,7 +568,7 @@ describe("a custom image family FROM the node image", () => {
     expect(report.probes.filter((p) => !p.passed)).toEqual([]);
 
     const TEST =
-      'import test from "node:test";\nimport assert from "node:assert/strict";\nimport { execFileSync } from "node:child_process";\nimport { who } from "../src/who.js";\ntest("greets", () => assert.equal(execFileSync("greet", [who()], { encoding: "utf8" }), "hello team\\n"));\n';
+      'import test from "node:test";\nimport assert from "node:assert/strict";\nimport { execFileSync, spawnSync } from "node:child_process";\nimport { who } from "../src/who.js";\ntest("greets", () => assert.equal(execFileSync("greet", [who()], { encoding: "utf8" }), "hello team\\n"));\n';
     const BUGGY = 'export function who() {\n  return "nobody";\n}\n';
     const ws = project("greet-proj", {
       "package.json": JSON.stringify({ name: "greet-proj", type: "module", scripts: { test: "node --test tests/" } }),

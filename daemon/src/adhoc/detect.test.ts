@@ -178,7 +178,7 @@ describe("detectTestCommand: the issue's order, with the parser that fits", () =
 
   it("Python markers (pyproject.toml, pytest.ini, setup.cfg, tests/**/test_*.py): python3 -m pytest with a JUnit report", () => {
     const expected = {
-      command: ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "junit_family=xunit1", JUNIT],
+      command: ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--continue-on-collection-errors", "-o", "junit_family=xunit1", JUNIT],
       parser: "junit_xml",
       family: "python",
     };
@@ -190,7 +190,7 @@ describe("detectTestCommand: the issue's order, with the parser that fits", () =
   });
 
   it("regression: a src-layout package (src/pkg/__init__.py) failed every test module with ModuleNotFoundError; pytest now gets -o pythonpath=src", () => {
-    const PYTEST = ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider"];
+    const PYTEST = ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--continue-on-collection-errors"];
     const REPORT = ["-o", "junit_family=xunit1", JUNIT];
     for (const layout of [{ "src/cachepkg/__init__.py": "" }, { "src/single.py": "" }] as Array<Record<string, string>>) {
       const d = detect({ "pyproject.toml": "[project]\nname = 'x'\n", ...layout, "tests/test_a.py": "" });
@@ -265,21 +265,31 @@ describe("interpretTestCommand: --test picks the parser from the command", () =>
     expect(interpret("pytest -x tests")).toMatchObject({
       ok: true,
       test: {
-        command: ["python3", "-m", "pytest", "-p", "no:cacheprovider", "-x", "tests", "-o", "junit_family=xunit1", JUNIT],
+        command: ["python3", "-m", "pytest", "-p", "no:cacheprovider", "--continue-on-collection-errors", "-x", "tests", "-o", "junit_family=xunit1", JUNIT],
         parser: "junit_xml",
         family: "python",
       },
     });
     const r = interpret("python -m pytest --junitxml=out.xml");
-    expect(r).toMatchObject({ ok: true, test: { command: ["python3", "-m", "pytest", "-p", "no:cacheprovider", "-o", "junit_family=xunit1", JUNIT] } });
+    expect(r).toMatchObject({ ok: true, test: { command: ["python3", "-m", "pytest", "-p", "no:cacheprovider", "--continue-on-collection-errors", "-o", "junit_family=xunit1", JUNIT] } });
     expect(r.ok && r.test.notes.join(" ")).toMatch(/--junitxml=out.xml replaced/);
     // every test is named by its file (pytest node ids): a given junit_family is replaced, its `-o` with it
     const f = interpret("pytest -o junit_family=xunit2 tests");
     expect(f).toMatchObject({
       ok: true,
-      test: { command: ["python3", "-m", "pytest", "-p", "no:cacheprovider", "tests", "-o", "junit_family=xunit1", JUNIT] },
+      test: { command: ["python3", "-m", "pytest", "-p", "no:cacheprovider", "--continue-on-collection-errors", "tests", "-o", "junit_family=xunit1", JUNIT] },
     });
     expect(f.ok && f.test.notes.join(" ")).toMatch(/junit_family=xunit2 replaced/);
+  });
+
+  it("regression: one test file that could not load stopped pytest's whole session, so no test ran; every pytest command now keeps going past it, said once", () => {
+    const r = interpret("pytest tests");
+    expect(r.ok && r.test.command).toContain("--continue-on-collection-errors");
+    expect(r.ok && r.test.notes).toContainEqual(expect.stringMatching(/^--continue-on-collection-errors added: a test file that cannot load is reported and the others still run$/));
+    // given already: kept once, nothing said
+    const given = interpret("pytest --continue-on-collection-errors tests");
+    expect(given.ok && given.test.command.filter((a) => a === "--continue-on-collection-errors")).toHaveLength(1);
+    expect(given.ok && given.test.notes).toEqual([]);
   });
 
   it("go test gets -json once; node --test gets the TAP reporter", () => {

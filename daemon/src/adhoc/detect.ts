@@ -1,7 +1,7 @@
 import { splitWords } from "./argv.js";
 import { explainScriptChain } from "./npm-scripts.js";
 import type { RepoFiles } from "./repo-files.js";
-import { familyOfProgram, PYTEST_REPORT_ARGS, recognise, type DraftedTest } from "./test-command.js";
+import { familyOfProgram, PYTEST_KEEP_GOING, PYTEST_REPORT_ARGS, recognise, type DraftedTest } from "./test-command.js";
 
 /**
  * The test command when `--test` is absent, in the issue's order: package.json
@@ -78,7 +78,7 @@ function fromPython(repo: RepoFiles): Detected | null {
   const testFile = marker ? undefined : repo.listFiles("tests", 2000).find((f) => /(^|\/)test_[^/]*\.py$/.test(f));
   if (!marker && !testFile) return null;
   const src = srcLayout(repo);
-  const command = ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", ...(src ? ["-o", "pythonpath=src"] : []), ...PYTEST_REPORT_ARGS];
+  const command = ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", PYTEST_KEEP_GOING, ...(src ? ["-o", "pythonpath=src"] : []), ...PYTEST_REPORT_ARGS];
   const notes = src ? ["src layout: -o pythonpath=src, since the package is not installed in the sandbox"] : [];
   return { ok: true, test: { command, files: [], parser: "junit_xml", family: "python", notes }, source: marker ?? testFile! };
 }

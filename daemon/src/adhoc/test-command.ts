@@ -29,6 +29,13 @@ const JUNIT = DEFAULT_JUNIT_REPORT_PATH;
  * a run is compared with its baseline by (and SWE-bench's)
  */
 export const PYTEST_REPORT_ARGS = ["-o", "junit_family=xunit1", `--junitxml=${JUNIT}`] as const;
+/**
+ * pytest stops its whole session at a test file that cannot load (a dev dependency the sandbox lacks,
+ * a syntax error): no other test runs, and the run checks nothing. With this flag the other files
+ * still run and the one that cannot load is reported as a collection error, compared with the
+ * baseline like any test.
+ */
+export const PYTEST_KEEP_GOING = "--continue-on-collection-errors";
 const JS_FILES = "{js,mjs,cjs}";
 
 const fail = (reason: string): Interpreted => ({ ok: false, reason });
@@ -68,7 +75,9 @@ function pytest(args: string[]): DraftedTest {
   }
   const cache = kept.some((a, i) => a === "no:cacheprovider" && kept[i - 1] === "-p") ? [] : ["-p", "no:cacheprovider"];
   // no:cacheprovider: pytest would otherwise write .pytest_cache into the workspace, a change nobody asked for
-  return { command: ["python3", "-m", "pytest", ...cache, ...kept, ...PYTEST_REPORT_ARGS], files: [], parser: "junit_xml", family: "python", notes };
+  const keepGoing = kept.includes(PYTEST_KEEP_GOING) ? [] : [PYTEST_KEEP_GOING];
+  if (keepGoing.length > 0) notes.push(`${PYTEST_KEEP_GOING} added: a test file that cannot load is reported and the others still run`);
+  return { command: ["python3", "-m", "pytest", ...cache, ...keepGoing, ...kept, ...PYTEST_REPORT_ARGS], files: [], parser: "junit_xml", family: "python", notes };
 }
 
 function goTest(args: string[]): DraftedTest {
