@@ -191,7 +191,18 @@ describe("run --goal: --print-task and refused input through the real client", (
       image_family: "python",
       test_presets: {
         tests: {
-          command: ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--continue-on-collection-errors", "-o", "junit_family=xunit1", "--junitxml=/tmp/mini-agent-junit.xml"],
+          command: [
+            "python3",
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--continue-on-collection-errors",
+            "-o",
+            "junit_family=xunit1",
+            "--junitxml=/tmp/mini-agent-junit.xml",
+          ],
           parser: "junit_xml",
         },
       },

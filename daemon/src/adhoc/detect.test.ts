@@ -271,7 +271,10 @@ describe("interpretTestCommand: --test picks the parser from the command", () =>
       },
     });
     const r = interpret("python -m pytest --junitxml=out.xml");
-    expect(r).toMatchObject({ ok: true, test: { command: ["python3", "-m", "pytest", "-p", "no:cacheprovider", "--continue-on-collection-errors", "-o", "junit_family=xunit1", JUNIT] } });
+    expect(r).toMatchObject({
+      ok: true,
+      test: { command: ["python3", "-m", "pytest", "-p", "no:cacheprovider", "--continue-on-collection-errors", "-o", "junit_family=xunit1", JUNIT] },
+    });
     expect(r.ok && r.test.notes.join(" ")).toMatch(/--junitxml=out.xml replaced/);
     // every test is named by its file (pytest node ids): a given junit_family is replaced, its `-o` with it
     const f = interpret("pytest -o junit_family=xunit2 tests");
@@ -285,7 +288,9 @@ describe("interpretTestCommand: --test picks the parser from the command", () =>
   it("regression: one test file that could not load stopped pytest's whole session, so no test ran; every pytest command now keeps going past it, said once", () => {
     const r = interpret("pytest tests");
     expect(r.ok && r.test.command).toContain("--continue-on-collection-errors");
-    expect(r.ok && r.test.notes).toContainEqual(expect.stringMatching(/^--continue-on-collection-errors added: a test file that cannot load is reported and the others still run$/));
+    expect(r.ok && r.test.notes).toContainEqual(
+      expect.stringMatching(/^--continue-on-collection-errors added: a test file that cannot load is reported and the others still run$/),
+    );
     // given already: kept once, nothing said
     const given = interpret("pytest --continue-on-collection-errors tests");
     expect(given.ok && given.test.command.filter((a) => a === "--continue-on-collection-errors")).toHaveLength(1);

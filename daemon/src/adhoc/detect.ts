@@ -78,7 +78,17 @@ function fromPython(repo: RepoFiles): Detected | null {
   const testFile = marker ? undefined : repo.listFiles("tests", 2000).find((f) => /(^|\/)test_[^/]*\.py$/.test(f));
   if (!marker && !testFile) return null;
   const src = srcLayout(repo);
-  const command = ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", PYTEST_KEEP_GOING, ...(src ? ["-o", "pythonpath=src"] : []), ...PYTEST_REPORT_ARGS];
+  const command = [
+    "python3",
+    "-m",
+    "pytest",
+    "-q",
+    "-p",
+    "no:cacheprovider",
+    PYTEST_KEEP_GOING,
+    ...(src ? ["-o", "pythonpath=src"] : []),
+    ...PYTEST_REPORT_ARGS,
+  ];
   const notes = src ? ["src layout: -o pythonpath=src, since the package is not installed in the sandbox"] : [];
   return { ok: true, test: { command, files: [], parser: "junit_xml", family: "python", notes }, source: marker ?? testFile! };
 }

@@ -77,7 +77,13 @@ function pytest(args: string[]): DraftedTest {
   // no:cacheprovider: pytest would otherwise write .pytest_cache into the workspace, a change nobody asked for
   const keepGoing = kept.includes(PYTEST_KEEP_GOING) ? [] : [PYTEST_KEEP_GOING];
   if (keepGoing.length > 0) notes.push(`${PYTEST_KEEP_GOING} added: a test file that cannot load is reported and the others still run`);
-  return { command: ["python3", "-m", "pytest", ...cache, ...keepGoing, ...kept, ...PYTEST_REPORT_ARGS], files: [], parser: "junit_xml", family: "python", notes };
+  return {
+    command: ["python3", "-m", "pytest", ...cache, ...keepGoing, ...kept, ...PYTEST_REPORT_ARGS],
+    files: [],
+    parser: "junit_xml",
+    family: "python",
+    notes,
+  };
 }
 
 function goTest(args: string[]): DraftedTest {

@@ -207,7 +207,9 @@ export function judgeAgainstBaseline(run: TestRunFacts, s: TestSummary, baseline
   // a run in which no test ran checked nothing, whatever the baseline says: collection errors from before
   // (pytest stops its whole session at the first ones) must not pass as "nothing got worse"
   if (s.discovered === 0)
-    blockers.push(`no test ran: the runner stopped at ${loadErrorWords(s.load_error_count ?? 0)} before any test ran; a run in which no test ran verifies nothing`);
+    blockers.push(
+      `no test ran: the runner stopped at ${loadErrorWords(s.load_error_count ?? 0)} before any test ran; a run in which no test ran verifies nothing`,
+    );
   const outcome = new Map(s.cases.map((c) => [c.id, c.outcome]));
   const newErrors = full.new_failed.filter((id) => outcome.get(id) === "error");
   const newFailed = full.new_failed.filter((id) => outcome.get(id) !== "error");
