@@ -30,8 +30,8 @@ const out = [];
 const walk = (rel) => {
   const abs = path.join("/workspace", rel);
   const st = fs.lstatSync(abs);
-  const kind = st.isDirectory() ? "dir" : st.isFile() ? "file" : "other";
-  const sha = kind === "file" ? crypto.createHash("sha256").update(fs.readFileSync(abs)).digest("hex") : "";
+  const kind = st.isDirectory() ? "dir" : st.isFile() ? "file" : st.isSymbolicLink() ? "link" : "other";
+  const sha = kind === "file" ? crypto.createHash("sha256").update(fs.readFileSync(abs)).digest("hex") : kind === "link" ? fs.readlinkSync(abs) : "";
   // the root's mtime is when its last child was made (the copy's time), in both ways alike
   out.push([rel || ".", kind, (st.mode & 0o7777).toString(8), st.uid, st.gid, kind === "file" ? st.size : 0, rel ? Math.floor(st.mtimeMs / 1000) : null, sha]);
   if (kind === "dir") for (const n of fs.readdirSync(abs).sort()) walk(rel ? rel + "/" + n : n);
@@ -51,6 +51,11 @@ beforeAll(async () => {
   const unicode = `données-${"é".repeat(70)}/テスト-${"名前".repeat(40)}.txt`;
   fs.mkdirSync(path.join(ws, path.dirname(unicode)));
   fs.writeFileSync(path.join(ws, unicode), "ünïcödé\n");
+  // links the export rule lets in (inside, to exported entries), rewritten relative; and one it keeps out
+  fs.symlinkSync("deep/er/leaf.js", path.join(ws, "src/leaf-link.js"));
+  fs.symlinkSync("src/deep", path.join(ws, "deep-link"));
+  fs.symlinkSync(path.join(ws, "run.sh"), path.join(ws, "src/abs-link"));
+  fs.symlinkSync("/etc/passwd", path.join(ws, "outside-link"));
   fs.utimesSync(path.join(ws, "src/deep"), 1_500_000_000, 1_500_000_000);
   fs.utimesSync(path.join(ws, "empty.txt"), 1_600_000_000, 1_600_000_000);
 }, 600_000);
@@ -86,6 +91,10 @@ describe.each(runtimes)("workspace delivery on %s", (runtime) => {
       expect(a).toContainEqual(["read-only.txt", "file", "644", 65534, 65534, 2, expect.any(Number), expect.any(String)]);
       expect(a).toContainEqual(["empty.txt", "file", "644", 65534, 65534, 0, 1_600_000_000, expect.any(String)]);
       expect(a).toContainEqual(["src/deep", "dir", "755", 65534, 65534, 0, 1_500_000_000, ""]);
+      expect(a).toContainEqual(["src/leaf-link.js", "link", "777", 65534, 65534, 0, expect.any(Number), "deep/er/leaf.js"]);
+      expect(a).toContainEqual(["deep-link", "link", "777", 65534, 65534, 0, expect.any(Number), "src/deep"]);
+      expect(a).toContainEqual(["src/abs-link", "link", "777", 65534, 65534, 0, expect.any(Number), "../run.sh"]);
+      expect(JSON.stringify(a)).not.toContain("outside-link");
     } finally {
       await viaEngine.remove();
       await viaChannel.remove();
