@@ -19,6 +19,7 @@
  * ever followed: an entry written beneath or over a link the archive made
  * earlier is refused, never written through it. What the host may send is
  * decided on the host (listExport); this only keeps the stream honest.
+ * O_NOFOLLOW is not trusted alone (open_dir_nofollow says why).
  *
  * Header-only (static): the image build compiles each helper from one file.
  */
@@ -116,13 +117,34 @@ static int clean_path(char *p, char *why, size_t wl) {
   return 0;
 }
 
+/*
+ * The directory `name` in `dir`, never through a symlink. O_NOFOLLOW alone is
+ * not enough: gVisor (runsc) follows a symlink that openat opens with
+ * O_DIRECTORY|O_NOFOLLOW (a link-then-write archive wrote beneath its link
+ * there), so the entry must be a directory by lstat and the opened one must
+ * be that very directory (device and inode).
+ */
+static int open_dir_nofollow(int dir, const char *name) {
+  struct stat want, got;
+  if (fstatat(dir, name, &want, AT_SYMLINK_NOFOLLOW) != 0) return -1;
+  if (!S_ISDIR(want.st_mode)) { errno = S_ISLNK(want.st_mode) ? ELOOP : ENOTDIR; return -1; }
+  int fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return -1;
+  if (fstat(fd, &got) != 0 || got.st_dev != want.st_dev || got.st_ino != want.st_ino) {
+    close(fd);
+    errno = ELOOP;
+    return -1;
+  }
+  return fd;
+}
+
 /* the directory holding `path` below root, each component opened without following links; its fd, and the last name */
 static int open_parent(int root, char *path, char **leaf) {
   int fd = fcntl(root, F_DUPFD_CLOEXEC, 3);
   char *c = path;
   for (char *slash = strchr(c, '/'); fd >= 0 && slash; slash = strchr(c, '/')) {
     *slash = 0;
-    int next = openat(fd, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int next = open_dir_nofollow(fd, c);
     *slash = '/';
     close(fd);
     fd = next;
