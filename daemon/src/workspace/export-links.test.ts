@@ -67,6 +67,18 @@ describe("listExport: workspace symlinks (export-links.ts)", () => {
     expect(out).toBeNull();
   });
 
+  it("regression: tj/commander.js's linked fixtures (pmlink -> ./pm; another-dir/pm -> ../other-dir/pm -> ../pm) go in, ending on the real pm", async () => {
+    await fs.mkdir(path.join(ws, "tests/fixtures/other-dir"), { recursive: true });
+    await fs.mkdir(path.join(ws, "tests/fixtures/another-dir"));
+    await fs.writeFile(path.join(ws, "tests/fixtures/pm"), "#!/usr/bin/env node\n", { mode: 0o755 });
+    await link("./pm", "tests/fixtures/pmlink");
+    await link("../pm", "tests/fixtures/other-dir/pm");
+    await link("../other-dir/pm", "tests/fixtures/another-dir/pm");
+    const { sent, out } = await linksOf();
+    expect(sent).toEqual({ "tests/fixtures/another-dir/pm": "../pm", "tests/fixtures/other-dir/pm": "../pm", "tests/fixtures/pmlink": "pm" });
+    expect(out).toBeNull();
+  });
+
   it("never enters a linked folder: what lies beneath a link is only reachable through it", async () => {
     await link("real", "fixtures/linked");
     const l = await listExport(ws, SPEC);
