@@ -4,15 +4,22 @@
  * no capabilities, seccomp, no_new_privs), so an entry that got past it could
  * still only touch what that user may touch. It accepts exactly what the
  * host's packer (daemon/src/sandbox/workspace-tar.ts packExport) writes:
- * ustar headers for regular files and directories, pax "path" records for
- * long or non-ASCII names, and the end-of-archive blocks. Everything else is
- * refused, and the extraction stops at the first refusal: absolute paths,
- * empty, "." or ".." components, links, devices, fifos, unknown entry types
- * or pax keys, setuid/setgid/sticky modes, base-256 sizes, a file larger than
- * the space left on the target's filesystem, an entry that already exists, a
- * bad checksum. Parents are opened one component at a time with O_NOFOLLOW,
- * so no symlink is ever followed. What the host may send is decided on the
- * host (listExport); this only keeps the stream honest.
+ * ustar headers for regular files, directories and symlinks, pax "path" and
+ * "linkpath" records for long or non-ASCII names, and the end-of-archive
+ * blocks. Everything else is refused, and the extraction stops at the first
+ * refusal: absolute paths, empty, "." or ".." components, hard links,
+ * devices, fifos, unknown entry types or pax keys, setuid/setgid/sticky modes,
+ * base-256 sizes, a file larger than the space left on the target's
+ * filesystem, an entry that already exists, a bad checksum. A symlink's target
+ * must be relative, at most MAX_LINK bytes, and stay inside the root when read
+ * from the link's folder (its ".." never climbs above the root); the host
+ * writes targets through real folders only (daemon/src/workspace/export-links.ts),
+ * so the text is what resolves. Parents are opened one component at a time
+ * with O_NOFOLLOW and files are created O_EXCL|O_NOFOLLOW, so no symlink is
+ * ever followed: an entry written beneath or over a link the archive made
+ * earlier is refused, never written through it. What the host may send is
+ * decided on the host (listExport); this only keeps the stream honest.
+ * O_NOFOLLOW is not trusted alone (open_dir_nofollow says why).
  *
  * Header-only (static): the image build compiles each helper from one file.
  */
@@ -33,6 +40,8 @@
 #define MAX_NAME 4096
 #define MAX_PAX (64 * 1024)
 #define MAX_DIRS 200000
+/* the longest symlink target taken (export-links.ts MAX_LINK_TARGET) */
+#define MAX_LINK 1024
 
 /* the whole of n bytes or -1 (EINTR retried); also the spawner's read of its requests (spawner.c includes this file) */
 static int read_all(int fd, void *buf, size_t n) {
@@ -108,13 +117,34 @@ static int clean_path(char *p, char *why, size_t wl) {
   return 0;
 }
 
+/*
+ * The directory `name` in `dir`, never through a symlink. O_NOFOLLOW alone is
+ * not enough: gVisor (runsc) follows a symlink that openat opens with
+ * O_DIRECTORY|O_NOFOLLOW (a link-then-write archive wrote beneath its link
+ * there), so the entry must be a directory by lstat and the opened one must
+ * be that very directory (device and inode).
+ */
+static int open_dir_nofollow(int dir, const char *name) {
+  struct stat want, got;
+  if (fstatat(dir, name, &want, AT_SYMLINK_NOFOLLOW) != 0) return -1;
+  if (!S_ISDIR(want.st_mode)) { errno = S_ISLNK(want.st_mode) ? ELOOP : ENOTDIR; return -1; }
+  int fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return -1;
+  if (fstat(fd, &got) != 0 || got.st_dev != want.st_dev || got.st_ino != want.st_ino) {
+    close(fd);
+    errno = ELOOP;
+    return -1;
+  }
+  return fd;
+}
+
 /* the directory holding `path` below root, each component opened without following links; its fd, and the last name */
 static int open_parent(int root, char *path, char **leaf) {
   int fd = fcntl(root, F_DUPFD_CLOEXEC, 3);
   char *c = path;
   for (char *slash = strchr(c, '/'); fd >= 0 && slash; slash = strchr(c, '/')) {
     *slash = 0;
-    int next = openat(fd, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int next = open_dir_nofollow(fd, c);
     *slash = '/';
     close(fd);
     fd = next;
@@ -124,10 +154,11 @@ static int open_parent(int root, char *path, char **leaf) {
   return fd;
 }
 
-/* pax records "LEN key=value\n": only path is known; anything else is refused */
-static int pax_path(char *buf, size_t len, char *out, char *why, size_t wl) {
+/* pax records "LEN key=value\n": only path and linkpath are known; anything else is refused */
+static int pax_path(char *buf, size_t len, char *out, char *link, char *why, size_t wl) {
   size_t off = 0;
   out[0] = 0;
+  link[0] = 0;
   while (off < len) {
     char *end;
     errno = 0;
@@ -137,10 +168,12 @@ static int pax_path(char *buf, size_t len, char *out, char *why, size_t wl) {
     char *kv = end + 1, *eq = memchr(kv, '=', (size_t)(buf + off + rl - 1 - kv));
     if (!eq) return untar_refuse(why, wl, "malformed pax record");
     size_t kl = (size_t)(eq - kv), vl = (size_t)(buf + off + rl - 1 - (eq + 1));
-    if (kl != 4 || memcmp(kv, "path", 4) != 0) return untar_refuse(why, wl, "pax key %.*s refused (only path is accepted)", (int)(kl > 64 ? 64 : kl), kv);
-    if (vl >= MAX_NAME || memchr(eq + 1, 0, vl)) return untar_refuse(why, wl, "pax path too long or with a NUL byte");
-    memcpy(out, eq + 1, vl);
-    out[vl] = 0;
+    int is_link = kl == 8 && memcmp(kv, "linkpath", 8) == 0;
+    if (!is_link && (kl != 4 || memcmp(kv, "path", 4) != 0))
+      return untar_refuse(why, wl, "pax key %.*s refused (only path and linkpath are accepted)", (int)(kl > 64 ? 64 : kl), kv);
+    if (vl >= (is_link ? MAX_LINK + 1 : MAX_NAME) || memchr(eq + 1, 0, vl)) return untar_refuse(why, wl, "pax %s too long or with a NUL byte", is_link ? "linkpath" : "path");
+    memcpy(is_link ? link : out, eq + 1, vl);
+    (is_link ? link : out)[vl] = 0;
     off += rl;
   }
   return 0;
@@ -160,12 +193,45 @@ static int untar_body(int in, int fd, size_t size, const char *name, char *why, 
   return 0;
 }
 
+/*
+ * A symlink target read from the link's folder (`name`'s parent) must stay
+ * below the root: relative, ".." only as a leading run and never more of them
+ * than the folder is deep, then plain names (no empty, "." or ".."
+ * component; a lone "." is the folder itself). The leading ".." climb real
+ * folders this extraction made (O_NOFOLLOW), and a name that is itself a link
+ * resolves below the root by the same rule, so no chain of such links leads
+ * out: "a/up -> .." with "esc -> a/up/.." would, and is refused. The host
+ * writes every target in this form (export-links.ts, path.relative).
+ */
+static int link_target_ok(const char *name, const char *target, char *why, size_t wl) {
+  size_t tl = strlen(target);
+  if (tl == 0 || tl > MAX_LINK) return untar_refuse(why, wl, "symlink %.200s: empty target or over %d bytes", name, MAX_LINK);
+  if (target[0] == '/') return untar_refuse(why, wl, "symlink %.200s: absolute target refused", name);
+  if (strcmp(target, ".") == 0) return 0;
+  long depth = 0;
+  int named = 0;
+  for (const char *c = name; (c = strchr(c, '/')); c++) depth++;
+  for (const char *c = target; c;) {
+    const char *slash = strchr(c, '/');
+    size_t cl = slash ? (size_t)(slash - c) : strlen(c);
+    if (cl == 0 || (cl == 1 && c[0] == '.')) return untar_refuse(why, wl, "symlink %.200s: target with an empty or \".\" component refused", name);
+    if (cl == 2 && c[0] == '.' && c[1] == '.') {
+      if (named) return untar_refuse(why, wl, "symlink %.200s: target with \"..\" after a name refused", name);
+      if (--depth < 0) return untar_refuse(why, wl, "symlink %.200s: target leaves the workspace", name);
+    } else {
+      named = 1;
+    }
+    c = slash ? slash + 1 : NULL;
+  }
+  return 0;
+}
+
 struct dir_time { char *path; struct timespec mtime; };
 
 /* Extracts the tar on `in` below the directory open as `root`; 0, or -1 with the reason in `why`. */
 static int untar(int in, int root, char *why, size_t wl) {
   unsigned char h[BLOCK];
-  char pax[MAX_NAME] = "";
+  char pax[MAX_NAME] = "", pax_link[MAX_LINK + 1] = "";
   int have_pax = 0;
   struct dir_time *dirs = NULL;
   size_t ndirs = 0, capdirs = 0;
@@ -188,7 +254,7 @@ static int untar(int in, int root, char *why, size_t wl) {
       size_t padded = ((size_t)size + BLOCK - 1) / BLOCK * BLOCK;
       char *p = malloc(padded);
       if (!p || read_all(in, p, padded) != 0) { free(p); untar_refuse(why, wl, "the archive ended inside a pax header"); goto out; }
-      int ok = pax_path(p, (size_t)size, pax, why, wl);
+      int ok = pax_path(p, (size_t)size, pax, pax_link, why, wl);
       free(p);
       if (ok != 0) goto out;
       have_pax = 1;
@@ -203,14 +269,26 @@ static int untar(int in, int root, char *why, size_t wl) {
       memcpy(pre, h + 345, 155); pre[155] = 0;
       snprintf(name, sizeof name, "%s%s%s", pre, pre[0] ? "/" : "", n100);
     }
+    char target[MAX_LINK + 1];
+    if (have_pax && pax_link[0]) {
+      snprintf(target, sizeof target, "%s", pax_link);
+    } else {
+      char l100[101];
+      memcpy(l100, h + 157, 100); l100[100] = 0;
+      snprintf(target, sizeof target, "%s", l100);
+    }
+    int had_pax_link = have_pax && pax_link[0];
     have_pax = 0;
-    if (type != '0' && type != 0 && type != '5') {
-      untar_refuse(why, wl, "entry type '%c' refused for %.200s (only regular files and directories)", type >= 32 && type < 127 ? type : '?', name);
+    pax[0] = pax_link[0] = 0;
+    if (type != '0' && type != 0 && type != '5' && type != '2') {
+      untar_refuse(why, wl, "entry type '%c' refused for %.200s (only regular files, directories and symlinks)", type >= 32 && type < 127 ? type : '?', name);
       goto out;
     }
+    if (type != '2' && had_pax_link) { untar_refuse(why, wl, "a pax linkpath on an entry that is not a symlink: %.200s", name); goto out; }
     if (clean_path(name, why, wl) != 0) goto out;
     if (mode & 07000) { untar_refuse(why, wl, "setuid, setgid or sticky mode refused: %.200s", name); goto out; }
-    if (type == '5' && size != 0) { untar_refuse(why, wl, "a directory entry with a size: %.200s", name); goto out; }
+    if ((type == '5' || type == '2') && size != 0) { untar_refuse(why, wl, "a directory or symlink entry with a size: %.200s", name); goto out; }
+    if (type == '2' && link_target_ok(name, target, why, wl) != 0) goto out;
     char *leaf;
     int dfd = open_parent(root, name, &leaf);
     if (dfd < 0) { untar_refuse(why, wl, "the parent of %.200s is not a directory here (%s)", name, strerror(errno)); goto out; }
@@ -236,6 +314,15 @@ static int untar(int in, int root, char *why, size_t wl) {
       }
       if (!(dirs[ndirs].path = strdup(name))) { untar_refuse(why, wl, "out of memory"); goto out; }
       dirs[ndirs++].mtime = times[1];
+      continue;
+    }
+    if (type == '2') {
+      /* symlinkat never replaces: a name the archive already made is refused (EEXIST), as for files */
+      int ok = symlinkat(target, dfd, leaf) == 0;
+      int e = errno;
+      if (ok) ok = utimensat(dfd, leaf, times, AT_SYMLINK_NOFOLLOW) == 0, e = errno;
+      close(dfd);
+      if (!ok) { untar_refuse(why, wl, "cannot make symlink %.200s (%s)", name, strerror(e)); goto out; }
       continue;
     }
     struct statvfs vs;

@@ -60,7 +60,7 @@ afterAll(async () => {
 });
 
 describe("run --sandbox-include through the daemon", () => {
-  it("lets the named file into the sandbox only: logged and traced once, read_file still refuses it, .env and the keys stay out", async () => {
+  it("lets the named file into the sandbox only: logged and traced once, read_file still refuses it, .env and the keys stay out; a linked fixture goes in, a link to .env is named as left out", async () => {
     const tmp = started.dir("ma-include-");
     const stateDir = stateDirIn(tmp, imageLock);
     const ws = path.join(tmp, "ws");
@@ -77,6 +77,11 @@ describe("run --sandbox-include through the daemon", () => {
       fs.mkdirSync(path.dirname(path.join(ws, rel)), { recursive: true });
       fs.writeFileSync(path.join(ws, rel), content);
     }
+    // a linked fixture goes in (rewritten relative); a link to .env stays out and is named in the result
+    fs.mkdirSync(path.join(ws, "tests/fixtures"));
+    fs.writeFileSync(path.join(ws, "tests/fixtures/real.txt"), "linked-fixture-e2e-3a9d");
+    fs.symlinkSync(path.join(ws, "tests/fixtures/real.txt"), path.join(ws, "tests/fixtures/link.txt"));
+    fs.symlinkSync("../.env", path.join(ws, "src/env-link"));
     fs.writeFileSync(path.join(tmp, "task.json"), JSON.stringify(TASK));
     fs.writeFileSync(path.join(tmp, "replay.json"), JSON.stringify(REPLAY));
 
@@ -117,6 +122,13 @@ describe("run --sandbox-include through the daemon", () => {
     expect(run).toContain("FILE /workspace/src/a.js");
     for (const secret of SECRETS) expect(run).not.toContain(secret);
     expect(run).not.toMatch(/FILE \/workspace\/\.env /);
+    expect(run).toContain('FILE /workspace/tests/fixtures/link.txt \\"linked-fixture-e2e-3a9d\\"');
+    expect(run).not.toContain("FILE /workspace/src/env-link");
+    expect((observations.find((o) => o.call_id === "call_run")!.data as { links_left_out: unknown }).links_left_out).toEqual({
+      count: 1,
+      by_reason: { not_exported: 1 },
+      paths: [{ path: "src/env-link", reason: "not_exported" }],
+    });
 
     // the run carries the opt-in, and the paths it let in are traced once (run_tests and the Verifier both sent it)
     const trace = await runClient(["trace", runId, "--jsonl", ...socket]);

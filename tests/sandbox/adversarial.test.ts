@@ -159,7 +159,7 @@ describe.each(runtimes)("adversarial candidates on %s", (runtime) => {
     const r = await run("symlink", ["node", "symlink.mjs"]);
     const o = JSON.parse(r.stdout);
     expect(o.viaNewLink).not.toBe("WROTE");
-    // a host-side link never enters the sandbox (workspace/sandbox-export.ts): nothing is there to follow
+    // a host-side link that resolves outside never enters the sandbox (workspace/export-links.ts): nothing is there to follow
     expect(o.hostLink).toBe("ENOENT");
     expect(await fs.readFile(OUTSIDE, "utf8")).toBe("host secret");
   });

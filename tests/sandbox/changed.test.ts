@@ -101,6 +101,49 @@ describe("WarmSession: what a command changed in /workspace", () => {
     },
   );
 
+  it.each(runtimes)(
+    "workspace links: an unchanged link is never listed, a write through a link lists its target, a link the command replaced is listed, and the host keeps its own links untouched (%s)",
+    async (runtime) => {
+      const dir = await workspace({ "real.txt": "r", "dir/x.txt": "x" });
+      await fs.symlink("real.txt", path.join(dir, "link.txt"));
+      await fs.symlink("dir", path.join(dir, "dir-link"));
+      await fs.symlink("/etc/passwd", path.join(dir, "out-link"));
+      try {
+        await withSession(`links-${runtime}`, runtime, async (s) => {
+          const exec = (code: string) =>
+            s.exec({ purpose: "candidate", argv: node(code), workspaceDir: dir, timeoutMs: 120_000, listChanged: { maxPaths: 50 } });
+          const read =
+            "console.log(JSON.stringify([fs.readFileSync('link.txt','utf8'),fs.readlinkSync('dir-link'),fs.readdirSync('dir-link'),fs.existsSync('out-link')]));";
+          const first = await exec(read);
+          expect(first.exit_code, first.stderr).toBe(0);
+          expect(JSON.parse(first.stdout)).toEqual(["r", "dir", ["x.txt"], false]);
+          expect(first.changed).toEqual({ status: "listed", paths: [], truncated: false });
+          expect(first.links_left_out).toEqual({ count: 1, by_reason: { outside: 1 }, paths: [{ path: "out-link", reason: "outside" }] });
+          const second = await exec("fs.writeFileSync('link.txt','through');fs.rmSync('dir-link');fs.symlinkSync('/etc','dir-link')");
+          expect(second.exit_code, second.stderr).toBe(0);
+          expect(second.changed).toEqual({ status: "listed", paths: ["dir-link", "real.txt"], truncated: false });
+          // settle discarded the sandbox's links and writes: the sync sent the host's links again
+          const third = await exec(read);
+          expect(JSON.parse(third.stdout)).toEqual(["r", "dir", ["x.txt"], false]);
+          expect(third.changed).toEqual({ status: "listed", paths: [], truncated: false });
+          // a link retargeted on the host goes in by a partial sync (the engine's extraction replaces the old link)
+          await fs.writeFile(path.join(dir, "other.txt"), "o");
+          await fs.rm(path.join(dir, "link.txt"));
+          await fs.symlink("other.txt", path.join(dir, "link.txt"));
+          const fourth = await exec(read);
+          expect(JSON.parse(fourth.stdout)).toEqual(["o", "dir", ["x.txt"], false]);
+          expect(fourth.changed).toEqual({ status: "listed", paths: [], truncated: false });
+        });
+        expect(await fs.readFile(path.join(dir, "real.txt"), "utf8")).toBe("r");
+        expect(await fs.readlink(path.join(dir, "link.txt"))).toBe("other.txt");
+        expect(await fs.readlink(path.join(dir, "dir-link"))).toBe("dir");
+      } finally {
+        await fs.rm(dir, { recursive: true, force: true });
+      }
+      expect(await leftoversWithPrefix(`${prefix}-links-${runtime}`)).toEqual({ containers: [], volumes: [] });
+    },
+  );
+
   it("a cap of 2 with 5 changes gives the first 2 paths and truncated=true", async () => {
     const dir = await workspace({ "a.txt": "a" });
     try {

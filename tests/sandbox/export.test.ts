@@ -42,8 +42,24 @@ const FORBIDDEN_PATHS = [
   "src/soft.txt",
   ".git",
   ".git/config",
+  // links that would carry a forbidden file or .git in: the link rule (export-links.ts) keeps them out
+  "src/env-link",
+  "src/git-link",
+  "src/private-link",
 ];
 const OPT_IN = "env-test-flag-7a2b";
+
+/** a candidate test that passes only when linked fixtures are in the sandbox (tj/commander.js has two such tests) */
+const LINKED = `import test from "node:test";
+import assert from "node:assert";
+import fs from "node:fs";
+import { ordinary } from "../src/alias.js";
+test("reads fixtures through links", () => {
+  assert.strictEqual(fs.readFileSync(new URL("./fixtures/link.txt", import.meta.url), "utf8"), "linked-fixture-5e5e");
+  assert.deepStrictEqual(fs.readdirSync(new URL("./fixtures-dir/", import.meta.url)).sort(), ["link.txt", "real.txt"]);
+  assert.strictEqual(ordinary, "ordinary-content-0f0f");
+});
+`;
 
 /** the candidate test: walks /workspace and prints every entry, with each file's content */
 const WALKER = `import test from "node:test";
@@ -98,6 +114,8 @@ beforeAll(async () => {
     "package.json": JSON.stringify({ type: "module" }),
     "src/a.js": "export const ordinary = 'ordinary-content-0f0f';\n",
     "tests/walk.test.js": WALKER,
+    "tests/linked.test.js": LINKED,
+    "tests/fixtures/real.txt": "linked-fixture-5e5e",
     ".env": SECRETS.env,
     ".env.test": `TEST_FLAG=${OPT_IN}`,
     ".ssh/id_ed25519": SECRETS.ssh,
@@ -115,6 +133,12 @@ beforeAll(async () => {
   await fs.link(path.join(tmp, "outside-hard.txt"), path.join(ws, "src/hard.txt"));
   await fs.symlink(path.join(tmp, "outside-soft.txt"), path.join(ws, "src/soft.txt"));
   execFileSync("mkfifo", [path.join(ws, "src/fifo")]);
+  await fs.symlink("real.txt", path.join(ws, "tests/fixtures/link.txt"));
+  await fs.symlink("fixtures", path.join(ws, "tests/fixtures-dir"));
+  await fs.symlink(path.join(ws, "src/a.js"), path.join(ws, "src/alias.js"));
+  await fs.symlink("../.env", path.join(ws, "src/env-link"));
+  await fs.symlink("../.git/config", path.join(ws, "src/git-link"));
+  await fs.symlink("../private/answers.json", path.join(ws, "src/private-link"));
   await fs.mkdir(control);
   await fs.writeFile(path.join(control, "accept.mjs"), ACCEPT);
 });
@@ -175,7 +199,20 @@ describe(`forbidden files never reach a real sandbox on ${runtime}`, () => {
     try {
       const ctx = { task, workspaceRoot: ws, controlDir: control, runner: session, runId, timeoutMs: 120_000 };
       const first = await runTests("c1", { preset: "candidate" }, ctx);
-      expect(first.ok).toBe(true);
+      // the linked-fixture test passed too: links inside the workspace went in
+      expect(first.ok, JSON.stringify(first)).toBe(true);
+      expect(first.data).toMatchObject({ passed: 2, failed: 0 });
+      // and the model is told which links stayed out, and why (never their targets)
+      expect((first.data as { links_left_out: unknown }).links_left_out).toEqual({
+        count: 4,
+        by_reason: { outside: 1, not_exported: 3 },
+        paths: [
+          { path: "src/env-link", reason: "not_exported" },
+          { path: "src/git-link", reason: "not_exported" },
+          { path: "src/private-link", reason: "not_exported" },
+          { path: "src/soft.txt", reason: "outside" },
+        ],
+      });
       expect(first.truncated).toBe(false);
       // what the model reads is the whole tool result
       expectNothingForbidden(JSON.stringify(first));

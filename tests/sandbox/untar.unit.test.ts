@@ -94,13 +94,20 @@ describe("untar (the sandbox's workspace extractor)", () => {
   const hostile: Array<[string, () => Promise<Buffer>, RegExp]> = [
     ["an absolute path", () => tarOf([{ name: "/etc/evil", body: "x" }]), /absolute path/],
     ["a .. component", () => tarOf([{ name: "a/../../evil", body: "x" }]), /component/],
-    ["a symlink", () => tarOf([{ name: "ln", type: "symlink", linkname: "/etc/passwd" }]), /entry type '2'/],
+    ["a symlink to an absolute target", () => tarOf([{ name: "ln", type: "symlink", linkname: "/etc/passwd" }]), /absolute target/],
+    ["a symlink whose .. leaves the root", () => tarOf([{ name: "ln", type: "symlink", linkname: ".." }]), /leaves the workspace/],
+    ["a nested symlink whose .. leaves the root", () => tarOf([{ name: "ln", type: "symlink", linkname: "../../etc/passwd" }]), /leaves the workspace/],
+    ["a symlink with .. after a name", () => tarOf([{ name: "ln", type: "symlink", linkname: "x/../y" }]), /after a name/],
+    ["a symlink with an empty component", () => tarOf([{ name: "ln", type: "symlink", linkname: "x//y" }]), /empty or "\." component/],
+    ["a symlink with a . component", () => tarOf([{ name: "ln", type: "symlink", linkname: "./y" }]), /empty or "\." component/],
+    ["a symlink target over 1024 bytes", () => tarOf([{ name: "ln", type: "symlink", linkname: "x".repeat(1025) }]), /pax linkpath too long/],
+    ["a symlink with an empty target", async () => Buffer.concat([rawTarHeader("ln", "00000000000 ", { type: "2" }), Buffer.alloc(1024)]), /empty target/],
     ["a hard link", () => tarOf([{ name: "hl", type: "link", linkname: "/etc/passwd" }]), /entry type '1'/],
     ["a character device", () => tarOf([{ name: "dev", type: "character-device", devmajor: 1, devminor: 3 }]), /entry type '3'/],
     ["a fifo", () => tarOf([{ name: "fifo", type: "fifo" }]), /entry type '6'/],
     ["a setuid file", () => tarOf([{ name: "suid", mode: 0o4755, body: "x" }]), /setuid/],
     ["a setgid folder", () => tarOf([{ name: "sgid", type: "directory", mode: 0o2755 }]), /setuid/],
-    ["a pax linkpath", () => tarOf([{ name: "p", type: "symlink", linkname: "x".repeat(120) }]), /pax key linkpath/],
+    ["a pax key other than path and linkpath", () => tarOf([{ name: "p", body: "x", pax: { comment: "hi" } }]), /pax key comment/],
     [
       "a GNU long name",
       async () => Buffer.concat([rawTarHeader("././@LongLink", Buffer.from("00000000010 "), { type: "L" }), Buffer.alloc(1536)]),
@@ -147,5 +154,125 @@ describe("untar (the sandbox's workspace extractor)", () => {
     expect(r.status).toBe(PUT_REFUSED);
     expect(r.stderr).toMatch(/parent of escape\/evil is not a directory/);
     expect(fs.readdirSync(outside)).toEqual([]);
+  });
+
+  it("makes a relative symlink inside the root: files, folders, nested, '.', long targets (pax linkpath) and the root itself", async () => {
+    const root = newRoot();
+    const long = `${"d".repeat(200)}/${"f".repeat(200)}`;
+    const r = extract(
+      root,
+      await tarOf([
+        { name: "a", type: "directory" },
+        { name: "a/b", type: "directory" },
+        { name: "a/b/up", type: "symlink", linkname: "../../c.txt" },
+        { name: "a/here", type: "symlink", linkname: "." },
+        { name: "a/top", type: "symlink", linkname: ".." },
+        { name: "c.txt", body: "linked\n" },
+        { name: "dir-link", type: "symlink", linkname: "a/b" },
+        { name: "d".repeat(200), type: "directory" },
+        { name: long, body: "far" },
+        { name: "far", type: "symlink", linkname: long },
+      ]),
+    );
+    expect(r).toEqual({ status: 0, stderr: "" });
+    expect(fs.readlinkSync(path.join(root, "a/b/up"))).toBe("../../c.txt");
+    expect(fs.readFileSync(path.join(root, "a/b/up"), "utf8")).toBe("linked\n");
+    expect(fs.readlinkSync(path.join(root, "dir-link"))).toBe("a/b");
+    expect(fs.readdirSync(path.join(root, "dir-link"))).toEqual(["up"]);
+    expect(fs.readlinkSync(path.join(root, "a/here"))).toBe(".");
+    expect(fs.realpathSync(path.join(root, "a/top"))).toBe(fs.realpathSync(root));
+    expect(fs.readFileSync(path.join(root, "far"), "utf8")).toBe("far");
+  });
+
+  // link-then-write: an archive that makes a link and then writes THROUGH it must never write where the link points
+  const throughLinks: Array<[string, Entry[], RegExp]> = [
+    [
+      "a file beneath a link to a folder",
+      [
+        { name: "d", type: "directory" },
+        { name: "l", type: "symlink", linkname: "d" },
+        { name: "l/evil", body: "x" },
+      ],
+      /parent of l\/evil is not a directory/,
+    ],
+    [
+      "a folder beneath a link to the root",
+      [
+        { name: "l", type: "symlink", linkname: "." },
+        { name: "l/sub", type: "directory" },
+      ],
+      /parent of l\/sub is not a directory/,
+    ],
+    [
+      "a file over a link",
+      [
+        { name: "d", type: "directory" },
+        { name: "l", type: "symlink", linkname: "d" },
+        { name: "l", body: "x" },
+      ],
+      /cannot create l \(File exists\)/,
+    ],
+    [
+      "a folder over a link",
+      [
+        { name: "d", type: "directory" },
+        { name: "l", type: "symlink", linkname: "d" },
+        { name: "l", type: "directory" },
+      ],
+      /cannot make directory l/,
+    ],
+    [
+      "a second link over a link",
+      [
+        { name: "l", type: "symlink", linkname: "d" },
+        { name: "l", type: "symlink", linkname: "e" },
+      ],
+      /cannot make symlink l \(File exists\)/,
+    ],
+    [
+      "a link over a file",
+      [
+        { name: "f", body: "1" },
+        { name: "f", type: "symlink", linkname: "g" },
+      ],
+      /cannot make symlink f \(File exists\)/,
+    ],
+    // lexically "a/up/.." is "a", but a/up is a link to the root: the kernel would resolve it to the root's parent
+    [
+      "a chain whose text stays inside but whose resolution leaves",
+      [
+        { name: "a", type: "directory" },
+        { name: "a/up", type: "symlink", linkname: ".." },
+        { name: "esc", type: "symlink", linkname: "a/up/.." },
+      ],
+      /esc: target with ".." after a name/,
+    ],
+  ];
+  for (const [what, entries, reason] of throughLinks) {
+    it(`refuses ${what}, and writes nothing through the link`, async () => {
+      const root = newRoot();
+      const r = extract(root, await tarOf(entries));
+      expect(r.status).toBe(PUT_REFUSED);
+      expect(r.stderr).toMatch(reason);
+      if (fs.existsSync(path.join(root, "d"))) expect(fs.readdirSync(path.join(root, "d"))).toEqual([]);
+      if (fs.existsSync(path.join(root, "f"))) expect(fs.readFileSync(path.join(root, "f"), "utf8")).toBe("1");
+    });
+  }
+
+  it("takes the host packer's links: a chain and an absolute-but-inside target arrive as direct relative links that resolve as on the host", async () => {
+    const src = newRoot();
+    fs.mkdirSync(path.join(src, "fixtures/real"), { recursive: true });
+    fs.writeFileSync(path.join(src, "fixtures/real/a.js"), "module.exports = 1;\n");
+    fs.symlinkSync("real", path.join(src, "fixtures/linked"));
+    fs.symlinkSync("../fixtures/linked/a.js", path.join(src, "fixtures/chain.js"));
+    fs.symlinkSync(path.join(src, "fixtures/real/a.js"), path.join(src, "abs.js"));
+    const list = await listExport(src, undefined);
+    const dest = newRoot();
+    expect(extract(dest, await collect(packExport(list.entries)))).toEqual({ status: 0, stderr: "" });
+    expect(fs.readlinkSync(path.join(dest, "fixtures/linked"))).toBe("real");
+    expect(fs.readlinkSync(path.join(dest, "fixtures/chain.js"))).toBe("real/a.js");
+    expect(fs.readlinkSync(path.join(dest, "abs.js"))).toBe("fixtures/real/a.js");
+    for (const rel of ["fixtures/linked/a.js", "fixtures/chain.js", "abs.js"])
+      expect(fs.readFileSync(path.join(dest, rel), "utf8")).toBe("module.exports = 1;\n");
   });
 });

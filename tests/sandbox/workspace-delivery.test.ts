@@ -10,6 +10,7 @@ import { packExport } from "../../daemon/src/sandbox/workspace-tar.js";
 import { listExport } from "../../daemon/src/workspace/index.js";
 import { isMiniAgentError } from "../../daemon/src/errors.js";
 import { availableRuntimes, freshStateDir, removeWithPrefix, runIdPrefix } from "./helpers.js";
+import tarStream from "tar-stream";
 import { rawTarHeader } from "../kit/raw-tar.js";
 
 /**
@@ -30,8 +31,8 @@ const out = [];
 const walk = (rel) => {
   const abs = path.join("/workspace", rel);
   const st = fs.lstatSync(abs);
-  const kind = st.isDirectory() ? "dir" : st.isFile() ? "file" : "other";
-  const sha = kind === "file" ? crypto.createHash("sha256").update(fs.readFileSync(abs)).digest("hex") : "";
+  const kind = st.isDirectory() ? "dir" : st.isFile() ? "file" : st.isSymbolicLink() ? "link" : "other";
+  const sha = kind === "file" ? crypto.createHash("sha256").update(fs.readFileSync(abs)).digest("hex") : kind === "link" ? fs.readlinkSync(abs) : "";
   // the root's mtime is when its last child was made (the copy's time), in both ways alike
   out.push([rel || ".", kind, (st.mode & 0o7777).toString(8), st.uid, st.gid, kind === "file" ? st.size : 0, rel ? Math.floor(st.mtimeMs / 1000) : null, sha]);
   if (kind === "dir") for (const n of fs.readdirSync(abs).sort()) walk(rel ? rel + "/" + n : n);
@@ -51,6 +52,11 @@ beforeAll(async () => {
   const unicode = `données-${"é".repeat(70)}/テスト-${"名前".repeat(40)}.txt`;
   fs.mkdirSync(path.join(ws, path.dirname(unicode)));
   fs.writeFileSync(path.join(ws, unicode), "ünïcödé\n");
+  // links the export rule lets in (inside, to exported entries), rewritten relative; and one it keeps out
+  fs.symlinkSync("deep/er/leaf.js", path.join(ws, "src/leaf-link.js"));
+  fs.symlinkSync("src/deep", path.join(ws, "deep-link"));
+  fs.symlinkSync(path.join(ws, "run.sh"), path.join(ws, "src/abs-link"));
+  fs.symlinkSync("/etc/passwd", path.join(ws, "outside-link"));
   fs.utimesSync(path.join(ws, "src/deep"), 1_500_000_000, 1_500_000_000);
   fs.utimesSync(path.join(ws, "empty.txt"), 1_600_000_000, 1_600_000_000);
 }, 600_000);
@@ -61,6 +67,19 @@ afterAll(async () => {
 });
 
 const runtimes = await availableRuntimes();
+
+async function tarOf(entries: Array<Partial<tarStream.Header> & { name: string; body?: string }>): Promise<Buffer> {
+  const pack = tarStream.pack();
+  const parts: Buffer[] = [];
+  pack.on("data", (c: unknown) => void parts.push(c as Buffer));
+  const done = new Promise<void>((resolve, reject) => pack.on("end", resolve).on("error", reject));
+  for (const { body, ...h } of entries) {
+    await new Promise<void>((resolve, reject) => pack.entry({ mtime: new Date(0), ...h }, body ?? "", (e) => (e ? reject(e) : resolve())));
+  }
+  pack.finalize();
+  await done;
+  return Buffer.concat(parts);
+}
 
 describe.each(runtimes)("workspace delivery on %s", (runtime) => {
   const executor = () => new DockerExecutor({ lockPath: env.lockPath, config: { runtime } });
@@ -86,6 +105,10 @@ describe.each(runtimes)("workspace delivery on %s", (runtime) => {
       expect(a).toContainEqual(["read-only.txt", "file", "644", 65534, 65534, 2, expect.any(Number), expect.any(String)]);
       expect(a).toContainEqual(["empty.txt", "file", "644", 65534, 65534, 0, 1_600_000_000, expect.any(String)]);
       expect(a).toContainEqual(["src/deep", "dir", "755", 65534, 65534, 0, 1_500_000_000, ""]);
+      expect(a).toContainEqual(["src/leaf-link.js", "link", "777", 65534, 65534, 0, expect.any(Number), "deep/er/leaf.js"]);
+      expect(a).toContainEqual(["deep-link", "link", "777", 65534, 65534, 0, expect.any(Number), "src/deep"]);
+      expect(a).toContainEqual(["src/abs-link", "link", "777", 65534, 65534, 0, expect.any(Number), "../run.sh"]);
+      expect(JSON.stringify(a)).not.toContain("outside-link");
     } finally {
       await viaEngine.remove();
       await viaChannel.remove();
@@ -111,6 +134,45 @@ describe.each(runtimes)("workspace delivery on %s", (runtime) => {
     expect(isMiniAgentError(err) && err.code).toBe("sandbox_error");
     expect((err as Error).message).toMatch(/huge\.bin \(1073741824 bytes\) is larger than the space left in the sandbox/);
   }, 120_000);
+
+  // link-then-write: an archive that makes a link and then writes THROUGH it. On gVisor, openat(O_DIRECTORY|O_NOFOLLOW)
+  // follows a link, and the extractor wrote d/evil through l before it checked the entry by lstat (untar.h open_dir_nofollow)
+  const throughLinks: Array<[string, Array<Partial<tarStream.Header> & { name: string; body?: string }>, RegExp]> = [
+    [
+      "a file beneath a link to a folder",
+      [
+        { name: "d", type: "directory" },
+        { name: "l", type: "symlink", linkname: "d" },
+        { name: "l/evil", body: "x" },
+      ],
+      /parent of l\/evil is not a directory here \(Too many levels of symbolic links\)/,
+    ],
+    [
+      "a file over a dangling link",
+      [
+        { name: "d", type: "directory" },
+        { name: "l", type: "symlink", linkname: "d/evil" },
+        { name: "l", body: "x" },
+      ],
+      /cannot create l \(File exists\)/,
+    ],
+  ];
+  for (const [what, entries, reason] of throughLinks) {
+    it(`link-then-write: ${what} is refused inside the sandbox, and nothing is written through the link`, async () => {
+      const box = await executor().startFresh(`${prefix}-through-link`, "probe", false);
+      try {
+        const err = await box.putWorkspace(Readable.from([await tarOf(entries)]), 60_000).then(
+          () => null,
+          (e: unknown) => e,
+        );
+        expect(isMiniAgentError(err) && err.code).toBe("sandbox_error");
+        // refused at that entry, before anything of it was made (a refused sandbox takes no further command)
+        expect((err as Error).message).toMatch(reason);
+      } finally {
+        await box.remove();
+      }
+    }, 120_000);
+  }
 
   it("a tar entry leaving /workspace (..) is refused inside the sandbox with the reason", async () => {
     const h = rawTarHeader("../tmp/evil", "00000000000 ", { mode: "0000600", uid: "0000000", gid: "0000000" });

@@ -82,6 +82,32 @@ export const DependencyLayerRef = z.strictObject({
 });
 export type DependencyLayerRef = z.infer<typeof DependencyLayerRef>;
 
+/**
+ * Why a workspace symlink was left out of the sandbox copy
+ * (workspace/export-links.ts): `outside` its resolution leaves the workspace;
+ * `dangling` it names nothing; `not_exported` it passes through or ends on
+ * something the export rule keeps out (a forbidden file, `.git`, a dependency
+ * layer); `loop` more than 40 hops; `too_long` its target is over 1024 bytes.
+ */
+export const LINK_LEFT_OUT_REASONS = ["outside", "dangling", "not_exported", "loop", "too_long"] as const;
+export type LinkLeftOutReason = (typeof LINK_LEFT_OUT_REASONS)[number];
+
+/** At most this many left-out links are named in a result (all are counted). */
+export const LINKS_LEFT_OUT_NAMED = 20;
+
+/**
+ * The symlinks of a workspace that did not enter a sandbox, counted by reason
+ * and the first LINKS_LEFT_OUT_NAMED named (in the run_tests and run_command
+ * results as `links_left_out`), so a missing linked file is explained, not a
+ * mystery. Never the link's target: it may name a forbidden file.
+ */
+export const LinksLeftOut = z.strictObject({
+  count: z.number().check(z.int(), z.nonnegative()),
+  by_reason: z.partialRecord(z.enum(LINK_LEFT_OUT_REASONS), z.number().check(z.int(), z.positive())),
+  paths: z.array(z.strictObject({ path: z.string(), reason: z.enum(LINK_LEFT_OUT_REASONS) })).check(z.maxLength(LINKS_LEFT_OUT_NAMED)),
+});
+export type LinksLeftOut = z.infer<typeof LinksLeftOut>;
+
 /** What of a workspace may be copied into a sandbox; applied by workspace/sandbox-export.ts. */
 export interface ExportSpec {
   /** the task's `forbidden` globs, on top of the built-in list (the same ones read_file refuses) */
@@ -185,6 +211,8 @@ export interface SandboxResult {
   report?: ReportFile;
   /** set exactly when the request asked `listChanged` */
   changed?: ChangedList;
+  /** the workspace symlinks the export rule left out of this sandbox copy; absent when none was */
+  links_left_out?: LinksLeftOut;
 }
 
 /**

@@ -129,6 +129,7 @@ describe("run_command: the policy decides before anything runs", () => {
         stderr: "w",
         duration_ms: 42,
         changed: { status: "listed", paths: ["src/linkcheck.js", "tmp.txt"], truncated: false },
+        links_left_out: { count: 1, by_reason: { dangling: 1 }, paths: [{ path: "src/gone.js", reason: "dangling" }] },
       }),
     );
     const { runs, runId, ws } = await start(sandbox, [call("c1", ["node", "--check", "src/linkcheck.js"]), PARK]);
@@ -147,6 +148,7 @@ describe("run_command: the policy decides before anything runs", () => {
       stderr: "w",
       truncated: false,
       changed_in_sandbox: { paths: ["src/linkcheck.js", "tmp.txt"], truncated: false },
+      links_left_out: { count: 1, by_reason: { dangling: 1 }, paths: [{ path: "src/gone.js", reason: "dangling" }] },
     });
     expect(String((r.data as { note: string }).note)).toMatch(/discarded.*apply_patch is the only way/);
     expect(events(runs, runId, "tool_observed", "c1")[0]?.payload).toMatchObject({

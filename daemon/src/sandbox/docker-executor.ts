@@ -261,6 +261,7 @@ export class DockerExecutor implements Executor {
       if (outcome.spawnerLost && !outcome.oomKilled && (await box.running()) !== false) throw spawnerLostError(box.id, null);
       step("run");
       const result = toResult(outcome, this.now() - t0, box.digest, this.config.runtime);
+      if (exported.linksLeftOut) result.links_left_out = exported.linksLeftOut;
       // the report is read before the box goes, and only from a command that ended by itself
       if (req.reportFile !== undefined) {
         const stopped = outcome.timedOut || outcome.cancelled || outcome.spawnerLost;

@@ -79,5 +79,8 @@ export function poolLabels(key: string, instance: string | null = null): Record<
  * failing inside the first run.
  */
 export const PROTOCOL_LABEL = "mini-agent.sandbox-protocol";
-/** 2: the workspace goes in over the spawner's channel (SPAWN_PUT). */
-export const SANDBOX_PROTOCOL = "2";
+/**
+ * 2: the workspace goes in over the spawner's channel (SPAWN_PUT).
+ * 3: that tar may hold symlinks (workspace/export-links.ts), which an image of 2 refuses.
+ */
+export const SANDBOX_PROTOCOL = "3";

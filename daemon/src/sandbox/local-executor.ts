@@ -20,6 +20,10 @@ async function copyExport(entries: readonly ExportEntry[], dest: string): Promis
       await fs.mkdir(to);
       continue;
     }
+    if (e.type === "symlink") {
+      await fs.symlink(e.target!, to);
+      continue;
+    }
     const { fh } = await openExported(e);
     try {
       await fs.writeFile(to, fh.createReadStream({ autoClose: false }), { mode: (Number(e.stat.mode) & 0o755) | 0o600 });
@@ -109,6 +113,7 @@ export class LocalExecutor implements Executor {
       const outcome = await this.spawnCapped(argv, ws, env, req);
       return {
         ...outcome,
+        ...(exported.linksLeftOut && { links_left_out: exported.linksLeftOut }),
         oom_killed: false,
         // host processes: only the limits the host itself enforces are known
         limits: [...(outcome.timed_out ? ["time" as const] : []), ...(outcome.truncated ? ["output" as const] : [])],

@@ -9,7 +9,7 @@ import { toResult } from "./result.js";
 import type { SandboxSession } from "./executor.js";
 import { IN_IMAGE } from "./host-config.js";
 import { SandboxContainer, SETTLE_CLEARED, spawnerLostError } from "./sandbox-container.js";
-import { checkExportFits, listExport } from "../workspace/index.js";
+import { checkExportFits, listExport, type ExportList } from "../workspace/index.js";
 import { notifyIncluded, packExport } from "./workspace-tar.js";
 import { exportManifest, planSync, type Manifest } from "./workspace-sync.js";
 import { withLayerEnv } from "./dependency-layer.js";
@@ -72,7 +72,7 @@ export class WarmSession implements SandboxSession {
     await this.cleanup;
     const t0 = this.o.now();
     if (!this.box) await this.open();
-    const box = await this.sync(req);
+    const { box, linksLeftOut } = await this.sync(req);
     const outcome = await box.run({
       argv: req.argv,
       env,
@@ -89,6 +89,7 @@ export class WarmSession implements SandboxSession {
       throw spawnerLostError(box.id, status);
     }
     const result = toResult(outcome, this.o.now() - t0, box.digest, this.o.config.runtime);
+    if (linksLeftOut) result.links_left_out = linksLeftOut;
     // Read BEFORE settle, which empties /tmp; the previous command's settle emptied it too
     // (or the box was replaced), so a report found here is this command's own. A command
     // stopped at its deadline or by a cancel took its box with it (onStop).
@@ -119,9 +120,9 @@ export class WarmSession implements SandboxSession {
    * the export rule lets out, see workspace/sandbox-export.ts). It holds
    * `synced` (or nothing) since the last command left it unchanged (settle),
    * so usually only what the host changed goes in; after a deletion it is
-   * emptied and filled again. Returns the box to run in.
+   * emptied and filled again. Returns the box to run in, and the links the rule left out.
    */
-  private async sync(req: Omit<SandboxRunRequest, "runId">): Promise<SandboxContainer> {
+  private async sync(req: Omit<SandboxRunRequest, "runId">): Promise<{ box: SandboxContainer; linksLeftOut: ExportList["linksLeftOut"] }> {
     const list = await listExport(req.workspaceDir, req.exportSpec);
     checkExportFits(list.entries, this.o.config.workspaceBytes);
     const current = exportManifest(list);
@@ -145,7 +146,7 @@ export class WarmSession implements SandboxSession {
     }
     this.synced = current;
     notifyIncluded(req, send);
-    return box;
+    return { box, linksLeftOut: list.linksLeftOut };
   }
 
   /** After a command: kill leftovers, empty /tmp; keep /workspace if the command left it unchanged, else empty it. */

@@ -25,9 +25,30 @@ afterEach(async () => {
 const manifest = async (spec?: ExportSpec) => exportManifest(await listExport(dir, spec));
 
 describe("exportManifest / planSync", () => {
-  it("lists exactly what the export rule lets out: files and folders, never .git, .env or a link", async () => {
+  it("lists exactly what the export rule lets out: files, folders and links inside, never .git, .env or a link out", async () => {
+    await fs.symlink(".env", path.join(dir, "env-link"));
+    await fs.symlink("../outside", path.join(dir, "out-link"));
     const m = await manifest();
-    expect([...m.keys()]).toEqual(["a.txt", "sub", "sub/b.txt"]);
+    expect([...m.keys()]).toEqual(["a.txt", "link", "sub", "sub/b.txt"]);
+    expect(m.get("link")).toMatchObject({ kind: "symlink", target: "a.txt" });
+  });
+
+  it("an unchanged link is not sent again; a link whose rewritten target moved (a hop retargeted) is, though its own lstat did not change", async () => {
+    await fs.writeFile(path.join(dir, "c.txt"), "c");
+    await fs.symlink("link", path.join(dir, "chain"));
+    const m = await manifest();
+    expect(m.get("chain")).toMatchObject({ kind: "symlink", target: "a.txt" });
+    expect(planSync(m, await manifest())).toEqual({ kind: "none" });
+    await fs.rm(path.join(dir, "link"));
+    await fs.symlink("c.txt", path.join(dir, "link"));
+    expect(planSync(m, await manifest())).toEqual({ kind: "partial", entries: ["chain", "link"] });
+  });
+
+  it("a file replaced by a link (or a link whose target went away) empties the sandbox first", async () => {
+    const m = await manifest();
+    await fs.rm(path.join(dir, "a.txt"));
+    await fs.symlink("sub/b.txt", path.join(dir, "a.txt"));
+    expect(planSync(m, await manifest())).toEqual({ kind: "full", clearFirst: true });
   });
 
   it("an empty sandbox gets everything; an unchanged tree gets nothing", async () => {

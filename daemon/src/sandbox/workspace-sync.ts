@@ -7,7 +7,9 @@ import type { ExportList } from "../workspace/index.js";
  * every write, chmod, rename, link or utimes, so an edit cannot keep it).
  */
 export interface ManifestEntry {
-  kind: "file" | "dir";
+  kind: "file" | "dir" | "symlink";
+  /** a symlink's target as sent (the export rule's rewrite); a link whose target changes is sent again */
+  target?: string;
   mode: number;
   size: bigint;
   mtimeNs: bigint;
@@ -32,7 +34,15 @@ export function exportManifest(list: ExportList): Manifest {
   const out: Manifest = new Map();
   for (const e of list.entries) {
     const st = e.stat;
-    out.set(e.rel, { kind: e.type, mode: Number(st.mode), size: st.size, mtimeNs: st.mtimeNs, ctimeNs: st.ctimeNs, ino: st.ino });
+    out.set(e.rel, {
+      kind: e.type,
+      mode: Number(st.mode),
+      size: st.size,
+      mtimeNs: st.mtimeNs,
+      ctimeNs: st.ctimeNs,
+      ino: st.ino,
+      ...(e.target !== undefined && { target: e.target }),
+    });
   }
   return out;
 }
@@ -41,7 +51,7 @@ function same(a: ManifestEntry, b: ManifestEntry): boolean {
   if (a.kind !== b.kind || a.mode !== b.mode) return false;
   // a directory's own times change whenever an entry in it does: its entries are compared instead
   if (a.kind === "dir") return true;
-  return a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs && a.ino === b.ino;
+  return a.target === b.target && a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs && a.ino === b.ino;
 }
 
 /**

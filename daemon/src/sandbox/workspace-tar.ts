@@ -22,8 +22,9 @@ function checkDir(dir: string, what: string): string {
   return path.resolve(dir);
 }
 
-/** Owner can always read and write what it was given; nothing setuid/setgid/sticky. */
+/** Owner can always read and write what it was given; nothing setuid/setgid/sticky (a link's own mode means nothing). */
 function sandboxMode(e: ExportEntry): number {
+  if (e.type === "symlink") return 0o777;
   return (Number(e.stat.mode) & 0o755) | (e.type === "dir" ? 0o700 : 0o600);
 }
 
@@ -64,8 +65,9 @@ async function copyBytes(fh: FileHandle, size: number, sink: Sink, rel: string):
  * The exported workspace entries (workspace/sandbox-export.ts decided which)
  * as a tar stream for putArchive into /workspace. Only these entries, in
  * order; each file is opened without following links and checked again on
- * the open descriptor. Everything is owned by the sandbox user so tests can
- * write their own files.
+ * the open descriptor; a link goes in with the target the export rule wrote
+ * for it (relative, inside the workspace), never with the host's. Everything
+ * is owned by the sandbox user so tests can write their own files.
  */
 export function packExport(entries: readonly ExportEntry[]): NodeJS.ReadableStream {
   const pack = tarStream.pack();
@@ -74,6 +76,10 @@ export function packExport(entries: readonly ExportEntry[]): NodeJS.ReadableStre
       const header: Header = { name: e.rel, uid: SANDBOX_ID, gid: SANDBOX_ID, mode: sandboxMode(e), mtime: new Date(Number(e.stat.mtimeMs)) };
       if (e.type === "dir") {
         await addEntry(pack, { ...header, type: "directory" });
+        continue;
+      }
+      if (e.type === "symlink") {
+        await addEntry(pack, { ...header, type: "symlink", linkname: e.target! });
         continue;
       }
       const { fh, size } = await openExported(e);

@@ -77,6 +77,7 @@ export async function runCommand(callId: string, args: ToolArgs<"run_command">, 
     /** only the tails shown here were shortened */
     output_truncated: out.cut || err.cut,
     changed_in_sandbox: changed,
+    ...(res.links_left_out && { links_left_out: res.links_left_out }),
     note: DISCARDED_NOTE,
   };
   const truncated = res.truncated || out.cut || err.cut;

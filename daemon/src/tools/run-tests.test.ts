@@ -51,6 +51,23 @@ describe("runTests through a real host process", () => {
     expect(d.diagnostics[0]).toMatchObject({ name: "bad one", message: expect.stringContaining("two is not three") });
   });
 
+  it("a test reading a linked fixture passes in the copy, and a link the rule left out is named in links_left_out (trusted_local applies the same rule)", async () => {
+    run = await tempRun({
+      "package.json": PKG,
+      "tests/fixtures/real.json": '{"ok":true}',
+      "tests/a.js": `${HEAD}import fs from "node:fs";\ntest("linked", () => assert.deepEqual(JSON.parse(fs.readFileSync("tests/fixtures/link.json", "utf8")), { ok: true }));\n`,
+    });
+    fs.symlinkSync("real.json", path.join(run.ws, "tests/fixtures/link.json"));
+    fs.symlinkSync("/etc/hostname", path.join(run.ws, "tests/fixtures/host.txt"));
+    const r = await runTests("c1", { preset: "candidate" }, ctxFor(run));
+    expect(r).toMatchObject({ ok: true, data: { passed: 1, failed: 0 } });
+    expect((r.data as { links_left_out: unknown }).links_left_out).toEqual({
+      count: 1,
+      by_reason: { outside: 1 },
+      paths: [{ path: "tests/fixtures/host.txt", reason: "outside" }],
+    });
+  });
+
   it("unknown preset -> unknown_preset and nothing runs", async () => {
     run = await tempRun({});
     let ran = false;

@@ -340,7 +340,14 @@ export async function runTests(callId: string, args: ToolArgs<"run_tests">, ctx:
   // the baseline is asked for only when the result names its tests: an exit-code-only preset has nothing to compare
   const before = ctx.baseline && parser !== "exit_code" && !res.cancelled ? await ctx.baseline(inv.preset).catch(() => undefined) : undefined;
   const report = summarizeTestRun(res, env.limits, parser, before);
-  const data = { preset: inv.preset, files: inv.files, unmatched_globs: inv.unmatched_globs, ...forModel(withoutCountsIfExitCodeOnly(report)) };
+  const data = {
+    preset: inv.preset,
+    files: inv.files,
+    unmatched_globs: inv.unmatched_globs,
+    ...forModel(withoutCountsIfExitCodeOnly(report)),
+    // a test that reads a linked fixture fails without it: the model and the user see which links stayed out, and why
+    ...(res.links_left_out && { links_left_out: res.links_left_out }),
+  };
   const truncated = report.truncated || report.output_truncated;
   if (report.green) return okResult(callId, data, truncated);
   const code = report.cancelled_run ? "cancelled" : "tests_failed";

@@ -108,7 +108,7 @@ export async function checkCopySize(root: string, what: CopyWhat, limits: CopyLi
  * limit the user raised past the sandbox; refusing here costs nothing, while
  * the copy would fail with `no space left on device` after minutes.
  */
-export function checkExportFits(entries: ReadonlyArray<{ type: "file" | "dir"; stat: { size: bigint } }>, capacityBytes: number): void {
+export function checkExportFits(entries: ReadonlyArray<{ type: "file" | "dir" | "symlink"; stat: { size: bigint } }>, capacityBytes: number): void {
   let bytes = 0;
   let pages = 0;
   let n = 0;

@@ -1,9 +1,10 @@
 import fs from "node:fs";
-import type fsp from "node:fs/promises";
+import fsp from "node:fs/promises";
 import path from "node:path";
 import picomatch from "picomatch";
-import type { ExportSpec } from "../contracts/sandbox.js";
+import type { ExportSpec, LinksLeftOut } from "../contracts/sandbox.js";
 import { MiniAgentError } from "../errors.js";
+import { judgeLinks, linksLeftOut, type LinkNode } from "./export-links.js";
 import { createForbiddenMatcher, type Matcher } from "./forbidden.js";
 import { openNoFollow } from "./read.js";
 import { walkTree, type WalkEntry, type WalkStat } from "./walk.js";
@@ -91,7 +92,12 @@ export function createExportRule(spec: ExportSpec = { forbidden: [], include: []
 
 export type ExportVerdict = { ok: true; via: "rule" | "include" } | { ok: false; reason: "repository_metadata" | "forbidden" | ShapeRefusal };
 
-/** The one decision: may this workspace entry leave the host for a sandbox? */
+/**
+ * The one decision: may this workspace entry leave the host for a sandbox? A
+ * symlink is refused here as read_file refuses it; listExport lets one in only
+ * when its own path passes the rule without an opt-in and its resolution
+ * passes the link rule (export-links.ts).
+ */
 export function exportVerdict(rule: ExportRule, rel: string, type: WalkEntry["type"], nlink: number): ExportVerdict {
   if (rule.never(rel)) return { ok: false, reason: "repository_metadata" };
   const shape = shapeRefusal(type, nlink);
@@ -103,7 +109,9 @@ export function exportVerdict(rule: ExportRule, rel: string, type: WalkEntry["ty
 export interface ExportEntry {
   rel: string;
   abs: string;
-  type: "file" | "dir";
+  type: "file" | "dir" | "symlink";
+  /** a symlink's target as it enters the sandbox: relative, through real folders only (export-links.ts) */
+  target?: string;
   /** the walk's lstat: the packer checks the opened file is still this one */
   stat: WalkStat;
   /** "parent": a forbidden folder sent as an empty folder only because an opted-in path lies beneath it; "overlay": from ExportSpec.overlay, not the workspace */
@@ -115,6 +123,8 @@ export interface ExportList {
   entries: ExportEntry[];
   /** the paths only an opt-in let through (for the log and the trace; never their contents) */
   included: string[];
+  /** the symlinks whose own path the rule lets out but whose resolution it refused; null when none was */
+  linksLeftOut: LinksLeftOut | null;
 }
 
 /** The root must be a real directory (not a symlink): nothing outside it may be sent. */
@@ -140,10 +150,16 @@ export async function listExport(dir: string, spec?: ExportSpec): Promise<Export
   // a folder that enters as a read-only dependency layer is mounted, never copied (issue 25: a 157 MB node_modules filled the tmpfs)
   const layered = new Set<string>((spec?.layers ?? []).map((l) => l.folder));
   const walked = await walkTree(root, {
-    skip: (rel, type) => layered.has(rel) || rule.never(rel) || type === "symlink" || type === "other" || (!rule.canLift && rule.forbidden(rel)),
+    skip: (rel, type) => layered.has(rel) || rule.never(rel) || type === "other" || (!rule.canLift && rule.forbidden(rel)),
   });
   const allowed = new Map<string, ExportEntry["via"]>();
+  const linkNames = new Set<string>();
   for (const e of walked) {
+    if (e.type === "symlink") {
+      // an opt-in names a file the tests need; it never lifts the rule for a link (contracts: SandboxIncludeGlob)
+      if (!rule.never(e.rel) && !rule.forbidden(e.rel)) linkNames.add(e.rel);
+      continue;
+    }
     const v = exportVerdict(rule, e.rel, e.type, e.nlink);
     if (v.ok) allowed.set(e.rel, v.via);
   }
@@ -155,14 +171,40 @@ export async function listExport(dir: string, spec?: ExportSpec): Promise<Export
       allowed.set(parent, "parent");
     }
   }
+  const links = await judgeWalkedLinks(root, walked, allowed, linkNames);
   const entries: ExportEntry[] = [];
   for (const e of walked) {
+    if (e.type === "symlink") {
+      const v = links.get(e.rel);
+      if (v?.ok) entries.push({ rel: e.rel, abs: e.abs, type: "symlink", target: v.target, stat: e.stat, via: "rule" });
+      continue;
+    }
     const via = allowed.get(e.rel);
     if (via === undefined || (e.type !== "file" && e.type !== "dir")) continue;
     entries.push({ rel: e.rel, abs: e.abs, type: e.type, stat: e.stat, via });
   }
   const sent = spec?.overlay === undefined ? entries : await withOverlay(entries, spec.overlay);
-  return { entries: sent, included: sent.filter((e) => e.via === "include").map((e) => e.rel) };
+  return { entries: sent, included: sent.filter((e) => e.via === "include").map((e) => e.rel), linksLeftOut: linksLeftOut(links) };
+}
+
+/** Reads the walked links' targets and judges each by the link rule over what the walk found. */
+async function judgeWalkedLinks(
+  root: string,
+  walked: readonly WalkEntry[],
+  allowed: ReadonlyMap<string, ExportEntry["via"]>,
+  linkNames: ReadonlySet<string>,
+): Promise<ReturnType<typeof judgeLinks>> {
+  const nodes = new Map<string, LinkNode>();
+  for (const e of walked) {
+    if (e.type === "symlink") {
+      // a link that vanished since the walk names nothing
+      const target = await fsp.readlink(e.abs).catch(() => "");
+      nodes.set(e.rel, { type: "symlink", exported: linkNames.has(e.rel), target });
+    } else if (e.type === "file" || e.type === "dir") {
+      nodes.set(e.rel, { type: e.type, exported: allowed.has(e.rel) });
+    }
+  }
+  return judgeLinks(root, nodes);
 }
 
 /** A file that no longer is what the walk saw: the copy is abandoned, never sent half-checked. */
@@ -208,6 +250,8 @@ function byTreeOrder(a: string, b: string): number {
   return pa.length - pb.length;
 }
 
+const KIND_TEXT: Record<ExportEntry["type"], string> = { file: "file", dir: "folder", symlink: "symlink" };
+
 function refused(rel: string, why: string): MiniAgentError {
   return new MiniAgentError("path_denied", `hidden test overlay: ${rel} ${why}`);
 }
@@ -227,9 +271,10 @@ export async function withOverlay(entries: readonly ExportEntry[], overlayDir: s
     if (shape) throw refused(o.rel, SHAPE_REFUSAL_TEXT[shape]);
     const was = byRel.get(o.rel);
     if (o.type !== "file" && o.type !== "dir") continue;
-    // a file where the workspace has a folder (or the reverse) would leave the sandbox's tree half of each
-    if (was && was.type !== o.type)
-      throw refused(o.rel, `is a ${o.type === "file" ? "file" : "folder"} where the workspace has a ${was.type === "file" ? "file" : "folder"}`);
+    // a file where the workspace has a folder (or the reverse) would leave the sandbox's tree half of each;
+    // a file laid over a workspace link replaces the link, a folder cannot
+    if (was && was.type !== o.type && !(was.type === "symlink" && o.type === "file"))
+      throw refused(o.rel, `is a ${o.type === "file" ? "file" : "folder"} where the workspace has a ${KIND_TEXT[was.type]}`);
     if (was && o.type === "dir") continue;
     byRel.set(o.rel, { rel: o.rel, abs: o.abs, type: o.type, stat: o.stat, via: "overlay" });
   }
