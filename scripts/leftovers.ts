@@ -2,7 +2,13 @@
  * Lists (and with --remove, removes) every container and volume that mini-agent
  * or its Testcontainers-based tests created. Exits 1 when anything was found,
  * so a test run that leaks a sandbox fails even if its assertions passed.
+ *
+ * `--record FILE` (before the tests) writes what is there already: a daemon the
+ * user runs on this machine keeps pool members and dependency layers on purpose.
+ * `--except FILE` (after) leaves exactly those alone, neither reported nor removed,
+ * so the check judges what the test run made and never takes a user's things.
  */
+import fs from "node:fs";
 import Docker from "dockerode";
 import {
   INSTANCE_LABEL,
@@ -27,37 +33,62 @@ const madeBy = (instance: string | undefined) => {
   return stateDir === undefined ? "" : ` made by the daemon on ${stateDir}`;
 };
 
-async function main(argv: string[]): Promise<number> {
-  const remove = argv.includes("--remove");
-  const docker = new Docker();
-  const found: string[] = [];
+interface Found {
+  /** `container ID` or `volume NAME`: what --record writes and --except reads, one per line */
+  key: string;
+  line: string;
+  remove: () => Promise<unknown>;
+}
+
+async function present(docker: Docker): Promise<Found[]> {
+  const found = new Map<string, Found>();
   for (const label of LABELS) {
-    const containers = await docker.listContainers({ all: true, filters: { label: [label] } });
-    for (const c of containers) {
-      // purpose, run and instance say which run or daemon (and so which test) left it
+    for (const c of await docker.listContainers({ all: true, filters: { label: [label] } })) {
+      // purpose, run, pool and instance say which run or daemon (and so which test) left it
       const named = [PURPOSE_LABEL, RUN_LABEL, POOL_LABEL, INSTANCE_LABEL].filter((k) => c.Labels?.[k]).map((k) => `${k}=${c.Labels[k]}`);
-      found.push(`container ${c.Id.slice(0, 12)} ${c.Image} ${c.State} (${[label, ...named].join(", ")})${madeBy(c.Labels?.[INSTANCE_LABEL])}`);
-      if (remove)
-        await docker
-          .getContainer(c.Id)
-          .remove({ force: true, v: true })
-          .catch(() => undefined);
+      const key = `container ${c.Id}`;
+      found.set(key, {
+        key,
+        line: `container ${c.Id.slice(0, 12)} ${c.Image} ${c.State} (${[label, ...named].join(", ")})${madeBy(c.Labels?.[INSTANCE_LABEL])}`,
+        remove: () => docker.getContainer(c.Id).remove({ force: true, v: true }),
+      });
     }
-    const { Volumes } = await docker.listVolumes({ filters: { label: [label] } });
-    for (const v of Volumes ?? []) {
-      found.push(`volume ${v.Name} (${label})${madeBy(v.Labels?.[INSTANCE_LABEL])}`);
-      if (remove)
-        await docker
-          .getVolume(v.Name)
-          .remove({ force: true })
-          .catch(() => undefined);
+    for (const v of (await docker.listVolumes({ filters: { label: [label] } })).Volumes ?? []) {
+      const key = `volume ${v.Name}`;
+      found.set(key, {
+        key,
+        line: `volume ${v.Name} (${label})${madeBy(v.Labels?.[INSTANCE_LABEL])}`,
+        remove: () => docker.getVolume(v.Name).remove({ force: true }),
+      });
     }
   }
+  return [...found.values()];
+}
+
+function flagValue(argv: string[], flag: string): string | undefined {
+  const i = argv.indexOf(flag);
+  return i === -1 ? undefined : argv[i + 1];
+}
+
+async function main(argv: string[]): Promise<number> {
+  const docker = new Docker();
+  const record = flagValue(argv, "--record");
+  if (record !== undefined) {
+    const keys = (await present(docker)).map((f) => f.key);
+    fs.writeFileSync(record, keys.map((k) => `${k}\n`).join(""));
+    if (keys.length > 0) console.log(`leftovers: ${keys.length} present before the tests (a daemon of this machine's own); left alone`);
+    return 0;
+  }
+  const except = flagValue(argv, "--except");
+  const before = new Set(except !== undefined && fs.existsSync(except) ? fs.readFileSync(except, "utf8").split("\n").filter(Boolean) : []);
+  const found = (await present(docker)).filter((f) => !before.has(f.key));
   if (found.length === 0) {
     console.log("leftovers: none");
     return 0;
   }
-  console.error(`leftovers: ${found.length} left behind${remove ? " (removed now)" : ""}:\n  ${found.join("\n  ")}`);
+  const remove = argv.includes("--remove");
+  if (remove) for (const f of found) await f.remove().catch(() => undefined);
+  console.error(`leftovers: ${found.length} left behind${remove ? " (removed now)" : ""}:\n  ${found.map((f) => f.line).join("\n  ")}`);
   return 1;
 }
 
