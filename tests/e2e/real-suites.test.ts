@@ -424,6 +424,35 @@ describe("judged against the baseline, test by test", () => {
  * those runs is unstable: reported, never "disappeared", and never able to hide a stable test the
  * run deleted.
  */
+describe("a suite with linked fixtures", () => {
+  it("regression: the baseline copy had no links, so the linked fixture's test failed on the baseline and the run was said to have fixed it (fail_to_pass); it passes on both sides now", async () => {
+    const ws = project("linked-fixture", {
+      "package.json": JSON.stringify({ name: "linked", type: "module", scripts: { test: "node --test tests/" } }),
+      "src/add.js": BUGGY_JS,
+      "tests/fixtures/data/greeting.txt": "hello",
+      "tests/add.test.js": [
+        'import test from "node:test";',
+        'import assert from "node:assert/strict";',
+        'import fs from "node:fs";',
+        'import { add } from "../src/add.js";',
+        'test("adds", () => assert.equal(add(2, 3), 5));',
+        'test("reads the linked fixture", () => assert.equal(fs.readFileSync(new URL("./fixtures/link.txt", import.meta.url), "utf8"), "hello"));',
+        "",
+      ].join("\n"),
+    });
+    fs.symlinkSync("data/greeting.txt", path.join(ws, "tests/fixtures/link.txt"));
+    git(ws, "add", "-A");
+    git(ws, "commit", "-qm", "link");
+    const { code, out, view } = await runToEnd(ws, fixReplay("src/add.js", BUGGY_JS, "a - b", "a + b"));
+    expect({ code, status: view.status }, out).toEqual({ code: 0, status: "completed" });
+    expect((view.verification as { tests: Record<string, unknown> }).tests).toMatchObject({
+      discovered: 2,
+      passed: 2,
+      compare: { fail_to_pass: ["adds"], pass_to_pass: ["reads the linked fixture"] },
+    });
+  }, 600_000);
+});
+
 describe("test ids that change from run to run", () => {
   const SUITE = [
     'import test from "node:test";',

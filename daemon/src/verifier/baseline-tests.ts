@@ -171,10 +171,11 @@ export async function baselineTests(input: BaselineTestInput): Promise<BaselineT
   const described = await input.executor.describe().catch(() => null);
   // keyed by what decides the argv, not by the argv: the baseline copy is fixed by its digest, so the
   // command, its file globs and the forbidden globs (in the export) decide what the globs expand to,
-  // and a hit needs no walk of the copy (v2: v1 keyed the expanded argv, after a walk on every call; v3: two runs)
+  // and a hit needs no walk of the copy (v2: v1 keyed the expanded argv, after a walk on every call; v3: two runs;
+  // v4: the copy holds the workspace's links, so a linked fixture's tests no longer fail on it)
   const key = sha256Hex(
     canonicalJson({
-      v: 3,
+      v: 4,
       code: recordCodeFingerprint(),
       baseline: input.baselineDigest,
       command: preset.command,

@@ -51,6 +51,29 @@ function isInside(child: string, parent: string): boolean {
   return r === "" || (!r.startsWith("..") && !path.isAbsolute(r));
 }
 
+/**
+ * The link itself in the baseline copy, so the Verifier's baseline run sees the linked fixtures the
+ * run's own sandboxes see (the export rule then judges it there as in the workspace: without it, a
+ * suite's linked tests failed on the baseline and read as fixed by the run). Only a link whose target
+ * names a place inside the workspace is made, an absolute one rewritten relative to its folder; one
+ * pointing elsewhere is left out here as the export rule leaves it out of every sandbox.
+ */
+async function copyLink(rel: string, target: string, roots: readonly string[], filesDir: string): Promise<void> {
+  if (target === "") return;
+  const from = path.posix.dirname(rel);
+  const outside = (p: string) => p === ".." || p.startsWith("../") || path.posix.isAbsolute(p);
+  // an absolute target may name the workspace by the path it was given or by its real path
+  const candidates = path.posix.isAbsolute(target)
+    ? roots.map((r) => path.posix.relative(r, path.posix.normalize(target)))
+    : [path.posix.normalize(path.posix.join(from, target))];
+  const norm = candidates.find((c) => !outside(c));
+  if (norm === undefined) return;
+  const text = path.posix.isAbsolute(target) ? path.posix.relative(from, norm) || "." : target;
+  const dest = path.join(filesDir, ...rel.split("/"));
+  await fs.mkdir(path.dirname(dest), { recursive: true });
+  await fs.symlink(text, dest);
+}
+
 /** Copies every regular file (but dependency folders) and writes the manifest. Refuses to overwrite an existing baseline (resume must reuse it). */
 export async function captureBaseline(workspaceRoot: string, controlDir: string): Promise<Baseline> {
   const ws = await fs.realpath(workspaceRoot);
@@ -77,7 +100,9 @@ export async function captureBaseline(workspaceRoot: string, controlDir: string)
   for await (const entry of walkEntries(ws, { onUnreadable: unreadable, skip: dependencySkip(ws) })) {
     if (entry.type === "dir") continue;
     if (entry.type === "symlink") {
-      special[entry.rel] = `symlink:${sha256Hex(await fs.readlink(entry.abs).catch(() => ""))}`;
+      const target = await fs.readlink(entry.abs).catch(() => "");
+      special[entry.rel] = `symlink:${sha256Hex(target)}`;
+      await copyLink(entry.rel, target, [ws, path.resolve(workspaceRoot)], path.join(base, FILES_DIR));
       continue;
     }
     if (entry.type === "other") {

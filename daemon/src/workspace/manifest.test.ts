@@ -84,6 +84,32 @@ describe("baseline", () => {
     expect(await loaded.readFile("never.txt")).toBeNull();
   });
 
+  it("regression: the baseline copy had no links, so a suite's linked fixtures failed on the baseline and read as fixed by the run; links that name a place inside the workspace are now in the copy", async () => {
+    run = await tempRun({ "tests/fixtures/pm": "#!/bin/sh\n", "tests/fixtures/other-dir/.keep": "", "secret.txt": "s" });
+    const ws = await fs.realpath(run.ws);
+    await fs.symlink("./pm", path.join(run.ws, "tests/fixtures/pmlink"));
+    await fs.symlink("../pm", path.join(run.ws, "tests/fixtures/other-dir/pm"));
+    await fs.symlink(path.join(ws, "tests/fixtures/pm"), path.join(run.ws, "tests/abs-inside"));
+    await fs.symlink("/etc/passwd", path.join(run.ws, "abs-outside"));
+    await fs.symlink("../../elsewhere", path.join(run.ws, "tests/up-outside"));
+    const b = await captureBaseline(run.ws, run.ctl);
+    const files = path.join(run.ctl, "baseline/files");
+    expect(await fs.readlink(path.join(files, "tests/fixtures/pmlink"))).toBe("./pm");
+    expect(await fs.readlink(path.join(files, "tests/fixtures/other-dir/pm"))).toBe("../pm");
+    // an absolute target inside the workspace would name the live workspace from the copy: made relative
+    expect(await fs.readlink(path.join(files, "tests/abs-inside"))).toBe("fixtures/pm");
+    // what points outside is never made in the state dir (the export rule leaves it out of every sandbox anyway)
+    for (const outside of ["abs-outside", "tests/up-outside"]) await expect(fs.lstat(path.join(files, outside))).rejects.toThrow(/ENOENT/);
+    // the manifest still records every link by its target, as before
+    expect(Object.keys(b.manifest.special).sort()).toEqual([
+      "abs-outside",
+      "tests/abs-inside",
+      "tests/fixtures/other-dir/pm",
+      "tests/fixtures/pmlink",
+      "tests/up-outside",
+    ]);
+  });
+
   it("copyFileTo streams a file's baseline bytes to a new file, checked against the manifest; an altered copy is refused and leaves nothing", async () => {
     // 24 MiB: read in pieces, never as one buffer (capture copied each file with readFile/writeFile)
     const big = Buffer.alloc(24 << 20, 7);
