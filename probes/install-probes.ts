@@ -10,7 +10,7 @@ import { type AllowedHost, EgressProxy } from "../daemon/src/egress/index.js";
 import { MiniAgentError } from "../daemon/src/errors.js";
 import { buildExecEnv, type SandboxConfig } from "../daemon/src/sandbox/config.js";
 import { IN_IMAGE } from "../daemon/src/sandbox/host-config.js";
-import { forwarderArgv, installMountShape, installMounts, writeInstallTools } from "../daemon/src/sandbox/install-sandbox.js";
+import { forwarderArgv, installSandboxConfig, installMountShape, installMounts, writeInstallTools } from "../daemon/src/sandbox/install-sandbox.js";
 import { IN_INSTALL, type InstallKind, type InstallTool } from "../daemon/src/sandbox/install-tools.js";
 import { RUN_LABEL, sandboxLabels } from "../daemon/src/sandbox/labels.js";
 import { SandboxContainer } from "../daemon/src/sandbox/sandbox-container.js";
@@ -114,9 +114,11 @@ export async function installSandboxProbes(deps: InstallProbeDeps, inside: Insid
       log: pino({ level: "info" }, sink),
     });
     const labels = sandboxLabels(`probe-${inside.nonce.slice(0, 12)}-install`, "probe", deps.config.instance);
+    // the install's own configuration (its memory limit), as runInstall starts it
+    const config = installSandboxConfig(deps.config);
     box = await SandboxContainer.startLabelled(
       deps.docker,
-      deps.config,
+      config,
       deps.digest,
       labels[RUN_LABEL]!,
       labels,
@@ -127,7 +129,7 @@ export async function installSandboxProbes(deps: InstallProbeDeps, inside: Insid
     );
     const info = (await box.inspect()) as Parameters<typeof inspectProbes>[0];
     const vols = await Promise.all((info.Mounts ?? []).flatMap((m) => (m.Name ? [deps.docker.getVolume(m.Name).inspect()] : [])));
-    const host = inspectProbes(info, deps.config, deps.digest, vols, installExtra(deps.kind));
+    const host = inspectProbes(info, config, deps.digest, vols, installExtra(deps.kind));
     const exported = await listExport(inside.ws, { forbidden: [], include: [] });
     await box.putWorkspace(packExport(exported.entries), PUT_WORKSPACE_TIMEOUT_MS);
     const b = box;

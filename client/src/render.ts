@@ -203,6 +203,10 @@ export function envBuildText(body: EnvBuildBody): string {
     lines.push(
       `layer ${body.layer.key.slice(0, 12)}: ${body.layer.folder}, ${mib(body.layer.size_bytes)}, ${body.layer.files} files (later runs of this workspace use it)`,
     );
+  else if (body.oom_killed)
+    lines.push(
+      `the install was killed by the install sandbox's memory limit (${body.memory_limit_bytes >= 1024 ** 3 ? `${(body.memory_limit_bytes / 1024 ** 3).toFixed(1)} GiB` : mib(body.memory_limit_bytes)}, which also holds the installed folder and the download cache): no layer was made`,
+    );
   else
     lines.push(body.timed_out ? "the install timed out: no layer was made" : `the install exited ${body.exit_code ?? "without a status"}: no layer was made`);
   return lines.map(oneLine).join("\n") + "\n";

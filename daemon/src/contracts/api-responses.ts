@@ -167,6 +167,9 @@ export const EnvBuildBody = z.strictObject({
   allowed_hosts: z.array(z.string()),
   exit_code: z.nullable(z.number()),
   timed_out: z.boolean(),
+  /** the kernel killed the install for the install sandbox's memory limit, `memory_limit_bytes` (its folder and download cache count too) */
+  oom_killed: z.boolean(),
+  memory_limit_bytes: z.number(),
   /** the command's output (capped as any sandbox command's) */
   output: z.string(),
   egress: z.array(EgressDecision),

@@ -35,7 +35,7 @@ describe("an install of another tool than the family's own (env-build.ts)", () =
         installKind: kindOf[family] ?? null,
         install: async (req) => {
           asked.push(`${family}: ${req.command}`);
-          return { exitCode: 1, timedOut: false, stdout: "", stderr: "", egress: [], layer: null };
+          return { exitCode: 1, timedOut: false, stdout: "", stderr: "", egress: [], layer: null, oomKilled: false, memoryBytes: 1 << 29 };
         },
       }),
     };

@@ -181,6 +181,8 @@ export function createEnvBuild(deps: { installerFor: (family: string) => Install
       allowed_hosts: allow.map(formatHost),
       exit_code: out.exitCode,
       timed_out: out.timedOut,
+      oom_killed: out.oomKilled,
+      memory_limit_bytes: out.memoryBytes,
       output: (out.stdout + out.stderr).slice(-64 * 1024),
       egress: out.egress.map((e) => ({
         verdict: e.verdict,

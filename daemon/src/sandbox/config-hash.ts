@@ -2,7 +2,7 @@ import crypto from "node:crypto";
 import { canonicalJson } from "../workspace/hash.js";
 import type { SandboxConfig } from "./config.js";
 import { hostConfigTemplate, layerMount, SANDBOX_USER, tmpfsVolumeOptions } from "./host-config.js";
-import { installKindFor, installMountShape } from "./install-sandbox.js";
+import { installKindFor, installMountShape, installSandboxConfig } from "./install-sandbox.js";
 
 /**
  * The hash of every sandbox configuration a run of this config may use, which
@@ -25,6 +25,8 @@ export function hostConfigHash(config: SandboxConfig): string {
     layerMount: layerMount({ folder: "node_modules", volume: "<layer volume>" }),
     // node's is npm's shape as it was when npm was the only install probed, so node's reports keep their key
     installMounts: kind === null ? null : installMountShape(kind),
+    // the install sandbox's own memory limit, which its probes see in its HostConfig
+    installMemory: kind === null ? null : installSandboxConfig(config).memoryBytes,
   };
   return "sha256:" + crypto.createHash("sha256").update(canonicalJson(tmpl)).digest("hex");
 }

@@ -49,6 +49,9 @@ export interface InstallResult {
   stderr: string;
   egress: EgressEvent[];
   layer: LayerRecord | null;
+  /** the kernel killed the install for the install sandbox's memory limit (`memoryBytes`) */
+  oomKilled: boolean;
+  memoryBytes: number;
 }
 
 export interface FreshRunHooks {
@@ -119,7 +122,16 @@ export class DockerExecutor implements Executor {
     try {
       const folder = INSTALL_FOLDER[req.tool.kind];
       const layer = out.resultRoot ? await this.layers.adoptInstalled(out.resultRoot, folder, req.workspace, req.spec, this.config, digest, req.command) : null;
-      return { exitCode: out.exitCode, timedOut: out.timedOut, stdout: out.stdout, stderr: out.stderr, egress: out.egress, layer };
+      return {
+        exitCode: out.exitCode,
+        timedOut: out.timedOut,
+        stdout: out.stdout,
+        stderr: out.stderr,
+        egress: out.egress,
+        layer,
+        oomKilled: out.oomKilled,
+        memoryBytes: out.memoryBytes,
+      };
     } finally {
       if (out.resultRoot) removeInstallDir(out.resultRoot);
     }

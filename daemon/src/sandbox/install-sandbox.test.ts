@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { LAYER_LIMITS } from "../workspace/index.js";
 import { resolveSandboxConfig } from "./config.js";
-import { certificatesOf, installKindFor, installMountShape, installMounts } from "./install-sandbox.js";
+import { certificatesOf, INSTALL_MEMORY_BYTES, installKindFor, installMountShape, installMounts, installSandboxConfig } from "./install-sandbox.js";
 import { familyInstallKind, IN_INSTALL, type InstallTool, installPlan } from "./install-tools.js";
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mini-agent-ca-"));
@@ -120,5 +120,18 @@ describe("which install sandbox a family has (install-tools.ts INSTALL_KIND_OF)"
     const common = [`volume:${IN_INSTALL.cache}:rw`, `bind:${IN_INSTALL.egress}:ro`, `bind:${IN_INSTALL.tools}:ro`];
     expect(targets("pip")).toEqual(["volume:/workspace/.venv:rw", ...common, `bind:${IN_INSTALL.pip}/pip:ro`]);
     expect(targets("go")).toEqual([`volume:${IN_INSTALL.out}:rw`, ...common]);
+  });
+});
+
+describe("the install sandbox's memory limit", () => {
+  it("regression: the install ran under the test sandbox's 512 MiB, which its tmpfs folder and download cache count against, and a real npm install was OOM-killed (exit 137); it now holds both at their size limit and room for the package manager", () => {
+    const family = resolveSandboxConfig({});
+    const install = installSandboxConfig(family);
+    expect(family.memoryBytes).toBe(512 * 1024 * 1024);
+    expect(install.memoryBytes).toBe(INSTALL_MEMORY_BYTES);
+    expect(INSTALL_MEMORY_BYTES).toBeGreaterThanOrEqual(2 * LAYER_LIMITS.maxBytes + 512 * 1024 * 1024);
+    // nothing else of the family's configuration changes, and a family that allows more keeps its own
+    expect({ ...install, memoryBytes: family.memoryBytes }).toEqual(family);
+    expect(installSandboxConfig(resolveSandboxConfig({ memoryBytes: 8 * 1024 ** 3 })).memoryBytes).toBe(8 * 1024 ** 3);
   });
 });

@@ -35,6 +35,19 @@ import { packExport, PUT_WORKSPACE_TIMEOUT_MS } from "./workspace-tar.js";
  */
 export const PROXY_PORT = 3128;
 
+/**
+ * The install sandbox's memory limit. Its installed folder and its download cache are tmpfs, whose
+ * pages count against the sandbox's memory, so the test sandbox's 512 MiB could not hold a real
+ * install (eslint, typescript and vitest as devDependencies: npm was OOM-killed at exit 137). It holds
+ * both at their size limit (LAYER_LIMITS) and 1 GiB for the package manager itself.
+ */
+export const INSTALL_MEMORY_BYTES = 2 * LAYER_LIMITS.maxBytes + 1024 * 1024 * 1024;
+
+/** The configuration an install sandbox (and the probes of it) starts with: the family's, with the install's own memory limit. */
+export function installSandboxConfig(config: SandboxConfig): SandboxConfig {
+  return { ...config, memoryBytes: Math.max(config.memoryBytes, INSTALL_MEMORY_BYTES) };
+}
+
 export interface InstallRequest {
   workspace: string;
   spec: ExportSpec;
@@ -55,6 +68,10 @@ export interface InstallOutcome {
   egress: EgressEvent[];
   /** a folder of the daemon's holding the result folder (node_modules/, .venv/ or vendor/), when the command succeeded; the caller removes it */
   resultRoot: string | null;
+  /** the kernel killed the install for the sandbox's memory limit */
+  oomKilled: boolean;
+  /** that limit (installSandboxConfig) */
+  memoryBytes: number;
 }
 
 export interface InstallSandboxDeps {
@@ -261,7 +278,8 @@ export async function runInstall(deps: InstallSandboxDeps, req: InstallRequest):
     checkExportFits(exported.entries, deps.config.workspaceBytes);
     const labels = sandboxLabels(`install-${path.basename(dir).slice(-6)}`, "install", deps.config.instance);
     const mounts = installMounts(req.tool.kind, plan, { sock, tools, npmRoot: deps.npmRoot, pipRoot: deps.pipRoot }, labels);
-    box = await SandboxContainer.startLabelled(deps.docker, deps.config, deps.digest, labels["mini-agent.run"] ?? "install", labels, false, log, [], mounts);
+    const config = installSandboxConfig(deps.config);
+    box = await SandboxContainer.startLabelled(deps.docker, config, deps.digest, labels["mini-agent.run"] ?? "install", labels, false, log, [], mounts);
     await box.putWorkspace(packExport(exported.entries), PUT_WORKSPACE_TIMEOUT_MS, req.signal);
     const proxyUrl = `http://127.0.0.1:${PROXY_PORT}`;
     const env = Object.entries({
@@ -313,6 +331,8 @@ export async function runInstall(deps: InstallSandboxDeps, req: InstallRequest):
       stderr: outcome.stderr,
       egress: [...proxy.events],
       resultRoot,
+      oomKilled: outcome.oomKilled,
+      memoryBytes: config.memoryBytes,
     };
   } finally {
     await box?.remove();
