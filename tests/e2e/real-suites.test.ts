@@ -171,6 +171,22 @@ describe("ordinary suites run in the images, counted as the host counts them", (
     });
   }, 600_000);
 
+  it("regression: vitest failing a run outside its tests (an unhandled error; on a real project a typecheck that could not write into the read-only layer) left only 'the runner exited with code 1 though no test failed': what vitest said is now in the output status points to", async () => {
+    const ws = project("vitest-unhandled", {
+      "package.json": JSON.stringify({ name: "vitest-unhandled", type: "module", scripts: { test: "vitest run" } }),
+      "src/add.js": BUGGY_JS,
+      "test/add.test.js": `${VITEST_SUITE}setTimeout(() => { throw new Error("thrown-outside-any-test-7f3c"); }, 0);\n`,
+      ".gitignore": "node_modules/\n",
+    });
+    copyVitest(ws);
+    const { code, out, view } = await runToEnd(ws, fixReplay("src/add.js", BUGGY_JS, "a - b", "a + b"));
+    expect({ code, status: view.status }, out).toEqual({ code: 1, status: "failed" });
+    expect((view.verification as { details: string[] }).details.join("\n")).toMatch(/the runner exited with code 1 though no test failed/);
+    const log = /test output \(Verifier, in full\): (\S+)/.exec(out)?.[1];
+    expect(log, out).toBeDefined();
+    expect(fs.readFileSync(log!, "utf8")).toContain("thrown-outside-any-test-7f3c");
+  }, 600_000);
+
   const BUGGY_CJS = "function add(a, b) {\n  return a - b;\n}\nmodule.exports = { add };\n";
   const JEST_SUITE = `const { add } = require("../src/add");
 describe("add", () => {

@@ -47,7 +47,7 @@ describe("detectTestCommand: the issue's order, with the parser that fits", () =
   it("package.json vitest with vitest installed: node + vitest.mjs run, JUnit report at the fixed path", () => {
     const d = detect({ ...pkg("vitest run"), "node_modules/vitest/vitest.mjs": "" });
     expect(d.ok && d.test).toMatchObject({
-      command: ["node", "node_modules/vitest/vitest.mjs", "run", "--reporter=junit", "--outputFile=/tmp/mini-agent-junit.xml"],
+      command: ["node", "node_modules/vitest/vitest.mjs", "run", "--reporter=default", "--reporter=junit", "--outputFile.junit=/tmp/mini-agent-junit.xml"],
       parser: "junit_xml",
     });
   });
@@ -92,8 +92,9 @@ describe("detectTestCommand: the issue's order, with the parser that fits", () =
       "node",
       "node_modules/vitest/vitest.mjs",
       "run",
+      "--reporter=default",
       "--reporter=junit",
-      "--outputFile=/tmp/mini-agent-junit.xml",
+      "--outputFile.junit=/tmp/mini-agent-junit.xml",
       "src",
     ]);
     expect(v.ok && v.test.notes).toEqual(["--reporter=verbose --outputFile.json=r.json replaced: the host reads a JUnit report at a path it names itself"]);

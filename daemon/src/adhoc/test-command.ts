@@ -178,8 +178,10 @@ function vitest(args: string[], repo: RepoFiles): Interpreted {
     { valued: ["--reporter", "--outputFile"] },
     "the host reads a JUnit report at a path it names itself",
   );
+  // the default reporter beside the JUnit one: what vitest says outside its tests (an unhandled or typecheck
+  // error that fails a run whose every test passed) is then in the output `status` points to
   return ok({
-    command: ["node", entry, "run", "--reporter=junit", `--outputFile=${JUNIT}`, ...own.kept],
+    command: ["node", entry, "run", "--reporter=default", "--reporter=junit", `--outputFile.junit=${JUNIT}`, ...own.kept],
     files: [],
     parser: "junit_xml",
     family: "node",
