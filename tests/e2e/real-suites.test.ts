@@ -185,6 +185,8 @@ describe("ordinary suites run in the images, counted as the host counts them", (
     const log = /test output \(Verifier, in full\): (\S+)/.exec(out)?.[1];
     expect(log, out).toBeDefined();
     expect(fs.readFileSync(log!, "utf8")).toContain("thrown-outside-any-test-7f3c");
+    // and the client says it with the verdict, in vitest's own words
+    expect(out).toMatch(/runner error: the runner exited with code 1 though no test failed\n(.*\n)*.*thrown-outside-any-test-7f3c/);
   }, 600_000);
 
   const BUGGY_CJS = "function add(a, b) {\n  return a - b;\n}\nmodule.exports = { add };\n";

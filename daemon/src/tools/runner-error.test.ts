@@ -71,6 +71,28 @@ describe("runnerError: the runner's own first lines when it failed before or out
     expect(e?.lines.join("\n")).not.toContain("\x1b");
   });
 
+  it("regression: every test passed and the runner exited 1 for an error outside them (vitest's typecheck could not write into the read-only layer); only 'exited 1 though no test failed' was said, now its own words are", () => {
+    const stderr = [
+      "Testing types with tsc and vue-tsc is an experimental feature.",
+      " Unhandled Errors ",
+      "Vitest caught 1 unhandled error during the test run.",
+      "Error: error TS5033: Could not write file '/workspace/node_modules/vitest/dist/tsconfig.tmp.tsbuildinfo': EROFS: read-only file system",
+    ].join("\n");
+    const e = runnerError({ stdout: "", stderr, exit_code: 1, signal: null }, { ...NONE, summary_found: true, problem: null, discovered: 488, passed: 488 });
+    expect(e).toEqual({
+      summary: "the runner exited with code 1 though no test failed",
+      lines: [
+        " Unhandled Errors",
+        "Vitest caught 1 unhandled error during the test run.",
+        "Error: error TS5033: Could not write file '/workspace/node_modules/vitest/dist/tsconfig.tmp.tsbuildinfo': EROFS: read-only file system",
+      ],
+    });
+    // exit 0, or killed (said by the verdict itself): nothing more to say here
+    expect(
+      runnerError({ stdout: "", stderr, exit_code: 0, signal: null }, { ...NONE, summary_found: true, problem: null, discovered: 1, passed: 1 }),
+    ).toBeNull();
+  });
+
   it("a suite whose tests ran is not a runner error: its failures are the diagnostics", () => {
     expect(
       runnerError(

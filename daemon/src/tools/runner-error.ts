@@ -81,7 +81,12 @@ export function runnerError(res: Pick<SandboxResult, "stdout" | "stderr" | "exit
     if (res.exit_code === 0 && res.signal === null) return null;
     return { summary: res.signal ? `the command was killed by ${res.signal}` : `the command exited with code ${res.exit_code}`, lines: explaining(res) };
   }
-  if (s.summary_found) return null;
+  if (s.summary_found) {
+    // every test it reported passed (or was skipped) and the runner still failed: the reason is outside the
+    // tests (vitest's unhandled errors, a typecheck that could not write), and only its output says it
+    if (s.failed + s.cancelled > 0 || res.signal || res.exit_code === 0 || res.exit_code === null) return null;
+    return { summary: `the runner exited with code ${res.exit_code} though no test failed`, lines: explaining(res) };
+  }
   const what = s.problem ? `no test report (${s.problem})` : "no test report";
   const exit = res.signal
     ? `; the runner was killed by ${res.signal}`
