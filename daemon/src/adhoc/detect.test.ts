@@ -52,6 +52,17 @@ describe("detectTestCommand: the issue's order, with the parser that fits", () =
     });
   });
 
+  it("vitest --typecheck is said up front: vitest has tsc write into node_modules/vitest/dist, which is read-only in the sandbox (unjs/ufo failed after all its tests with EROFS)", () => {
+    for (const script of ["vitest run --typecheck", "vitest --typecheck.enabled", "vitest run --typecheck=true"]) {
+      const d = detect({ ...pkg(script), "node_modules/vitest/vitest.mjs": "" });
+      expect(d.ok && d.test.notes, script).toContainEqual(
+        expect.stringMatching(/^--typecheck: vitest has tsc write its build info into node_modules\/vitest\/dist/),
+      );
+    }
+    const plain = detect({ ...pkg("vitest run"), "node_modules/vitest/vitest.mjs": "" });
+    expect(plain.ok && plain.test.notes).toEqual([]);
+  });
+
   it("package.json vitest without node_modules, jest without jest: refused (there is no npm to install them)", () => {
     expect(detect(pkg("vitest"))).toMatchObject({ ok: false, reason: expect.stringMatching(/vitest is not installed/) });
     expect(detect(pkg("jest"))).toMatchObject({ ok: false, reason: expect.stringMatching(/jest is not installed/) });

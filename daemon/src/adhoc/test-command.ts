@@ -178,6 +178,13 @@ function vitest(args: string[], repo: RepoFiles): Interpreted {
     { valued: ["--reporter", "--outputFile"] },
     "the host reads a JUnit report at a path it names itself",
   );
+  // vitest's typecheck gives tsc a build-info file inside its own dist/ folder, in node_modules, which enters
+  // every sandbox read-only (a dependency layer): said now, not found as an unhandled error after the run
+  const typecheck = own.kept.some((a) => a === "--typecheck" || a.startsWith("--typecheck=") || a.startsWith("--typecheck."));
+  if (typecheck)
+    notes.push(
+      "--typecheck: vitest has tsc write its build info into node_modules/vitest/dist, and node_modules is read-only in the sandbox, so the run fails with EROFS after its tests; leave --typecheck out to run the tests",
+    );
   // the default reporter beside the JUnit one: what vitest says outside its tests (an unhandled or typecheck
   // error that fails a run whose every test passed) is then in the output `status` points to
   return ok({
