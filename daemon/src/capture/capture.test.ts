@@ -151,6 +151,29 @@ describe("capture", () => {
     expect(String(r.expect.description)).toContain(".git/ (3 files): repository metadata");
   });
 
+  it("regression: every symlink was left out of the case, so a suite's linked fixtures failed when the case ran; the links a sandbox got go into repo/ with the target it got, the rest stay out with their reason", async () => {
+    const { ledger } = await finishedRun("failed", (ws, root) => {
+      fs.mkdirSync(path.join(ws, "tests", "fixtures"), { recursive: true });
+      fs.symlinkSync("../../src/a.js", path.join(ws, "tests", "fixtures", "a-link.js"));
+      // absolute but inside: rewritten relative, as the sandbox gets it
+      fs.symlinkSync(path.join(fs.realpathSync(ws), "run.sh"), path.join(ws, "tests", "run-link.sh"));
+      fs.symlinkSync("../.env", path.join(ws, "src", "env-link"));
+      // a file hard-linked in the workspace is a plain copy in the baseline: a link to it must not go in without it
+      fs.writeFileSync(path.join(root, "outside.txt"), "outside\n");
+      fs.linkSync(path.join(root, "outside.txt"), path.join(ws, "src", "hard.txt"));
+      fs.symlinkSync("hard.txt", path.join(ws, "src", "hard-link"));
+    });
+    const out = path.join(tmp(), "case");
+    const r = await service(ledger).capture("run_1", out);
+    expect(fs.readlinkSync(path.join(out, "repo/tests/fixtures/a-link.js"))).toBe("../../src/a.js");
+    expect(fs.readFileSync(path.join(out, "repo/tests/fixtures/a-link.js"), "utf8")).toBe("export const a = 1;\n");
+    expect(fs.readlinkSync(path.join(out, "repo/tests/run-link.sh"))).toBe("../run.sh");
+    for (const gone of ["src/env-link", "src/hard-link", "passwd"]) expect(fs.existsSync(path.join(out, "repo", gone)), gone).toBe(false);
+    expect(r.files).toEqual(expect.arrayContaining(["repo/tests/fixtures/a-link.js", "repo/tests/run-link.sh"]));
+    expect(r.left_out).toEqual(expect.arrayContaining(["passwd", "src/env-link", "src/hard-link", "src/hard.txt"]));
+    expect(r.left_out).not.toContain("tests/fixtures/a-link.js");
+  });
+
   it("derives expect.json from the run: only tools that succeeded, red before green, the protocol errors it made (replayed, they recur: expected, not a regression), forbids that held, stale calls, limits with tokens", async () => {
     const { ledger } = await finishedRun();
     const out = path.join(tmp(), "case");

@@ -5,7 +5,7 @@ import { CAPTURE_LEFT_OUT_TEXT, type CaseCapturedBody } from "../contracts/api-r
 import { CASE_FILES } from "../contracts/eval-case.js";
 import { TERMINAL_STATUSES } from "../contracts/run.js";
 import type { Ledger } from "../store/ledger.js";
-import { createExportRule, loadBaseline } from "../workspace/index.js";
+import { baselineFilesDir, createExportRule, listExport, loadBaseline } from "../workspace/index.js";
 import { expectDefaults } from "./expect-defaults.js";
 import { groupLeftOut, leftOutOfCase } from "./left-out.js";
 import { withStaging } from "./out-dir.js";
@@ -47,7 +47,16 @@ export function createCaptureService(deps: {
       }
       // no opt-in: a run's --sandbox-include lifts a forbidden file into ITS sandbox, never into a case others receive
       const rule = createExportRule({ forbidden: run.record.task.forbidden, include: [] });
-      const refused = leftOutOfCase(rule, baseline.manifest, baseline.hardLinked);
+      // the links the sandboxes got: the baseline copy holds them (workspace/baseline.ts), and the export rule
+      // judges them there as in the workspace: each goes into repo/ with the relative target a sandbox got
+      const links = await exportedLinks(baselineFilesDir(run.record.control_dir), run.record.task.forbidden);
+      // a link whose end the case leaves out (a file hard-linked in the workspace is a plain copy in the baseline) goes too
+      const notInCase = leftOutOfCase(rule, baseline.manifest, baseline.hardLinked).map((e) => e.path);
+      for (const [rel, target] of links) {
+        const end = path.posix.normalize(path.posix.join(path.posix.dirname(rel), target));
+        if (notInCase.some((p) => p === end || end.startsWith(`${p}/`))) links.delete(rel);
+      }
+      const refused = leftOutOfCase(rule, baseline.manifest, baseline.hardLinked, new Set(links.keys()));
       const skip = new Set(refused.map((e) => e.path));
       const leftOut = refused.map((e) => e.path);
       const groups = groupLeftOut(rule, refused);
@@ -75,6 +84,12 @@ export function createCaptureService(deps: {
             written.push(`${CASE_FILES.repo}/${rel}`);
           }
           await fs.mkdir(path.join(staging, CASE_FILES.repo), { recursive: true });
+          for (const [rel, target] of [...links].sort(([a], [b]) => (a < b ? -1 : 1))) {
+            const dest = path.join(staging, CASE_FILES.repo, ...rel.split("/"));
+            await fs.mkdir(path.dirname(dest), { recursive: true });
+            await fs.symlink(target, dest);
+            written.push(`${CASE_FILES.repo}/${rel}`);
+          }
           if (hasControl) {
             // copied, never followed: createRun accepted only regular files and folders into it
             await fs.cp(controlSrc, path.join(staging, CASE_FILES.control), { recursive: true, verbatimSymlinks: true, errorOnExist: true });
@@ -101,6 +116,14 @@ export function createCaptureService(deps: {
       };
     },
   };
+}
+
+/** The links the export rule sends from the baseline copy, by path, with the target a sandbox gets; none when the copy is gone. */
+async function exportedLinks(filesDir: string, forbidden: readonly string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  const list = await listExport(filesDir, { forbidden: [...forbidden], include: [] }).catch(() => null);
+  for (const e of list?.entries ?? []) if (e.type === "symlink" && e.target !== undefined) out.set(e.rel, e.target);
+  return out;
 }
 
 async function listFiles(root: string): Promise<string[]> {

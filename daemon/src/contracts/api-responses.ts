@@ -92,7 +92,7 @@ export type CaptureLeftOutReason = z.infer<typeof CaptureLeftOutReason>;
 export const CAPTURE_LEFT_OUT_TEXT: Record<CaptureLeftOutReason, string> = {
   repository_metadata: "repository metadata, never exported",
   forbidden: "forbidden to the task",
-  symlink: "a symlink, never followed or recreated",
+  symlink: "a symlink that leads outside the workspace or to something left out (or one the run's baseline did not keep)",
   special: "not a regular file",
   hard_link: "hard-linked (its other name may be outside the workspace)",
   unreadable: "unreadable at run start",

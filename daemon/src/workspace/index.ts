@@ -3,7 +3,7 @@ export { resolveSafePath, normalizeRel, type SafePathResult, type SafePathOption
 export { systemFolderOf, systemFolderRefusal, realPathOf, SYSTEM_FOLDERS } from "./system-folders.js";
 export { createForbiddenMatcher, globMatcher, BUILTIN_FORBIDDEN, type Matcher } from "./forbidden.js";
 export { computeManifest, changedPaths, Manifest, type ManifestOptions } from "./manifest.js";
-export { captureBaseline, loadBaseline, type Baseline } from "./baseline.js";
+export { baselineFilesDir, captureBaseline, loadBaseline, type Baseline } from "./baseline.js";
 export { workspaceDigest, currentFileVersion } from "./version.js";
 export { sha256Hex, canonicalJson } from "./hash.js";
 export { checkCopySize, checkExportFits, checkLayerSize, copyRefusal, COPY_LIMITS, LAYER_LIMITS, type CopyLimits, type CopyWhat } from "./copy-limits.js";
