@@ -31,6 +31,15 @@ describe("the verdict's test counts", () => {
   });
 });
 
+describe("a runner that failed outside its tests", () => {
+  it("regression: every test passed and vitest exited 1 (its typecheck could not write); the headline said only 'candidate tests 488/488 passed', now it says why it failed", () => {
+    const compare = delta({ pass_to_pass: ["t > a"], new_passed: ["t > b"] });
+    const runner_error = { summary: "the runner exited with code 1 though no test failed", lines: ["Error: EROFS"] };
+    const failed = evidence({ discovered: 2, passed: 2, exit_code: 1, compare, runner_error }, false);
+    expect(verdictWhy(failed).join(" ")).toContain("candidate tests 2/2 passed; the runner exited with code 1 though no test failed");
+  });
+});
+
 describe("test ids that changed between the baseline's two runs", () => {
   it("regression: ids unstable at the baseline were said as 'from before did not run'; they are named as unstable and never as disappeared", () => {
     const compare = delta({ pass_to_pass: ["t > a"], new_passed: ["t > drawn 0.9"], unstable: ["t > drawn 0.1", "t > drawn 0.5"] });

@@ -45,7 +45,8 @@ export function verdictWhy(v: VerificationEvidence): string[] {
     // four import errors are "4 collection errors", never "0/4 passed"
     else if (t.runner_error && !t.compare) parts.push(`candidate tests: ${t.runner_error.summary}`);
     else if (t.compare)
-      parts.push(`candidate tests ${compareWhy(t.compare, t.passed, t.discovered, t.runner_error?.load_error_count ? t.runner_error.summary : null)}`);
+      // what failed outside the tests (collection errors, a runner that exited 1 with every test passed) is the reason
+      parts.push(`candidate tests ${compareWhy(t.compare, t.passed, t.discovered, t.runner_error?.summary ?? null)}`);
     else parts.push(`candidate tests ${t.passed}/${t.discovered} passed${t.exit_code !== 0 ? `, runner exited ${t.exit_code ?? "without a code"}` : ""}`);
   }
   if (parts.length === 0) parts.push(reason);
@@ -94,11 +95,11 @@ export function baselineFound(c: TestDelta): string {
 }
 
 /** A failed comparison: what the run broke, removed or skipped, in that order, with a few ids. */
-function compareWhy(c: TestDelta, passed: number, discovered: number, loadErrors: string | null): string {
+function compareWhy(c: TestDelta, passed: number, discovered: number, outside: string | null): string {
   const n = (k: string) => c.counts[k] ?? 0;
   // `passed` and `discovered` are the runner's own counts: the lists are by test id, and tests with
   // one name (a table of cases that print alike) are one id, so the lists' sum can be fewer
-  const said: string[] = loadErrors ? [loadErrors] : [];
+  const said: string[] = outside ? [outside] : [];
   const add = (k: "pass_to_fail" | "new_failed" | "disappeared" | "skipped_new", words: string) => {
     if (n(k) > 0) said.push(`${n(k)} ${words} (${list(c[k])})`);
   };
