@@ -50,13 +50,14 @@ export function createCaptureService(deps: {
       // the links the sandboxes got: the baseline copy holds them (workspace/baseline.ts), and the export rule
       // judges them there as in the workspace: each goes into repo/ with the relative target a sandbox got
       const links = await exportedLinks(baselineFilesDir(run.record.control_dir), run.record.task.forbidden);
-      // a link whose end the case leaves out (a file hard-linked in the workspace is a plain copy in the baseline) goes too
-      const notInCase = leftOutOfCase(rule, baseline.manifest, baseline.hardLinked).map((e) => e.path);
+      // every link is among these; a link whose end the case leaves out (a file hard-linked in the workspace
+      // is a plain copy in the baseline) stays with them, the others go into repo/
+      const notInCase = leftOutOfCase(rule, baseline.manifest, baseline.hardLinked);
       for (const [rel, target] of links) {
         const end = path.posix.normalize(path.posix.join(path.posix.dirname(rel), target));
-        if (notInCase.some((p) => p === end || end.startsWith(`${p}/`))) links.delete(rel);
+        if (notInCase.some((e) => e.path === end || end.startsWith(`${e.path}/`))) links.delete(rel);
       }
-      const refused = leftOutOfCase(rule, baseline.manifest, baseline.hardLinked, new Set(links.keys()));
+      const refused = notInCase.filter((e) => !links.has(e.path));
       const skip = new Set(refused.map((e) => e.path));
       const leftOut = refused.map((e) => e.path);
       const groups = groupLeftOut(rule, refused);

@@ -13,15 +13,13 @@ export interface LeftOut {
   reason: CaptureLeftOutReason;
 }
 
-/** `linksIn`: the links the case keeps (the export rule's, from the baseline copy: capture/index.ts) */
-export function leftOutOfCase(rule: ExportRule, manifest: Manifest, hardLinked: ReadonlySet<string>, linksIn: ReadonlySet<string> = new Set()): LeftOut[] {
+export function leftOutOfCase(rule: ExportRule, manifest: Manifest, hardLinked: ReadonlySet<string>): LeftOut[] {
   const out: LeftOut[] = [];
   for (const rel of Object.keys(manifest.files)) {
     const v = exportVerdict(rule, rel, "file", hardLinked.has(rel) ? 2 : 1);
     if (!v.ok) out.push({ path: rel, reason: v.reason });
   }
   for (const [rel, kind] of Object.entries(manifest.special)) {
-    if (linksIn.has(rel)) continue;
     // metadata and forbidden paths say so first, whatever their shape
     const v = exportVerdict(rule, rel, kind.startsWith("symlink:") ? "symlink" : "other", 1);
     const reason =
