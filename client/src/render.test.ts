@@ -23,7 +23,7 @@ describe("envBuildText: why no layer was made", () => {
   it("regression: an install the kernel killed for the sandbox's memory limit said only 'the install exited 137'; it names the limit and what it holds", () => {
     const text = envBuildText({ ...FAILED, oom_killed: true });
     expect(text).toContain(
-      "the install was killed by the install sandbox's memory limit (3.0 GiB, which also holds the installed folder and the download cache): no layer was made",
+      "the install was killed by the install sandbox's memory limit (3 GiB, which also holds the installed folder and the download cache): no layer was made",
     );
     expect(text).not.toContain("exited 137");
   });

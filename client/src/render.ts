@@ -1,6 +1,7 @@
 import type { EnvBuildBody, EnvLayersBody, GcBody, PolicyShowBody } from "../../daemon/src/contracts/api-responses.js";
 import type { RunView, TraceEvent } from "../../daemon/src/contracts/run-view.js";
 import { readTraceEvent } from "../../daemon/src/contracts/trace-event.js";
+import { formatBytes } from "../../daemon/src/contracts/copy-limits.js";
 import { renderDiff, type DiffStyle } from "./color.js";
 import { oneLine, quoteArgv, testLines } from "../../client-lib/index.js";
 import { whyLine } from "./why.js";
@@ -205,7 +206,7 @@ export function envBuildText(body: EnvBuildBody): string {
     );
   else if (body.oom_killed)
     lines.push(
-      `the install was killed by the install sandbox's memory limit (${body.memory_limit_bytes >= 1024 ** 3 ? `${(body.memory_limit_bytes / 1024 ** 3).toFixed(1)} GiB` : mib(body.memory_limit_bytes)}, which also holds the installed folder and the download cache): no layer was made`,
+      `the install was killed by the install sandbox's memory limit (${formatBytes(body.memory_limit_bytes)}, which also holds the installed folder and the download cache): no layer was made`,
     );
   else
     lines.push(body.timed_out ? "the install timed out: no layer was made" : `the install exited ${body.exit_code ?? "without a status"}: no layer was made`);

@@ -19,6 +19,12 @@ export function parseByteSize(text: string): number | null {
   return Number.isSafeInteger(n) && n > 0 ? n : null;
 }
 
+/** `212 MiB`, `1.5 GiB`, `0.4 MiB`: a size a person reads at a glance (the other way from parseByteSize). */
+export function formatBytes(bytes: number): string {
+  if (bytes >= 1024 * MIB) return `${+(bytes / 1024 / MIB).toFixed(1)} GiB`;
+  return `${+(bytes / MIB).toFixed(bytes < 10 * MIB ? 1 : 0)} MiB`;
+}
+
 /** A whole number of files, at least 1 (`--max-workspace-files`); null otherwise. */
 export function parseFileCount(text: string): number | null {
   if (!/^[0-9]{1,9}$/.test(text.trim())) return null;

@@ -1,4 +1,4 @@
-import { COPY_LIMIT_FLAGS } from "../contracts/copy-limits.js";
+import { COPY_LIMIT_FLAGS, formatBytes } from "../contracts/copy-limits.js";
 import { MiniAgentError } from "../errors.js";
 import { SANDBOX_DEFAULTS } from "../sandbox/config.js";
 import { dependencySkip } from "./dependency-dirs.js";
@@ -34,12 +34,6 @@ export const COPY_LIMITS: Readonly<CopyLimits> = {
 const NOT_COPIED = new Set([".git", ".hg", ".svn"]);
 
 const MIB = 1024 * 1024;
-
-/** `212 MiB`, `1.5 GiB`, `0.4 MiB`: a size a person reads at a glance. */
-export function formatBytes(bytes: number): string {
-  if (bytes >= 1024 * MIB) return `${+(bytes / 1024 / MIB).toFixed(1)} GiB`;
-  return `${+(bytes / MIB).toFixed(bytes < 10 * MIB ? 1 : 0)} MiB`;
-}
 
 const count = (n: number) => n.toLocaleString("en-US");
 const files = (n: number) => `${count(n)} file${n === 1 ? "" : "s"}`;
