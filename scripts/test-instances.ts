@@ -17,7 +17,7 @@ export function noteTestInstance(stateDir: string, env: NodeJS.ProcessEnv = proc
   fs.appendFileSync(file, `${instanceIdFor(stateDir)}\t${stateDir}\n`);
 }
 
-/** instance id → the state dirs noted for it */
+/** instance id → the state dir noted for it (the last, should two be) */
 export function testInstances(env: NodeJS.ProcessEnv = process.env): Map<string, string> {
   const file = env[FILE_ENV];
   const out = new Map<string, string>();

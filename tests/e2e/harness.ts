@@ -118,7 +118,7 @@ async function reapPoolMembers(stateDir: string): Promise<void> {
  * The dependency layers a test daemon built (volumes that outlive runs on purpose, a user's cache
  * until `env gc`): a test's daemon leaves none behind, and the test run's leftover check looks for them.
  */
-async function removeLayerVolumes(stateDir: string): Promise<void> {
+export async function removeLayerVolumes(stateDir: string): Promise<void> {
   const docker = createDockerClient(process.env);
   const label = [LAYER_LABEL, labelFilter(INSTANCE_LABEL, instanceIdFor(stateDir))];
   let names: string[];

@@ -10,11 +10,8 @@ import { shellRun } from "../kit/shell.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { instanceIdFor } from "../../daemon/src/config/state-dir.js";
-import { createDockerClient } from "../../daemon/src/sandbox/docker-client.js";
-import { INSTANCE_LABEL, LAYER_LABEL, labelFilter } from "../../daemon/src/sandbox/labels.js";
 import { pinTestImage } from "../kit/sandbox-image.js";
-import { allFiles, binArgs, cleanEnv, REPO, runClient, startDaemon, tempDir, type DaemonHandle } from "./harness.js";
+import { allFiles, binArgs, cleanEnv, REPO, removeLayerVolumes, runClient, startDaemon, tempDir, type DaemonHandle } from "./harness.js";
 
 /**
  * `mini-agent-client mcp` driven by clients nobody here wrote: the official
@@ -82,11 +79,7 @@ afterAll(async () => {
   await client?.close();
   if (d) await d.stop("SIGTERM");
   // dependency layers outlive what built them on purpose (no owner label, so no reaper takes them): this file removes its own
-  if (d) {
-    const docker = createDockerClient(process.env);
-    const label = [LAYER_LABEL, labelFilter(INSTANCE_LABEL, instanceIdFor(stateDir))];
-    for (const v of (await docker.listVolumes({ filters: { label } })).Volumes ?? []) await docker.getVolume(v.Name).remove({ force: true });
-  }
+  if (d) await removeLayerVolumes(stateDir);
   fs.rmSync(root, { recursive: true, force: true });
 });
 
